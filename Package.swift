@@ -1,0 +1,16 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "FlagRules",
+    products: [
+        .library(name: "FlagRules", targets: ["FlagRules"]),
+        .executable(name: "flags", targets: ["flags"]),
+    ],
+    targets: [
+        .target(name: "FlagRules"),
+        .executableTarget(name: "flags", dependencies: ["FlagRules"]),
+        .testTarget(name: "FlagRulesTests", dependencies: ["FlagRules"]),
+        .testTarget(name: "flagsTests", dependencies: ["flags", "FlagRules"]),
+    ]
+)

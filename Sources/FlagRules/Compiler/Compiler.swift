@@ -1,0 +1,392 @@
+import Foundation
+
+/// Turns a checked program into a tree of closures.
+///
+/// Attribute reads validate the schema type once (a mistyped value reads as absent, so the
+/// comparison is unknown); literal lists become hash sets; patterns are compiled once;
+/// sub-expressions without attributes are folded to constants; `rollout(…) < N%` compares
+/// integer buckets exactly, with the salt's hash state precomputed.
+struct Compiler {
+    let checked: CheckedProgram
+
+    static func compile(_ checked: CheckedProgram) -> Program {
+        let compiler = Compiler(checked: checked)
+        let declarations = checked.declarations.map(compiler.declaration)
+        return Program(declarations: declarations, index: checked.index, schema: checked.schema)
+    }
+
+    func declaration(_ d: CheckedDeclaration) -> CompiledDeclaration {
+        var rules: [CompiledRule] = []
+        for rule in d.rules {
+            var condition: ConditionFunction?
+            if let c = rule.condition {
+                let folded = fold(c)
+                if case .constant(.bool(let b)) = folded.kind {
+                    if !b { continue }  // can never match
+                } else {
+                    condition = self.condition(folded)
+                }
+            }
+            let outcome: CompiledRule.Outcome
+            switch rule.outcome {
+            case .value(let v): outcome = .value(v)
+            case .split(let s): outcome = .split(split(s))
+            }
+            rules.append(CompiledRule(condition: condition, outcome: outcome, index: rule.index, line: rule.line))
+        }
+        return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, disabled: d.disabled,
+                                   rules: rules, isStatic: d.rules.isEmpty, segment: d.condition.map { condition(fold($0)) })
+    }
+
+    func split(_ s: CheckedSplit) -> ValueFunction {
+        let unit = value(s.unit)
+        let prefix = BucketKeyPrefix(salt: s.salt)
+        let weights = s.weights
+        let outcomes = s.outcomes
+        let total = UInt32(weights.reduce(0, +))
+        return { f in
+            guard let u = unit(f), let bucketUnit = BucketUnit(u) else { return nil }
+            let target = Int(prefix.hash(bucketUnit, split: true) % total) + 1
+            return Bucketing.choose(target: target, weights: weights).map { outcomes[$0] }
+        }
+    }
+
+    // MARK: Folding
+
+    /// Whether the expression reads nothing from the context or other declarations.
+    func isPure(_ b: Bound) -> Bool {
+        switch b.kind {
+        case .constant, .percent: return true
+        case .attribute, .declaration, .now, .has: return false
+        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _): return isPure(x)
+        case .and(let xs), .or(let xs), .coalesce(let xs): return xs.allSatisfy(isPure)
+        case .compare(_, let x, let y), .text(_, let x, let y): return isPure(x) && isPure(y)
+        }
+    }
+
+    /// Replaces constant sub-expressions by their values and simplifies `and`/`or`.
+    func fold(_ b: Bound) -> Bound {
+        switch b.kind {
+        case .constant, .percent, .attribute, .declaration, .now, .has:
+            return b
+        case .and(let xs), .or(let xs):
+            let isAnd: Bool
+            if case .and = b.kind { isAnd = true } else { isAnd = false }
+            var kept: [Bound] = []
+            for x in xs {
+                let f = fold(x)
+                if case .constant(.bool(let v)) = f.kind {
+                    if v == isAnd { continue }  // `true and x` → x; `false or x` → x
+                    return Bound(kind: .constant(.bool(v)), type: .bool, range: b.range)
+                }
+                kept.append(f)
+            }
+            if kept.isEmpty { return Bound(kind: .constant(.bool(isAnd)), type: .bool, range: b.range) }
+            if kept.count == 1 { return kept[0] }
+            return Bound(kind: isAnd ? .and(kept) : .or(kept), type: .bool, range: b.range)
+        default:
+            guard isPure(b) else { return b }
+            if b.type == .bool {
+                switch condition(b)(Frame(values: [:], program: .empty)) {
+                case .yes: return Bound(kind: .constant(.bool(true)), type: .bool, range: b.range)
+                case .no: return Bound(kind: .constant(.bool(false)), type: .bool, range: b.range)
+                case .unknown: return b
+                }
+            }
+            if let v = value(b)(Frame(values: [:], program: .empty)) {
+                return Bound(kind: .constant(v), type: b.type, range: b.range)
+            }
+            return b
+        }
+    }
+
+    // MARK: Values
+
+    func value(_ b: Bound) -> ValueFunction {
+        switch b.kind {
+        case .constant(let v):
+            return { _ in v }
+        case .percent(let t):
+            let v = Value.double(Double(t) / 1000)
+            return { _ in v }
+        case .attribute(let name, _, let type):
+            return attribute(name, type)
+        case .declaration(let i):
+            return { f in f.program.declarations[i].value(f) }
+        case .now:
+            return { f in
+                guard let v = f.values["now"] else { return .datetime(Date()) }
+                switch v {
+                case .datetime: return v
+                case .string(let s): return DateTime.parse(s).map { .datetime($0) }
+                default: return nil
+                }
+            }
+        case .coalesce(let xs):
+            let fs = xs.map(value)
+            return { f in
+                for g in fs { if let v = g(f) { return v } }
+                return nil
+            }
+        case .rollout(let unit, let salt):
+            let u = value(unit)
+            let prefix = BucketKeyPrefix(salt: salt)
+            return { f in
+                guard let v = u(f), let bucketUnit = BucketUnit(v) else { return nil }
+                return .double(Double(Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false))) / 1000)
+            }
+        case .not, .and, .or, .compare, .member, .text, .matches, .has:
+            let c = condition(b)
+            return { f in
+                switch c(f) {
+                case .yes: return .bool(true)
+                case .no: return .bool(false)
+                case .unknown: return nil
+                }
+            }
+        }
+    }
+
+    /// Reads an attribute, treating a value of the wrong type as absent.
+    func attribute(_ name: String, _ type: FlagType) -> ValueFunction {
+        switch type {
+        case .dynamic, .symbol, .variant:
+            return { f in f.values[name] }
+        case .string:
+            return { f in if case .string? = f.values[name] { return f.values[name] } else { return nil } }
+        case .int:
+            return { f in if case .int? = f.values[name] { return f.values[name] } else { return nil } }
+        case .double:
+            return { f in
+                let v = f.values[name]
+                switch v {
+                case .int?, .double?: return v
+                default: return nil
+                }
+            }
+        case .bool:
+            return { f in if case .bool? = f.values[name] { return f.values[name] } else { return nil } }
+        case .version:
+            return { f in
+                switch f.values[name] {
+                case .version(let v)?: return .version(v)
+                case .string(let s)?: return SemanticVersion(s).map { .version($0) }
+                default: return nil
+                }
+            }
+        case .datetime:
+            return { f in
+                switch f.values[name] {
+                case .datetime(let d)?: return .datetime(d)
+                case .string(let s)?: return DateTime.parse(s).map { .datetime($0) }
+                default: return nil
+                }
+            }
+        case .enumeration(let cases):
+            let valid = Set(cases.map(ByteString.init))
+            return { f in
+                guard case .string(let s)? = f.values[name], valid.contains(ByteString(s)) else { return nil }
+                return .string(s)
+            }
+        }
+    }
+
+    // MARK: Conditions
+
+    func condition(_ b: Bound) -> ConditionFunction {
+        switch b.kind {
+        case .constant(let v):
+            let t: Truth = v.boolValue.map(Truth.init) ?? .unknown
+            return { _ in t }
+        case .not(let x):
+            let c = condition(x)
+            return { f in c(f).negated }
+        case .and(let xs):
+            let cs = xs.map(condition)
+            if cs.count == 2 {
+                let (a, c) = (cs[0], cs[1])
+                return { f in
+                    let first = a(f)
+                    if first == .no { return .no }
+                    let second = c(f)
+                    if second == .no { return .no }
+                    return first == .yes && second == .yes ? .yes : .unknown
+                }
+            }
+            return { f in
+                var result = Truth.yes
+                for c in cs {
+                    switch c(f) {
+                    case .no: return .no
+                    case .unknown: result = .unknown
+                    case .yes: break
+                    }
+                }
+                return result
+            }
+        case .or(let xs):
+            let cs = xs.map(condition)
+            return { f in
+                var result = Truth.no
+                for c in cs {
+                    switch c(f) {
+                    case .yes: return .yes
+                    case .unknown: result = .unknown
+                    case .no: break
+                    }
+                }
+                return result
+            }
+        case .has(let name, _):
+            return { f in f.values[name] != nil ? .yes : .no }
+        case .compare(let op, let l, let r):
+            return compare(op, l, r)
+        case .member(let x, let values, let negated):
+            return member(x, values, negated)
+        case .text(let op, let l, let r):
+            let lf = value(l), rf = value(r)
+            let test: @Sendable (String, String) -> Bool
+            switch op {
+            case .contains: test = Comparison.contains
+            case .startsWith: test = Comparison.hasPrefix
+            default: test = Comparison.hasSuffix
+            }
+            return { f in
+                guard case .string(let a)? = lf(f), case .string(let c)? = rf(f) else { return .unknown }
+                return Truth(test(a, c))
+            }
+        case .matches(let x, let pattern):
+            let xf = value(x)
+            return { f in
+                guard case .string(let s)? = xf(f) else { return .unknown }
+                return Truth(pattern.matches(s))
+            }
+        case .declaration(let i):
+            return { f in
+                let d = f.program.declarations[i]
+                if let segment = d.segment { return segment(f) }
+                guard case .bool(let v) = d.resolve(f).value else { return .unknown }
+                return Truth(v)
+            }
+        case .attribute, .now, .coalesce, .percent, .rollout:
+            let vf = value(b)
+            return { f in
+                guard case .bool(let v)? = vf(f) else { return .unknown }
+                return Truth(v)
+            }
+        }
+    }
+
+    /// The exact thousandths of a numeric constant, for comparing with a rollout bucket.
+    func thousandths(_ b: Bound) -> Int? {
+        switch b.kind {
+        case .percent(let t): return t
+        case .constant(.int(let i)):
+            let (v, o) = i.multipliedReportingOverflow(by: 1000)
+            return o ? nil : v
+        case .constant(.double(let d)):
+            let scaled = (d * 1000).rounded()
+            guard abs(scaled) < 1e15, Double(Int(scaled)) / 1000 == d else { return nil }
+            return Int(scaled)
+        default: return nil
+        }
+    }
+
+    static func holds(_ op: ComparisonOperator, _ order: Int) -> Bool {
+        switch op {
+        case .equal: return order == 0
+        case .notEqual: return order != 0
+        case .less: return order < 0
+        case .lessEqual: return order <= 0
+        case .greater: return order > 0
+        default: return order >= 0
+        }
+    }
+
+    static func flipped(_ op: ComparisonOperator) -> ComparisonOperator {
+        switch op {
+        case .less: return .greater
+        case .lessEqual: return .greaterEqual
+        case .greater: return .less
+        case .greaterEqual: return .lessEqual
+        default: return op
+        }
+    }
+
+    func compare(_ op: ComparisonOperator, _ l: Bound, _ r: Bound) -> ConditionFunction {
+        // rollout(unit) OP N% compares integer buckets, never through floating point.
+        if case .rollout(let unit, let salt) = l.kind, let t = thousandths(r) {
+            return rolloutCompare(op, unit, salt, t)
+        }
+        if case .rollout(let unit, let salt) = r.kind, let t = thousandths(l) {
+            return rolloutCompare(Compiler.flipped(op), unit, salt, t)
+        }
+        let lf = value(l)
+        if op == .equal || op == .notEqual {
+            let negate = op == .notEqual
+            if case .constant(let c) = r.kind {
+                return { f in
+                    guard let a = lf(f), let eq = Comparison.equal(a, c) else { return .unknown }
+                    return Truth(eq != negate)
+                }
+            }
+            let rf = value(r)
+            return { f in
+                guard let a = lf(f), let b = rf(f), let eq = Comparison.equal(a, b) else { return .unknown }
+                return Truth(eq != negate)
+            }
+        }
+        if case .constant(let c) = r.kind {
+            return { f in
+                guard let a = lf(f), let o = Comparison.order(a, c) else { return .unknown }
+                return Truth(Compiler.holds(op, o))
+            }
+        }
+        let rf = value(r)
+        return { f in
+            guard let a = lf(f), let b = rf(f), let o = Comparison.order(a, b) else { return .unknown }
+            return Truth(Compiler.holds(op, o))
+        }
+    }
+
+    func rolloutCompare(_ op: ComparisonOperator, _ unit: Bound, _ salt: String, _ t: Int) -> ConditionFunction {
+        let u = value(unit)
+        let prefix = BucketKeyPrefix(salt: salt)
+        if op == .less {
+            return { f in
+                guard let v = u(f), let bucketUnit = BucketUnit(v) else { return .unknown }
+                return Truth(Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false)) < t)
+            }
+        }
+        return { f in
+            guard let v = u(f), let bucketUnit = BucketUnit(v) else { return .unknown }
+            let bucket = Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false))
+            return Truth(Compiler.holds(op, bucket < t ? -1 : bucket == t ? 0 : 1))
+        }
+    }
+
+    func member(_ x: Bound, _ values: [Value], _ negated: Bool) -> ConditionFunction {
+        let xf = value(x)
+        let keys = Set(values.map(MemberKey.init))
+        let families = Set(keys.map(\.family))
+        if keys.isEmpty {
+            return { f in xf(f) == nil ? .unknown : Truth(negated) }
+        }
+        let versionsOnly = families == [3], datesOnly = families == [4]
+        return { f in
+            guard var v = xf(f) else { return .unknown }
+            if case .string(let s) = v {
+                if versionsOnly {
+                    guard let parsed = SemanticVersion(s) else { return .unknown }
+                    v = .version(parsed)
+                } else if datesOnly {
+                    guard let parsed = DateTime.parse(s) else { return .unknown }
+                    v = .datetime(parsed)
+                }
+            }
+            let key = MemberKey(v)
+            guard families.contains(key.family) else { return .unknown }
+            return Truth(keys.contains(key) != negated)
+        }
+    }
+}

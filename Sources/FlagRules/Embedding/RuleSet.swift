@@ -1,0 +1,204 @@
+import Foundation
+
+/// A compiled `.flags` file: immutable, `Sendable`, and safe to evaluate from any number
+/// of threads at once without locks.
+///
+/// ```swift
+/// let rules = try RuleSet(source: text, name: "app.flags")
+/// let context: EvaluationContext = ["build": "alpha", "userId": "u-42"]
+/// if rules.isEnabled("darkMode", in: context) { … }
+/// ```
+public struct RuleSet: Sendable {
+    let program: Program
+    /// The source the rules were compiled from (for rendering diagnostics and explanations).
+    public let source: SourceText
+    /// Warnings found while loading (an `@expires` date in the past, …).
+    public let warnings: [Diagnostic]
+    /// Every flag, variant, value and segment, in source order, with its metadata.
+    public let declarations: [DeclarationInfo]
+    /// The `context { … }` schema, when the file declares one.
+    public var schema: ContextSchema? { program.schema }
+
+    /// Parses, checks and compiles `.flags` source. Throws a `RuleSetError` listing every
+    /// diagnostic when the source has errors.
+    public init(source: String, name: String = "<input>") throws(RuleSetError) {
+        try self.init(source: SourceText(source, name: name), today: Date())
+    }
+
+    /// Loads and compiles a `.flags` file. Throws a `RuleSetError` for unreadable files
+    /// and for files with errors.
+    public init(contentsOf url: URL) throws(RuleSetError) {
+        let name = url.isFileURL ? url.path : url.absoluteString
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw RuleSetError(readFailure: "cannot read \(name): \(error.localizedDescription)", name: name)
+        }
+        try self.init(source: SourceText(bytes: Array(data), name: name), today: Date())
+    }
+
+    /// Compiles already-read source; `today` decides which `@expires` dates have passed.
+    public init(source: SourceText, today: Date) throws(RuleSetError) {
+        let (file, syntaxDiagnostics) = Parser.parse(source)
+        var diagnostics = syntaxDiagnostics
+        var checked: CheckedProgram?
+        if !syntaxDiagnostics.contains(where: { $0.severity == .error }) {
+            let result = Checker.check(file, today: today)
+            checked = result.0
+            diagnostics += result.1
+        }
+        guard let checked, !diagnostics.contains(where: { $0.severity == .error }) else {
+            throw RuleSetError(source: source, diagnostics: diagnostics)
+        }
+        self.source = source
+        self.warnings = diagnostics
+        self.program = Compiler.compile(checked)
+        self.declarations = checked.declarations.map(DeclarationInfo.init)
+    }
+
+    // MARK: Evaluation
+
+    /// Resolves one declaration. An unknown name gives reason `ERROR` with
+    /// `FLAG_NOT_FOUND` and the value `false`.
+    public func evaluate(_ name: String, in context: EvaluationContext) -> Resolution {
+        guard let i = program.index[name] else {
+            return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
+        }
+        return program.declarations[i].resolve(Frame(values: context.values, program: program))
+    }
+
+    /// Resolves every flag, variant and value (not segments), keyed by name.
+    public func evaluateAll(in context: EvaluationContext) -> [String: Resolution] {
+        let frame = Frame(values: context.values, program: program)
+        var out: [String: Resolution] = [:]
+        for d in program.declarations where d.kind != .segment {
+            out[d.name] = d.resolve(frame)
+        }
+        return out
+    }
+
+    /// Resolves a declaration, checking that it is of the expected kind; on any error the
+    /// resolution carries `fallback`.
+    public func evaluate(_ name: String, in context: EvaluationContext, expecting kind: DeclarationKind,
+                         default fallback: Value) -> Resolution {
+        guard let i = program.index[name] else {
+            return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback)
+        }
+        let d = program.declarations[i]
+        guard d.kind == kind else {
+            return .error(.typeMismatch, "'\(name)' is a \(d.kind.rawValue), not a \(kind.rawValue)", default: fallback)
+        }
+        let r = d.resolve(Frame(values: context.values, program: program))
+        switch (r.value, fallback) {
+        case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
+        case (.int(let i), .double): var copy = r; copy.value = .double(Double(i)); return copy
+        default:
+            return .error(.typeMismatch, "'\(name)' is \(r.value.typeName), not \(fallback.typeName)", default: fallback)
+        }
+    }
+
+    /// Whether a flag is on; `fallback` when the flag is unknown or is not a flag.
+    public func isEnabled(_ name: String, in context: EvaluationContext, default fallback: Bool = false) -> Bool {
+        evaluate(name, in: context, expecting: .flag, default: .bool(fallback)).value.boolValue ?? fallback
+    }
+
+    /// The chosen variant's name; `fallback` when the name is unknown or not a variant.
+    public func variant(_ name: String, in context: EvaluationContext, default fallback: String = "") -> String {
+        evaluate(name, in: context, expecting: .variant, default: .string(fallback)).value.stringValue ?? fallback
+    }
+
+    /// An int value; `fallback` when the name is unknown or not an int value.
+    public func value(_ name: String, in context: EvaluationContext, default fallback: Int) -> Int {
+        evaluate(name, in: context, expecting: .value, default: .int(fallback)).value.intValue ?? fallback
+    }
+
+    /// A double value; `fallback` when the name is unknown or not a number.
+    public func value(_ name: String, in context: EvaluationContext, default fallback: Double) -> Double {
+        evaluate(name, in: context, expecting: .value, default: .double(fallback)).value.doubleValue ?? fallback
+    }
+
+    /// A string value; `fallback` when the name is unknown or not a string value.
+    public func value(_ name: String, in context: EvaluationContext, default fallback: String) -> String {
+        evaluate(name, in: context, expecting: .value, default: .string(fallback)).value.stringValue ?? fallback
+    }
+
+    /// A bool value; `fallback` when the name is unknown or not a bool value.
+    public func value(_ name: String, in context: EvaluationContext, default fallback: Bool) -> Bool {
+        evaluate(name, in: context, expecting: .value, default: .bool(fallback)).value.boolValue ?? fallback
+    }
+}
+
+/// What a declaration is, for listings, debug screens, audits and generated code.
+public struct DeclarationInfo: Sendable, Hashable {
+    /// Its name.
+    public let name: String
+    /// flag, variant, value or segment.
+    public let kind: DeclarationKind
+    /// Its result type (`bool`, `int`, `variant of 'checkout'`, …).
+    public let type: String
+    /// The default value (segments: `false`).
+    public let defaultValue: Value
+    /// For variants, the variant names in order.
+    public let variants: [String]
+    /// The `///` doc comment.
+    public let doc: String?
+    /// `@owner("…")`.
+    public let owner: String?
+    /// `@expires("YYYY-MM-DD")`, as midnight UTC.
+    public let expires: Date?
+    /// `@disabled`.
+    public let isDisabled: Bool
+    /// The number of rules.
+    public let ruleCount: Int
+    /// The line where the declaration starts.
+    public let line: Int
+
+    init(_ d: CheckedDeclaration) {
+        name = d.name
+        kind = d.kind
+        switch d.type {
+        case .variant: type = "variant"
+        default: type = d.type.description
+        }
+        defaultValue = d.defaultValue
+        variants = d.variants
+        doc = d.doc
+        owner = d.owner
+        expires = d.expires
+        isDisabled = d.disabled
+        ruleCount = d.rules.count
+        line = d.range.start.line
+    }
+}
+
+/// Why a rule set did not load: every diagnostic, renderable with source lines.
+public struct RuleSetError: Error, Sendable, CustomStringConvertible {
+    /// The source that failed (empty when the file could not be read).
+    public let source: SourceText
+    /// Every diagnostic, errors and warnings, in order.
+    public let diagnostics: [Diagnostic]
+    /// Set when the file could not be read at all.
+    public let readFailure: String?
+
+    init(source: SourceText, diagnostics: [Diagnostic]) {
+        self.source = source
+        self.diagnostics = diagnostics
+        self.readFailure = nil
+    }
+
+    init(readFailure: String, name: String) {
+        self.source = SourceText("", name: name)
+        self.diagnostics = []
+        self.readFailure = readFailure
+    }
+
+    /// Only the errors.
+    public var errors: [Diagnostic] { diagnostics.filter { $0.severity == .error } }
+
+    /// Every diagnostic rendered as `path:line:col: error: message` with source lines.
+    public var description: String {
+        if let readFailure { return readFailure }
+        return DiagnosticRenderer().render(diagnostics, in: source)
+    }
+}

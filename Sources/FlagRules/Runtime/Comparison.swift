@@ -1,0 +1,143 @@
+import Foundation
+
+/// How values compare at evaluation: numbers across int and double, strings by Unicode
+/// scalar values (byte-wise UTF-8, no normalisation), strings against versions and
+/// datetimes by parsing them. Values of unrelated types compare as unknown (nil).
+enum Comparison {
+    /// `a == b`, or nil when the types do not compare.
+    static func equal(_ a: Value, _ b: Value) -> Bool? {
+        switch (a, b) {
+        case (.string(let x), .string(let y)): return bytesEqual(x, y)
+        case (.int(let x), .int(let y)): return x == y
+        case (.bool(let x), .bool(let y)): return x == y
+        default: return order(a, b).map { $0 == 0 }
+        }
+    }
+
+    /// -1, 0 or 1, or nil when the values have no common order.
+    static func order(_ a: Value, _ b: Value) -> Int? {
+        switch (a, b) {
+        case (.int(let x), .int(let y)): return x < y ? -1 : x == y ? 0 : 1
+        case (.int(let x), .double(let y)): return compareNumbers(x, y)
+        case (.double(let x), .int(let y)): return compareNumbers(y, x).map { -$0 }
+        case (.double(let x), .double(let y)): return x < y ? -1 : x == y ? 0 : 1
+        case (.string(let x), .string(let y)): return compareBytes(x, y)
+        case (.version(let x), .version(let y)): return x < y ? -1 : x == y ? 0 : 1
+        case (.string(let x), .version(let y)): return SemanticVersion(x).map { $0 < y ? -1 : $0 == y ? 0 : 1 }
+        case (.version(let x), .string(let y)): return SemanticVersion(y).map { x < $0 ? -1 : x == $0 ? 0 : 1 }
+        case (.datetime(let x), .datetime(let y)): return x < y ? -1 : x == y ? 0 : 1
+        case (.string(let x), .datetime(let y)): return DateTime.parse(x).map { $0 < y ? -1 : $0 == y ? 0 : 1 }
+        case (.datetime(let x), .string(let y)): return DateTime.parse(y).map { x < $0 ? -1 : x == $0 ? 0 : 1 }
+        default: return nil
+        }
+    }
+
+    /// Exact comparison of an int with a double (no rounding of large ints).
+    static func compareNumbers(_ x: Int, _ y: Double) -> Int? {
+        if y.isNaN { return nil }
+        if y >= 9_223_372_036_854_775_808.0 { return -1 }
+        if y < -9_223_372_036_854_775_808.0 { return 1 }
+        let t = y.rounded(.towardZero)
+        let ti = Int(t)
+        if x != ti { return x < ti ? -1 : 1 }
+        let frac = y - t
+        return frac > 0 ? -1 : frac < 0 ? 1 : 0
+    }
+
+    @inline(__always)
+    static func bytesEqual(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
+    }
+
+    static func compareBytes(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let n = min(x.count, y.count)
+                if n > 0 {
+                    let c = memcmp(x.baseAddress!, y.baseAddress!, n)
+                    if c != 0 { return c < 0 ? -1 : 1 }
+                }
+                return x.count < y.count ? -1 : x.count == y.count ? 0 : 1
+            }
+        }
+    }
+
+    static func hasPrefix(_ a: String, _ p: String) -> Bool {
+        var a = a, p = p
+        return a.withUTF8 { x in p.withUTF8 { y in
+            y.count <= x.count && (y.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, y.count) == 0)
+        } }
+    }
+
+    static func hasSuffix(_ a: String, _ s: String) -> Bool {
+        var a = a, s = s
+        return a.withUTF8 { x in s.withUTF8 { y in
+            y.count <= x.count && (y.count == 0 || memcmp(x.baseAddress! + (x.count - y.count), y.baseAddress!, y.count) == 0)
+        } }
+    }
+
+    static func contains(_ a: String, _ s: String) -> Bool {
+        var a = a, s = s
+        return a.withUTF8 { x in s.withUTF8 { y in
+            if y.count == 0 { return true }
+            if y.count > x.count { return false }
+            let first = y[0]
+            var i = 0
+            let last = x.count - y.count
+            while i <= last {
+                if x[i] == first, memcmp(x.baseAddress! + i, y.baseAddress!, y.count) == 0 { return true }
+                i += 1
+            }
+            return false
+        } }
+    }
+}
+
+/// A hashable key for `in` lookups: numbers normalised across int and double, strings by
+/// their UTF-8 bytes.
+enum MemberKey: Hashable, Sendable {
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(ByteString)
+    case version(SemanticVersion)
+    case datetime(Double)
+
+    init(_ v: Value) {
+        switch v {
+        case .bool(let b): self = .bool(b)
+        case .int(let i): self = .int(i)
+        case .double(let d):
+            if d == d.rounded(), let i = Int(exactly: d) { self = .int(i) } else { self = .double(d) }
+        case .string(let s): self = .string(ByteString(s))
+        case .version(let x): self = .version(x)
+        case .datetime(let d): self = .datetime(d.timeIntervalSince1970)
+        }
+    }
+
+    /// The family of a key, for telling a mistyped value (unknown) from a miss (false).
+    var family: Int {
+        switch self {
+        case .bool: return 0
+        case .int, .double: return 1
+        case .string: return 2
+        case .version: return 3
+        case .datetime: return 4
+        }
+    }
+}
+
+/// A string compared and hashed by its UTF-8 bytes, without Unicode normalisation.
+struct ByteString: Hashable, Sendable {
+    let string: String
+    init(_ s: String) { string = s }
+
+    static func == (a: ByteString, b: ByteString) -> Bool { Comparison.bytesEqual(a.string, b.string) }
+
+    func hash(into hasher: inout Hasher) {
+        var s = string
+        s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}

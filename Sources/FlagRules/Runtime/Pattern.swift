@@ -1,0 +1,556 @@
+/// A compiled `matches` pattern.
+///
+/// Patterns use Swift `Regex` syntax but run on a Thompson-NFA (Pike VM) matcher, so a
+/// match costs at most O(pattern size × input length) and can never backtrack
+/// catastrophically: `(a+)+$` against 5,000 `a`s and a `!` is linear. Features that need
+/// backtracking (backreferences, lookaround, possessive quantifiers, atomic groups) are
+/// rejected at load time with a diagnostic. A pattern matches anywhere in the string;
+/// anchor it with `^`/`$` (`^` and `$` are the start and end of the whole string; `\A`
+/// and `\z` are the same). `(?i)` at the start makes it case-insensitive.
+public struct Pattern: Sendable, CustomStringConvertible {
+    /// The most NFA instructions a pattern may compile to (counted repetitions expand).
+    public static let maxProgramSize = 10_000
+
+    /// Why a pattern does not compile.
+    public struct SyntaxError: Error, Sendable, Equatable {
+        /// What is wrong, in the words of a diagnostic.
+        public let message: String
+        /// The offset in Unicode scalars where it went wrong.
+        public let offset: Int
+    }
+
+    /// The source of the pattern.
+    public let source: String
+    private let program: [Instruction]
+    private let classes: [CharacterClass]
+    private let caseInsensitive: Bool
+
+    /// Compiles a pattern; throws `SyntaxError` naming the problem.
+    public init(_ source: String) throws(SyntaxError) {
+        self.source = source
+        var parser = PatternParser(Array(source.unicodeScalars))
+        let node = try parser.parse()
+        var compiler = PatternCompiler(caseInsensitive: parser.caseInsensitive)
+        try compiler.emit(node)
+        compiler.program.append(.match)
+        if compiler.program.count > Pattern.maxProgramSize {
+            throw SyntaxError(message: "pattern is too large (more than \(Pattern.maxProgramSize) steps after expanding repetitions)", offset: 0)
+        }
+        program = compiler.program
+        classes = compiler.classes
+        caseInsensitive = parser.caseInsensitive
+    }
+
+    public var description: String { source }
+
+    /// Whether the pattern matches anywhere in `text`.
+    public func matches(_ text: String) -> Bool {
+        let input = Array(text.unicodeScalars)
+        let size = program.count
+        var current = ThreadList(capacity: size)
+        var next = ThreadList(capacity: size)
+        var stack: [Int] = []
+        stack.reserveCapacity(16)
+        var position = 0
+        while true {
+            let previous: Unicode.Scalar? = position > 0 ? input[position - 1] : nil
+            let here: Unicode.Scalar? = position < input.count ? input[position] : nil
+            // Unanchored search: a new thread may start at every position.
+            if addThread(0, to: &current, stack: &stack, previous: previous, here: here, atStart: position == 0, atEnd: here == nil) {
+                return true
+            }
+            guard let scalar = here else { return false }
+            next.clear()
+            let nextHere: Unicode.Scalar? = position + 1 < input.count ? input[position + 1] : nil
+            for pc in current.dense.prefix(current.count) {
+                let advances: Bool
+                switch program[pc] {
+                case .scalar(let s): advances = equal(s, scalar)
+                case .any: advances = scalar != "\n"
+                case .anyIncludingNewline: advances = true
+                case .charClass(let index): advances = classes[index].contains(scalar, caseInsensitive: caseInsensitive)
+                default: advances = false
+                }
+                if advances, addThread(pc + 1, to: &next, stack: &stack, previous: scalar, here: nextHere, atStart: false, atEnd: nextHere == nil) {
+                    return true
+                }
+            }
+            swap(&current, &next)
+            position += 1
+        }
+    }
+
+    @inline(__always)
+    private func equal(_ a: Unicode.Scalar, _ b: Unicode.Scalar) -> Bool {
+        if a == b { return true }
+        return caseInsensitive && CharacterClass.fold(a) == CharacterClass.fold(b)
+    }
+
+    /// Follows empty transitions from `pc`; returns true when a match is reached.
+    private func addThread(_ pc: Int, to list: inout ThreadList, stack: inout [Int],
+                           previous: Unicode.Scalar?, here: Unicode.Scalar?, atStart: Bool, atEnd: Bool) -> Bool {
+        stack.append(pc)
+        while let pc = stack.popLast() {
+            guard list.insert(pc) else { continue }
+            switch program[pc] {
+            case .match:
+                stack.removeAll(keepingCapacity: true)
+                return true
+            case .jump(let target):
+                stack.append(target)
+            case .split(let first, let second):
+                stack.append(second)
+                stack.append(first)
+            case .assert(let assertion):
+                let holds: Bool
+                switch assertion {
+                case .start: holds = atStart
+                case .end: holds = atEnd
+                case .wordBoundary, .notWordBoundary:
+                    let before = previous.map(CharacterClass.isWord) ?? false
+                    let after = here.map(CharacterClass.isWord) ?? false
+                    holds = (before != after) == (assertion == .wordBoundary)
+                }
+                if holds { stack.append(pc + 1) }
+            case .scalar, .any, .anyIncludingNewline, .charClass:
+                break
+            }
+        }
+        return false
+    }
+}
+
+enum Instruction: Sendable {
+    case scalar(Unicode.Scalar)
+    case any
+    case anyIncludingNewline
+    case charClass(Int)
+    case split(Int, Int)
+    case jump(Int)
+    case assert(Assertion)
+    case match
+}
+
+enum Assertion: Sendable, Equatable {
+    case start, end, wordBoundary, notWordBoundary
+}
+
+/// A sparse set of program counters (Briggs & Torczon), cleared in O(1).
+private struct ThreadList {
+    var dense: [Int]
+    var sparse: [Int]
+    var count = 0
+
+    init(capacity: Int) {
+        dense = Array(repeating: 0, count: capacity)
+        sparse = Array(repeating: 0, count: capacity)
+    }
+
+    mutating func insert(_ pc: Int) -> Bool {
+        let i = sparse[pc]
+        if i < count, dense[i] == pc { return false }
+        sparse[pc] = count
+        dense[count] = pc
+        count += 1
+        return true
+    }
+
+    mutating func clear() { count = 0 }
+}
+
+struct CharacterClass: Sendable {
+    enum Item: Sendable {
+        case range(Unicode.Scalar, Unicode.Scalar)
+        case digit(Bool), word(Bool), space(Bool)
+    }
+    var items: [Item] = []
+    var negated = false
+
+    static func fold(_ s: Unicode.Scalar) -> Unicode.Scalar {
+        if s.isASCII {
+            if s.value >= 0x41 && s.value <= 0x5A { return Unicode.Scalar(s.value + 32) ?? s }
+            return s
+        }
+        let lower = s.properties.lowercaseMapping.unicodeScalars
+        return lower.count == 1 ? lower.first ?? s : s
+    }
+
+    static func isDigit(_ s: Unicode.Scalar) -> Bool {
+        if s.isASCII { return s.value >= 0x30 && s.value <= 0x39 }
+        return s.properties.numericType == .decimal
+    }
+
+    static func isWord(_ s: Unicode.Scalar) -> Bool {
+        if s.isASCII {
+            let v = s.value
+            return (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || v == 0x5F
+        }
+        return s.properties.isAlphabetic || s.properties.numericType == .decimal || s.properties.generalCategory == .nonspacingMark
+    }
+
+    static func isSpace(_ s: Unicode.Scalar) -> Bool {
+        if s.isASCII { return s == " " || (s.value >= 0x09 && s.value <= 0x0D) }
+        return s.properties.isWhitespace
+    }
+
+    func contains(_ s: Unicode.Scalar, caseInsensitive: Bool) -> Bool {
+        var found = matchesItems(s)
+        if !found, caseInsensitive {
+            let lower = CharacterClass.fold(s)
+            found = matchesItems(lower)
+            if !found, s.isASCII, s.value >= 0x61, s.value <= 0x7A, let upper = Unicode.Scalar(s.value - 32) {
+                found = matchesItems(upper)
+            }
+        }
+        return found != negated
+    }
+
+    private func matchesItems(_ s: Unicode.Scalar) -> Bool {
+        for item in items {
+            switch item {
+            case .range(let lo, let hi): if s >= lo && s <= hi { return true }
+            case .digit(let positive): if CharacterClass.isDigit(s) == positive { return true }
+            case .word(let positive): if CharacterClass.isWord(s) == positive { return true }
+            case .space(let positive): if CharacterClass.isSpace(s) == positive { return true }
+            }
+        }
+        return false
+    }
+}
+
+indirect enum PatternNode {
+    case empty
+    case scalar(Unicode.Scalar)
+    case any(includingNewline: Bool)
+    case charClass(CharacterClass)
+    case concat([PatternNode])
+    case alternation([PatternNode])
+    case repetition(PatternNode, min: Int, max: Int?)
+    case assert(Assertion)
+}
+
+struct PatternParser {
+    static let maxNesting = 64
+    static let maxCount = 1000
+    let s: [Unicode.Scalar]
+    var i = 0
+    var depth = 0
+    var caseInsensitive = false
+    var dotMatchesNewline = false
+
+    init(_ scalars: [Unicode.Scalar]) { s = scalars }
+
+    private func fail(_ message: String, at offset: Int? = nil) -> Pattern.SyntaxError {
+        Pattern.SyntaxError(message: message, offset: offset ?? i)
+    }
+
+    mutating func parse() throws(Pattern.SyntaxError) -> PatternNode {
+        // Leading inline options: (?i), (?s), (?is)
+        if s.count >= 3, s[0] == "(", s[1] == "?" {
+            var j = 2
+            var flags: [Unicode.Scalar] = []
+            while j < s.count, s[j] == "i" || s[j] == "s" { flags.append(s[j]); j += 1 }
+            if !flags.isEmpty, j < s.count, s[j] == ")" {
+                caseInsensitive = flags.contains("i")
+                dotMatchesNewline = flags.contains("s")
+                i = j + 1
+            }
+        }
+        let node = try parseAlternation()
+        if i < s.count {
+            throw fail(s[i] == ")" ? "unbalanced ')'" : "unexpected '\(s[i])'")
+        }
+        return node
+    }
+
+    private mutating func parseAlternation() throws(Pattern.SyntaxError) -> PatternNode {
+        var branches = [try parseConcat()]
+        while i < s.count, s[i] == "|" {
+            i += 1
+            branches.append(try parseConcat())
+        }
+        return branches.count == 1 ? branches[0] : .alternation(branches)
+    }
+
+    private mutating func parseConcat() throws(Pattern.SyntaxError) -> PatternNode {
+        var items: [PatternNode] = []
+        while i < s.count, s[i] != "|", s[i] != ")" {
+            let atomStart = i
+            var atom = try parseAtom()
+            atom = try parseQuantifiers(atom, atomStart: atomStart)
+            items.append(atom)
+        }
+        if items.isEmpty { return .empty }
+        return items.count == 1 ? items[0] : .concat(items)
+    }
+
+    private mutating func parseQuantifiers(_ atom: PatternNode, atomStart: Int) throws(Pattern.SyntaxError) -> PatternNode {
+        var atom = atom
+        var quantified = false
+        while i < s.count {
+            var minimum = 0
+            var maximum: Int? = nil
+            switch s[i] {
+            case "*": i += 1
+            case "+": minimum = 1; i += 1
+            case "?": maximum = 1; i += 1
+            case "{":
+                guard let (lo, hi) = try parseCounted() else { return atom }
+                minimum = lo
+                maximum = hi
+            default:
+                return atom
+            }
+            if quantified { throw fail("a quantifier cannot follow another quantifier", at: i - 1) }
+            if case .assert = atom { throw fail("an anchor cannot be repeated", at: i - 1) }
+            quantified = true
+            if i < s.count, s[i] == "?" {
+                i += 1  // lazy: the same answer for a yes/no match
+            } else if i < s.count, s[i] == "+" {
+                throw fail("possessive quantifiers are not supported (patterns run without backtracking)")
+            }
+            atom = .repetition(atom, min: minimum, max: maximum)
+        }
+        return atom
+    }
+
+    /// `{n}`, `{n,}`, `{n,m}`; returns nil (and consumes nothing) when `{` is a literal.
+    private mutating func parseCounted() throws(Pattern.SyntaxError) -> (Int, Int?)? {
+        var j = i + 1
+        func number() -> Int? {
+            var v = 0
+            let start = j
+            while j < s.count, let d = s[j].properties.numericType == .decimal && s[j].isASCII ? Int(s[j].value - 0x30) : nil {
+                v = min(v * 10 + d, 1_000_000)
+                j += 1
+            }
+            return j > start ? v : nil
+        }
+        guard let lo = number() else { return nil }
+        var hi: Int? = lo
+        if j < s.count, s[j] == "," {
+            j += 1
+            hi = number()
+        }
+        guard j < s.count, s[j] == "}" else { return nil }
+        if lo > PatternParser.maxCount || (hi ?? 0) > PatternParser.maxCount {
+            throw fail("repetition count above \(PatternParser.maxCount)")
+        }
+        if let hi, hi < lo { throw fail("repetition range {\(lo),\(hi)} is backwards") }
+        i = j + 1
+        return (lo, hi)
+    }
+
+    private mutating func parseAtom() throws(Pattern.SyntaxError) -> PatternNode {
+        let c = s[i]
+        switch c {
+        case "(":
+            depth += 1
+            if depth > PatternParser.maxNesting { throw fail("pattern nested more than \(PatternParser.maxNesting) groups deep") }
+            let open = i
+            i += 1
+            if i < s.count, s[i] == "?" {
+                i += 1
+                guard i < s.count else { throw fail("unterminated group", at: open) }
+                switch s[i] {
+                case ":": i += 1
+                case "<" where i + 1 < s.count && (s[i + 1] == "=" || s[i + 1] == "!"),
+                     "=", "!":
+                    throw fail("lookaround is not supported (patterns run without backtracking)", at: open)
+                case "<", "P", "'":
+                    // named group: (?<name>...), (?P<name>...), (?'name'...)
+                    if s[i] == "P" { i += 1 }
+                    let close: Unicode.Scalar = s[i] == "'" ? "'" : ">"
+                    i += 1
+                    while i < s.count, s[i] != close { i += 1 }
+                    guard i < s.count else { throw fail("unterminated group name", at: open) }
+                    i += 1
+                case ">":
+                    throw fail("atomic groups are not supported (patterns run without backtracking)", at: open)
+                default:
+                    throw fail("unsupported group syntax '(?\(s[i])'", at: open)
+                }
+            }
+            let inner = try parseAlternation()
+            guard i < s.count, s[i] == ")" else { throw fail("missing ')' for the group opened here", at: open) }
+            i += 1
+            depth -= 1
+            return inner
+        case ")":
+            throw fail("unbalanced ')'")
+        case "*", "+", "?":
+            throw fail("quantifier '\(c)' has nothing to repeat")
+        case ".":
+            i += 1
+            return .any(includingNewline: dotMatchesNewline)
+        case "^":
+            i += 1
+            return .assert(.start)
+        case "$":
+            i += 1
+            return .assert(.end)
+        case "[":
+            return .charClass(try parseClass())
+        case "\\":
+            return try parseEscape(inClass: false)
+        default:
+            i += 1
+            return .scalar(c)
+        }
+    }
+
+    private mutating func parseEscape(inClass: Bool) throws(Pattern.SyntaxError) -> PatternNode {
+        let start = i
+        i += 1
+        guard i < s.count else { throw fail("pattern ends with a lone '\\'", at: start) }
+        let c = s[i]
+        i += 1
+        switch c {
+        case "d": return .charClass(CharacterClass(items: [.digit(true)]))
+        case "D": return .charClass(CharacterClass(items: [.digit(false)]))
+        case "w": return .charClass(CharacterClass(items: [.word(true)]))
+        case "W": return .charClass(CharacterClass(items: [.word(false)]))
+        case "s": return .charClass(CharacterClass(items: [.space(true)]))
+        case "S": return .charClass(CharacterClass(items: [.space(false)]))
+        case "n": return .scalar("\n")
+        case "t": return .scalar("\t")
+        case "r": return .scalar("\r")
+        case "f": return .scalar("\u{0C}")
+        case "v": return .scalar("\u{0B}")
+        case "0": return .scalar("\u{0}")
+        case "b" where !inClass: return .assert(.wordBoundary)
+        case "B" where !inClass: return .assert(.notWordBoundary)
+        case "A" where !inClass: return .assert(.start)
+        case "z" where !inClass, "Z" where !inClass: return .assert(.end)
+        case "u", "x":
+            guard i < s.count, s[i] == "{" else {
+                if c == "x" {
+                    // \xHH
+                    guard i + 1 < s.count, let v = UInt32(String(String.UnicodeScalarView([s[i], s[i + 1]])), radix: 16),
+                          let scalar = Unicode.Scalar(v) else { throw fail("expected two hex digits after '\\x'", at: start) }
+                    i += 2
+                    return .scalar(scalar)
+                }
+                throw fail("expected '{' after '\\u'", at: start)
+            }
+            i += 1
+            var hex = String.UnicodeScalarView()
+            while i < s.count, s[i] != "}" { hex.append(s[i]); i += 1 }
+            guard i < s.count, hex.count >= 1, hex.count <= 8, let v = UInt32(String(hex), radix: 16),
+                  let scalar = Unicode.Scalar(v) else { throw fail("invalid Unicode escape", at: start) }
+            i += 1
+            return .scalar(scalar)
+        case "1"..."9", "k", "g":
+            throw fail("backreferences are not supported (patterns run without backtracking)", at: start)
+        case "p", "P":
+            throw fail("Unicode property classes '\\\(c){…}' are not supported", at: start)
+        default:
+            if c.isASCII, CharacterClass.isWord(c) {
+                throw fail("unknown escape '\\\(c)'", at: start)
+            }
+            return .scalar(c)
+        }
+    }
+
+    private mutating func parseClass() throws(Pattern.SyntaxError) -> CharacterClass {
+        let open = i
+        i += 1
+        var cls = CharacterClass()
+        if i < s.count, s[i] == "^" { cls.negated = true; i += 1 }
+        var first = true
+        while i < s.count, s[i] != "]" || first {
+            first = false
+            if s[i] == "[" , i + 1 < s.count, s[i + 1] == ":" {
+                throw fail("POSIX classes like '[:alpha:]' are not supported; use \\w, \\d, \\s or a range")
+            }
+            var lo: Unicode.Scalar
+            if s[i] == "\\" {
+                switch try parseEscape(inClass: true) {
+                case .scalar(let scalar): lo = scalar
+                case .charClass(let inner): cls.items += inner.items; continue
+                default: throw fail("invalid escape in a character class")
+                }
+            } else {
+                lo = s[i]
+                i += 1
+            }
+            if i + 1 < s.count, s[i] == "-", s[i + 1] != "]" {
+                i += 1
+                var hi: Unicode.Scalar
+                if s[i] == "\\" {
+                    guard case .scalar(let scalar) = try parseEscape(inClass: true) else {
+                        throw fail("a range cannot end in a class escape")
+                    }
+                    hi = scalar
+                } else {
+                    hi = s[i]
+                    i += 1
+                }
+                if hi < lo { throw fail("character range '\(lo)-\(hi)' is backwards") }
+                cls.items.append(.range(lo, hi))
+            } else {
+                cls.items.append(.range(lo, lo))
+            }
+        }
+        guard i < s.count else { throw fail("missing ']' for the class opened here", at: open) }
+        i += 1
+        return cls
+    }
+}
+
+struct PatternCompiler {
+    let caseInsensitive: Bool
+    var program: [Instruction] = []
+    var classes: [CharacterClass] = []
+
+    init(caseInsensitive: Bool) { self.caseInsensitive = caseInsensitive }
+
+    mutating func emit(_ node: PatternNode) throws(Pattern.SyntaxError) {
+        if program.count > Pattern.maxProgramSize {
+            throw Pattern.SyntaxError(message: "pattern is too large (more than \(Pattern.maxProgramSize) steps after expanding repetitions)", offset: 0)
+        }
+        switch node {
+        case .empty: break
+        case .scalar(let s): program.append(.scalar(s))
+        case .any(let all): program.append(all ? .anyIncludingNewline : .any)
+        case .charClass(let c):
+            classes.append(c)
+            program.append(.charClass(classes.count - 1))
+        case .assert(let a): program.append(.assert(a))
+        case .concat(let items):
+            for item in items { try emit(item) }
+        case .alternation(let branches):
+            var jumps: [Int] = []
+            for (k, branch) in branches.enumerated() {
+                if k < branches.count - 1 {
+                    let split = program.count
+                    program.append(.split(split + 1, 0))
+                    try emit(branch)
+                    jumps.append(program.count)
+                    program.append(.jump(0))
+                    program[split] = .split(split + 1, program.count)
+                } else {
+                    try emit(branch)
+                }
+            }
+            for j in jumps { program[j] = .jump(program.count) }
+        case .repetition(let inner, let minimum, let maximum):
+            for _ in 0..<minimum { try emit(inner) }
+            if let maximum {
+                var splits: [Int] = []
+                for _ in minimum..<maximum {
+                    splits.append(program.count)
+                    program.append(.split(program.count + 1, 0))
+                    try emit(inner)
+                }
+                for sp in splits { program[sp] = .split(sp + 1, program.count) }
+            } else {
+                let loop = program.count
+                program.append(.split(loop + 1, 0))
+                try emit(inner)
+                program.append(.jump(loop))
+                program[loop] = .split(loop + 1, program.count)
+            }
+        }
+    }
+}

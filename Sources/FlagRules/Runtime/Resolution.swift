@@ -1,0 +1,64 @@
+/// The outcome of evaluating one declaration: its value and why.
+public struct Resolution: Sendable, Hashable {
+    /// Why the value is what it is (OpenFeature's reason names).
+    public enum Reason: String, Sendable, Hashable {
+        /// The declaration has no rules.
+        case `static` = "STATIC"
+        /// A `when` rule (or an unconditional last rule) matched.
+        case targetingMatch = "TARGETING_MATCH"
+        /// A `split` chose the value.
+        case split = "SPLIT"
+        /// No rule matched: the default.
+        case `default` = "DEFAULT"
+        /// The declaration is `@disabled`: the default.
+        case disabled = "DISABLED"
+        /// Evaluation failed; `errorCode` says how, and the value is the caller's default.
+        case error = "ERROR"
+    }
+
+    /// What went wrong, for `reason == .error` (OpenFeature's error codes).
+    public enum ErrorCode: String, Sendable, Hashable {
+        /// No declaration has that name.
+        case flagNotFound = "FLAG_NOT_FOUND"
+        /// The declaration's type is not the one asked for.
+        case typeMismatch = "TYPE_MISMATCH"
+        /// The rules could not be loaded.
+        case parseError = "PARSE_ERROR"
+        /// The context could not be read.
+        case invalidContext = "INVALID_CONTEXT"
+        /// Anything else.
+        case general = "GENERAL"
+    }
+
+    /// The resolved value.
+    public var value: Value
+    /// The variant name, for variant declarations.
+    public var variant: String?
+    /// Why.
+    public var reason: Reason
+    /// The error, when `reason == .error`.
+    public var errorCode: ErrorCode?
+    /// A readable description of the error.
+    public var errorMessage: String?
+    /// The 1-based index of the rule that decided, when one did.
+    public var rule: Int?
+    /// The source line of that rule.
+    public var line: Int?
+
+    /// A resolution.
+    public init(value: Value, variant: String? = nil, reason: Reason, errorCode: ErrorCode? = nil,
+                errorMessage: String? = nil, rule: Int? = nil, line: Int? = nil) {
+        self.value = value
+        self.variant = variant
+        self.reason = reason
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.rule = rule
+        self.line = line
+    }
+
+    /// An error resolution carrying the caller's default.
+    public static func error(_ code: ErrorCode, _ message: String, default value: Value) -> Resolution {
+        Resolution(value: value, reason: .error, errorCode: code, errorMessage: message)
+    }
+}

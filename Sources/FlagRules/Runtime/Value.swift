@@ -1,0 +1,116 @@
+import Foundation
+
+/// A value in an evaluation context or a resolution: what an attribute holds and what a
+/// declaration resolves to.
+///
+/// Contexts built from JSON or dictionary literals hold `bool`, `int`, `double` and
+/// `string`; a `string` read through a `version` or `datetime` attribute is parsed then.
+/// `version` and `datetime` values can also be given directly from Swift.
+public enum Value: Sendable, Hashable, CustomStringConvertible {
+    /// A boolean.
+    case bool(Bool)
+    /// A 64-bit signed integer.
+    case int(Int)
+    /// A finite double.
+    case double(Double)
+    /// A string (also how enum cases and variant names are held).
+    case string(String)
+    /// A semantic version (semver 2.0).
+    case version(SemanticVersion)
+    /// A point in time.
+    case datetime(Date)
+
+    /// The value as written in `.flags` source and in `flags eval` output: strings quoted,
+    /// versions and datetimes quoted in their canonical form.
+    public var description: String {
+        switch self {
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d): return Value.format(d)
+        case .string(let s): return StringEscaping.quoted(s)
+        case .version(let v): return "\"\(v)\""
+        case .datetime(let d): return "\"\(DateTime.format(d))\""
+        }
+    }
+
+    /// The name of the value's type, as used in diagnostics and explanations.
+    public var typeName: String {
+        switch self {
+        case .bool: return "bool"
+        case .int: return "int"
+        case .double: return "double"
+        case .string: return "string"
+        case .version: return "version"
+        case .datetime: return "datetime"
+        }
+    }
+
+    /// The boolean, when this is a `bool`.
+    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    /// The integer, when this is an `int`.
+    public var intValue: Int? { if case .int(let i) = self { return i } else { return nil } }
+    /// The number, when this is an `int` or a `double`.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+    /// The string, when this is a `string`.
+    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+
+    /// Shortest round-tripping text for a double, always with a decimal point (`2.0`, `0.15`).
+    static func format(_ d: Double) -> String {
+        if d.isNaN { return "nan" }
+        if d.isInfinite { return d < 0 ? "-inf" : "inf" }
+        if d == d.rounded(), abs(d) < 1e15 {
+            return String(Int(d)) + ".0"
+        }
+        let s = "\(d)"
+        return s
+    }
+}
+
+extension Value: ExpressibleByStringLiteral {
+    /// A `string` value.
+    public init(stringLiteral value: String) { self = .string(value) }
+}
+
+extension Value: ExpressibleByIntegerLiteral {
+    /// An `int` value.
+    public init(integerLiteral value: Int) { self = .int(value) }
+}
+
+extension Value: ExpressibleByFloatLiteral {
+    /// A `double` value.
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+extension Value: ExpressibleByBooleanLiteral {
+    /// A `bool` value.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+/// Quoting and escaping of strings the way `.flags` source writes them.
+enum StringEscaping {
+    /// `s` in double quotes with `\" \\ \n \t` and `\u{…}` for other control characters.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

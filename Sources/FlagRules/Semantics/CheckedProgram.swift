@@ -1,0 +1,84 @@
+import Foundation
+
+/// What kind of declaration a name refers to.
+public enum DeclarationKind: String, Sendable, Hashable {
+    /// A boolean flag.
+    case flag
+    /// A variant (A/B test) declaration.
+    case variant
+    /// A typed value.
+    case value
+    /// A named condition, usable in expressions.
+    case segment
+}
+
+/// A checked expression: names resolved, literals coerced, patterns compiled.
+struct Bound: Sendable {
+    indirect enum Kind: Sendable {
+        case constant(Value)
+        /// A percentage literal, in thousandths (kept exact for rollout comparisons).
+        case percent(Int)
+        case attribute(String, slot: Int?, FlagType)
+        case declaration(Int)
+        case now
+        case not(Bound)
+        case and([Bound])
+        case or([Bound])
+        case compare(ComparisonOperator, Bound, Bound)
+        case member(Bound, [Value], negated: Bool)
+        case text(ComparisonOperator, Bound, Bound)
+        case matches(Bound, Pattern)
+        case coalesce([Bound])
+        case has(String, slot: Int?)
+        case rollout(Bound, salt: String)
+    }
+    var kind: Kind
+    var type: FlagType
+    var range: SourceRange
+}
+
+/// One rule after checking.
+struct CheckedRule: Sendable {
+    enum Outcome: Sendable {
+        case value(Value)
+        case split(CheckedSplit)
+    }
+    var outcome: Outcome
+    var condition: Bound?
+    /// 1-based position in the body.
+    var index: Int
+    /// The line where the rule starts.
+    var line: Int
+}
+
+/// A split after checking: integer weights (whole numbers, or 0.1 % units) and outcomes.
+struct CheckedSplit: Sendable {
+    var unit: Bound
+    var salt: String
+    var weights: [Int]
+    var outcomes: [Value]
+}
+
+/// A declaration after checking.
+struct CheckedDeclaration: Sendable {
+    var name: String
+    var kind: DeclarationKind
+    var type: FlagType
+    var defaultValue: Value
+    var variants: [String]
+    var rules: [CheckedRule]
+    /// A segment's condition.
+    var condition: Bound?
+    var disabled: Bool
+    var owner: String?
+    var expires: Date?
+    var doc: String?
+    var range: SourceRange
+}
+
+/// The output of the checker: everything the compiler needs, nothing it must look up again.
+struct CheckedProgram: Sendable {
+    var schema: ContextSchema?
+    var declarations: [CheckedDeclaration]
+    var index: [String: Int]
+}

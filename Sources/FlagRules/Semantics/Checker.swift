@@ -1,0 +1,498 @@
+import Foundation
+
+/// Validates a parsed file against its `context` schema and resolves every name.
+///
+/// Reports unknown names (with "did you mean"), operand type mismatches, enum cases,
+/// variant names, value types, invalid version/datetime literals, duplicate names,
+/// cycles between declarations, split weights, invalid patterns and misplaced rules —
+/// every error in the file, not just the first.
+struct Checker {
+    /// The longest chain of declarations reading each other that evaluation may follow.
+    static let maxDependencyDepth = 32
+    static let attributeNames = ["disabled", "owner", "expires"]
+    static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "enum"]
+    static let functions = ["has", "rollout"]
+
+    var diagnostics = DiagnosticBag()
+    var schema: ContextSchema?
+    var declarations: [DeclarationSyntax] = []
+    var index: [String: Int] = [:]
+    var types: [FlagType] = []
+    var edges: [[(target: Int, range: SourceRange)]] = []
+    var current = 0
+    let today: Date
+
+    init(today: Date) { self.today = today }
+
+    /// Checks a file; returns the program when there are no errors, and all diagnostics.
+    static func check(_ file: FileSyntax, today: Date = Date()) -> (CheckedProgram?, [Diagnostic]) {
+        var checker = Checker(today: today)
+        let program = checker.run(file)
+        return (checker.diagnostics.hasErrors ? nil : program, checker.diagnostics.items)
+    }
+
+    mutating func run(_ file: FileSyntax) -> CheckedProgram {
+        var firstContext: ContextSyntax?
+        for d in file.declarations {
+            guard case .context(let c) = d else { continue }
+            if let first = firstContext {
+                diagnostics.error("duplicate-context", "a file has at most one context block", at: c.header.keyword.range,
+                                  notes: [.init("the first context block is here", at: first.header.keyword.range)])
+            } else {
+                firstContext = c
+            }
+        }
+        for d in file.declarations {
+            if case .context = d { continue }
+            let name = d.header.name
+            if let existing = index[name.name] {
+                diagnostics.error("duplicate-name", "'\(name.name)' is declared twice", at: name.range,
+                                  notes: [.init("the first declaration is here", at: declarations[existing].header.name.range)])
+                continue
+            }
+            index[name.name] = declarations.count
+            declarations.append(d)
+        }
+        if let c = firstContext { schema = buildSchema(c) }
+        types = declarations.map(declaredType)
+        edges = Array(repeating: [], count: declarations.count)
+        var checked: [CheckedDeclaration] = []
+        for (i, d) in declarations.enumerated() {
+            current = i
+            checked.append(checkDeclaration(d))
+        }
+        checkCycles()
+        return CheckedProgram(schema: schema, declarations: checked, index: index)
+    }
+
+    // MARK: Schema
+
+    mutating func buildSchema(_ c: ContextSyntax) -> ContextSchema {
+        for a in c.header.attributes {
+            diagnostics.error("misplaced-attribute", "attributes cannot be applied to the context block", at: a.range)
+        }
+        var seen: [String: SourceRange] = [:]
+        var fields: [(String, FlagType)] = []
+        for f in c.fields {
+            let name = f.name.name
+            if let first = seen[name] {
+                diagnostics.error("duplicate-attribute", "context attribute '\(name)' is declared twice", at: f.name.range,
+                                  notes: [.init("the first declaration is here", at: first)])
+                continue
+            }
+            seen[name] = f.name.range
+            if name == "now" {
+                diagnostics.error("reserved-name", "'now' is the evaluation time and cannot be declared in the context", at: f.name.range,
+                                  help: "pass 'now' in the context to override the evaluation time")
+                continue
+            }
+            if let d = index[name] {
+                diagnostics.error("duplicate-name", "'\(name)' is both a context attribute and a declaration", at: f.name.range,
+                                  notes: [.init("the declaration is here", at: declarations[d].header.name.range)])
+            }
+            guard let type = resolveType(f.type) else { continue }
+            fields.append((name, type))
+        }
+        return ContextSchema(fields)
+    }
+
+    mutating func resolveType(_ t: TypeSyntax) -> FlagType? {
+        switch t.kind {
+        case .enumeration(let cases):
+            if cases.isEmpty {
+                diagnostics.error("empty-enum", "an enum needs at least one case", at: t.range)
+                return nil
+            }
+            var seen = Set<String>()
+            for c in cases where !seen.insert(c.name).inserted {
+                diagnostics.error("duplicate-case", "enum case '\(c.name)' is listed twice", at: c.range)
+            }
+            return .enumeration(cases.map(\.name))
+        case .named(let name):
+            switch name.name {
+            case "string": return .string
+            case "int": return .int
+            case "double": return .double
+            case "bool": return .bool
+            case "version": return .version
+            case "datetime": return .datetime
+            case "enum":
+                diagnostics.error("unknown-type", "an enum lists its cases, as in enum(debug, release)", at: name.range)
+                return nil
+            default:
+                diagnostics.error("unknown-type", "unknown type '\(name.name)'" + didYouMean(name.name, Checker.typeNames),
+                                  at: name.range, help: "the types are string, int, double, bool, version, datetime and enum(…)")
+                return nil
+            }
+        }
+    }
+
+    func didYouMean<S: Sequence>(_ name: String, _ candidates: S) -> String where S.Element == String {
+        Suggestions.closest(to: name, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
+    }
+
+    // MARK: Declarations
+
+    func declaredType(_ d: DeclarationSyntax) -> FlagType {
+        switch d {
+        case .flag, .segment, .context: return .bool
+        case .variant(let v): return .variant(v.header.name.name, v.variants.map(\.name))
+        case .value(let v):
+            if case .named(let n) = v.type.kind {
+                switch n.name {
+                case "int": return .int
+                case "double": return .double
+                case "string": return .string
+                case "bool": return .bool
+                default: return .dynamic
+                }
+            }
+            return .dynamic
+        }
+    }
+
+    struct Attributes {
+        var disabled = false
+        var owner: String?
+        var expires: Date?
+    }
+
+    mutating func checkAttributes(_ header: DeclarationHeader, kind: DeclarationKind) -> Attributes {
+        var result = Attributes()
+        var seen: [String: SourceRange] = [:]
+        for a in header.attributes {
+            let name = a.name.name
+            if let first = seen[name] {
+                diagnostics.error("duplicate-attribute", "attribute '@\(name)' is given twice", at: a.range,
+                                  notes: [.init("first given here", at: first)])
+                continue
+            }
+            seen[name] = a.range
+            func stringArgument() -> (String, SourceRange)? {
+                guard a.arguments.count == 1, case .string(let s, _) = a.arguments[0].value else {
+                    diagnostics.error("attribute-arguments", "'@\(name)' takes one string, as in @\(name)(\(name == "owner" ? "\"team\"" : "\"2027-03-31\""))", at: a.range)
+                    return nil
+                }
+                return (s, a.arguments[0].range)
+            }
+            switch name {
+            case "disabled":
+                if !a.arguments.isEmpty {
+                    diagnostics.error("attribute-arguments", "'@disabled' takes no arguments", at: a.range)
+                }
+                if kind == .segment {
+                    diagnostics.error("misplaced-attribute", "a segment cannot be '@disabled'", at: a.range,
+                                      help: "disable the flags that read it instead")
+                }
+                result.disabled = true
+            case "owner":
+                result.owner = stringArgument()?.0
+            case "expires":
+                guard let (text, range) = stringArgument() else { break }
+                guard let date = DateTime.parseDate(text) else {
+                    diagnostics.error("invalid-date", "'\(text)' is not a date; write YYYY-MM-DD", at: range)
+                    break
+                }
+                result.expires = date
+                if date < today {
+                    diagnostics.warning("expired", "'\(header.name.name)' expired on \(text)", at: a.range,
+                                        help: "remove the declaration or move its expiry date")
+                }
+            default:
+                let suggestion = Suggestions.closest(to: name, in: Checker.attributeNames).map { "; did you mean '@\($0)'?" } ?? ""
+                diagnostics.error("unknown-attribute", "unknown attribute '@\(name)'" + suggestion,
+                                  at: a.range, help: "the attributes are @disabled, @owner(\"…\") and @expires(\"YYYY-MM-DD\")")
+            }
+        }
+        return result
+    }
+
+    mutating func checkDeclaration(_ d: DeclarationSyntax) -> CheckedDeclaration {
+        let header = d.header
+        let name = header.name.name
+        func make(_ kind: DeclarationKind, _ attributes: Attributes, type: FlagType, defaultValue: Value,
+                  variants: [String] = [], rules: [CheckedRule] = [], condition: Bound? = nil) -> CheckedDeclaration {
+            CheckedDeclaration(name: name, kind: kind, type: type, defaultValue: defaultValue, variants: variants, rules: rules,
+                               condition: condition, disabled: attributes.disabled, owner: attributes.owner,
+                               expires: attributes.expires, doc: header.doc?.text, range: header.range)
+        }
+        switch d {
+        case .context:
+            return make(.segment, Attributes(), type: .bool, defaultValue: .bool(false))
+        case .segment(let s):
+            let attributes = checkAttributes(header, kind: .segment)
+            let condition = self.condition(s.condition)
+            return make(.segment, attributes, type: .bool, defaultValue: .bool(false), condition: condition)
+        case .flag(let f):
+            let attributes = checkAttributes(header, kind: .flag)
+            var defaultValue = false
+            if let literal = f.defaultValue, case .bool(let b) = literal.value { defaultValue = b }
+            let rules = checkRules(f.body) { _, rule in
+                switch rule.outcome {
+                case .enabled: return .value(.bool(true))
+                case .disabled: return .value(.bool(false))
+                default: return nil
+                }
+            }
+            return make(.flag, attributes, type: .bool, defaultValue: .bool(defaultValue), rules: rules)
+        case .variant(let v):
+            let attributes = checkAttributes(header, kind: .variant)
+            let names = v.variants.map(\.name)
+            if names.isEmpty {
+                diagnostics.error("empty-variants", "variant '\(name)' lists no variants", at: header.name.range,
+                                  help: "list them, as in variant \(name) [control, treatment]")
+            }
+            var seen = Set<String>()
+            for variant in v.variants where !seen.insert(variant.name).inserted {
+                diagnostics.error("duplicate-variant", "variant '\(variant.name)' is listed twice", at: variant.range)
+            }
+            var defaultName = names.first ?? ""
+            if let given = v.defaultVariant {
+                if names.contains(given.name) {
+                    defaultName = given.name
+                } else {
+                    unknownVariant(given, of: name, names)
+                }
+            }
+            let rules = checkRules(v.body) { c, rule in
+                switch rule.outcome {
+                case .variant(let id):
+                    guard names.contains(id.name) else {
+                        c.unknownVariant(id, of: name, names)
+                        return nil
+                    }
+                    return .value(.string(id.name))
+                case .split(let s):
+                    return c.checkSplit(s, keyType: .variant(name, names), salt: name).map { .split($0) }
+                default: return nil
+                }
+            }
+            return make(.variant, attributes, type: .variant(name, names), defaultValue: .string(defaultName),
+                        variants: names, rules: rules)
+        case .value(let v):
+            let attributes = checkAttributes(header, kind: .value)
+            let type = types[current]
+            if type == .dynamic {
+                let written = Parser.typeText(v.type)
+                diagnostics.error("invalid-value-type", "a value's type is int, double, string or bool, not '\(written)'",
+                                  at: v.type.range)
+            }
+            var defaultValue: Value = .int(0)
+            if type != .dynamic, let literal = v.defaultValue, let value = literalValue(literal, as: type) {
+                defaultValue = value
+            }
+            let rules = checkRules(v.body) { c, rule in
+                switch rule.outcome {
+                case .literal(let literal):
+                    guard type != .dynamic else { return nil }
+                    return c.literalValue(literal, as: type).map { .value($0) }
+                case .split(let s):
+                    guard type != .dynamic else { return nil }
+                    return c.checkSplit(s, keyType: type, salt: name).map { .split($0) }
+                default: return nil
+                }
+            }
+            return make(.value, attributes, type: type, defaultValue: defaultValue, rules: rules)
+        }
+    }
+
+    mutating func unknownVariant(_ id: Identifier, of declaration: String, _ names: [String]) {
+        diagnostics.error("unknown-variant", "'\(id.name)' is not a variant of '\(declaration)'" + didYouMean(id.name, names),
+                          at: id.range, help: names.isEmpty ? nil : "the variants are " + names.joined(separator: ", "))
+    }
+
+    /// A literal as a value of a declared value type; reports a mismatch.
+    mutating func literalValue(_ literal: LiteralSyntax, as type: FlagType) -> Value? {
+        switch (type, literal.value) {
+        case (.int, .int(let i)): return .int(i)
+        case (.double, .int(let i)): return .double(Double(i))
+        case (.double, .double(let d)): return .double(d)
+        case (.string, .string(let s, _)): return .string(s)
+        case (.bool, .bool(let b)): return .bool(b)
+        default:
+            diagnostics.error("type-mismatch", "expected \(Checker.article(type)) \(type), found \(Checker.describe(literal.value)) \(literal.text)",
+                              at: literal.range)
+            return nil
+        }
+    }
+
+    static func article(_ t: FlagType) -> String {
+        switch t {
+        case .int, .enumeration: return "an"
+        default: return "a"
+        }
+    }
+
+    static func describe(_ v: LiteralValue) -> String {
+        switch v {
+        case .bool: return "bool"
+        case .int: return "int"
+        case .double: return "double"
+        case .percent: return "percentage"
+        case .string: return "string"
+        case .version: return "version"
+        }
+    }
+
+    mutating func checkRules(_ body: BodySyntax?, _ outcome: (inout Checker, RuleSyntax) -> CheckedRule.Outcome?) -> [CheckedRule] {
+        guard let body else { return [] }
+        var rules: [CheckedRule] = []
+        var failed = false
+        for (k, rule) in body.rules.enumerated() {
+            let o = outcome(&self, rule)
+            var condition: Bound?
+            if let c = rule.condition {
+                condition = self.condition(c)
+                if condition == nil { failed = true }
+            }
+            var isSplit = false
+            if case .split = rule.outcome { isSplit = true }
+            if rule.condition == nil, !isSplit, k < body.rules.count - 1 {
+                diagnostics.error("unreachable-rule", "a rule without 'when' must be the last rule", at: rule.range,
+                                  notes: [.init("this rule can never be reached", at: body.rules[k + 1].range)],
+                                  help: "add a 'when' condition or move the rule to the end")
+            }
+            guard let o, !failed else { failed = true; continue }
+            rules.append(CheckedRule(outcome: o, condition: condition, index: k + 1, line: rule.range.start.line))
+        }
+        return rules
+    }
+
+    mutating func checkSplit(_ s: SplitSyntax, keyType: FlagType, salt defaultSalt: String) -> CheckedSplit? {
+        let unit = expression(s.unit)
+        if let unit { checkUnit(unit, "split") }
+        var salt = defaultSalt
+        if let literal = s.salt, case .string(let text, _) = literal.value { salt = text }
+        if s.entries.isEmpty {
+            diagnostics.error("empty-split", "a split needs at least one entry", at: s.range)
+            return nil
+        }
+        var outcomes: [Value] = []
+        var weights: [Int] = []
+        var ok = true
+        var seen: [Value: SourceRange] = [:]
+        var percentForm: Bool?
+        for entry in s.entries {
+            var key: Value?
+            switch entry.key {
+            case .name(let id):
+                if let names = keyType.cases, names.contains(id.name) {
+                    key = .string(id.name)
+                } else if case .variant(let declaration, let names) = keyType {
+                    unknownVariant(id, of: declaration, names)
+                }
+            case .literal(let literal):
+                key = literalValue(literal, as: keyType)
+            }
+            if let key {
+                if let first = seen[key] {
+                    diagnostics.error("duplicate-entry", "\(key) appears twice in the split", at: entry.key.range,
+                                      notes: [.init("first listed here", at: first)])
+                    ok = false
+                }
+                seen[key] = entry.key.range
+                outcomes.append(key)
+            } else {
+                ok = false
+            }
+            let isPercent: Bool
+            let weight: Int
+            switch entry.weight.value {
+            case .int(let w): isPercent = false; weight = w
+            case .percent(let t):
+                isPercent = true
+                if t % 100 != 0 {
+                    diagnostics.error("invalid-weight", "a split percentage has at most one decimal, found \(entry.weight.text)",
+                                      at: entry.weight.range)
+                    ok = false
+                }
+                weight = t / 100
+            default: isPercent = false; weight = 0; ok = false
+            }
+            if let form = percentForm, form != isPercent {
+                diagnostics.error("mixed-weights", "split weights mix whole numbers and percentages", at: entry.weight.range,
+                                  help: "write every weight as a percentage or every weight as a whole number")
+                ok = false
+            }
+            percentForm = percentForm ?? isPercent
+            if weight < 0 {
+                diagnostics.error("invalid-weight", "a split weight cannot be negative", at: entry.weight.range)
+                ok = false
+            }
+            weights.append(weight)
+        }
+        guard ok, let unit else { return nil }
+        var total = 0
+        for w in weights {
+            let (sum, overflow) = total.addingReportingOverflow(w)
+            if overflow || sum > Int(Int32.max) {
+                diagnostics.error("invalid-weight", "split weights add up to more than \(Int32.max)", at: s.range)
+                return nil
+            }
+            total = sum
+        }
+        if percentForm == true, total != 1000 {
+            let shown = total % 10 == 0 ? "\(total / 10)%" : "\(total / 10).\(total % 10)%"
+            diagnostics.error("weights-sum", "split weights add up to \(shown), not 100%", at: s.range)
+            return nil
+        }
+        if total == 0 {
+            diagnostics.error("invalid-weight", "all split weights are zero", at: s.range)
+            return nil
+        }
+        return CheckedSplit(unit: unit, salt: salt, weights: weights, outcomes: outcomes)
+    }
+
+    mutating func checkUnit(_ unit: Bound, _ function: String) {
+        if !unit.type.isBucketable {
+            diagnostics.error("invalid-unit", "\(function)'s unit must be a string, an int or an enum, found \(unit.type)",
+                              at: unit.range)
+        }
+    }
+
+    // MARK: Cycles
+
+    mutating func checkCycles() {
+        let n = declarations.count
+        var color = [UInt8](repeating: 0, count: n)  // 0 new, 1 on stack, 2 done
+        var depth = [Int](repeating: 1, count: n)
+        var reported = Set<Int>()
+        for root in 0..<n where color[root] == 0 {
+            var stack: [(node: Int, next: Int)] = [(root, 0)]
+            color[root] = 1
+            while let top = stack.last {
+                let node = top.node
+                if top.next < edges[node].count {
+                    stack[stack.count - 1].next += 1
+                    let edge = edges[node][top.next]
+                    switch color[edge.target] {
+                    case 0:
+                        color[edge.target] = 1
+                        stack.append((edge.target, 0))
+                    case 1:
+                        guard let start = stack.firstIndex(where: { $0.node == edge.target }) else { break }
+                        let members = stack[start...].map(\.node)
+                        if members.contains(where: reported.contains) { break }
+                        reported.formUnion(members)
+                        let path = (members + [edge.target]).map { declarations[$0].header.name.name }
+                        diagnostics.error("cycle", "cycle between declarations: " + path.joined(separator: " -> "), at: edge.range,
+                                          help: "a declaration cannot depend on itself, directly or through others")
+                    default:
+                        break
+                    }
+                } else {
+                    color[node] = 2
+                    stack.removeLast()
+                    for e in edges[node] where color[e.target] == 2 {
+                        depth[node] = max(depth[node], depth[e.target] + 1)
+                    }
+                    if depth[node] > Checker.maxDependencyDepth, reported.insert(node).inserted {
+                        diagnostics.error("dependency-depth",
+                                          "'\(declarations[node].header.name.name)' reads a chain of \(depth[node]) declarations; the limit is \(Checker.maxDependencyDepth)",
+                                          at: declarations[node].header.name.range)
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+/// The static type of an expression or attribute.
+public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
+    /// `true`/`false`.
+    case bool
+    /// 64-bit integer.
+    case int
+    /// Double (percentages and `rollout(…)` are doubles on the 0–100 scale).
+    case double
+    /// String.
+    case string
+    /// Semantic version.
+    case version
+    /// ISO 8601 point in time.
+    case datetime
+    /// `enum(a, b, …)`: one of the cases.
+    case enumeration([String])
+    /// The result of a variant declaration: one of its variants.
+    case variant(String, [String])
+    /// Without a schema, a bare name in a case position: its own name as a string.
+    case symbol
+    /// Without a schema: an attribute of unknown type, checked at evaluation.
+    case dynamic
+
+    public var description: String {
+        switch self {
+        case .bool: return "bool"
+        case .int: return "int"
+        case .double: return "double"
+        case .string: return "string"
+        case .version: return "version"
+        case .datetime: return "datetime"
+        case .enumeration(let cases): return "enum(" + cases.joined(separator: ", ") + ")"
+        case .variant(let name, _): return "variant of '\(name)'"
+        case .symbol: return "symbol"
+        case .dynamic: return "dynamic"
+        }
+    }
+
+    var isNumeric: Bool { self == .int || self == .double }
+    var isDynamic: Bool { self == .dynamic }
+
+    /// The cases, for enums and variants.
+    var cases: [String]? {
+        switch self {
+        case .enumeration(let c), .variant(_, let c): return c
+        default: return nil
+        }
+    }
+
+    /// Whether values of this type can be a rollout or split unit.
+    var isBucketable: Bool {
+        switch self {
+        case .string, .int, .enumeration, .variant, .dynamic, .symbol: return true
+        default: return false
+        }
+    }
+
+    /// Whether the type has an order for `<`.
+    var isOrdered: Bool {
+        switch self {
+        case .int, .double, .string, .version, .datetime, .dynamic, .symbol: return true
+        default: return false
+        }
+    }
+
+    /// Whether `==` between values of these types is meaningful.
+    func isComparable(with other: FlagType) -> Bool {
+        if self == other || isDynamic || other.isDynamic { return true }
+        if isNumeric && other.isNumeric { return true }
+        switch (self, other) {
+        case (.string, .symbol), (.symbol, .string): return true
+        case (.enumeration, .string), (.string, .enumeration), (.variant, .string), (.string, .variant): return true
+        case (.enumeration(let a), .enumeration(let b)): return a == b
+        case (.variant(_, let a), .variant(_, let b)), (.enumeration(let a), .variant(_, let b)), (.variant(_, let a), .enumeration(let b)):
+            return Set(a) == Set(b)
+        case (.enumeration, .symbol), (.symbol, .enumeration), (.variant, .symbol), (.symbol, .variant): return true
+        default: return false
+        }
+    }
+}
+
+/// The `context { … }` schema: each attribute's type and its slot.
+public struct ContextSchema: Sendable {
+    /// One declared attribute.
+    public struct Attribute: Sendable {
+        /// Its name.
+        public let name: String
+        /// Its type.
+        public let type: FlagType
+        /// Its position in the schema (the slot of a slotted context).
+        public let slot: Int
+    }
+
+    /// The attributes in declaration order.
+    public let attributes: [Attribute]
+    let slots: [String: Int]
+
+    init(_ attributes: [(String, FlagType)]) {
+        self.attributes = attributes.enumerated().map { Attribute(name: $1.0, type: $1.1, slot: $0) }
+        var slots: [String: Int] = [:]
+        for a in self.attributes where slots[a.name] == nil { slots[a.name] = a.slot }
+        self.slots = slots
+    }
+
+    /// The attribute called `name`.
+    public subscript(name: String) -> Attribute? {
+        slots[name].map { attributes[$0] }
+    }
+}

@@ -1,0 +1,337 @@
+/// A small JSON value with a strict parser and a stable serializer.
+///
+/// The parser accepts RFC 8259 JSON only, nests at most `maxDepth` levels, rejects
+/// numbers that do not fit a finite double, and reports the byte offset of the first
+/// problem. Object members keep their order.
+public enum JSON: Sendable, Hashable {
+    /// `null`.
+    case null
+    /// `true` / `false`.
+    case bool(Bool)
+    /// A number without fraction or exponent that fits in 64 bits.
+    case int(Int)
+    /// Any other finite number.
+    case double(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([JSON])
+    /// An object, members in written order.
+    case object([(String, JSON)])
+
+    /// The deepest nesting the parser accepts.
+    public static let maxDepth = 64
+
+    /// Why JSON did not parse.
+    public struct ParseError: Error, Sendable, CustomStringConvertible {
+        /// What is wrong.
+        public let message: String
+        /// The byte offset where it went wrong.
+        public let offset: Int
+        public var description: String { "\(message) at byte \(offset)" }
+    }
+
+    /// "object", "array", "string", … for messages.
+    public var kindName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .int, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    public static func == (a: JSON, b: JSON) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.double(let x), .double(let y)): return x == y
+        case (.string(let x), .string(let y)): return x == y
+        case (.array(let x), .array(let y)): return x == y
+        case (.object(let x), .object(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let b): hasher.combine(b)
+        case .int(let i): hasher.combine(i)
+        case .double(let d): hasher.combine(d)
+        case .string(let s): hasher.combine(s)
+        case .array(let a): hasher.combine(a)
+        case .object(let o):
+            for (k, v) in o { hasher.combine(k); hasher.combine(v) }
+        }
+    }
+
+    /// Parses a complete JSON text.
+    public static func parse(_ text: String) throws(ParseError) -> JSON {
+        try parse(bytes: Array(text.utf8))
+    }
+
+    /// Parses a complete JSON text from bytes (which must be UTF-8).
+    public static func parse(bytes: [UInt8]) throws(ParseError) -> JSON {
+        var p = JSONParser(bytes: bytes)
+        p.skipSpace()
+        let value = try p.value(depth: 0)
+        p.skipSpace()
+        guard p.i == bytes.count else { throw ParseError(message: "unexpected text after the JSON value", offset: p.i) }
+        return value
+    }
+
+    /// Compact serialization (`{"a":1}`); with `pretty`, two-space indentation.
+    public func serialized(pretty: Bool = false) -> String {
+        var out = ""
+        write(to: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private func write(to out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite {
+                out += d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) + ".0" : "\(d)"
+            } else {
+                out += "null"
+            }
+        case .string(let s): JSON.writeString(s, to: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (k, item) in items.enumerated() {
+                if k > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                item.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{"
+            for (k, (key, value)) in members.enumerated() {
+                if k > 0 { out += pretty ? "," : ", " }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                JSON.writeString(key, to: &out)
+                out += ": "
+                value.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    var i = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func fail(_ message: String) -> JSON.ParseError { JSON.ParseError(message: message, offset: i) }
+
+    mutating func skipSpace() {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
+    }
+
+    mutating func literal(_ word: String, _ value: JSON) throws(JSON.ParseError) -> JSON {
+        let w = Array(word.utf8)
+        guard i + w.count <= bytes.count, Array(bytes[i..<i + w.count]) == w else { throw fail("invalid literal") }
+        i += w.count
+        return value
+    }
+
+    mutating func value(depth: Int) throws(JSON.ParseError) -> JSON {
+        guard depth < JSON.maxDepth else { throw fail("nested more than \(JSON.maxDepth) levels deep") }
+        guard i < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[i] {
+        case UInt8(ascii: "n"): return try literal("null", .null)
+        case UInt8(ascii: "t"): return try literal("true", .bool(true))
+        case UInt8(ascii: "f"): return try literal("false", .bool(false))
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "["):
+            i += 1
+            var items: [JSON] = []
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            while true {
+                skipSpace()
+                items.append(try value(depth: depth + 1))
+                skipSpace()
+                guard i < bytes.count else { throw fail("unterminated array") }
+                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                throw fail("expected ',' or ']'")
+            }
+        case UInt8(ascii: "{"):
+            i += 1
+            var members: [(String, JSON)] = []
+            skipSpace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            while true {
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let key = try string()
+                skipSpace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                i += 1
+                skipSpace()
+                members.append((key, try value(depth: depth + 1)))
+                skipSpace()
+                guard i < bytes.count else { throw fail("unterminated object") }
+                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+                throw fail("expected ',' or '}'")
+            }
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try number()
+        default:
+            throw fail("unexpected character")
+        }
+    }
+
+    mutating func number() throws(JSON.ParseError) -> JSON {
+        let start = i
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        func digits() -> Int {
+            let s = i
+            while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 { i += 1 }
+            return i - s
+        }
+        let intStart = i
+        let n = digits()
+        guard n > 0 else { throw fail("invalid number") }
+        if n > 1, bytes[intStart] == 0x30 { throw fail("leading zero in a number") }
+        var isInteger = true
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            isInteger = false
+            guard digits() > 0 else { throw fail("invalid number") }
+        }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            isInteger = false
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { throw fail("invalid number") }
+        }
+        let text = String(decoding: bytes[start..<i], as: UTF8.self)
+        if isInteger, let v = Int(text) { return .int(v) }
+        guard let d = Double(text), d.isFinite else {
+            i = start
+            throw fail("number out of range")
+        }
+        return .double(d)
+    }
+
+    mutating func hex4() throws(JSON.ParseError) -> UInt32 {
+        guard i + 4 <= bytes.count else { throw fail("invalid \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[i]
+            let d: UInt32
+            switch c {
+            case 0x30...0x39: d = UInt32(c - 0x30)
+            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+            default: throw fail("invalid \\u escape")
+            }
+            v = v << 4 | d
+            i += 1
+        }
+        return v
+    }
+
+    mutating func string() throws(JSON.ParseError) -> String {
+        i += 1
+        var out = String.UnicodeScalarView()
+        var runStart = i
+        func flush(_ end: Int) {
+            if end > runStart { out.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars) }
+        }
+        while true {
+            guard i < bytes.count else { throw fail("unterminated string") }
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") {
+                flush(i)
+                i += 1
+                return String(out)
+            }
+            if c < 0x20 { throw fail("control character in a string") }
+            if c >= 0x80 {
+                let length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0
+                guard length > 0, c <= 0xF4, i + length <= bytes.count,
+                      String(validating: bytes[i..<i + length], as: UTF8.self) != nil else {
+                    throw fail("invalid UTF-8 in a string")
+                }
+                i += length
+                continue
+            }
+            if c == UInt8(ascii: "\\") {
+                flush(i)
+                i += 1
+                guard i < bytes.count else { throw fail("unterminated string") }
+                let e = bytes[i]
+                i += 1
+                switch e {
+                case UInt8(ascii: "\""): out.append("\"")
+                case UInt8(ascii: "\\"): out.append("\\")
+                case UInt8(ascii: "/"): out.append("/")
+                case UInt8(ascii: "b"): out.append("\u{08}")
+                case UInt8(ascii: "f"): out.append("\u{0C}")
+                case UInt8(ascii: "n"): out.append("\n")
+                case UInt8(ascii: "r"): out.append("\r")
+                case UInt8(ascii: "t"): out.append("\t")
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if code >= 0xD800, code < 0xDC00 {
+                        guard i + 6 <= bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                            throw fail("lone surrogate in \\u escape")
+                        }
+                        i += 2
+                        let low = try hex4()
+                        guard low >= 0xDC00, low < 0xE000 else { throw fail("lone surrogate in \\u escape") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if code >= 0xDC00, code < 0xE000 {
+                        throw fail("lone surrogate in \\u escape")
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw fail("invalid \\u escape") }
+                    out.append(scalar)
+                default:
+                    throw fail("invalid escape")
+                }
+                runStart = i
+                continue
+            }
+            i += 1
+        }
+    }
+}

@@ -1,0 +1,405 @@
+/// Turns the bytes of a `.flags` file into tokens, keeping comments aside.
+///
+/// Works over UTF-8 bytes. A byte-order mark at the start is skipped; LF, CRLF and a lone
+/// CR each end a line. Invalid UTF-8, NUL bytes and characters outside the language are
+/// reported as diagnostics and skipped, so lexing always reaches the end of the input.
+public struct Lexer {
+    /// The largest source the lexer accepts (16 MiB); larger input is one error.
+    public static let maxSourceSize = 16 << 20
+
+    /// The tokens, ending with `.endOfFile`.
+    public private(set) var tokens: [Token] = []
+    /// Every comment and doc comment, in order.
+    public private(set) var comments: [Comment] = []
+    /// Lexical errors.
+    public private(set) var diagnostics: [Diagnostic] = []
+
+    private let b: [UInt8]
+    private var i = 0
+    private var line = 1
+    private var column = 1
+
+    /// Lexes a whole source file.
+    public init(_ source: SourceText) {
+        b = source.bytes
+        if b.count > Lexer.maxSourceSize {
+            let here = location
+            diagnostics.append(.error("source-too-large", "file is \(b.count) bytes; the limit is \(Lexer.maxSourceSize)",
+                                      at: SourceRange(start: here, end: here)))
+            tokens.append(Token(kind: .endOfFile, range: SourceRange(start: here, end: here), text: ""))
+            return
+        }
+        if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
+        run()
+    }
+
+    private var location: SourceLocation { SourceLocation(offset: i, line: line, column: column) }
+
+    private func peek(_ k: Int = 0) -> UInt8 { i + k < b.count ? b[i + k] : 0 }
+    private var atEnd: Bool { i >= b.count }
+
+    /// Moves one byte forward; a column is counted at each scalar's first byte.
+    private mutating func bump() {
+        i += 1
+        if i >= b.count || b[i] & 0xC0 != 0x80 { column += 1 }
+    }
+
+    private mutating func newlineBump() {
+        if b[i] == 0x0D, peek(1) == 0x0A { i += 1 }
+        i += 1
+        line += 1
+        column = 1
+    }
+
+    private mutating func error(_ code: String, _ message: String, from start: SourceLocation, help: String? = nil) {
+        diagnostics.append(.error(code, message, at: SourceRange(start: start, end: location), help: help))
+    }
+
+    private mutating func add(_ kind: TokenKind, from start: SourceLocation) {
+        let text = String(decoding: b[start.offset..<i], as: UTF8.self)
+        tokens.append(Token(kind: kind, range: SourceRange(start: start, end: location), text: text))
+    }
+
+    /// Decodes the scalar at `i`: the scalar and its byte length, or nil and 1 for invalid UTF-8.
+    private func decodeScalar() -> (Unicode.Scalar?, Int) {
+        let lead = b[i]
+        if lead < 0x80 { return (Unicode.Scalar(lead), 1) }
+        let length: Int
+        var value: UInt32
+        switch lead {
+        case 0xC2...0xDF: length = 2; value = UInt32(lead & 0x1F)
+        case 0xE0...0xEF: length = 3; value = UInt32(lead & 0x0F)
+        case 0xF0...0xF4: length = 4; value = UInt32(lead & 0x07)
+        default: return (nil, 1)
+        }
+        guard i + length <= b.count else { return (nil, 1) }
+        for k in 1..<length {
+            let c = b[i + k]
+            guard c & 0xC0 == 0x80 else { return (nil, 1) }
+            value = value << 6 | UInt32(c & 0x3F)
+        }
+        // Reject overlong forms and surrogates.
+        let minimum: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000
+        guard value >= minimum, let scalar = Unicode.Scalar(value) else { return (nil, 1) }
+        return (scalar, length)
+    }
+
+    private static func isIdentStart(_ c: UInt8) -> Bool {
+        (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F
+    }
+
+    private static func isIdentContinue(_ c: UInt8) -> Bool {
+        isIdentStart(c) || isDigit(c)
+    }
+
+    private static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
+
+    private mutating func run() {
+        while !atEnd {
+            let c = b[i]
+            let start = location
+            switch c {
+            case 0x20, 0x09, 0x0B, 0x0C:
+                bump()
+            case 0x0A, 0x0D:
+                newlineBump()
+                tokens.append(Token(kind: .newline, range: SourceRange(start: start, end: start), text: "\n"))
+            case UInt8(ascii: "#"):
+                if peek(1) == UInt8(ascii: "\"") { lexRawString() } else { lexComment(skip: 1, isDoc: false) }
+            case UInt8(ascii: "/"):
+                if peek(1) == UInt8(ascii: "/"), peek(2) == UInt8(ascii: "/") {
+                    lexComment(skip: 3, isDoc: true)
+                } else {
+                    bump()
+                    error("unexpected-character", "unexpected character '/'", from: start,
+                          help: "comments start with '#', doc comments with '///'")
+                }
+            case UInt8(ascii: "\""):
+                lexString()
+            case _ where Lexer.isIdentStart(c):
+                while !atEnd, Lexer.isIdentContinue(b[i]) { bump() }
+                let text = String(decoding: b[start.offset..<i], as: UTF8.self)
+                add(Keyword(rawValue: text).map { .keyword($0) } ?? .identifier(text), from: start)
+            case _ where Lexer.isDigit(c):
+                lexNumber()
+            case UInt8(ascii: "-") where Lexer.isDigit(peek(1)):
+                lexNumber()
+            case 0x00:
+                bump()
+                error("nul-byte", "NUL byte in source", from: start, help: "remove it; .flags files are UTF-8 text")
+            default:
+                lexPunctuation(start)
+            }
+        }
+        let end = location
+        tokens.append(Token(kind: .endOfFile, range: SourceRange(start: end, end: end), text: ""))
+    }
+
+    private mutating func lexPunctuation(_ start: SourceLocation) {
+        let c = b[i], n = peek(1)
+        func two(_ p: Punctuation) { bump(); bump(); add(.punctuation(p), from: start) }
+        func one(_ p: Punctuation) { bump(); add(.punctuation(p), from: start) }
+        switch c {
+        case UInt8(ascii: "{"): one(.leftBrace)
+        case UInt8(ascii: "}"): one(.rightBrace)
+        case UInt8(ascii: "("): one(.leftParen)
+        case UInt8(ascii: ")"): one(.rightParen)
+        case UInt8(ascii: "["): one(.leftBracket)
+        case UInt8(ascii: "]"): one(.rightBracket)
+        case UInt8(ascii: ","): one(.comma)
+        case UInt8(ascii: ":"): one(.colon)
+        case UInt8(ascii: ";"): one(.semicolon)
+        case UInt8(ascii: "@"): one(.at)
+        case UInt8(ascii: "="): n == UInt8(ascii: "=") ? two(.equal) : one(.assign)
+        case UInt8(ascii: "!"): n == UInt8(ascii: "=") ? two(.notEqual) : one(.bang)
+        case UInt8(ascii: "<"): n == UInt8(ascii: "=") ? two(.lessEqual) : one(.less)
+        case UInt8(ascii: ">"): n == UInt8(ascii: "=") ? two(.greaterEqual) : one(.greater)
+        case UInt8(ascii: "?") where n == UInt8(ascii: "?"): two(.coalesce)
+        case UInt8(ascii: "&") where n == UInt8(ascii: "&"): two(.ampersands)
+        case UInt8(ascii: "|") where n == UInt8(ascii: "|"): two(.bars)
+        case UInt8(ascii: "&"):
+            bump()
+            error("unexpected-character", "unexpected character '&'", from: start, help: "write 'and' or '&&'")
+        case UInt8(ascii: "|"):
+            bump()
+            error("unexpected-character", "unexpected character '|'", from: start, help: "write 'or' or '||'")
+        case UInt8(ascii: "?"):
+            bump()
+            error("unexpected-character", "unexpected character '?'", from: start, help: "the fallback operator is '??'")
+        case UInt8(ascii: "'"):
+            bump()
+            error("unexpected-character", "unexpected character '''", from: start, help: "strings use double quotes: \"...\"")
+        default:
+            let (scalar, length) = decodeScalar()
+            for _ in 0..<length { bump() }
+            if let scalar {
+                let shown = scalar.value < 0x20 || scalar.value == 0x7F
+                    ? "U+" + String(scalar.value, radix: 16, uppercase: true) : String(scalar)
+                error("unexpected-character", "unexpected character '\(shown)'", from: start,
+                      help: scalar.isASCII ? nil : "names are ASCII letters, digits and '_'; other text belongs in a string")
+            } else {
+                error("invalid-utf8", "invalid UTF-8 byte 0x" + String(c, radix: 16, uppercase: true), from: start,
+                      help: ".flags files must be UTF-8")
+            }
+        }
+    }
+
+    private mutating func lexComment(skip: Int, isDoc: Bool) {
+        let start = location
+        for _ in 0..<skip { bump() }
+        let textStart = i
+        while !atEnd, b[i] != 0x0A, b[i] != 0x0D {
+            if b[i] == 0 {
+                let here = location
+                bump()
+                error("nul-byte", "NUL byte in source", from: here, help: "remove it; .flags files are UTF-8 text")
+                continue
+            }
+            if b[i] >= 0x80 {
+                let here = location
+                let (scalar, length) = decodeScalar()
+                for _ in 0..<length { bump() }
+                if scalar == nil { error("invalid-utf8", "invalid UTF-8 in a comment", from: here, help: ".flags files must be UTF-8") }
+                continue
+            }
+            bump()
+        }
+        let text = String(decoding: b[textStart..<i], as: UTF8.self)
+        comments.append(Comment(text: text, range: SourceRange(start: start, end: location), isDoc: isDoc))
+    }
+
+    private mutating func lexString() {
+        let start = location
+        bump()  // opening quote
+        var value = String.UnicodeScalarView()
+        while true {
+            if atEnd || b[i] == 0x0A || b[i] == 0x0D {
+                error("unterminated-string", "unterminated string", from: start, help: "close it with '\"' on the same line")
+                add(.string(String(value), raw: false), from: start)
+                return
+            }
+            let c = b[i]
+            if c == UInt8(ascii: "\"") {
+                bump()
+                add(.string(String(value), raw: false), from: start)
+                return
+            }
+            if c == UInt8(ascii: "\\") {
+                let escapeStart = location
+                bump()
+                guard !atEnd else { continue }
+                let e = b[i]
+                switch e {
+                case UInt8(ascii: "\""): value.append("\""); bump()
+                case UInt8(ascii: "\\"): value.append("\\"); bump()
+                case UInt8(ascii: "n"): value.append("\n"); bump()
+                case UInt8(ascii: "t"): value.append("\t"); bump()
+                case UInt8(ascii: "u") where peek(1) == UInt8(ascii: "{"):
+                    bump(); bump()
+                    var code: UInt32 = 0
+                    var digits = 0
+                    while !atEnd, let d = hexValue(b[i]) {
+                        code = digits < 8 ? code << 4 | UInt32(d) : code
+                        digits += 1
+                        bump()
+                    }
+                    let closed = !atEnd && b[i] == UInt8(ascii: "}")
+                    if closed { bump() }
+                    if closed, (1...8).contains(digits), let scalar = Unicode.Scalar(code) {
+                        value.append(scalar)
+                    } else {
+                        error("invalid-escape", "invalid Unicode escape", from: escapeStart,
+                              help: "write 1 to 8 hex digits of a Unicode scalar, as in \\u{1F600}")
+                    }
+                default:
+                    if e == 0x0A || e == 0x0D { continue }
+                    let (scalar, length) = decodeScalar()
+                    for _ in 0..<length { bump() }
+                    error("invalid-escape", "unknown escape '\\\(scalar.map { String($0) } ?? "?")'", from: escapeStart,
+                          help: "the escapes are \\\" \\\\ \\n \\t \\u{…}; for patterns, a raw string #\"…\"# needs none")
+                }
+                continue
+            }
+            appendScalar(to: &value)
+        }
+    }
+
+    /// Appends the scalar at `i` (reporting NUL and invalid UTF-8) and moves past it.
+    private mutating func appendScalar(to value: inout String.UnicodeScalarView) {
+        let here = location
+        if b[i] == 0 {
+            bump()
+            error("nul-byte", "NUL byte in source", from: here, help: "write \\u{0} for a NUL character")
+            return
+        }
+        let (scalar, length) = decodeScalar()
+        for _ in 0..<length { bump() }
+        if let scalar {
+            value.append(scalar)
+        } else {
+            value.append("\u{FFFD}")
+            error("invalid-utf8", "invalid UTF-8 byte 0x" + String(b[here.offset], radix: 16, uppercase: true) + " in a string",
+                  from: here, help: ".flags files must be UTF-8")
+        }
+    }
+
+    private func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x41...0x46: return c - 0x41 + 10
+        case 0x61...0x66: return c - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    private mutating func lexRawString() {
+        let start = location
+        bump(); bump()  // #"
+        var value = String.UnicodeScalarView()
+        while true {
+            if atEnd || b[i] == 0x0A || b[i] == 0x0D {
+                error("unterminated-string", "unterminated raw string", from: start, help: "close it with '\"#' on the same line")
+                add(.string(String(value), raw: true), from: start)
+                return
+            }
+            if b[i] == UInt8(ascii: "\""), peek(1) == UInt8(ascii: "#") {
+                bump(); bump()
+                add(.string(String(value), raw: true), from: start)
+                return
+            }
+            appendScalar(to: &value)
+        }
+    }
+
+    private mutating func digits() -> Int {
+        let s = i
+        while !atEnd, Lexer.isDigit(b[i]) { bump() }
+        return i - s
+    }
+
+    private mutating func lexNumber() {
+        let start = location
+        let negative = b[i] == UInt8(ascii: "-")
+        if negative { bump() }
+        let intStart = i
+        _ = digits()
+        let intText = String(decoding: b[intStart..<i], as: UTF8.self)
+        var fraction: String?
+        if peek() == UInt8(ascii: "."), Lexer.isDigit(peek(1)) {
+            bump()
+            let s = i
+            _ = digits()
+            fraction = String(decoding: b[s..<i], as: UTF8.self)
+            if peek() == UInt8(ascii: "."), Lexer.isDigit(peek(1)) {
+                bump()
+                _ = digits()
+                lexVersionTail(start: start, negative: negative)
+                return
+            }
+        }
+        if peek() == UInt8(ascii: "%") {
+            bump()
+            let decimals = fraction ?? ""
+            guard decimals.count <= 3 else {
+                error("invalid-number", "a percentage has at most 3 decimals", from: start)
+                add(.percent(0), from: start)
+                return
+            }
+            let padded = decimals + String(repeating: "0", count: 3 - decimals.count)
+            if let whole = Int(intText), let thousandths = Int(padded) {
+                let (m, o1) = whole.multipliedReportingOverflow(by: 1000)
+                let (v, o2) = m.addingReportingOverflow(thousandths)
+                if !o1 && !o2 {
+                    add(.percent(negative ? -v : v), from: start)
+                    return
+                }
+            }
+            error("number-overflow", "percentage '\(String(decoding: b[start.offset..<i], as: UTF8.self))' is out of range", from: start)
+            add(.percent(0), from: start)
+            return
+        }
+        let text = String(decoding: b[start.offset..<i], as: UTF8.self)
+        if fraction != nil {
+            if let d = Double(text), d.isFinite {
+                add(.double(d), from: start)
+            } else {
+                error("number-overflow", "number '\(text)' is out of range for a double", from: start)
+                add(.double(0), from: start)
+            }
+            return
+        }
+        if let v = Int(text) {
+            add(.int(v), from: start)
+        } else {
+            error("number-overflow", "integer literal '\(text)' does not fit in 64 bits",
+                  from: start, help: "integers range from \(Int.min) to \(Int.max)")
+            add(.int(0), from: start)
+        }
+    }
+
+    private mutating func lexVersionTail(start: SourceLocation, negative: Bool) {
+        func isIdentifierByte(_ c: UInt8) -> Bool { Lexer.isIdentContinue(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") }
+        if peek() == UInt8(ascii: "-"), isIdentifierByte(peek(1)) {
+            bump()
+            while !atEnd, isIdentifierByte(b[i]) {
+                if b[i] == UInt8(ascii: "."), !Lexer.isIdentContinue(peek(1)) && peek(1) != UInt8(ascii: "-") { break }
+                bump()
+            }
+        }
+        if peek() == UInt8(ascii: "+"), isIdentifierByte(peek(1)) {
+            bump()
+            while !atEnd, isIdentifierByte(b[i]) {
+                if b[i] == UInt8(ascii: "."), !Lexer.isIdentContinue(peek(1)) && peek(1) != UInt8(ascii: "-") { break }
+                bump()
+            }
+        }
+        let text = String(decoding: b[start.offset..<i], as: UTF8.self)
+        if negative {
+            error("invalid-version", "a version cannot be negative", from: start)
+        } else if SemanticVersion(text) == nil {
+            error("invalid-version", "'\(text)' is not a valid semantic version", from: start,
+                  help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, without leading zeros")
+        }
+        add(.version(text), from: start)
+    }
+}

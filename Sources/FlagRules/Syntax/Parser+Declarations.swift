@@ -1,0 +1,374 @@
+/// Declarations, attributes, bodies and rules.
+extension Parser {
+    static let declarationKeywords = ["context", "segment", "flag", "variant", "value"]
+
+    mutating func parseFile() -> FileSyntax {
+        var declarations: [DeclarationSyntax] = []
+        var progress = LoopProgress()
+        while true {
+            skipSeparators()
+            if current.kind == .endOfFile { break }
+            guard progress.advanced(index) else {
+                advance()
+                continue
+            }
+            do {
+                declarations.append(try parseDeclaration())
+            } catch {
+                recoverToDeclaration()
+            }
+        }
+        return FileSyntax(declarations: declarations, comments: comments)
+    }
+
+    /// Skips to the next line that starts a declaration, at brace depth 0; always consumes a token.
+    mutating func recoverToDeclaration() {
+        newlineSuppression = 0
+        depth = 0
+        var braces = 0
+        var first = true
+        while current.kind != .endOfFile {
+            let t = tokens[index]
+            if !first, braces <= 0, index > 0, tokens[index - 1].kind == .newline {
+                if case .identifier(let name) = t.kind, Parser.declarationKeywords.contains(name) { return }
+                if t.kind == .punctuation(.at) { return }
+            }
+            first = false
+            switch t.kind {
+            case .punctuation(.leftBrace): braces += 1
+            case .punctuation(.rightBrace): braces -= 1
+            default: break
+            }
+            index += 1
+        }
+    }
+
+    func docComment(above line: Int) -> DocCommentSyntax? {
+        var lines: [String] = []
+        var l = line - 1
+        var first: Comment?
+        var last: Comment?
+        while let c = docComments[l] {
+            if last == nil { last = c }
+            first = c
+            lines.insert(c.text.hasPrefix(" ") ? String(c.text.dropFirst()) : c.text, at: 0)
+            l -= 1
+        }
+        guard let first, let last else { return nil }
+        return DocCommentSyntax(lines: lines, range: SourceRange(start: first.range.start, end: last.range.end))
+    }
+
+    mutating func parseDeclaration() throws(Recovery) -> DeclarationSyntax {
+        let start = current.range.start
+        let doc = docComment(above: start.line)
+        var attributes: [AttributeSyntax] = []
+        var progress = LoopProgress()
+        while isPunctuation(.at), progress.advanced(index) {
+            attributes.append(try parseAttribute())
+            skipNewlines()
+        }
+        let t = current
+        guard case .identifier(let word) = t.kind, Parser.declarationKeywords.contains(word) else {
+            var help: String? = nil
+            if case .identifier(let word) = t.kind, let s = Suggestions.closest(to: word, in: Parser.declarationKeywords) {
+                throw fail("expected a declaration, found '\(word)'; did you mean '\(s)'?")
+            }
+            if case .identifier = t.kind { help = "declarations start with flag, variant, value, segment or context" }
+            throw fail("expected a declaration (flag, variant, value, segment or context), found \(Parser.describe(t))", help: help)
+        }
+        let keyword = Identifier(name: word, range: t.range)
+        advance()
+        func header(_ name: Identifier) -> DeclarationHeader {
+            DeclarationHeader(keyword: keyword, name: name, attributes: attributes, doc: doc, range: range(from: start))
+        }
+        switch word {
+        case "context":
+            let fields = try parseContextFields()
+            return .context(ContextSyntax(header: header(keyword), fields: fields))
+        case "segment":
+            let name = try expectIdentifier("a segment name")
+            _ = try expect(.assign, "after the segment name", help: "a segment is written 'segment NAME = EXPR'")
+            skipNewlines()
+            let condition = try parseExpression()
+            return .segment(SegmentSyntax(header: header(name), condition: condition))
+        case "flag":
+            let name = try expectIdentifier("a flag name")
+            var defaultValue: LiteralSyntax?
+            if isPunctuation(.assign) {
+                advance()
+                let t = current
+                guard t.kind == .keyword(.true) || t.kind == .keyword(.false) else {
+                    throw fail("a flag's default must be 'true' or 'false', found \(Parser.describe(t))",
+                               help: "for other types declare 'value NAME: TYPE = LITERAL'")
+                }
+                defaultValue = try parseLiteral("a default")
+            }
+            let body = try parseOptionalBody(.flag)
+            return .flag(FlagSyntax(header: header(name), defaultValue: defaultValue, body: body))
+        case "variant":
+            let name = try expectIdentifier("a variant name")
+            let open = try expect(.leftBracket, "to list the variants", help: "write the variants as 'variant \(name.name) [a, b] { … }'")
+            newlineSuppression += 1
+            var variants: [Identifier] = []
+            var progress = LoopProgress()
+            while !isPunctuation(.rightBracket), current.kind != .endOfFile, progress.advanced(index) {
+                variants.append(try expectIdentifier("a variant name"))
+                if !isPunctuation(.comma) { break }
+                advance()
+            }
+            newlineSuppression -= 1
+            guard isPunctuation(.rightBracket) else {
+                throw fail("expected ']' to close the list of variants opened at \(open.range.start), found \(Parser.describe(current))")
+            }
+            advance()
+            var defaultVariant: Identifier?
+            if isPunctuation(.assign) {
+                advance()
+                defaultVariant = try expectIdentifier("the default variant")
+            }
+            let body = try parseOptionalBody(.variant)
+            return .variant(VariantSyntax(header: header(name), variants: variants, defaultVariant: defaultVariant, body: body))
+        default:  // value
+            let name = try expectIdentifier("a value name")
+            _ = try expect(.colon, "after the value's name", help: "a value is written 'value \(name.name): TYPE = LITERAL'")
+            let type = try parseType()
+            guard isPunctuation(.assign) else {
+                throw fail("expected '=' and a default value after the type, found \(Parser.describe(current))",
+                           code: "missing-default", help: "every value needs a default, as in 'value \(name.name): \(Parser.typeText(type)) = …'")
+            }
+            advance()
+            let defaultValue = try parseLiteral("a default value")
+            let body = try parseOptionalBody(.value)
+            return .value(ValueSyntax(header: header(name), type: type, defaultValue: defaultValue, body: body))
+        }
+    }
+
+    static func typeText(_ t: TypeSyntax) -> String {
+        switch t.kind {
+        case .named(let i): return i.name
+        case .enumeration(let cases): return "enum(" + cases.map(\.name).joined(separator: ", ") + ")"
+        }
+    }
+
+    mutating func parseAttribute() throws(Recovery) -> AttributeSyntax {
+        let at = advance()
+        let name = try expectIdentifier("an attribute name after '@'")
+        var arguments: [LiteralSyntax] = []
+        if isPunctuation(.leftParen) {
+            advance()
+            newlineSuppression += 1
+            defer { newlineSuppression -= 1 }
+            var progress = LoopProgress()
+            while !isPunctuation(.rightParen), current.kind != .endOfFile, progress.advanced(index) {
+                arguments.append(try parseLiteral("an attribute argument"))
+                if !isPunctuation(.comma) { break }
+                advance()
+            }
+            _ = try expect(.rightParen, "to close the attribute's arguments")
+        }
+        return AttributeSyntax(name: name, arguments: arguments, range: range(from: at.range.start))
+    }
+
+    mutating func parseType() throws(Recovery) -> TypeSyntax {
+        let name = try expectIdentifier("a type (string, int, double, bool, version, datetime or enum(…))")
+        guard name.name == "enum", isPunctuation(.leftParen) else {
+            return TypeSyntax(kind: .named(name), range: name.range)
+        }
+        advance()
+        newlineSuppression += 1
+        defer { newlineSuppression -= 1 }
+        var cases: [Identifier] = []
+        var progress = LoopProgress()
+        while !isPunctuation(.rightParen), current.kind != .endOfFile, progress.advanced(index) {
+            cases.append(try expectIdentifier("an enum case"))
+            if !isPunctuation(.comma) { break }
+            advance()
+        }
+        _ = try expect(.rightParen, "to close the enum's cases")
+        return TypeSyntax(kind: .enumeration(cases), range: range(from: name.range.start))
+    }
+
+    mutating func parseContextFields() throws(Recovery) -> [ContextFieldSyntax] {
+        _ = try expect(.leftBrace, "after 'context'")
+        var fields: [ContextFieldSyntax] = []
+        var progress = LoopProgress()
+        while true {
+            while tokens[index].kind == .newline || isPunctuation(.semicolon) || isPunctuation(.comma) { advance() }
+            if isPunctuation(.rightBrace) { advance(); break }
+            if current.kind == .endOfFile { throw fail("expected '}' to close the context block") }
+            guard progress.advanced(index) else { advance(); continue }
+            do {
+                let name = try expectIdentifier("an attribute name")
+                _ = try expect(.colon, "after the attribute's name", help: "write 'name : type'")
+                let type = try parseType()
+                fields.append(ContextFieldSyntax(name: name, type: type, range: range(from: name.range.start)))
+                if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.comma) || isPunctuation(.rightBrace)) {
+                    throw fail("expected a new line after the attribute, found \(Parser.describe(current))")
+                }
+            } catch {
+                recoverToRuleEnd()
+            }
+        }
+        return fields
+    }
+
+    enum BodyKind { case flag, variant, value }
+
+    mutating func parseOptionalBody(_ kind: BodyKind) throws(Recovery) -> BodySyntax? {
+        guard isPunctuation(.leftBrace) else {
+            if current.kind == .newline || current.kind == .endOfFile || isPunctuation(.semicolon) { return nil }
+            throw fail("expected '{' or the end of the line, found \(Parser.describe(current))")
+        }
+        let open = advance()
+        var rules: [RuleSyntax] = []
+        var progress = LoopProgress()
+        while true {
+            skipSeparators()
+            if isPunctuation(.rightBrace) { advance(); break }
+            if current.kind == .endOfFile || startsDeclaration {
+                diagnostics.error("syntax", "expected '}' to close the body opened at line \(open.range.start.line)",
+                                  at: current.range, notes: [.init("the body opens here", at: open.range)])
+                break
+            }
+            guard progress.advanced(index) else { advance(); continue }
+            do {
+                rules.append(try parseRule(kind))
+                if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.rightBrace) || current.kind == .endOfFile) {
+                    throw fail("expected a new line or ';' after the rule, found \(Parser.describe(current))",
+                               help: isIdentifier("when") ? nil : "put each rule on its own line or separate rules with ';'")
+                }
+            } catch {
+                recoverToRuleEnd()
+            }
+        }
+        return BodySyntax(rules: rules, range: range(from: open.range.start))
+    }
+
+    /// True at `flag NAME`, `variant NAME`, … or `@` at the start of a line: a declaration.
+    var startsDeclaration: Bool {
+        guard index > 0, tokens[index - 1].kind == .newline else { return false }
+        if isPunctuation(.at) { return true }
+        guard let word = currentIdentifier, Parser.declarationKeywords.contains(word) else { return false }
+        if case .identifier = tokens[index + 1].kind { return true }
+        return word == "context" && tokens[index + 1].kind == .punctuation(.leftBrace)
+    }
+
+    /// Skips to the end of the current rule: a newline or ';' outside brackets, or a '}'
+    /// (not consumed) that closes the body.
+    mutating func recoverToRuleEnd() {
+        newlineSuppression = 0
+        depth = 0
+        var nesting = 0
+        while true {
+            let t = tokens[index]
+            switch t.kind {
+            case .endOfFile: return
+            case .newline, .punctuation(.semicolon):
+                if nesting <= 0 { return }
+            case .punctuation(.leftParen), .punctuation(.leftBracket), .punctuation(.leftBrace): nesting += 1
+            case .punctuation(.rightParen), .punctuation(.rightBracket): nesting -= 1
+            case .punctuation(.rightBrace):
+                if nesting <= 0 { return }
+                nesting -= 1
+            default: break
+            }
+            index += 1
+        }
+    }
+
+    mutating func parseRule(_ kind: BodyKind) throws(Recovery) -> RuleSyntax {
+        let start = current.range.start
+        var outcome: RuleSyntax.Outcome
+        let t = current
+        if kind != .flag, t.kind == .identifier("split"), tokens[index + 1].kind == .punctuation(.leftParen) {
+            outcome = .split(try parseSplit(kind))
+        } else {
+            switch kind {
+            case .flag:
+                guard case .identifier(let word) = t.kind, word == "enabled" || word == "disabled" else {
+                    if case .identifier(let word) = t.kind, let s = Suggestions.closest(to: word, in: ["enabled", "disabled"]) {
+                        throw fail("expected 'enabled' or 'disabled', found '\(word)'; did you mean '\(s)'?")
+                    }
+                    throw fail("expected 'enabled' or 'disabled', found \(Parser.describe(t))",
+                               help: "a flag's rules read 'enabled when CONDITION' or 'disabled when CONDITION'")
+                }
+                advance()
+                outcome = word == "enabled" ? .enabled(t.range) : .disabled(t.range)
+            case .variant:
+                outcome = .variant(try expectIdentifier("a variant name or 'split(…)'"))
+            case .value:
+                outcome = .literal(try parseLiteral("a value or 'split(…)'"))
+            }
+        }
+        var condition: ExprSyntax?
+        if isKeyword(.when) {
+            advance()
+            skipNewlines()
+            condition = try parseExpression()
+        }
+        return RuleSyntax(outcome: outcome, condition: condition, range: range(from: start))
+    }
+
+    mutating func parseSplit(_ kind: BodyKind) throws(Recovery) -> SplitSyntax {
+        let start = advance().range.start  // split
+        _ = advance()  // (
+        newlineSuppression += 1
+        let unit = try parseExpression()
+        var salt: LiteralSyntax?
+        if isPunctuation(.comma) {
+            advance()
+            guard case .string = current.kind else {
+                throw fail("expected a salt string as the second argument of split, found \(Parser.describe(current))")
+            }
+            salt = try parseLiteral("a salt")
+        }
+        _ = try expect(.rightParen, "to close split's arguments")
+        newlineSuppression -= 1
+        _ = try expect(.leftBrace, "to open the split's weights", help: "write split(unit) { a: 50%, b: 50% }")
+        newlineSuppression += 1
+        defer { newlineSuppression -= 1 }
+        var entries: [SplitEntrySyntax] = []
+        var progress = LoopProgress()
+        while !isPunctuation(.rightBrace), current.kind != .endOfFile, progress.advanced(index) {
+            let entryStart = current.range.start
+            let key: SplitEntrySyntax.Key
+            if kind == .variant {
+                key = .name(try expectIdentifier("a variant name"))
+            } else {
+                key = .literal(try parseLiteral("a value"))
+            }
+            _ = try expect(.colon, "between the entry and its weight", help: "write 'entry: weight', as in 'control: 50%'")
+            let weight = try parseLiteral("a weight")
+            switch weight.value {
+            case .int, .percent: break
+            default:
+                throw fail("a weight is a whole number or a percentage, found \(weight.text)", at: weight.range, code: "invalid-weight")
+            }
+            entries.append(SplitEntrySyntax(key: key, weight: weight, range: range(from: entryStart)))
+            if !isPunctuation(.comma) { break }
+            advance()
+        }
+        _ = try expect(.rightBrace, "to close the split's weights")
+        return SplitSyntax(unit: unit, salt: salt, entries: entries, range: range(from: start))
+    }
+
+    mutating func parseLiteral(_ what: String) throws(Recovery) -> LiteralSyntax {
+        let t = current
+        let value: LiteralValue
+        switch t.kind {
+        case .int(let v): value = .int(v)
+        case .double(let v): value = .double(v)
+        case .percent(let v): value = .percent(v)
+        case .string(let s, let raw): value = .string(s, raw: raw)
+        case .version(let v): value = .version(v)
+        case .keyword(.true): value = .bool(true)
+        case .keyword(.false): value = .bool(false)
+        case .identifier(let name):
+            throw fail("expected \(what), found the name '\(name)'", help: "string values are written in quotes: \"\(name)\"")
+        default:
+            throw fail("expected \(what), found \(Parser.describe(t))")
+        }
+        advance()
+        return LiteralSyntax(value: value, range: t.range, text: t.text)
+    }
+}

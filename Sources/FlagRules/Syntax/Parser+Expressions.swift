@@ -1,0 +1,191 @@
+/// Expressions, loosest first: `or` · `and` · `not` · comparisons · `??` · primary.
+extension Parser {
+    /// Parses one expression. Newlines are skipped inside brackets and after a binary operator.
+    mutating func parseExpression() throws(Recovery) -> ExprSyntax {
+        try parseOr()
+    }
+
+    private mutating func enter(_ range: SourceRange) throws(Recovery) {
+        depth += 1
+        if depth > Parser.maxNesting {
+            throw fail("expression is nested more than \(Parser.maxNesting) levels deep", at: range, code: "nesting-limit",
+                       help: "split it into segments")
+        }
+    }
+
+    private mutating func parseOr() throws(Recovery) -> ExprSyntax {
+        let first = try parseAnd()
+        var operands = [first]
+        var progress = LoopProgress()
+        while isKeyword(.or) || isPunctuation(.bars), progress.advanced(index) {
+            advance()
+            skipNewlines()
+            operands.append(try parseAnd())
+        }
+        guard operands.count > 1 else { return first }
+        return ExprSyntax(kind: .or(operands), range: first.range.union(operands[operands.count - 1].range))
+    }
+
+    private mutating func parseAnd() throws(Recovery) -> ExprSyntax {
+        let first = try parseNot()
+        var operands = [first]
+        var progress = LoopProgress()
+        while isKeyword(.and) || isPunctuation(.ampersands), progress.advanced(index) {
+            advance()
+            skipNewlines()
+            operands.append(try parseNot())
+        }
+        guard operands.count > 1 else { return first }
+        return ExprSyntax(kind: .and(operands), range: first.range.union(operands[operands.count - 1].range))
+    }
+
+    private mutating func parseNot() throws(Recovery) -> ExprSyntax {
+        guard isKeyword(.not) || isPunctuation(.bang) else { return try parseComparison() }
+        let op = advance()
+        try enter(op.range)
+        defer { depth -= 1 }
+        let operand = try parseNot()
+        return ExprSyntax(kind: .not(operand), range: op.range.union(operand.range))
+    }
+
+    /// The comparison operator at the current token, and how many tokens it spans.
+    private var comparisonOperator: (ComparisonOperator, Int)? {
+        let t = current
+        switch t.kind {
+        case .punctuation(.equal): return (.equal, 1)
+        case .punctuation(.notEqual): return (.notEqual, 1)
+        case .punctuation(.less): return (.less, 1)
+        case .punctuation(.lessEqual): return (.lessEqual, 1)
+        case .punctuation(.greater): return (.greater, 1)
+        case .punctuation(.greaterEqual): return (.greaterEqual, 1)
+        case .keyword(.in): return (.in, 1)
+        case .keyword(.not):
+            return tokenAfterCurrent.kind == .keyword(.in) ? (.notIn, 2) : nil
+        case .identifier("contains"): return (.contains, 1)
+        case .identifier("matches"): return (.matches, 1)
+        case .identifier("starts"): return tokenAfterCurrent.kind == .identifier("with") ? (.startsWith, 2) : nil
+        case .identifier("ends"): return tokenAfterCurrent.kind == .identifier("with") ? (.endsWith, 2) : nil
+        default: return nil
+        }
+    }
+
+    /// The token after `current` (skipping newlines inside brackets).
+    private var tokenAfterCurrent: Token {
+        var k = index
+        if newlineSuppression > 0 { while tokens[k].kind == .newline { k += 1 } }
+        if tokens[k].kind != .endOfFile { k += 1 }
+        if newlineSuppression > 0 { while tokens[k].kind == .newline { k += 1 } }
+        return tokens[k]
+    }
+
+    private mutating func parseComparison() throws(Recovery) -> ExprSyntax {
+        let left = try parseCoalesce()
+        guard let (op, width) = comparisonOperator else {
+            if case .identifier(let word) = current.kind,
+               let s = Suggestions.closest(to: word, in: ["contains", "matches", "starts", "ends"]) {
+                throw fail("expected an operator, found '\(word)'; did you mean '\(s)'?")
+            }
+            if current.kind == .identifier("starts") || current.kind == .identifier("ends") {
+                throw fail("expected 'with' after '\(current.text)'")
+            }
+            return left
+        }
+        let opStart = current.range.start
+        for _ in 0..<width { advance() }
+        let opRange = range(from: opStart)
+        skipNewlines()
+        let right: ExprSyntax
+        if op == .in || op == .notIn {
+            guard isPunctuation(.leftBracket) else {
+                throw fail("the right side of '\(op.rawValue)' must be a list literal like [a, b], found \(Parser.describe(current))",
+                           code: "expected-list")
+            }
+            right = try parsePrimary()
+        } else {
+            right = try parseCoalesce()
+        }
+        if let (next, _) = comparisonOperator {
+            throw fail("comparisons do not chain: '\(next.rawValue)' cannot follow '\(op.rawValue)'", code: "chained-comparison",
+                       help: "combine two comparisons with 'and', as in 'a < b and b < c'")
+        }
+        _ = opRange
+        return ExprSyntax(kind: .comparison(op, left, right), range: left.range.union(right.range))
+    }
+
+    private mutating func parseCoalesce() throws(Recovery) -> ExprSyntax {
+        let first = try parsePrimary()
+        var operands = [first]
+        var progress = LoopProgress()
+        while isPunctuation(.coalesce), progress.advanced(index) {
+            advance()
+            skipNewlines()
+            operands.append(try parsePrimary())
+        }
+        guard operands.count > 1 else { return first }
+        return ExprSyntax(kind: .coalesce(operands), range: first.range.union(operands[operands.count - 1].range))
+    }
+
+    private mutating func parsePrimary() throws(Recovery) -> ExprSyntax {
+        let t = current
+        switch t.kind {
+        case .int, .double, .percent, .string, .version, .keyword(.true), .keyword(.false):
+            let literal = try parseLiteral("an expression")
+            return ExprSyntax(kind: .literal(literal.value), range: literal.range)
+        case .identifier(let name):
+            advance()
+            guard isPunctuation(.leftParen) else {
+                return ExprSyntax(kind: .name(name), range: t.range)
+            }
+            try enter(t.range)
+            defer { depth -= 1 }
+            advance()
+            newlineSuppression += 1
+            var arguments: [ExprSyntax] = []
+            var progress = LoopProgress()
+            while !isPunctuation(.rightParen), current.kind != .endOfFile, progress.advanced(index) {
+                arguments.append(try parseExpression())
+                if !isPunctuation(.comma) { break }
+                advance()
+            }
+            _ = try expect(.rightParen, "to close the arguments of '\(name)'")
+            newlineSuppression -= 1
+            return ExprSyntax(kind: .call(Identifier(name: name, range: t.range), arguments), range: range(from: t.range.start))
+        case .punctuation(.leftParen):
+            try enter(t.range)
+            defer { depth -= 1 }
+            advance()
+            newlineSuppression += 1
+            let inner = try parseExpression()
+            guard isPunctuation(.rightParen) else {
+                throw fail("expected ')' to close the '(' at \(t.range.start), found \(Parser.describe(current))")
+            }
+            advance()
+            newlineSuppression -= 1
+            return ExprSyntax(kind: .parenthesized(inner), range: range(from: t.range.start))
+        case .punctuation(.leftBracket):
+            try enter(t.range)
+            defer { depth -= 1 }
+            advance()
+            newlineSuppression += 1
+            var elements: [ExprSyntax] = []
+            var progress = LoopProgress()
+            while !isPunctuation(.rightBracket), current.kind != .endOfFile, progress.advanced(index) {
+                elements.append(try parsePrimary())
+                if !isPunctuation(.comma) { break }
+                advance()
+            }
+            guard isPunctuation(.rightBracket) else {
+                throw fail("expected ',' or ']' in the list opened at \(t.range.start), found \(Parser.describe(current))")
+            }
+            advance()
+            newlineSuppression -= 1
+            return ExprSyntax(kind: .list(elements), range: range(from: t.range.start))
+        case .keyword(let k):
+            throw fail("expected an expression, found the reserved word '\(k.rawValue)'")
+        case .newline, .endOfFile:
+            throw fail("expected an expression, found \(Parser.describe(t))", code: "missing-expression")
+        default:
+            throw fail("expected an expression, found \(Parser.describe(t))")
+        }
+    }
+}

@@ -1,0 +1,141 @@
+/// A hand-written recursive-descent parser for `.flags` files.
+///
+/// It recovers after an error (skipping to the end of the rule or to the next
+/// declaration) so that every syntax error in a file is reported. Every loop checks that
+/// it consumed a token, and expressions nested deeper than `maxNesting` are an error
+/// rather than a stack overflow.
+public struct Parser {
+    /// The deepest nesting of parentheses, lists, `not` and calls accepted in one expression.
+    public static let maxNesting = 64
+
+    /// Thrown inside the parser after a diagnostic was recorded, to unwind to a recovery point.
+    struct Recovery: Error {}
+
+    var tokens: [Token]
+    var index = 0
+    var diagnostics = DiagnosticBag()
+    /// While > 0 (inside `(…)` or `[…]`), newlines are skipped.
+    var newlineSuppression = 0
+    var depth = 0
+    let docComments: [Int: Comment]
+    let comments: [Comment]
+
+    /// Parses a whole file; returns the syntax tree and every diagnostic (lexical and syntactic).
+    public static func parse(_ source: SourceText) -> (FileSyntax, [Diagnostic]) {
+        let lexer = Lexer(source)
+        var parser = Parser(lexer: lexer)
+        let file = parser.parseFile()
+        return (file, lexer.diagnostics + parser.diagnostics.items)
+    }
+
+    init(lexer: Lexer) {
+        tokens = lexer.tokens
+        comments = lexer.comments
+        var docs: [Int: Comment] = [:]
+        for c in lexer.comments where c.isDoc { docs[c.range.start.line] = c }
+        docComments = docs
+    }
+
+    // MARK: Token access
+
+    var current: Token {
+        var k = index
+        if newlineSuppression > 0 {
+            while tokens[k].kind == .newline { k += 1 }
+        }
+        return tokens[k]
+    }
+
+    mutating func syncPastSuppressedNewlines() {
+        if newlineSuppression > 0 {
+            while tokens[index].kind == .newline { index += 1 }
+        }
+    }
+
+    @discardableResult
+    mutating func advance() -> Token {
+        syncPastSuppressedNewlines()
+        let t = tokens[index]
+        if t.kind != .endOfFile { index += 1 }
+        return t
+    }
+
+    /// The end of the previous non-newline token.
+    var previousEnd: SourceLocation {
+        var k = index - 1
+        while k > 0, tokens[k].kind == .newline { k -= 1 }
+        return k >= 0 ? tokens[k].range.end : tokens[0].range.start
+    }
+
+    func isPunctuation(_ p: Punctuation) -> Bool { current.kind == .punctuation(p) }
+    func isKeyword(_ k: Keyword) -> Bool { current.kind == .keyword(k) }
+    func isIdentifier(_ name: String) -> Bool { current.kind == .identifier(name) }
+
+    var currentIdentifier: String? {
+        if case .identifier(let name) = current.kind { return name }
+        return nil
+    }
+
+    mutating func skipNewlines() {
+        while tokens[index].kind == .newline { index += 1 }
+    }
+
+    mutating func skipSeparators() {
+        while tokens[index].kind == .newline || tokens[index].kind == .punctuation(.semicolon) { index += 1 }
+    }
+
+    /// How a token reads in a message: `'foo'`, `end of line`, `end of file`.
+    static func describe(_ t: Token) -> String {
+        switch t.kind {
+        case .newline: return "end of line"
+        case .endOfFile: return "end of file"
+        case .string: return "string \(t.text)"
+        default: return "'\(t.text)'"
+        }
+    }
+
+    mutating func fail(_ message: String, at range: SourceRange? = nil, code: String = "syntax",
+                       help: String? = nil) -> Recovery {
+        let r = range ?? current.range
+        // Never report two errors at the same place: the second is a cascade.
+        if !diagnostics.items.contains(where: { $0.range.start == r.start }) {
+            diagnostics.error(code, message, at: r, help: help)
+        }
+        return Recovery()
+    }
+
+    mutating func expect(_ p: Punctuation, _ context: String, help: String? = nil) throws(Recovery) -> Token {
+        guard isPunctuation(p) else {
+            throw fail("expected '\(p.rawValue)' \(context), found \(Parser.describe(current))", help: help)
+        }
+        return advance()
+    }
+
+    mutating func expectIdentifier(_ what: String) throws(Recovery) -> Identifier {
+        let t = current
+        switch t.kind {
+        case .identifier(let name):
+            advance()
+            return Identifier(name: name, range: t.range)
+        case .keyword(let k):
+            throw fail("'\(k.rawValue)' is a reserved word and cannot be used as \(what)")
+        default:
+            throw fail("expected \(what), found \(Parser.describe(t))")
+        }
+    }
+
+    func range(from start: SourceLocation) -> SourceRange {
+        SourceRange(start: start, end: max(previousEnd, start))
+    }
+}
+
+/// Guards a parser loop: each iteration must consume at least one token.
+struct LoopProgress {
+    private var last = -1
+
+    /// True when the parser moved since the previous call; false means the loop must stop.
+    mutating func advanced(_ index: Int) -> Bool {
+        defer { last = index }
+        return index > last
+    }
+}

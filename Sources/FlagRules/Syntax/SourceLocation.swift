@@ -1,0 +1,92 @@
+/// A position in a source file: a byte offset, and the 1-based line and column that
+/// editors show. Columns count Unicode scalars; a tab counts 1.
+public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Byte offset from the start of the file.
+    public var offset: Int
+    /// 1-based line.
+    public var line: Int
+    /// 1-based column, in Unicode scalars.
+    public var column: Int
+
+    /// A location.
+    public init(offset: Int, line: Int, column: Int) {
+        self.offset = offset
+        self.line = line
+        self.column = column
+    }
+
+    public static func < (a: SourceLocation, b: SourceLocation) -> Bool { a.offset < b.offset }
+
+    public var description: String { "\(line):\(column)" }
+}
+
+/// A half-open span of source text, `start..<end`.
+public struct SourceRange: Sendable, Hashable, CustomStringConvertible {
+    /// The first position in the span.
+    public var start: SourceLocation
+    /// The position just past the span.
+    public var end: SourceLocation
+
+    /// A span.
+    public init(start: SourceLocation, end: SourceLocation) {
+        self.start = start
+        self.end = end
+    }
+
+    /// The smallest span covering both.
+    public func union(_ other: SourceRange) -> SourceRange {
+        SourceRange(start: min(start, other.start), end: max(end, other.end))
+    }
+
+    public var description: String { "\(start)-\(end)" }
+}
+
+/// The text of one `.flags` file with its name, kept for rendering diagnostics.
+public struct SourceText: Sendable {
+    /// The name shown in diagnostics (usually the path).
+    public let name: String
+    /// The raw bytes, as read.
+    public let bytes: [UInt8]
+    /// Byte offsets where each line starts.
+    let lineStarts: [Int]
+
+    /// Source from text.
+    public init(_ text: String, name: String) {
+        self.init(bytes: Array(text.utf8), name: name)
+    }
+
+    /// Source from raw bytes (which need not be valid UTF-8).
+    public init(bytes: [UInt8], name: String) {
+        self.name = name
+        self.bytes = bytes
+        var starts = [0]
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 0x0A {
+                starts.append(i + 1)
+            } else if bytes[i] == 0x0D {
+                if i + 1 < bytes.count, bytes[i + 1] == 0x0A { i += 1 }
+                starts.append(i + 1)
+            }
+            i += 1
+        }
+        lineStarts = starts
+    }
+
+    /// The number of lines.
+    public var lineCount: Int { lineStarts.count }
+
+    /// The bytes of a 1-based line, without its line ending.
+    func lineBytes(_ line: Int) -> ArraySlice<UInt8> {
+        guard line >= 1, line <= lineStarts.count else { return [] }
+        let start = lineStarts[line - 1]
+        var end = line < lineStarts.count ? lineStarts[line] : bytes.count
+        while end > start, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    /// The text of a 1-based line (invalid UTF-8 shown as U+FFFD).
+    public func line(_ line: Int) -> String {
+        String(decoding: lineBytes(line), as: UTF8.self)
+    }
+}

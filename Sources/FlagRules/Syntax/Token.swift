@@ -1,0 +1,57 @@
+/// The reserved words: never names.
+public enum Keyword: String, Sendable, CaseIterable {
+    case `true`, `false`, and, or, not, `in`, when
+}
+
+/// Operators and punctuation.
+public enum Punctuation: String, Sendable, CaseIterable {
+    case leftBrace = "{", rightBrace = "}", leftParen = "(", rightParen = ")"
+    case leftBracket = "[", rightBracket = "]", comma = ",", colon = ":", semicolon = ";"
+    case assign = "=", at = "@", coalesce = "??", equal = "==", notEqual = "!="
+    case less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
+    case bang = "!", ampersands = "&&", bars = "||"
+}
+
+/// What a token is, with its decoded value.
+public enum TokenKind: Sendable, Equatable {
+    /// `[A-Za-z_][A-Za-z0-9_]*` that is not reserved.
+    case identifier(String)
+    /// A reserved word.
+    case keyword(Keyword)
+    /// A 64-bit integer literal (overflow is diagnosed and yields 0).
+    case int(Int)
+    /// A double literal such as `2.5`.
+    case double(Double)
+    /// A percentage, in thousandths of a percent (`20%` → 20000, `0.125%` → 125).
+    case percent(Int)
+    /// A version literal such as `2.3.0` or `1.0.0-beta.2+build.5`.
+    case version(String)
+    /// A string literal, decoded; `raw` for `#"…"#`.
+    case string(String, raw: Bool)
+    /// An operator or punctuation mark.
+    case punctuation(Punctuation)
+    /// The end of a line (LF, CRLF or a lone CR).
+    case newline
+    /// The end of the file.
+    case endOfFile
+}
+
+/// A token with its source range and its exact spelling.
+public struct Token: Sendable {
+    /// What the token is.
+    public var kind: TokenKind
+    /// Where it is.
+    public var range: SourceRange
+    /// The exact source text (for literals, as written).
+    public var text: String
+}
+
+/// A comment kept for the formatter: `# …` or a `/// …` doc comment.
+public struct Comment: Sendable, Hashable {
+    /// The text after `#` or `///`, including leading spaces.
+    public var text: String
+    /// Where it is.
+    public var range: SourceRange
+    /// True for `///` doc comments.
+    public var isDoc: Bool
+}
