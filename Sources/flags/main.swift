@@ -1,1 +1,3 @@
-print("flags")
+import Foundation
+
+exit(FlagsTool.run(Array(CommandLine.arguments.dropFirst())))

@@ -261,8 +261,13 @@ extension Checker {
             }
             return Bound(kind: .compare(op, left, right), type: .bool, range: range)
         case .less, .lessEqual, .greater, .greaterEqual:
+            if let leftBound, !leftBound.type.isOrdered {
+                diagnostics.error("type-mismatch", "'\(op.rawValue)' cannot order \(leftBound.type) values", at: leftBound.range,
+                                  help: leftBound.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
+                return nil
+            }
             guard var right = expression(r, .operand(of: nil)), var left = leftBound else { return nil }
-            for b in [left, right] where !b.type.isOrdered {
+            for b in [right] where !b.type.isOrdered {
                 diagnostics.error("type-mismatch", "'\(op.rawValue)' cannot order \(b.type) values", at: b.range,
                                   help: b.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
                 return nil

@@ -1,0 +1,157 @@
+import Foundation
+
+/// Typing and validating context values that arrive as text or JSON (command lines,
+/// REPLs, HTTP requests), against a schema when there is one.
+extension ContextSchema {
+    /// The value for `name` from command-line text, typed by the schema. Throws a
+    /// `ContextError` for an undeclared attribute (with "did you mean") or for text
+    /// that does not fit the attribute's type (naming the expected type).
+    public func value(for name: String, text: String) throws(ContextError) -> Value {
+        if name == "now" {
+            guard DateTime.parse(text) != nil else {
+                throw ContextError(message: "'now' expects an ISO 8601 datetime, got '\(text)'")
+            }
+            return .string(text)
+        }
+        guard let attribute = self[name] else { throw unknown(name) }
+        func mismatch() -> ContextError {
+            ContextError(message: "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got '\(text)'")
+        }
+        switch attribute.type {
+        case .string: return .string(text)
+        case .int:
+            guard let i = Int(text) else { throw mismatch() }
+            return .int(i)
+        case .double:
+            guard let d = Double(text), d.isFinite, text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" || $0 == "e" || $0 == "E" }) else {
+                throw mismatch()
+            }
+            return .double(d)
+        case .bool:
+            guard text == "true" || text == "false" else { throw mismatch() }
+            return .bool(text == "true")
+        case .version:
+            guard SemanticVersion(text) != nil else { throw mismatch() }
+            return .string(text)
+        case .datetime:
+            guard DateTime.parse(text) != nil else { throw mismatch() }
+            return .string(text)
+        case .enumeration(let cases):
+            guard cases.contains(text) else {
+                let suggestion = Suggestions.closest(to: text, in: cases).map { "; did you mean '\($0)'?" } ?? ""
+                throw ContextError(message: "attribute '\(name)' expects one of \(cases.joined(separator: ", ")), got '\(text)'" + suggestion)
+            }
+            return .string(text)
+        case .variant, .symbol, .dynamic:
+            return Value.inferred(from: text)
+        }
+    }
+
+    /// Checks a value (from JSON or Swift) against the schema; throws for an undeclared
+    /// attribute or a value of the wrong type.
+    public func validate(_ name: String, _ value: Value) throws(ContextError) {
+        if name == "now" {
+            switch value {
+            case .datetime: return
+            case .string(let s) where DateTime.parse(s) != nil: return
+            default: throw ContextError(message: "'now' expects an ISO 8601 datetime, got \(value)")
+            }
+        }
+        guard let attribute = self[name] else { throw unknown(name) }
+        let fits: Bool
+        switch (attribute.type, value) {
+        case (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
+             (.version, .version), (.datetime, .datetime):
+            fits = true
+        case (.version, .string(let s)): fits = SemanticVersion(s) != nil
+        case (.datetime, .string(let s)): fits = DateTime.parse(s) != nil
+        case (.enumeration(let cases), .string(let s)): fits = cases.contains(s)
+        default: fits = false
+        }
+        if !fits {
+            throw ContextError(message: "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got \(value)")
+        }
+    }
+
+    private func unknown(_ name: String) -> ContextError {
+        let suggestion = Suggestions.closest(to: name, in: attributes.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+        return ContextError(message: "the context declares no attribute '\(name)'" + suggestion)
+    }
+
+    static func describe(_ type: FlagType) -> String {
+        switch type {
+        case .int: return "an int"
+        case .double: return "a double"
+        case .bool: return "a bool (true or false)"
+        case .string: return "a string"
+        case .version: return "a semantic version such as 2.3.0"
+        case .datetime: return "an ISO 8601 datetime such as 2026-03-31T09:00:00Z"
+        case .enumeration(let cases): return "one of " + cases.joined(separator: ", ")
+        default: return type.description
+        }
+    }
+}
+
+extension Value {
+    /// A value typed from text without a schema: `true`/`false` are bools, integers are
+    /// ints, decimals are doubles, anything else (including `nan` and `inf`) is a string.
+    public static func inferred(from text: String) -> Value {
+        if text == "true" { return .bool(true) }
+        if text == "false" { return .bool(false) }
+        if let i = Int(text) { return .int(i) }
+        if isDecimal(text), let d = Double(text), d.isFinite { return .double(d) }
+        return .string(text)
+    }
+
+    private static func isDecimal(_ text: String) -> Bool {
+        var s = Substring(text)
+        if s.first == "-" { s = s.dropFirst() }
+        guard let dot = s.firstIndex(of: ".") else { return false }
+        let whole = s[..<dot], fraction = s[s.index(after: dot)...]
+        return !whole.isEmpty && !fraction.isEmpty && whole.allSatisfy(\.isASCIIDigit) && fraction.allSatisfy(\.isASCIIDigit)
+    }
+
+    /// The value as JSON: bools, numbers and strings as such; versions and datetimes as strings.
+    public var json: JSON {
+        switch self {
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .version(let v): return .string(v.description)
+        case .datetime(let d): return .string(DateTime.format(d))
+        }
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+extension Resolution {
+    /// `{"value": …, "variant": …, "reason": …, "errorCode": …, "rule": …, "line": …}`,
+    /// with only the members that apply.
+    public var json: JSON {
+        var members: [(String, JSON)] = [("value", value.json)]
+        if let variant { members.append(("variant", .string(variant))) }
+        members.append(("reason", .string(reason.rawValue)))
+        if let errorCode { members.append(("errorCode", .string(errorCode.rawValue))) }
+        if let errorMessage { members.append(("errorMessage", .string(errorMessage))) }
+        if let rule { members.append(("rule", .int(rule))) }
+        if let line { members.append(("line", .int(line))) }
+        return .object(members)
+    }
+
+    /// One line for terminals: `darkMode = true  (TARGETING_MATCH, rule 1, line 14)`.
+    public func summary(name: String) -> String {
+        let shown: String
+        if let variant { shown = variant } else { shown = value.description }
+        var details = [reason.rawValue]
+        if let errorCode { details.append(errorCode.rawValue) }
+        if let rule { details.append("rule \(rule)") }
+        if let line { details.append("line \(line)") }
+        var text = "\(name) = \(shown)  (" + details.joined(separator: ", ") + ")"
+        if let errorMessage { text += ": " + errorMessage }
+        return text
+    }
+}

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import FlagRules
+
+/// Output streams and terminal facts for the commands.
+enum Terminal {
+    static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    static func writeError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    /// Colour only on a terminal, and never when `NO_COLOR` is set (https://no-color.org).
+    static var stderrWantsColor: Bool {
+        if let v = ProcessInfo.processInfo.environment["NO_COLOR"], !v.isEmpty { return false }
+        return isatty(2) == 1
+    }
+
+    /// The most bytes read from one file or from standard input.
+    static let maxInputSize = Lexer.maxSourceSize
+
+    /// Reads a path, or standard input for `-`, refusing more than `maxInputSize` bytes.
+    static func read(_ path: String) throws(UsageError) -> [UInt8] {
+        if path == "-" {
+            var data = Data()
+            while true {
+                let chunk = FileHandle.standardInput.readData(ofLength: 65_536)
+                if chunk.isEmpty { break }
+                data.append(chunk)
+                if data.count > maxInputSize {
+                    throw UsageError(message: "standard input is larger than \(maxInputSize) bytes")
+                }
+            }
+            return Array(data)
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw UsageError(message: "no such file: \(path)")
+        }
+        if isDirectory.boolValue { throw UsageError(message: "\(path) is a directory; name a file") }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw UsageError(message: "cannot read \(path)")
+        }
+        defer { try? handle.close() }
+        let data = handle.readData(ofLength: maxInputSize + 1)
+        if data.count > maxInputSize {
+            throw UsageError(message: "\(path) is larger than \(maxInputSize) bytes")
+        }
+        return Array(data)
+    }
+}
