@@ -230,7 +230,10 @@ private struct JSONParser {
         let intStart = i
         let n = digits()
         guard n > 0 else { throw fail("invalid number") }
-        if n > 1, bytes[intStart] == 0x30 { throw fail("leading zero in a number") }
+        if n > 1, bytes[intStart] == 0x30 {
+            i = start
+            throw fail("leading zero in a number")
+        }
         var isInteger = true
         if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
             i += 1

@@ -1,0 +1,83 @@
+import Testing
+@testable import FlagRules
+
+@Suite struct PatternTests {
+    @Test(arguments: [
+        ("abc", "xxabcxx", true),
+        ("^abc", "xxabc", false),
+        ("abc$", "xxabc", true),
+        ("^a.c$", "abc", true),
+        ("^a.c$", "a\nc", false),
+        ("(?s)^a.c$", "a\nc", true),
+        ("^[a-z]+@corp\\.io$", "dev@corp.io", true),
+        ("^[a-z]+@corp\\.io$", "dev@corpxio", false),
+        ("^\\d{3}-\\d{4}$", "555-1234", true),
+        ("^\\d{3}-\\d{4}$", "55-1234", false),
+        ("colou?r", "color", true),
+        ("colou?r", "colour", true),
+        ("^(cat|dog)s?$", "dogs", true),
+        ("^(cat|dog)s?$", "cow", false),
+        ("[^0-9]", "123", false),
+        ("[^0-9]", "12a", true),
+        ("\\bqa\\b", "team qa lead", true),
+        ("\\bqa\\b", "aqua", false),
+        ("(?i)^QA\\+", "qa+1@example.org", true),
+        ("^a{2,3}$", "aaaa", false),
+        ("^a{2,3}$", "aaa", true),
+        ("^a{2,}$", "aaaaa", true),
+        ("x*", "", true),
+        ("^é+$", "ééé", true),
+        ("\\s", "a b", true),
+        ("^\\w+$", "snake_case1", true),
+        ("a|", "zzz", true),
+        ("^\\u{1F600}$", "😀", true),
+    ])
+    func matches(_ pattern: String, _ input: String, _ expected: Bool) throws {
+        #expect(try Pattern(pattern).matches(input) == expected)
+    }
+
+    @Test(arguments: [
+        ("(a", "missing ')' for the group opened here"),
+        ("a)", "unbalanced ')'"),
+        ("*a", "quantifier '*' has nothing to repeat"),
+        ("a**", "a quantifier cannot follow another quantifier"),
+        ("(a)\\1", "backreferences are not supported (patterns run without backtracking)"),
+        ("(?=a)", "lookaround is not supported (patterns run without backtracking)"),
+        ("(?<!a)b", "lookaround is not supported (patterns run without backtracking)"),
+        ("a++", "possessive quantifiers are not supported (patterns run without backtracking)"),
+        ("(?>a)", "atomic groups are not supported (patterns run without backtracking)"),
+        ("[a-", "missing ']' for the class opened here"),
+        ("[z-a]", "character range 'z-a' is backwards"),
+        ("a{5,2}", "repetition range {5,2} is backwards"),
+        ("a{1001}", "repetition count above 1000"),
+        ("\\q", "unknown escape '\\q'"),
+        ("(a{1000}){1000}", "pattern is too large (more than 10000 steps after expanding repetitions)"),
+        ("a\\", "pattern ends with a lone '\\'"),
+    ])
+    func rejects(_ pattern: String, _ message: String) {
+        #expect(throws: Pattern.SyntaxError.self) { try Pattern(pattern) }
+        do {
+            _ = try Pattern(pattern)
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+
+    /// The classic catastrophic-backtracking input runs in linear time here. A backtracking
+    /// engine needs about 2^5000 steps; the NFA simulation needs 5,001 × program size.
+    @Test func nestedQuantifiersDoNotBacktrack() throws {
+        let input = String(repeating: "a", count: 5_000) + "!"
+        #expect(try !Pattern("(a+)+$").matches(input))
+        #expect(try !Pattern("^(a+)+$").matches(input))
+        #expect(try !Pattern("^(a|a)*$").matches(input))
+        #expect(try !Pattern("^(a*)*b$").matches(String(repeating: "a", count: 20_000)))
+    }
+
+    @Test func patternsAreCheckedAndCompiledAtLoad() throws {
+        let rules = try RuleSet(source: ##"flag qa { enabled when email matches #"^qa\+.*@example\.org$"# }"##)
+        #expect(rules.isEnabled("qa", in: ["email": "qa+7@example.org"]))
+        #expect(!rules.isEnabled("qa", in: ["email": "dev@example.org"]))
+        #expect(rules.evaluate("qa", in: ["email": 7]).reason == .default)
+        #expect(throws: RuleSetError.self) { try RuleSet(source: #"flag qa { enabled when email matches "(" }"#) }
+    }
+}
