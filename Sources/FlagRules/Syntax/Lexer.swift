@@ -70,18 +70,25 @@ public struct Lexer {
         case 0xC2...0xDF: length = 2; value = UInt32(lead & 0x1F)
         case 0xE0...0xEF: length = 3; value = UInt32(lead & 0x0F)
         case 0xF0...0xF4: length = 4; value = UInt32(lead & 0x07)
-        default: return (nil, 1)
+        default: return (nil, invalidLength())
         }
-        guard i + length <= b.count else { return (nil, 1) }
+        guard i + length <= b.count else { return (nil, invalidLength()) }
         for k in 1..<length {
             let c = b[i + k]
-            guard c & 0xC0 == 0x80 else { return (nil, 1) }
+            guard c & 0xC0 == 0x80 else { return (nil, invalidLength()) }
             value = value << 6 | UInt32(c & 0x3F)
         }
         // Reject overlong forms and surrogates.
         let minimum: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000
-        guard value >= minimum, let scalar = Unicode.Scalar(value) else { return (nil, 1) }
+        guard value >= minimum, let scalar = Unicode.Scalar(value) else { return (nil, invalidLength()) }
         return (scalar, length)
+    }
+
+    /// An invalid sequence: its first byte and the continuation bytes after it (at most 3).
+    private func invalidLength() -> Int {
+        var n = 1
+        while n < 4, i + n < b.count, b[i + n] & 0xC0 == 0x80 { n += 1 }
+        return n
     }
 
     private static func isIdentStart(_ c: UInt8) -> Bool {
@@ -167,8 +174,18 @@ public struct Lexer {
             bump()
             error("unexpected-character", "unexpected character '?'", from: start, help: "the fallback operator is '??'")
         case UInt8(ascii: "'"):
+            // A single-quoted string: read it as a string so that one mistake is one error.
             bump()
-            error("unexpected-character", "unexpected character '''", from: start, help: "strings use double quotes: \"...\"")
+            var value = String.UnicodeScalarView()
+            while !atEnd, b[i] != UInt8(ascii: "'"), b[i] != 0x0A, b[i] != 0x0D { appendScalar(to: &value) }
+            if !atEnd, b[i] == UInt8(ascii: "'") {
+                bump()
+                error("single-quoted-string", "strings use double quotes", from: start,
+                      help: "write \(StringEscaping.quoted(String(value)))")
+                add(.string(String(value), raw: false), from: start)
+            } else {
+                error("unexpected-character", "unexpected character '''", from: start, help: "strings use double quotes: \"...\"")
+            }
         default:
             let (scalar, length) = decodeScalar()
             for _ in 0..<length { bump() }
