@@ -10,7 +10,7 @@ let package = Package(
     targets: [
         .target(name: "FlagRules"),
         .executableTarget(name: "flags", dependencies: ["FlagRules"]),
-        .testTarget(name: "FlagRulesTests", dependencies: ["FlagRules"]),
+        .testTarget(name: "FlagRulesTests", dependencies: ["FlagRules"], exclude: ["Diagnostics/Golden"]),
         .testTarget(name: "flagsTests", dependencies: ["flags", "FlagRules"]),
     ]
 )

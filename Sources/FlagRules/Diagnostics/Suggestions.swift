@@ -1,12 +1,12 @@
 /// "Did you mean" suggestions by edit distance.
 public enum Suggestions {
-    /// The candidate closest to `name` within an edit distance of 2 (1 for names of 3–4
+    /// The candidate closest to `name` within an edit distance of 2 (1 for names of 3
     /// characters, 0 for shorter ones),
     /// or nil. A candidate that differs only in letter case always wins.
     public static func closest<S: Sequence>(to name: String, in candidates: S) -> String? where S.Element == String {
         let lowered = name.lowercased()
         var best: (distance: Int, name: String)?
-        let limit = name.count <= 2 ? 0 : name.count <= 4 ? 1 : 2
+        let limit = name.count <= 2 ? 0 : name.count == 3 ? 1 : 2
         for candidate in candidates where candidate != name {
             let d = candidate.lowercased() == lowered ? 0 : distance(name, candidate)
             guard d <= limit else { continue }

@@ -223,6 +223,9 @@ extension Checker {
     mutating func comparison(_ op: ComparisonOperator, _ l: ExprSyntax, _ r: ExprSyntax, _ range: SourceRange) -> Bound? {
         let leftBound = expression(l)
         let leftType = leftBound?.type
+        // When the left side has errors, a bare name on the right may be a case of a type we
+        // could not learn: checking it would only report a cascade.
+        if leftBound == nil, case .name = r.kind { return nil }
         switch op {
         case .in, .notIn:
             guard case .list(let elements) = r.kind else { return nil }

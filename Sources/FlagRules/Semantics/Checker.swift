@@ -486,7 +486,7 @@ struct Checker {
                     for e in edges[node] where color[e.target] == 2 {
                         depth[node] = max(depth[node], depth[e.target] + 1)
                     }
-                    if depth[node] > Checker.maxDependencyDepth, reported.insert(node).inserted {
+                    if depth[node] == Checker.maxDependencyDepth + 1, reported.insert(node).inserted {
                         diagnostics.error("dependency-depth",
                                           "'\(declarations[node].header.name.name)' reads a chain of \(depth[node]) declarations; the limit is \(Checker.maxDependencyDepth)",
                                           at: declarations[node].header.name.range)
