@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The `flags` binary built next to this test bundle.
+let flagsBinary: URL = {
+    let own = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    var candidates = [own.deletingLastPathComponent().appendingPathComponent("flags")]
+    if let main = Bundle.main.executableURL { candidates.append(main.deletingLastPathComponent().appendingPathComponent("flags")) }
+    candidates.append(packageRoot.appendingPathComponent(".build/debug/flags"))
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+}()
+
+struct Run: Equatable, CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var description: String { "status \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
+}
+
+func flags(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
+    let process = Process()
+    process.executableURL = flagsBinary
+    process.arguments = arguments
+    process.currentDirectoryURL = packageRoot
+    var env = ProcessInfo.processInfo.environment
+    env["NO_COLOR"] = "1"
+    for (k, v) in environment { env[k] = v }
+    process.environment = env
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
+    let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return Run(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+               stderr: String(decoding: stderrData, as: UTF8.self))
+}
+
+@Suite(.serialized) struct CheckCommandTests {
+    @Test func cleanFilesPass() throws {
+        let run = try flags(["check", "examples/app.flags", "examples/checkout.flags", "examples/service.flags"])
+        #expect(run == Run(status: 0, stdout: """
+            examples/app.flags: ok (9 declarations)
+            examples/checkout.flags: ok (5 declarations)
+            examples/service.flags: ok (7 declarations)
+
+            """, stderr: ""))
+    }
+
+    @Test func errorsAreRenderedWithCaretsAndExitOne() throws {
+        let run = try flags(["check", "-"], stdin: "context { userId: string }\nflag f { enabled when userid == \"x\" }\nflag g { enabled when x < }\n")
+        #expect(run == Run(status: 1, stdout: "", stderr: """
+            <stdin>:3:27: error: expected an expression, found '}'
+            3 | flag g { enabled when x < }
+              |                           ^
+            <stdin>: 1 error
+
+            """))
+        let semantic = try flags(["check", "-"], stdin: "context { userId: string }\nflag f { enabled when userid == \"x\" }\n")
+        #expect(semantic == Run(status: 1, stdout: "", stderr: """
+            <stdin>:2:23: error: unknown name 'userid'; did you mean 'userId'?
+            2 | flag f { enabled when userid == "x" }
+              |                       ^~~~~~
+            <stdin>: 1 error
+
+            """))
+    }
+
+    @Test func warningsDoNotFail() throws {
+        let run = try flags(["check", "-"], stdin: "@expires(\"2020-01-01\") flag old = true\n")
+        #expect(run.status == 0)
+        #expect(run.stdout == "<stdin>: ok (1 declaration)\n")
+        #expect(run.stderr.hasPrefix("<stdin>:1:1: warning: 'old' expired on 2020-01-01\n"))
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        #expect(try flags(["check"]) == Run(status: 2, stdout: "", stderr: "flags: error: 'check' needs at least one file\nhelp: flags check examples/app.flags\n"))
+        #expect(try flags(["check", "nope.flags"]) == Run(status: 2, stdout: "", stderr: "flags: error: no such file: nope.flags\n"))
+        #expect(try flags(["check", "examples"]) == Run(status: 2, stdout: "", stderr: "flags: error: examples is a directory; name a file\n"))
+        #expect(try flags(["check", "--quite", "x"]) == Run(status: 2, stdout: "", stderr: "flags: error: unknown option '--quite' for 'check'; did you mean '--quiet'?\nhelp: run 'flags check --help' for the options\n"))
+        #expect(try flags(["chek"]) == Run(status: 2, stdout: "", stderr: "flags: error: unknown command 'chek'; did you mean 'check'?\nhelp: run 'flags --help' for the commands\n"))
+    }
+
+    @Test func hostileBytesAreDiagnosedNotCrashed() throws {
+        let run = try flags(["check", "-"], stdin: "\u{FEFF}flag f { enabled when x == \"\u{0}\" }\r\nflag g\r")
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("<stdin>:1:29: error: NUL byte in source"))
+    }
+}
+
+@Suite(.serialized) struct EvalCommandTests {
+    @Test func resolvesEveryDeclaration() throws {
+        let run = try flags(["eval", "examples/app.flags", "-c", "build=beta", "-c", "userId=user-42", "-c", "appVersion=2.4.0"])
+        #expect(run == Run(status: 0, stdout: """
+            darkMode = false  (DEFAULT)
+            newMediaPicker = true  (TARGETING_MATCH, rule 3, line 34)
+            raccoonImages = false  (DISABLED)
+            tabletLayout = false  (DEFAULT)
+            apiBaseURL = "https://api.example.com"  (DEFAULT)
+            logLevel = "warning"  (DEFAULT)
+            pageSize = 30  (DEFAULT)
+
+            """, stderr: ""))
+    }
+
+    @Test func namedDeclarationsAsJSON() throws {
+        let run = try flags(["eval", "examples/checkout.flags", "checkout", "freeShippingThreshold", "expressPay", "--json",
+                             "-c", "userId=user-3", "-c", "country=US", "-c", "cartTotal=25", "-c", "platform=web"])
+        #expect(run == Run(status: 0, stdout: """
+            {"checkout": {"value": "twoStep", "variant": "twoStep", "reason": "SPLIT", "rule": 3, "line": 23}, \
+            "freeShippingThreshold": {"value": 35.0, "reason": "TARGETING_MATCH", "rule": 2, "line": 32}, \
+            "expressPay": {"value": false, "reason": "DEFAULT"}}
+
+            """, stderr: ""))
+    }
+
+    @Test func contextFromJSONWithOverrides() throws {
+        let run = try flags(["eval", "examples/service.flags", "searchTimeoutMs", "newSearchIndex", "--context-json", "-", "-c", "tier=free"],
+                            stdin: #"{"now": "2026-12-24T12:00:00Z", "region": "usEast", "tier": "enterprise", "tenant": null}"#)
+        #expect(run == Run(status: 0, stdout: """
+            searchTimeoutMs = 400  (TARGETING_MATCH, rule 2, line 32)
+            newSearchIndex = true  (TARGETING_MATCH, rule 2, line 23)
+
+            """, stderr: ""))
+    }
+
+    @Test func schemalessValuesAreTypedByTheirText() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("schemaless-\(UUID()).flags")
+        try "flag f { enabled when n > 5 and b and s == \"x1\" and d < 1 }\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let on = try flags(["eval", file.path, "-c", "n=6", "-c", "b=true", "-c", "s=x1", "-c", "d=0.5"])
+        #expect(on.stdout == "f = true  (TARGETING_MATCH, rule 1, line 1)\n")
+        let off = try flags(["eval", file.path, "-c", "n=six", "-c", "b=true", "-c", "s=x1", "-c", "d=nan"])
+        #expect(off.stdout == "f = false  (DEFAULT)\n")
+    }
+
+    @Test(arguments: [
+        (["eval"], "flags: error: 'eval' needs a file\nhelp: flags eval examples/app.flags -c build=alpha\n"),
+        (["eval", "examples/app.flags", "-c", "build=prod"], "flags: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'\n"),
+        (["eval", "examples/app.flags", "-c", "buld=beta"], "flags: error: the context declares no attribute 'buld'; did you mean 'build'?\n"),
+        (["eval", "examples/app.flags", "-c", "appVersion=2.4"], "flags: error: attribute 'appVersion' expects a semantic version such as 2.3.0, got '2.4'\n"),
+        (["eval", "examples/checkout.flags", "-c", "cartTotal=inf"], "flags: error: attribute 'cartTotal' expects a double, got 'inf'\n"),
+        (["eval", "examples/checkout.flags", "-c", "cartTotal=nan"], "flags: error: attribute 'cartTotal' expects a double, got 'nan'\n"),
+        (["eval", "examples/service.flags", "-c", "seats=1e3"], "flags: error: attribute 'seats' expects an int, got '1e3'\n"),
+        (["eval", "examples/service.flags", "-c", "now=tomorrow"], "flags: error: 'now' expects an ISO 8601 datetime, got 'tomorrow'\n"),
+        (["eval", "examples/app.flags", "-c", "build"], "flags: error: -c expects key=value, got 'build'\nhelp: as in -c build=alpha\n"),
+        (["eval", "examples/app.flags", "darkMod"], "flags: error: examples/app.flags declares no 'darkMod'; did you mean 'darkMode'?\n"),
+        (["eval", "examples/app.flags", "--jsn"], "flags: error: unknown option '--jsn' for 'eval'; did you mean '--json'?\nhelp: run 'flags eval --help' for the options\n"),
+        (["eval", "examples/app.flags", "-c"], "flags: error: option '--context' needs a value\n"),
+        (["eval", "examples/app.flags", "--context-json", "missing.json"], "flags: error: no such file: missing.json\n"),
+    ])
+    func usageErrors(_ arguments: [String], _ stderr: String) throws {
+        #expect(try flags(arguments) == Run(status: 2, stdout: "", stderr: stderr))
+    }
+
+    @Test(arguments: [
+        (#"{"build": "beta", "userId": 7}"#, "flags: error: <stdin>: attribute 'userId' expects a string, got 7\n"),
+        (#"{"bulid": "beta"}"#, "flags: error: <stdin>: the context declares no attribute 'bulid'; did you mean 'build'?\n"),
+        (#"{"build": {"x": 1}}"#, "flags: error: <stdin>: attribute 'build' must be a string, number or boolean, not an object\n"),
+        (#"{"build": "#, "flags: error: <stdin>: invalid JSON: unexpected end of input at byte 10\n"),
+        (String(repeating: "[", count: 10_000), "flags: error: <stdin>: invalid JSON: nested more than 64 levels deep at byte 64\n"),
+    ])
+    func badJSONContexts(_ json: String, _ stderr: String) throws {
+        #expect(try flags(["eval", "examples/app.flags", "--context-json", "-"], stdin: json) == Run(status: 2, stdout: "", stderr: stderr))
+    }
+
+    @Test func rulesWithErrorsExitOne() throws {
+        let run = try flags(["eval", "-"], stdin: "flag f { enabled when }\n")
+        #expect(run == Run(status: 1, stdout: "", stderr: """
+            <stdin>:1:23: error: expected an expression, found '}'
+            1 | flag f { enabled when }
+              |                       ^
+
+            """))
+    }
+}
+
+@Suite struct ToolTests {
+    @Test func helpAndVersion() throws {
+        let help = try flags(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("usage: flags <command> [options]"))
+        #expect(help.stdout.contains("exit status: 0 success, 1 errors in the rules, 2 usage error"))
+        #expect(try flags(["--version"]) == Run(status: 0, stdout: "flags 0.1.0\n", stderr: ""))
+        for command in ["check", "eval"] {
+            let run = try flags([command, "--help"])
+            #expect(run.status == 0)
+            #expect(run.stdout.hasPrefix("usage: flags \(command)"))
+        }
+        let none = try flags([])
+        #expect(none.status == 2)
+        #expect(none.stderr.contains("usage: flags <command>"))
+    }
+}
