@@ -109,8 +109,8 @@ struct Compiler {
         case .percent(let t):
             let v = Value.double(Double(t) / 1000)
             return { _ in v }
-        case .attribute(let name, _, let type):
-            return attribute(name, type)
+        case .attribute(let name, let slot, let type):
+            return attribute(name, slot, type)
         case .declaration(let i):
             return { f in f.program.declarations[i].value(f) }
         case .now:
@@ -147,48 +147,18 @@ struct Compiler {
         }
     }
 
-    /// Reads an attribute, treating a value of the wrong type as absent.
-    func attribute(_ name: String, _ type: FlagType) -> ValueFunction {
-        switch type {
-        case .dynamic, .symbol, .variant:
-            return { f in f.values[name] }
-        case .string:
-            return { f in if case .string? = f.values[name] { return f.values[name] } else { return nil } }
-        case .int:
-            return { f in if case .int? = f.values[name] { return f.values[name] } else { return nil } }
-        case .double:
-            return { f in
-                let v = f.values[name]
-                switch v {
-                case .int?, .double?: return v
-                default: return nil
-                }
-            }
-        case .bool:
-            return { f in if case .bool? = f.values[name] { return f.values[name] } else { return nil } }
-        case .version:
-            return { f in
-                switch f.values[name] {
-                case .version(let v)?: return .version(v)
-                case .string(let s)?: return SemanticVersion(s).map { .version($0) }
-                default: return nil
-                }
-            }
-        case .datetime:
-            return { f in
-                switch f.values[name] {
-                case .datetime(let d)?: return .datetime(d)
-                case .string(let s)?: return DateTime.parse(s).map { .datetime($0) }
-                default: return nil
-                }
-            }
-        case .enumeration(let cases):
-            let valid = Set(cases.map(ByteString.init))
-            return { f in
-                guard case .string(let s)? = f.values[name], valid.contains(ByteString(s)) else { return nil }
-                return .string(s)
-            }
+    /// Reads an attribute, treating a value of the wrong type as absent: from its slot in a
+    /// prepared context (already coerced), or by name from a dictionary context.
+    func attribute(_ name: String, _ slot: Int?, _ type: FlagType) -> ValueFunction {
+        let coercion = Coercion(type)
+        guard let slot else {
+            if case .any = coercion { return { f in f.values[name] } }
+            return { f in f.values[name].flatMap(coercion.apply) }
         }
+        if case .any = coercion {
+            return { f in f.isSlotted ? f.slots[slot] : f.values[name] }
+        }
+        return { f in f.isSlotted ? f.slots[slot] : f.values[name].flatMap(coercion.apply) }
     }
 
     // MARK: Conditions
@@ -237,7 +207,9 @@ struct Compiler {
                 }
                 return result
             }
-        case .has(let name, _):
+        case .has(let name, let slot?):
+            return { f in (f.isSlotted ? f.present[slot] : f.values[name] != nil) ? .yes : .no }
+        case .has(let name, nil):
             return { f in f.values[name] != nil ? .yes : .no }
         case .compare(let op, let l, let r):
             return compare(op, l, r)

@@ -15,10 +15,66 @@ enum Truth: UInt8, Sendable {
     }
 }
 
-/// What one evaluation reads: the context's values and the program (for prerequisites).
+/// What one evaluation reads: the context (a dictionary, or schema slots of a prepared
+/// context) and the program (for prerequisites).
 struct Frame {
+    /// Attributes by name: a dictionary context, or a prepared context's extras (`now`).
     let values: [String: Value]
+    /// A prepared context's schema-typed values by slot; empty for dictionary contexts.
+    let slots: ContiguousArray<Value?>
+    /// Whether each slot's attribute was given at all (even with a mistyped value).
+    let present: ContiguousArray<Bool>
+    let isSlotted: Bool
     let program: Program
+
+    init(values: [String: Value], program: Program) {
+        self.values = values
+        slots = []
+        present = []
+        isSlotted = false
+        self.program = program
+    }
+
+    init(prepared: PreparedContext, program: Program) {
+        values = prepared.extra
+        slots = prepared.slots
+        present = prepared.present
+        isSlotted = true
+        self.program = program
+    }
+}
+
+/// How an attribute's value is checked against its schema type: a value of the wrong
+/// type reads as absent; version and datetime strings are parsed.
+enum Coercion: Sendable {
+    case any, string, int, double, bool, version, datetime
+    case enumeration(Set<ByteString>)
+
+    init(_ type: FlagType) {
+        switch type {
+        case .string: self = .string
+        case .int: self = .int
+        case .double: self = .double
+        case .bool: self = .bool
+        case .version: self = .version
+        case .datetime: self = .datetime
+        case .enumeration(let cases): self = .enumeration(Set(cases.map(ByteString.init)))
+        case .variant, .symbol, .dynamic: self = .any
+        }
+    }
+
+    @inline(__always)
+    func apply(_ v: Value) -> Value? {
+        switch (self, v) {
+        case (.any, _), (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
+             (.version, .version), (.datetime, .datetime):
+            return v
+        case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
+        case (.datetime, .string(let s)): return DateTime.parse(s).map { .datetime($0) }
+        case (.enumeration(let cases), .string(let s)): return cases.contains(ByteString(s)) ? v : nil
+        default: return nil
+        }
+    }
 }
 
 typealias ValueFunction = @Sendable (Frame) -> Value?
@@ -93,11 +149,14 @@ final class Program: Sendable {
     let declarations: [CompiledDeclaration]
     let index: [String: Int]
     let schema: ContextSchema?
+    /// Each schema attribute's coercion, by slot.
+    let coercions: [Coercion]
 
     init(declarations: [CompiledDeclaration], index: [String: Int], schema: ContextSchema?) {
         self.declarations = declarations
         self.index = index
         self.schema = schema
+        self.coercions = schema?.attributes.map { Coercion($0.type) } ?? []
     }
 
     static let empty = Program(declarations: [], index: [:], schema: nil)

@@ -10,7 +10,14 @@ func truth(of expression: String, in context: EvaluationContext, schema: String?
         flag yes { enabled when \(expression) }
         flag no { enabled when not (\(expression)) }
         """)
-    switch (rules.isEnabled("yes", in: context), rules.isEnabled("no", in: context)) {
+    // The slotted path (a prepared context, handles) must agree with the dictionary path.
+    let prepared = rules.prepare(context)
+    let slotted = (rules.isEnabled(rules.handle("yes")!, in: prepared), rules.isEnabled(rules.handle("no")!, in: prepared))
+    let plain = (rules.isEnabled("yes", in: context), rules.isEnabled("no", in: context))
+    if slotted != plain {
+        Issue.record("prepared context gave \(slotted), dictionary \(plain)", sourceLocation: sourceLocation)
+    }
+    switch plain {
     case (true, false): return .yes
     case (false, true): return .no
     case (false, false): return .unknown
