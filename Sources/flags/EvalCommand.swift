@@ -4,7 +4,7 @@ import FlagRules
 /// `flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|-] [--json]`
 enum EvalCommand {
     static let help = """
-        usage: flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|-] [--json]
+        usage: flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|-] [--explain] [--json]
 
         Resolves the named declarations (all flags, variants and values when none is named)
         against a context and prints one line each:
@@ -16,6 +16,7 @@ enum EvalCommand {
                                     and anything else is a string
           --context-json FILE|-     read the context from a JSON object ('-' for stdin);
                                     -c values override it
+          --explain                 show every rule tried and the value of each sub-expression
           --json                    print one JSON object keyed by declaration name
           --help                    show this help
 
@@ -29,6 +30,7 @@ enum EvalCommand {
         OptionSpec(name: "context", short: "c", takesValue: true, repeatable: true),
         OptionSpec(name: "context-json", takesValue: true),
         OptionSpec(name: "json"),
+        OptionSpec(name: "explain"),
     ]
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
@@ -59,6 +61,15 @@ enum EvalCommand {
             throw UsageError(message: "\(path) declares no '\(name)'" + suggestion)
         }
         let selected = names.isEmpty ? rules.declarations.filter { $0.kind != .segment }.map(\.name) : names
+        if parsed.has("explain") {
+            let explanations = selected.compactMap { rules.explain($0, in: context) }
+            if parsed.has("json") {
+                Terminal.write(JSON.object(explanations.map { ($0.name, $0.json) }).serialized(pretty: true) + "\n")
+            } else {
+                Terminal.write(explanations.map(\.text).joined(separator: "\n"))
+            }
+            return 0
+        }
         let resolutions = selected.map { ($0, rules.evaluate($0, in: context)) }
         if parsed.has("json") {
             Terminal.write(JSON.object(resolutions.map { ($0.0, $0.1.json) }).serialized() + "\n")

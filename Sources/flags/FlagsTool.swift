@@ -14,6 +14,7 @@ enum FlagsTool {
     static let commands: [Command] = [
         Command(name: "check", summary: "report every error and warning in .flags files", run: CheckCommand.run),
         Command(name: "eval", summary: "resolve declarations against a context", run: EvalCommand.run),
+        Command(name: "test", summary: "run the tests written next to the rules", run: TestCommand.run),
     ]
 
     static var help: String {

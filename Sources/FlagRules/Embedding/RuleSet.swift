@@ -10,6 +10,7 @@ import Foundation
 /// ```
 public struct RuleSet: Sendable {
     let program: Program
+    let checked: CheckedProgram
     /// The source the rules were compiled from (for rendering diagnostics and explanations).
     public let source: SourceText
     /// Warnings found while loading (an `@expires` date in the past, …).
@@ -44,7 +45,7 @@ public struct RuleSet: Sendable {
         var diagnostics = syntaxDiagnostics
         var checked: CheckedProgram?
         if !syntaxDiagnostics.contains(where: { $0.severity == .error }) {
-            let result = Checker.check(file, today: today)
+            let result = Checker.check(file, source: source, today: today)
             checked = result.0
             diagnostics += result.1
         }
@@ -54,6 +55,7 @@ public struct RuleSet: Sendable {
         self.source = source
         self.warnings = diagnostics
         self.program = Compiler.compile(checked)
+        self.checked = checked
         self.declarations = checked.declarations.map(DeclarationInfo.init)
     }
 

@@ -49,6 +49,8 @@ struct CheckedRule: Sendable {
     var index: Int
     /// The line where the rule starts.
     var line: Int
+    /// The whole rule as written.
+    var range: SourceRange
 }
 
 /// A split after checking: integer weights (whole numbers, or 0.1 % units) and outcomes.
@@ -81,4 +83,59 @@ struct CheckedProgram: Sendable {
     var schema: ContextSchema?
     var declarations: [CheckedDeclaration]
     var index: [String: Int]
+    var tests: [TestCase] = []
+}
+
+/// A `test "…" { … }` declaration after checking: a context and expectations on resolutions.
+public struct TestCase: Sendable {
+    /// The test's title.
+    public let name: String
+    /// The line of the `test` keyword.
+    public let line: Int
+    /// The context built from its `given` blocks.
+    public let context: EvaluationContext
+    /// Its expectations, in order.
+    public let expectations: [Expectation]
+}
+
+/// One `expect` line of a test.
+public struct Expectation: Sendable {
+    /// What is compared.
+    public enum Expected: Sendable, Hashable, CustomStringConvertible {
+        /// The resolved value.
+        case value(Value)
+        /// The resolution's reason.
+        case reason(Resolution.Reason)
+        /// The 1-based index of the deciding rule.
+        case rule(Int)
+
+        public var description: String {
+            switch self {
+            case .value(let v): return v.description
+            case .reason(let r): return r.rawValue
+            case .rule(let i): return "rule \(i)"
+            }
+        }
+    }
+    /// The declaration under test.
+    public let subject: String
+    /// The expected value, reason or rule.
+    public let expected: Expected
+    /// True for `!=`.
+    public let negated: Bool
+    /// The line of the `expect`.
+    public let line: Int
+    /// The expectation as written.
+    public let text: String
+
+    /// Whether a resolution meets the expectation.
+    public func isMet(by r: Resolution) -> Bool {
+        let equal: Bool
+        switch expected {
+        case .value(let v): equal = Comparison.equal(r.value, v) ?? false
+        case .reason(let reason): equal = r.reason == reason
+        case .rule(let i): equal = r.rule == i
+        }
+        return equal != negated
+    }
 }

@@ -21,12 +21,15 @@ struct Checker {
     var edges: [[(target: Int, range: SourceRange)]] = []
     var current = 0
     let today: Date
+    var testSyntax: [TestSyntax] = []
+    var sourceText: SourceText?
 
     init(today: Date) { self.today = today }
 
     /// Checks a file; returns the program when there are no errors, and all diagnostics.
-    static func check(_ file: FileSyntax, today: Date = Date()) -> (CheckedProgram?, [Diagnostic]) {
+    static func check(_ file: FileSyntax, source: SourceText? = nil, today: Date = Date()) -> (CheckedProgram?, [Diagnostic]) {
         var checker = Checker(today: today)
+        checker.sourceText = source
         let program = checker.run(file)
         return (checker.diagnostics.hasErrors ? nil : program, checker.diagnostics.items)
     }
@@ -44,6 +47,10 @@ struct Checker {
         }
         for d in file.declarations {
             if case .context = d { continue }
+            if case .test(let t) = d {
+                testSyntax.append(t)
+                continue
+            }
             let name = d.header.name
             if let existing = index[name.name] {
                 diagnostics.error("duplicate-name", "'\(name.name)' is declared twice", at: name.range,
@@ -62,7 +69,8 @@ struct Checker {
             checked.append(checkDeclaration(d))
         }
         checkCycles()
-        return CheckedProgram(schema: schema, declarations: checked, index: index)
+        let tests = checkTests(checked)
+        return CheckedProgram(schema: schema, declarations: checked, index: index, tests: tests)
     }
 
     // MARK: Schema
@@ -135,7 +143,7 @@ struct Checker {
 
     func declaredType(_ d: DeclarationSyntax) -> FlagType {
         switch d {
-        case .flag, .segment, .context: return .bool
+        case .flag, .segment, .context, .test: return .bool
         case .variant(let v): return .variant(v.header.name.name, v.variants.map(\.name))
         case .value(let v):
             if case .named(let n) = v.type.kind {
@@ -217,7 +225,7 @@ struct Checker {
                                expires: attributes.expires, doc: header.doc?.text, range: header.range)
         }
         switch d {
-        case .context:
+        case .context, .test:
             return make(.segment, Attributes(), type: .bool, defaultValue: .bool(false))
         case .segment(let s):
             let attributes = checkAttributes(header, kind: .segment)
@@ -353,7 +361,7 @@ struct Checker {
                                   help: "add a 'when' condition or move the rule to the end")
             }
             guard let o, !failed else { failed = true; continue }
-            rules.append(CheckedRule(outcome: o, condition: condition, index: k + 1, line: rule.range.start.line))
+            rules.append(CheckedRule(outcome: o, condition: condition, index: k + 1, line: rule.range.start.line, range: rule.range))
         }
         return rules
     }

@@ -61,6 +61,8 @@ public enum DeclarationSyntax: Sendable {
     case variant(VariantSyntax)
     /// `value NAME: TYPE = LITERAL { RULES }`
     case value(ValueSyntax)
+    /// `test "name" { given { … } expect … }`
+    case test(TestSyntax)
 
     /// The parts every declaration has.
     public var header: DeclarationHeader {
@@ -70,8 +72,59 @@ public enum DeclarationSyntax: Sendable {
         case .flag(let d): return d.header
         case .variant(let d): return d.header
         case .value(let d): return d.header
+        case .test(let d): return d.header
         }
     }
+}
+
+/// `test "name" { given { key: value, … } expect … }`: a test written next to the rules.
+public struct TestSyntax: Sendable {
+    /// Keyword and range; the name is the test's title (its range is the string's).
+    public var header: DeclarationHeader
+    /// The `given` entries, in order (several `given` blocks merge).
+    public var givens: [GivenSyntax]
+    /// The expectations, in order.
+    public var expectations: [ExpectationSyntax]
+}
+
+/// `key: value` inside `given { … }`.
+public struct GivenSyntax: Sendable {
+    /// A literal, or a bare name (an enum case).
+    public enum Value: Sendable {
+        /// A literal.
+        case literal(LiteralSyntax)
+        /// A bare name, taken as a case or symbol.
+        case name(Identifier)
+    }
+    /// The context attribute.
+    public var key: Identifier
+    /// Its value.
+    public var value: Value
+    /// The whole entry.
+    public var range: SourceRange
+}
+
+/// `expect NAME`, `expect not NAME`, `expect NAME == x`, `expect NAME.reason == SPLIT`, `expect NAME.rule == 2`.
+public struct ExpectationSyntax: Sendable {
+    /// What is expected to be equal (or, with `!=`, different).
+    public enum Expected: Sendable {
+        /// `expect NAME` (true) or `expect not NAME` (false).
+        case bare(Bool)
+        /// A literal.
+        case literal(LiteralSyntax)
+        /// A name: a variant, an enum case, or a reason.
+        case name(Identifier)
+    }
+    /// The declaration under test.
+    public var subject: Identifier
+    /// `reason`, `rule` or `variant` after a dot; nil for the value.
+    public var property: Identifier?
+    /// True for `!=`.
+    public var negated: Bool
+    /// The expected value.
+    public var expected: Expected
+    /// The whole line.
+    public var range: SourceRange
 }
 
 /// `context { … }`: the schema of the evaluation context.

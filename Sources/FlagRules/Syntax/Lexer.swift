@@ -157,6 +157,7 @@ public struct Lexer {
         case UInt8(ascii: ":"): one(.colon)
         case UInt8(ascii: ";"): one(.semicolon)
         case UInt8(ascii: "@"): one(.at)
+        case UInt8(ascii: "."): one(.dot)
         case UInt8(ascii: "="): n == UInt8(ascii: "=") ? two(.equal) : one(.assign)
         case UInt8(ascii: "!"): n == UInt8(ascii: "=") ? two(.notEqual) : one(.bang)
         case UInt8(ascii: "<"): n == UInt8(ascii: "=") ? two(.lessEqual) : one(.less)

@@ -1,6 +1,6 @@
 /// Declarations, attributes, bodies and rules.
 extension Parser {
-    static let declarationKeywords = ["context", "segment", "flag", "variant", "value"]
+    static let declarationKeywords = ["context", "segment", "flag", "variant", "value", "test"]
 
     mutating func parseFile() -> FileSyntax {
         var declarations: [DeclarationSyntax] = []
@@ -73,8 +73,8 @@ extension Parser {
             if case .identifier(let word) = t.kind, let s = Suggestions.closest(to: word, in: Parser.declarationKeywords) {
                 throw fail("expected a declaration, found '\(word)'; did you mean '\(s)'?")
             }
-            if case .identifier = t.kind { help = "declarations start with flag, variant, value, segment or context" }
-            throw fail("expected a declaration (flag, variant, value, segment or context), found \(Parser.describe(t))", help: help)
+            if case .identifier = t.kind { help = "declarations start with flag, variant, value, segment, context or test" }
+            throw fail("expected a declaration (flag, variant, value, segment, context or test), found \(Parser.describe(t))", help: help)
         }
         let keyword = Identifier(name: word, range: t.range)
         advance()
@@ -82,6 +82,15 @@ extension Parser {
             DeclarationHeader(keyword: keyword, name: name, attributes: attributes, doc: doc, range: range(from: start))
         }
         switch word {
+        case "test":
+            guard case .string(let title, _) = current.kind else {
+                throw fail("expected the test's name as a string, found \(Parser.describe(current))",
+                           help: "write test \"what it checks\" { … }")
+            }
+            let titleToken = advance()
+            let (givens, expectations) = try parseTestBody()
+            return .test(TestSyntax(header: header(Identifier(name: title, range: titleToken.range)), givens: givens,
+                                    expectations: expectations))
         case "context":
             let fields = try parseContextFields()
             return .context(ContextSyntax(header: header(keyword), fields: fields))
@@ -210,6 +219,96 @@ extension Parser {
             }
         }
         return fields
+    }
+
+    mutating func parseTestBody() throws(Recovery) -> ([GivenSyntax], [ExpectationSyntax]) {
+        let open = try expect(.leftBrace, "to open the test", help: "write test \"name\" { given { … } expect … }")
+        var givens: [GivenSyntax] = []
+        var expectations: [ExpectationSyntax] = []
+        var progress = LoopProgress()
+        while true {
+            skipSeparators()
+            if isPunctuation(.rightBrace) { advance(); break }
+            if current.kind == .endOfFile || startsDeclaration {
+                diagnostics.error("syntax", "expected '}' to close the test opened at line \(open.range.start.line)",
+                                  at: current.range, notes: [.init("the test opens here", at: open.range)])
+                break
+            }
+            guard progress.advanced(index) else { advance(); continue }
+            do {
+                let what: String
+                if isIdentifier("given") {
+                    givens += try parseGiven()
+                    what = "'given { … }'"
+                } else if isIdentifier("expect") {
+                    expectations.append(try parseExpectation())
+                    what = "the expectation"
+                } else {
+                    let found = currentIdentifier.flatMap { Suggestions.closest(to: $0, in: ["given", "expect"]) }
+                    throw fail("expected 'given' or 'expect' in a test, found \(Parser.describe(current))" + (found.map { "; did you mean '\($0)'?" } ?? ""))
+                }
+                if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.rightBrace) || current.kind == .endOfFile) {
+                    throw fail("expected a new line or ';' after \(what), found \(Parser.describe(current))")
+                }
+            } catch {
+                recoverToRuleEnd()
+            }
+        }
+        return (givens, expectations)
+    }
+
+    mutating func parseGiven() throws(Recovery) -> [GivenSyntax] {
+        advance()  // given
+        _ = try expect(.leftBrace, "after 'given'", help: "write given { build: alpha, userId: \"u-1\" }")
+        newlineSuppression += 1
+        defer { newlineSuppression -= 1 }
+        var entries: [GivenSyntax] = []
+        var progress = LoopProgress()
+        while !isPunctuation(.rightBrace), current.kind != .endOfFile, progress.advanced(index) {
+            let key = try expectIdentifier("a context attribute")
+            _ = try expect(.colon, "after '\(key.name)'", help: "write key: value")
+            let value: GivenSyntax.Value
+            if case .identifier(let name) = current.kind {
+                value = .name(Identifier(name: name, range: advance().range))
+            } else {
+                value = .literal(try parseLiteral("a value"))
+            }
+            entries.append(GivenSyntax(key: key, value: value, range: range(from: key.range.start)))
+            if !isPunctuation(.comma) { break }
+            advance()
+        }
+        _ = try expect(.rightBrace, "to close 'given'")
+        return entries
+    }
+
+    mutating func parseExpectation() throws(Recovery) -> ExpectationSyntax {
+        let start = advance().range.start  // expect
+        var bare = true
+        if isKeyword(.not) || isPunctuation(.bang) {
+            advance()
+            bare = false
+        }
+        let subject = try expectIdentifier("the name of a declaration")
+        var property: Identifier?
+        if isPunctuation(.dot) {
+            advance()
+            property = try expectIdentifier("'reason', 'rule' or 'variant'")
+        }
+        guard bare, isPunctuation(.equal) || isPunctuation(.notEqual) else {
+            if property != nil || !bare && (isPunctuation(.equal) || isPunctuation(.notEqual)) {
+                throw fail("expected '==' after '\(subject.name)\(property.map { "." + $0.name } ?? "")', found \(Parser.describe(current))")
+            }
+            return ExpectationSyntax(subject: subject, property: nil, negated: false, expected: .bare(bare), range: range(from: start))
+        }
+        let negated = isPunctuation(.notEqual)
+        advance()
+        let expected: ExpectationSyntax.Expected
+        if case .identifier(let name) = current.kind {
+            expected = .name(Identifier(name: name, range: advance().range))
+        } else {
+            expected = .literal(try parseLiteral("an expected value"))
+        }
+        return ExpectationSyntax(subject: subject, property: property, negated: negated, expected: expected, range: range(from: start))
     }
 
     enum BodyKind { case flag, variant, value }

@@ -9,7 +9,7 @@ public enum Punctuation: String, Sendable, CaseIterable {
     case leftBracket = "[", rightBracket = "]", comma = ",", colon = ":", semicolon = ";"
     case assign = "=", at = "@", coalesce = "??", equal = "==", notEqual = "!="
     case less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
-    case bang = "!", ampersands = "&&", bars = "||"
+    case bang = "!", ampersands = "&&", bars = "||", dot = "."
 }
 
 /// What a token is, with its decoded value.

@@ -1,0 +1,47 @@
+/// Explanations and the tests written next to the rules.
+extension RuleSet {
+    /// Every rule tried for `name` and the value of every sub-expression, or nil when no
+    /// declaration has that name.
+    public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
+        guard let i = program.index[name] else { return nil }
+        return Explainer(checked: checked, program: program, source: source, values: context.values).explain(i)
+    }
+
+    /// The `test "…" { … }` declarations, in source order.
+    public var tests: [TestCase] { checked.tests }
+
+    /// Runs every test; each result lists the expectations that failed.
+    public func runTests() -> [TestResult] {
+        tests.map { test in
+            var failures: [TestResult.Failure] = []
+            for e in test.expectations {
+                let actual = evaluate(e.subject, in: test.context)
+                if !e.isMet(by: actual), let explanation = explain(e.subject, in: test.context) {
+                    failures.append(TestResult.Failure(expectation: e, actual: actual, explanation: explanation))
+                }
+            }
+            return TestResult(test: test, failures: failures)
+        }
+    }
+}
+
+/// The outcome of one `test` declaration.
+public struct TestResult: Sendable {
+    /// An expectation that did not hold, with what happened instead.
+    public struct Failure: Sendable {
+        /// The expectation.
+        public let expectation: Expectation
+        /// The actual resolution.
+        public let actual: Resolution
+        /// How the actual resolution came about.
+        public let explanation: Explanation
+    }
+
+    /// The test.
+    public let test: TestCase
+    /// Its failed expectations (empty when it passed).
+    public let failures: [Failure]
+
+    /// Whether every expectation held.
+    public var passed: Bool { failures.isEmpty }
+}

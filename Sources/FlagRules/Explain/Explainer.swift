@@ -1,0 +1,296 @@
+import Foundation
+
+/// Evaluates a checked program step by step, recording why each sub-expression has its
+/// value. It follows exactly the semantics of the compiled closures (a test compares the
+/// two on every operator table and example) but is slower: it is for `--explain`, test
+/// failures and the REPL, not for hot paths.
+struct Explainer {
+    let checked: CheckedProgram
+    let program: Program
+    let source: SourceText
+    let values: [String: Value]
+    /// How many levels of segments to expand inside a trace.
+    var segmentDepth = 0
+
+    func text(_ range: SourceRange) -> String {
+        source.text(of: range)
+    }
+
+    func explain(_ index: Int) -> Explanation {
+        let d = checked.declarations[index]
+        let resolution = program.declarations[index].resolve(Frame(values: values, program: program))
+        if let condition = d.condition {
+            let (_, trace) = truth(condition)
+            return Explanation(name: d.name, resolution: resolution, rules: [], condition: trace, summary: "")
+        }
+        if d.disabled {
+            return Explanation(name: d.name, resolution: resolution, rules: [], condition: nil,
+                               summary: "@disabled: the default, whatever the rules say")
+        }
+        if d.rules.isEmpty {
+            return Explanation(name: d.name, resolution: resolution, rules: [], condition: nil, summary: "no rules: the default")
+        }
+        var traces: [RuleTrace] = []
+        var decided = false
+        for rule in d.rules {
+            let ruleText = text(rule.range)
+            var condition: ExpressionTrace?
+            if let c = rule.condition {
+                let (t, trace) = truth(c)
+                condition = trace
+                if t != .yes {
+                    traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: trace, split: nil, matched: false))
+                    continue
+                }
+            }
+            switch rule.outcome {
+            case .value:
+                traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: nil, matched: true))
+                decided = true
+            case .split(let s):
+                let trace = split(s, variants: d.kind == .variant)
+                let matched = trace.choice != nil
+                traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: trace, matched: matched))
+                decided = matched
+            }
+            if decided { break }
+        }
+        return Explanation(name: d.name, resolution: resolution, rules: traces, condition: nil,
+                           summary: decided ? "" : "no rule matched: the default")
+    }
+
+    func split(_ s: CheckedSplit, variants: Bool) -> SplitTrace {
+        let total = s.weights.reduce(0, +)
+        let (unit, unitTrace) = value(s.unit)
+        guard let unit, let bucketUnit = BucketUnit(unit) else {
+            return SplitTrace(unit: nil, key: nil, target: nil, total: total, choice: nil,
+                              note: "no choice: " + (unitTrace.note ?? "\(unitTrace.text) is unknown"))
+        }
+        let unitText = Explainer.unitText(bucketUnit)
+        let target = Int(BucketKeyPrefix(salt: s.salt).hash(bucketUnit, split: true) % UInt32(total)) + 1
+        let choice = Bucketing.choose(target: target, weights: s.weights).map { s.outcomes[$0] }
+        return SplitTrace(unit: unitText, key: s.salt + ":" + unitText, target: target, total: total,
+                          choice: choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }, note: nil)
+    }
+
+    static func unitText(_ u: BucketUnit) -> String {
+        switch u {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        }
+    }
+
+    static func show(_ v: Value) -> String {
+        if case .string(let s) = v { return StringEscaping.quoted(s) }
+        return v.description
+    }
+
+    static func show(_ t: Truth) -> String {
+        switch t {
+        case .yes: return "true"
+        case .no: return "false"
+        case .unknown: return "unknown"
+        }
+    }
+
+    /// The first note among the traces whose result is unknown.
+    static func why(_ traces: [ExpressionTrace]) -> String? {
+        traces.first { $0.result == "unknown" || $0.result == "absent" }?.note
+    }
+
+    // MARK: Values
+
+    func value(_ b: Bound) -> (Value?, ExpressionTrace) {
+        let t = text(b.range)
+        switch b.kind {
+        case .constant(let v):
+            return (v, ExpressionTrace(text: t, result: t, note: nil, children: []))
+        case .percent(let p):
+            return (.double(Double(p) / 1000), ExpressionTrace(text: t, result: t, note: nil, children: []))
+        case .attribute(let name, _, let type):
+            guard let raw = values[name] else {
+                return (nil, ExpressionTrace(text: t, result: "absent", note: "\(name) is absent", children: []))
+            }
+            guard let v = Coercion(type).apply(raw) else {
+                let expected = type.cases != nil ? "one of \(type.cases!.joined(separator: ", "))" : "\(type)"
+                return (nil, ExpressionTrace(text: t, result: "unknown", note: "\(name) is \(raw) (\(raw.typeName)), expected \(expected)", children: []))
+            }
+            return (v, ExpressionTrace(text: t, result: Explainer.show(v), note: nil, children: []))
+        case .declaration(let i):
+            let d = checked.declarations[i]
+            if d.kind == .segment {
+                let (truth, trace) = self.truth(b)
+                return (truth == .unknown ? nil : .bool(truth == .yes), trace)
+            }
+            let r = program.declarations[i].resolve(Frame(values: values, program: program))
+            var details = [r.reason.rawValue]
+            if let rule = r.rule { details.append("rule \(rule)") }
+            return (r.value, ExpressionTrace(text: t, result: r.variant ?? Explainer.show(r.value),
+                                             note: "\(d.kind.rawValue) " + details.joined(separator: ", "), children: []))
+        case .now:
+            if let v = values["now"] {
+                let parsed: Value? = {
+                    switch v {
+                    case .datetime: return v
+                    case .string(let s): return DateTime.parse(s).map { .datetime($0) }
+                    default: return nil
+                    }
+                }()
+                guard let parsed else {
+                    return (nil, ExpressionTrace(text: t, result: "unknown", note: "now is \(v), not a datetime", children: []))
+                }
+                return (parsed, ExpressionTrace(text: t, result: parsed.description, note: "from the context", children: []))
+            }
+            let v = Value.datetime(Date())
+            return (v, ExpressionTrace(text: t, result: v.description, note: "the clock", children: []))
+        case .coalesce(let xs):
+            var traces: [ExpressionTrace] = []
+            for x in xs {
+                let (v, trace) = value(x)
+                traces.append(trace)
+                if let v {
+                    return (v, ExpressionTrace(text: t, result: Explainer.show(v), note: nil, children: traces.filter { !$0.isConstant }))
+                }
+            }
+            return (nil, ExpressionTrace(text: t, result: "unknown", note: "no operand is known", children: traces))
+        case .rollout(let unit, let salt):
+            let (u, unitTrace) = value(unit)
+            guard let u, let bucketUnit = BucketUnit(u) else {
+                let note = u == nil ? (unitTrace.note ?? "the unit is unknown") : "\(u!) (\(u!.typeName)) cannot be a unit"
+                return (nil, ExpressionTrace(text: t, result: "unknown", note: note, children: [unitTrace]))
+            }
+            let bucket = Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(bucketUnit, split: false))
+            let v = Value.double(Double(bucket) / 1000)
+            return (v, ExpressionTrace(text: t, result: Explainer.percent(bucket),
+                                       note: "key \"\(salt):\(Explainer.unitText(bucketUnit))\"", children: unitTrace.isConstant ? [] : [unitTrace]))
+        case .not, .and, .or, .compare, .member, .text, .matches, .has:
+            let (truth, trace) = self.truth(b)
+            return (truth == .unknown ? nil : .bool(truth == .yes), trace)
+        }
+    }
+
+    static func percent(_ thousandths: Int) -> String {
+        let frac = String(thousandths % 1000)
+        return "\(thousandths / 1000).\(String(repeating: "0", count: 3 - frac.count))\(frac)%"
+    }
+
+    // MARK: Truth
+
+    func truth(_ b: Bound) -> (Truth, ExpressionTrace) {
+        let t = text(b.range)
+        func make(_ truth: Truth, _ children: [ExpressionTrace], note: String? = nil) -> (Truth, ExpressionTrace) {
+            let note = note ?? (truth == .unknown ? Explainer.why(children) : nil)
+            return (truth, ExpressionTrace(text: t, result: Explainer.show(truth), note: note, children: children.filter { !$0.isConstant }))
+        }
+        switch b.kind {
+        case .constant(let v):
+            return make(v.boolValue.map(Truth.init) ?? .unknown, [])
+        case .not(let x):
+            let (truth, trace) = self.truth(x)
+            return make(truth.negated, [trace])
+        case .and(let xs), .or(let xs):
+            let isAnd: Bool
+            if case .and = b.kind { isAnd = true } else { isAnd = false }
+            var result: Truth = isAnd ? .yes : .no
+            var traces: [ExpressionTrace] = []
+            for x in xs {
+                let (truth, trace) = self.truth(x)
+                traces.append(trace)
+                if isAnd {
+                    if truth == .no { return make(.no, traces) }
+                    if truth == .unknown { result = .unknown }
+                } else {
+                    if truth == .yes { return make(.yes, traces) }
+                    if truth == .unknown { result = .unknown }
+                }
+            }
+            return make(result, traces)
+        case .has(let name, _):
+            let present = values[name] != nil
+            return make(Truth(present), [], note: "\(name) is \(present ? "present" : "absent")")
+        case .compare(let op, let l, let r):
+            if case .rollout = l.kind, let th = Compiler(checked: checked).thousandths(r) {
+                let (v, trace) = value(l)
+                guard case .double? = v else { return make(.unknown, [trace]) }
+                let bucket = rolloutBucket(l)
+                return make(Truth(Compiler.holds(op, bucket < th ? -1 : bucket == th ? 0 : 1)), [trace])
+            }
+            if case .rollout = r.kind, let th = Compiler(checked: checked).thousandths(l) {
+                let (v, trace) = value(r)
+                guard case .double? = v else { return make(.unknown, [trace]) }
+                let bucket = rolloutBucket(r)
+                return make(Truth(Compiler.holds(Compiler.flipped(op), bucket < th ? -1 : bucket == th ? 0 : 1)), [trace])
+            }
+            let (a, lt) = value(l)
+            let (c, rt) = value(r)
+            guard let a, let c else { return make(.unknown, [lt, rt]) }
+            if op == .equal || op == .notEqual {
+                guard let eq = Comparison.equal(a, c) else { return make(.unknown, [lt, rt], note: Explainer.incomparable(a, c)) }
+                return make(Truth(eq != (op == .notEqual)), [lt, rt])
+            }
+            guard let o = Comparison.order(a, c) else { return make(.unknown, [lt, rt], note: Explainer.incomparable(a, c)) }
+            return make(Truth(Compiler.holds(op, o)), [lt, rt])
+        case .member(let x, let list, let negated):
+            let (v, trace) = value(x)
+            let truth = Compiler(checked: checked).member(Bound(kind: .constant(v ?? .bool(false)), type: x.type, range: x.range), list, negated)(Frame(values: [:], program: .empty))
+            if v == nil { return make(.unknown, [trace]) }
+            return make(truth, [trace], note: truth == .unknown ? "\(v!) (\(v!.typeName)) does not compare with the list" : nil)
+        case .text(let op, let l, let r):
+            let (a, lt) = value(l)
+            let (c, rt) = value(r)
+            guard case .string(let x)? = a, case .string(let y)? = c else {
+                let note = a == nil || c == nil ? Explainer.why([lt, rt]) : "'\(op.rawValue)' needs strings"
+                return make(.unknown, [lt, rt], note: note)
+            }
+            let holds: Bool
+            switch op {
+            case .contains: holds = Comparison.contains(x, y)
+            case .startsWith: holds = Comparison.hasPrefix(x, y)
+            default: holds = Comparison.hasSuffix(x, y)
+            }
+            return make(Truth(holds), [lt, rt])
+        case .matches(let x, let pattern):
+            let (v, trace) = value(x)
+            guard case .string(let s)? = v else {
+                return make(.unknown, [trace], note: v == nil ? trace.note : "\(v!) is not a string")
+            }
+            return make(Truth(pattern.matches(s)), [trace])
+        case .declaration(let i):
+            let d = checked.declarations[i]
+            if let condition = d.condition {
+                var inner = self
+                inner.segmentDepth += 1
+                if segmentDepth < 3 {
+                    let (truth, trace) = inner.truth(condition)
+                    return make(truth, [trace], note: "segment")
+                }
+                let truth = program.declarations[i].segment.map { $0(Frame(values: values, program: program)) } ?? .unknown
+                return make(truth, [], note: "segment")
+            }
+            let (v, trace) = value(b)
+            guard case .bool(let bv)? = v else { return make(.unknown, [], note: trace.note) }
+            return (Truth(bv), trace)
+        case .attribute, .now, .coalesce, .percent, .rollout:
+            let (v, trace) = value(b)
+            guard case .bool(let bv)? = v else {
+                if v == nil { return (.unknown, trace) }
+                return make(.unknown, [trace], note: "\(v!) is not a bool")
+            }
+            return (Truth(bv), trace)
+        }
+    }
+
+    func rolloutBucket(_ b: Bound) -> Int {
+        guard case .rollout(let unit, let salt) = b.kind, case let (u?, _) = value(unit), let bu = BucketUnit(u) else { return 0 }
+        return Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(bu, split: false))
+    }
+
+    static func incomparable(_ a: Value, _ b: Value) -> String {
+        "\(a) (\(a.typeName)) does not compare with \(b) (\(b.typeName))"
+    }
+}
+
+extension ExpressionTrace {
+    /// A literal: left out of its parent's operands.
+    var isConstant: Bool { children.isEmpty && note == nil && text == result }
+}

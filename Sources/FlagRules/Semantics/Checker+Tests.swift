@@ -1,0 +1,158 @@
+/// `test` declarations: contexts checked against the schema, expectations against the
+/// declarations they name.
+extension Checker {
+    static let reasons: [String: Resolution.Reason] = [
+        "STATIC": .static, "TARGETING_MATCH": .targetingMatch, "SPLIT": .split, "DEFAULT": .default,
+        "DISABLED": .disabled, "ERROR": .error,
+    ]
+
+    mutating func checkTests(_ checked: [CheckedDeclaration]) -> [TestCase] {
+        var seen: [String: SourceRange] = [:]
+        var tests: [TestCase] = []
+        for t in testSyntax {
+            let title = t.header.name
+            if let first = seen[title.name] {
+                diagnostics.error("duplicate-test", "test \"\(title.name)\" is declared twice", at: title.range,
+                                  notes: [.init("the first is here", at: first)])
+            }
+            seen[title.name] = title.range
+            for a in t.header.attributes {
+                diagnostics.error("misplaced-attribute", "attributes cannot be applied to a test", at: a.range)
+            }
+            var context = EvaluationContext()
+            for g in t.givens { given(g, into: &context) }
+            var expectations: [Expectation] = []
+            for e in t.expectations {
+                if let x = expectation(e, checked) { expectations.append(x) }
+            }
+            if t.expectations.isEmpty {
+                diagnostics.error("empty-test", "test \"\(title.name)\" expects nothing", at: title.range,
+                                  help: "add a line such as 'expect darkMode' or 'expect checkout == oneStep'")
+            }
+            tests.append(TestCase(name: title.name, line: t.header.range.start.line, context: context, expectations: expectations))
+        }
+        return tests
+    }
+
+    mutating func given(_ g: GivenSyntax, into context: inout EvaluationContext) {
+        let key = g.key.name
+        if context[key] != nil {
+            diagnostics.error("duplicate-given", "'\(key)' is given twice", at: g.key.range)
+            return
+        }
+        var value: Value
+        switch g.value {
+        case .name(let id):
+            value = .string(id.name)
+            if let type = schema?[key]?.type, let cases = type.cases, !cases.contains(id.name) {
+                diagnostics.error("unknown-case", "'\(id.name)' is not a case of \(type)" + didYouMean(id.name, cases), at: id.range)
+                return
+            }
+            if let schema, schema[key]?.type.cases == nil, schema[key] != nil {
+                diagnostics.error("type-mismatch", "'\(key)' is \(schema[key]!.type); write the value as a literal, as in \"\(id.name)\"",
+                                  at: id.range)
+                return
+            }
+        case .literal(let literal):
+            switch literal.value {
+            case .bool(let b): value = .bool(b)
+            case .int(let i): value = .int(i)
+            case .double(let d): value = .double(d)
+            case .string(let s, _): value = .string(s)
+            case .version(let v): value = .string(v)
+            case .percent:
+                diagnostics.error("type-mismatch", "a context value cannot be a percentage", at: literal.range)
+                return
+            }
+        }
+        if let schema {
+            do {
+                try schema.validate(key, value)
+            } catch {
+                diagnostics.error(schema[key] == nil && key != "now" ? "unknown-name" : "type-mismatch", error.message, at: g.range)
+                return
+            }
+        }
+        context[key] = value
+    }
+
+    mutating func expectation(_ e: ExpectationSyntax, _ checked: [CheckedDeclaration]) -> Expectation? {
+        let name = e.subject.name
+        guard let i = index[name] else {
+            diagnostics.error("unknown-name", "unknown declaration '\(name)'" + didYouMean(name, Array(index.keys)), at: e.subject.range)
+            return nil
+        }
+        let d = checked[i]
+        let text = sourceText.map { $0.text(of: e.range) } ?? ""
+        func make(_ expected: Expectation.Expected) -> Expectation {
+            Expectation(subject: name, expected: expected, negated: e.negated, line: e.range.start.line, text: text)
+        }
+        if let property = e.property {
+            switch property.name {
+            case "reason":
+                guard case .name(let id) = e.expected, let reason = Checker.reasons[id.name] else {
+                    let written: String
+                    switch e.expected {
+                    case .name(let id): written = id.name
+                    case .literal(let l): written = l.text
+                    case .bare: written = ""
+                    }
+                    diagnostics.error("unknown-reason", "'\(written)' is not a reason" + didYouMean(written, Checker.reasons.keys),
+                                      at: e.range, help: "the reasons are STATIC, TARGETING_MATCH, SPLIT, DEFAULT, DISABLED and ERROR")
+                    return nil
+                }
+                return make(.reason(reason))
+            case "rule":
+                guard case .literal(let l) = e.expected, case .int(let n) = l.value, n >= 1 else {
+                    diagnostics.error("type-mismatch", "a rule is a number from 1", at: e.range)
+                    return nil
+                }
+                if n > d.rules.count, d.kind != .segment {
+                    diagnostics.error("unknown-rule", "'\(name)' has \(d.rules.count) rule\(d.rules.count == 1 ? "" : "s")", at: e.range)
+                    return nil
+                }
+                return make(.rule(n))
+            case "variant":
+                guard d.kind == .variant else {
+                    diagnostics.error("type-mismatch", "'\(name)' is a \(d.kind.rawValue), not a variant", at: property.range)
+                    return nil
+                }
+            default:
+                diagnostics.error("unknown-property", "unknown property '\(property.name)'" + didYouMean(property.name, ["reason", "rule", "variant"]),
+                                  at: property.range, help: "expect NAME, NAME.reason, NAME.rule or NAME.variant")
+                return nil
+            }
+        }
+        switch e.expected {
+        case .bare(let b):
+            guard d.type == .bool else {
+                diagnostics.error("type-mismatch", "'\(name)' is \(d.type), not a bool; write 'expect \(name) == …'", at: e.subject.range)
+                return nil
+            }
+            return Expectation(subject: name, expected: .value(.bool(b)), negated: false, line: e.range.start.line, text: text)
+        case .name(let id):
+            guard let cases = d.type.cases else {
+                diagnostics.error("type-mismatch", "expected \(Checker.article(d.type)) \(d.type) for '\(name)', found the name '\(id.name)'",
+                                  at: id.range, help: d.type == .string ? "write strings in quotes" : nil)
+                return nil
+            }
+            guard cases.contains(id.name) else {
+                unknownVariant(id, of: name, cases)
+                return nil
+            }
+            return make(.value(.string(id.name)))
+        case .literal(let literal):
+            guard let v = literalValue(literal, as: d.type) else { return nil }
+            return make(.value(v))
+        }
+    }
+}
+
+extension SourceText {
+    /// The source text of a range.
+    public func text(of range: SourceRange) -> String {
+        let start = min(max(range.start.offset, 0), bytes.count)
+        let end = min(max(range.end.offset, start), bytes.count)
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+}
