@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import FlagRules
+
+/// Every input the formatter is pinned on: the examples, the golden inputs that parse, the
+/// spec's example, and the grammar's code blocks.
+func formatterInputs() throws -> [(String, String)] {
+    var inputs: [(String, String)] = []
+    for file in try exampleFiles() {
+        inputs.append((file.lastPathComponent, try String(contentsOf: file, encoding: .utf8)))
+    }
+    let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Diagnostics/Golden")
+    for name in try FileManager.default.contentsOfDirectory(atPath: golden.path).sorted() where name.hasSuffix(".flags") {
+        let bytes = try Data(contentsOf: golden.appendingPathComponent(name))
+        let source = SourceText(bytes: Array(bytes), name: name)
+        if !Parser.parse(source).1.contains(where: { $0.severity == .error }) {
+            inputs.append((name, String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+    inputs.append(("spec", specExample))
+    for (k, block) in try GrammarTests().codeBlocks.enumerated() { inputs.append(("grammar block \(k)", block)) }
+    return inputs
+}
+
+@Suite struct FormatterTests {
+    @Test func isIdempotentOnEveryInput() throws {
+        let inputs = try formatterInputs()
+        #expect(inputs.count > 40)
+        for (name, text) in inputs {
+            let once = try Formatter.format(text, name: name)
+            let twice = try Formatter.format(once, name: name)
+            #expect(once == twice, "not idempotent: \(name)")
+        }
+    }
+
+    @Test func examplesAreFormatted() throws {
+        for file in try exampleFiles() {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(try Formatter.format(text) == text, "\(file.lastPathComponent) is not formatted")
+        }
+    }
+
+    @Test func keepsEveryComment() throws {
+        for (name, text) in try formatterInputs() {
+            let before = Lexer(SourceText(text, name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }
+            let after = Lexer(SourceText(try Formatter.format(text), name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }
+            #expect(before == after, "comments changed in \(name)")
+        }
+    }
+
+    /// The formatted file loads to the same declarations, tests and resolutions, over the
+    /// tests' contexts and 200 random contexts built from the file's own names and literals.
+    @Test func neverChangesMeaning() throws {
+        for (name, text) in try formatterInputs() {
+            guard let original = try? RuleSet(source: text, name: name) else { continue }
+            let formatted = try RuleSet(source: try Formatter.format(text), name: name)
+            #expect(formatted.declarations.map(\.name) == original.declarations.map(\.name))
+            #expect(formatted.declarations.map(\.defaultValue) == original.declarations.map(\.defaultValue))
+            #expect(formatted.declarations.map(\.doc) == original.declarations.map(\.doc))
+            #expect(formatted.declarations.map(\.owner) == original.declarations.map(\.owner))
+            #expect(formatted.tests.map(\.name) == original.tests.map(\.name))
+            #expect(formatted.runTests().map(\.passed) == original.runTests().map(\.passed))
+            var contexts = original.tests.map(\.context)
+            contexts += randomContexts(for: text, count: 200)
+            for context in contexts {
+                // Meaning is value, variant, reason and rule; lines move when a file is formatted.
+                #expect(formatted.evaluateAll(in: context).mapValues(\.withoutLine) == original.evaluateAll(in: context).mapValues(\.withoutLine),
+                        "\(name) in \(context)")
+            }
+        }
+    }
+
+    func randomContexts(for text: String, count: Int) -> [EvaluationContext] {
+        let tokens = Lexer(SourceText(text, name: "x")).tokens
+        var names = Set<String>()
+        var values: [Value] = [.bool(true), .bool(false), "user-1", "user-3", 42, "2026-12-01T10:00:00Z"]
+        for t in tokens {
+            switch t.kind {
+            case .identifier(let n): names.insert(n); values.append(.string(n))
+            case .string(let s, _): values.append(.string(s))
+            case .int(let i): values.append(.int(i)); values.append(.int(i + 1))
+            case .double(let d): values.append(.double(d))
+            case .version(let v): values.append(.string(v))
+            default: break
+            }
+        }
+        var generator = SeededGenerator(seed: UInt64(text.utf8.count))
+        let nameList = names.sorted()
+        return (0..<count).map { _ in
+            var c = EvaluationContext()
+            for n in nameList where Bool.random(using: &generator) {
+                c[n] = values.randomElement(using: &generator)
+            }
+            return c
+        }
+    }
+
+    @Test func normalises() throws {
+        #expect(try Formatter.format("flag  a=true{enabled when x&&!y||z}") == "flag a = true { enabled when x and not y or z }\n")
+        #expect(try Formatter.format("value v: double = 2.50 { 0.000010 when p >= 007.0 }") == "value v: double = 2.5 { 0.00001 when p >= 7.0 }\n")
+        #expect(try Formatter.format("flag f { enabled when rollout(u) < 20.500% }") == "flag f { enabled when rollout(u) < 20.5% }\n")
+        #expect(try Formatter.format("flag f {}") == "flag f\n")
+        #expect(try Formatter.format(#"value s: string = "a\u{41}\t" "#) == "value s: string = \"aA\\t\"\n")
+        #expect(Printer.decimal(1e-7) == "0.0000001")
+        #expect(Printer.decimal(1.5e20) == "150000000000000000000.0")
+        #expect(Printer.decimal(-0.25) == "-0.25")
+    }
+
+    @Test func refusesFilesThatDoNotParse() {
+        #expect(throws: RuleSetError.self) { try Formatter.format("flag {") }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so random tests repeat exactly.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension Resolution {
+    var withoutLine: Resolution {
+        var copy = self
+        copy.line = nil
+        return copy
+    }
+}
