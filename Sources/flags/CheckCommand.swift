@@ -4,13 +4,15 @@ import FlagRules
 /// `flags check FILE...`: every diagnostic of every file, exit 1 on any error.
 enum CheckCommand {
     static let help = """
-        usage: flags check FILE... [--quiet]
+        usage: flags check FILE... [--format text|json] [--quiet]
 
         Parses and checks each file (or '-' for standard input) and prints every error and
         warning as 'path:line:col: error: message' with the source line and a caret
         underline. Clean files print 'path: ok'.
 
         options:
+          --format F  'text' (default) or 'json': one array of objects with file, line,
+                      column, endLine, endColumn, severity, code, message, help and notes
           --quiet     print only diagnostics
           --help      show this help
 
@@ -19,8 +21,9 @@ enum CheckCommand {
         """
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-        let parsed = try ParsedArguments(arguments, specs: [OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q")],
-                                         command: "check")
+        let parsed = try ParsedArguments(arguments, specs: [
+            OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q"), OptionSpec(name: "format", takesValue: true),
+        ], command: "check")
         if parsed.has("help") {
             Terminal.write(help)
             return 0
@@ -28,11 +31,28 @@ enum CheckCommand {
         guard !parsed.positionals.isEmpty else {
             throw UsageError(message: "'check' needs at least one file", help: "flags check examples/app.flags")
         }
+        let format = parsed.value("format") ?? "text"
+        guard format == "text" || format == "json" else {
+            let suggestion = Suggestions.closest(to: format, in: ["text", "json"]).map { "; did you mean '\($0)'?" } ?? ""
+            throw UsageError(message: "unknown format '\(format)'" + suggestion, help: "--format takes text or json")
+        }
         let renderer = DiagnosticRenderer(colored: Terminal.stderrWantsColor)
         var failed = false
+        var json: [JSON] = []
         for path in parsed.positionals {
             let bytes = try Terminal.read(path)
             let source = SourceText(bytes: bytes, name: path == "-" ? "<stdin>" : path)
+            if format == "json" {
+                let diagnostics: [Diagnostic]
+                do {
+                    diagnostics = try RuleSet(source: source, today: Date()).warnings
+                } catch {
+                    diagnostics = error.diagnostics
+                    failed = true
+                }
+                json += diagnostics.map { $0.json(file: source.name) }
+                continue
+            }
             do {
                 let rules = try RuleSet(source: source, today: Date())
                 if !rules.warnings.isEmpty {
@@ -49,6 +69,7 @@ enum CheckCommand {
                 Terminal.writeError("\(source.name): \(count) error\(count == 1 ? "" : "s")\n")
             }
         }
+        if format == "json" { Terminal.write(JSON.array(json).serialized(pretty: true) + "\n") }
         return failed ? 1 : 0
     }
 }

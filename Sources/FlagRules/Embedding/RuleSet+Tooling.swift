@@ -45,3 +45,36 @@ public struct TestResult: Sendable {
     /// Whether every expectation held.
     public var passed: Bool { failures.isEmpty }
 }
+
+/// The result of evaluating an expression typed at a REPL.
+public struct ExpressionResult: Sendable {
+    /// The value; nil when it is unknown (an absent or mistyped attribute).
+    public let value: Value?
+    /// How it came about.
+    public let trace: ExpressionTrace
+
+    /// `true`, `42`, `"Howdy"`, or `unknown (country is absent)`.
+    public var text: String {
+        guard let value else { return "unknown" + (trace.note.map { " (\($0))" } ?? "") }
+        return value.description
+    }
+}
+
+extension RuleSet {
+    /// Evaluates an expression written against this rule set's names (attributes,
+    /// declarations, segments, `now`), as the REPL does. `rollout` needs an explicit salt
+    /// here, since there is no declaration to take it from. Throws every diagnostic of an
+    /// expression that does not parse or check.
+    public func evaluate(expression text: String, in context: EvaluationContext, name: String = "<expression>") throws(RuleSetError) -> ExpressionResult {
+        let source = SourceText(text, name: name)
+        let (syntax, parseDiagnostics) = Parser.parseExpression(source)
+        guard let syntax, !parseDiagnostics.contains(where: { $0.severity == .error }) else {
+            throw RuleSetError(source: source, diagnostics: parseDiagnostics)
+        }
+        let (bound, diagnostics) = Checker.check(expression: syntax, in: self.syntax)
+        guard let bound else { throw RuleSetError(source: source, diagnostics: diagnostics) }
+        let explainer = Explainer(checked: checked, program: program, source: source, fileSource: self.source, values: context.values)
+        let (value, trace) = explainer.value(bound)
+        return ExpressionResult(value: value, trace: trace)
+    }
+}

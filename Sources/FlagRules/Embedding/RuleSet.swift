@@ -11,6 +11,8 @@ import Foundation
 public struct RuleSet: Sendable {
     let program: Program
     let checked: CheckedProgram
+    /// The parsed file, for checking expressions against it (the REPL).
+    let syntax: FileSyntax
     /// The source the rules were compiled from (for rendering diagnostics and explanations).
     public let source: SourceText
     /// Warnings found while loading (an `@expires` date in the past, …).
@@ -56,6 +58,7 @@ public struct RuleSet: Sendable {
         self.warnings = diagnostics
         self.program = Compiler.compile(checked)
         self.checked = checked
+        self.syntax = file
         self.declarations = checked.declarations.map(DeclarationInfo.init)
     }
 

@@ -7,8 +7,19 @@ import Foundation
 struct Explainer {
     let checked: CheckedProgram
     let program: Program
-    let source: SourceText
+    /// The source the traced expressions were written in.
+    var source: SourceText
+    /// The rule set's file (segments' conditions are written there).
+    let fileSource: SourceText
     let values: [String: Value]
+
+    init(checked: CheckedProgram, program: Program, source: SourceText, fileSource: SourceText? = nil, values: [String: Value]) {
+        self.checked = checked
+        self.program = program
+        self.source = source
+        self.fileSource = fileSource ?? source
+        self.values = values
+    }
     /// How many levels of segments to expand inside a trace.
     var segmentDepth = 0
 
@@ -260,6 +271,7 @@ struct Explainer {
             if let condition = d.condition {
                 var inner = self
                 inner.segmentDepth += 1
+                inner.source = fileSource
                 if segmentDepth < 3 {
                     let (truth, trace) = inner.truth(condition)
                     return make(truth, [trace], note: "segment")

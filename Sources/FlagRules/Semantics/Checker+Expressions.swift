@@ -38,7 +38,7 @@ extension Checker {
                                   help: "a declaration cannot depend on its own value")
                 return nil
             }
-            edges[current].append((i, range))
+            if current >= 0 { edges[current].append((i, range)) }
             return Bound(kind: .declaration(i), type: types[i], range: range)
         }
         if name == "now" { return Bound(kind: .now, type: .datetime, range: range) }
@@ -162,7 +162,12 @@ extension Checker {
                                   at: range)
                 return nil
             }
-            var salt = declarations[current].header.name.name
+            if current < 0, arguments.count == 1 {
+                diagnostics.error("invalid-call", "rollout() outside a declaration needs a salt, as in rollout(userId, \"darkMode\")",
+                                  at: range)
+                return nil
+            }
+            var salt = current >= 0 ? declarations[current].header.name.name : ""
             if arguments.count == 2 {
                 guard case .literal(.string(let s, _)) = arguments[1].kind else {
                     diagnostics.error("invalid-call", "rollout()'s salt must be a string literal", at: arguments[1].range)

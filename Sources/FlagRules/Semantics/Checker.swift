@@ -34,6 +34,17 @@ struct Checker {
         return (checker.diagnostics.hasErrors ? nil : program, checker.diagnostics.items)
     }
 
+    /// Checks one expression written outside any declaration (the REPL), with the names of
+    /// an already checked file in scope.
+    static func check(expression: ExprSyntax, in file: FileSyntax, today: Date = Date()) -> (Bound?, [Diagnostic]) {
+        var checker = Checker(today: today)
+        _ = checker.run(file)
+        checker.diagnostics = DiagnosticBag()
+        checker.current = -1
+        let bound = checker.expression(expression)
+        return (checker.diagnostics.hasErrors ? nil : bound, checker.diagnostics.items)
+    }
+
     mutating func run(_ file: FileSyntax) -> CheckedProgram {
         var firstContext: ContextSyntax?
         for d in file.declarations {

@@ -28,6 +28,23 @@ public struct Parser {
         return (file, lexer.diagnostics + parser.diagnostics.items)
     }
 
+    /// Parses a source that holds one expression and nothing else (the REPL's input).
+    public static func parseExpression(_ source: SourceText) -> (ExprSyntax?, [Diagnostic]) {
+        let lexer = Lexer(source)
+        var parser = Parser(lexer: lexer)
+        parser.newlineSuppression = 1
+        var expression: ExprSyntax?
+        do {
+            expression = try parser.parseExpression()
+            if parser.current.kind != .endOfFile {
+                throw parser.fail("unexpected \(Parser.describe(parser.current)) after the expression")
+            }
+        } catch {
+            expression = nil
+        }
+        return (expression, lexer.diagnostics + parser.diagnostics.items)
+    }
+
     init(lexer: Lexer) {
         tokens = lexer.tokens
         comments = lexer.comments

@@ -1,0 +1,77 @@
+import Foundation
+import FlagRules
+
+/// `flags list FILE [--json]`: every declaration with its metadata.
+enum ListCommand {
+    static let help = """
+        usage: flags list FILE [--json]
+
+        Lists every flag, variant, value and segment with its kind, type, default, variants,
+        owner, expiry, rule count and doc comment: the data a debug screen or an audit needs.
+
+        options:
+          --json      print a JSON array of objects
+          --help      show this help
+
+        exit status: 0 listed, 1 errors in the rules, 2 usage error
+
+        """
+
+    static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
+        let parsed = try ParsedArguments(arguments, specs: [OptionSpec(name: "help", short: "h"), OptionSpec(name: "json")], command: "list")
+        if parsed.has("help") {
+            Terminal.write(help)
+            return 0
+        }
+        guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
+            throw UsageError(message: parsed.positionals.isEmpty ? "'list' needs a file" : "'list' takes one file",
+                             help: "flags list examples/app.flags")
+        }
+        let source = SourceText(bytes: try Terminal.read(path), name: path == "-" ? "<stdin>" : path)
+        let rules: RuleSet
+        do {
+            rules = try RuleSet(source: source, today: Date())
+        } catch {
+            Terminal.writeError(DiagnosticRenderer(colored: Terminal.stderrWantsColor).render(error.diagnostics, in: source))
+            return 1
+        }
+        if parsed.has("json") {
+            Terminal.write(JSON.array(rules.declarations.map(\.json)).serialized(pretty: true) + "\n")
+        } else {
+            Terminal.write(text(rules.declarations))
+        }
+        return 0
+    }
+
+    /// One line per declaration, names and kinds aligned, doc comments below.
+    static func text(_ declarations: [DeclarationInfo]) -> String {
+        let nameWidth = declarations.map(\.name.count).max() ?? 0
+        var out = ""
+        for d in declarations {
+            var line = d.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
+                + d.kind.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0) + "  "
+            switch d.kind {
+            case .variant: line += "[" + d.variants.joined(separator: ", ") + "] = " + (d.defaultValue.stringValue ?? "")
+            case .segment: line += "bool"
+            default: line += "\(d.type) = \(d.defaultValue)"
+            }
+            var details: [String] = []
+            if d.kind != .segment { details.append("\(d.ruleCount) rule\(d.ruleCount == 1 ? "" : "s")") }
+            if d.isDisabled { details.append("@disabled") }
+            if let owner = d.owner { details.append("owner \(owner)") }
+            if let expires = d.expires {
+                let date = String(DateTime.format(expires).prefix(10))
+                details.append(expires < Date() ? "expired \(date)" : "expires \(date)")
+            }
+            details.append("line \(d.line)")
+            line += "  (" + details.joined(separator: ", ") + ")"
+            out += line + "\n"
+            if let doc = d.doc {
+                for docLine in doc.split(separator: "\n", omittingEmptySubsequences: false) {
+                    out += String(repeating: " ", count: nameWidth + 2) + "/// " + docLine + "\n"
+                }
+            }
+        }
+        return out
+    }
+}

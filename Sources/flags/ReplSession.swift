@@ -1,0 +1,182 @@
+import Foundation
+import FlagRules
+
+/// What the REPL does with each line, independent of the terminal: expressions, names and
+/// `:commands` in, results (stdout) and errors (stderr) out.
+struct ReplSession {
+    struct Output {
+        var stdout = ""
+        var stderr = ""
+        var quit = false
+    }
+
+    static let commands = [":set", ":unset", ":context", ":load", ":reload", ":explain", ":list", ":help", ":quit"]
+
+    static let help = """
+        Type an expression (build == alpha and rollout(userId, "darkMode") < 20%) or a
+        declaration's name to see its value.
+          :set key=value    set a context attribute (typed by the file's schema)
+          :unset key        remove it
+          :context          show the context
+          :load FILE        load rules from a file
+          :reload           load the same file again
+          :explain EXPR     every step of an expression or a declaration
+          :list             the declarations
+          :help             this help
+          :quit             leave (or Ctrl-D)
+
+        """
+
+    var rules: RuleSet
+    var path: String?
+    var context = EvaluationContext()
+
+    init(path: String?) throws(UsageError) {
+        self.path = path
+        rules = try ReplSession.emptyRules()
+        if let path {
+            var out = Output()
+            load(path, into: &out)
+            if !out.stderr.isEmpty {
+                Terminal.writeError(out.stderr)
+                throw UsageError(message: "cannot start the REPL with \(path)")
+            }
+        }
+    }
+
+    static func emptyRules() throws(UsageError) -> RuleSet {
+        do {
+            return try RuleSet(source: "", name: "<repl>")
+        } catch {
+            throw UsageError(message: "internal error: \(error)")
+        }
+    }
+
+    /// Names to complete: commands, declarations, attributes, functions and `now`.
+    var completions: [String] {
+        var names = ReplSession.commands + rules.declarations.map(\.name) + ["has", "rollout", "now"]
+        names += rules.schema?.attributes.map(\.name) ?? Array(context.values.keys)
+        return Array(Set(names))
+    }
+
+    mutating func handle(_ input: String) -> Output {
+        var out = Output()
+        let line = input.trimmingCharacters(in: .whitespaces)
+        if line.isEmpty { return out }
+        guard line.hasPrefix(":") else {
+            evaluate(line, into: &out)
+            return out
+        }
+        let command = String(line.prefix { $0 != " " })
+        let argument = line.dropFirst(command.count).trimmingCharacters(in: .whitespaces)
+        switch command {
+        case ":set":
+            guard let eq = argument.firstIndex(of: "="), eq != argument.startIndex else {
+                out.stderr += "error: :set expects key=value, as in :set build=alpha\n"
+                break
+            }
+            let key = argument[..<eq].trimmingCharacters(in: .whitespaces)
+            let text = argument[argument.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            if let schema = rules.schema {
+                do {
+                    context[key] = try schema.value(for: key, text: text)
+                } catch {
+                    out.stderr += "error: \(error.message)\n"
+                }
+            } else {
+                context[key] = Value.inferred(from: text)
+            }
+        case ":unset":
+            if context[argument] == nil {
+                out.stderr += "error: '\(argument)' is not set\n"
+            } else {
+                context[argument] = nil
+            }
+        case ":context":
+            if context.values.isEmpty {
+                out.stdout += "(empty)\n"
+            }
+            for (k, v) in context.values.sorted(by: { $0.key < $1.key }) { out.stdout += "\(k) = \(v)\n" }
+        case ":load":
+            guard !argument.isEmpty else {
+                out.stderr += "error: :load needs a file\n"
+                break
+            }
+            load(argument, into: &out)
+        case ":reload":
+            guard let path else {
+                out.stderr += "error: no file is loaded; use :load FILE\n"
+                break
+            }
+            load(path, into: &out)
+        case ":explain":
+            explain(argument, into: &out)
+        case ":list":
+            out.stdout += ListCommand.text(rules.declarations)
+        case ":help":
+            out.stdout += ReplSession.help
+        case ":quit", ":q", ":exit":
+            out.quit = true
+        default:
+            let suggestion = Suggestions.closest(to: command, in: ReplSession.commands).map { "; did you mean '\($0)'?" } ?? ""
+            out.stderr += "error: unknown command '\(command)'\(suggestion)\n"
+        }
+        return out
+    }
+
+    /// Loads a file; on errors the previous rules stay.
+    mutating func load(_ file: String, into out: inout Output) {
+        let bytes: [UInt8]
+        do {
+            bytes = try Terminal.read(file)
+        } catch {
+            out.stderr += "error: \(error.message)\n"
+            return
+        }
+        let source = SourceText(bytes: bytes, name: file)
+        do {
+            rules = try RuleSet(source: source, today: Date())
+            path = file
+            out.stdout += "loaded \(file) (\(rules.declarations.count) declarations)\n"
+        } catch {
+            out.stderr += DiagnosticRenderer(colored: false).render(error.diagnostics, in: source)
+        }
+    }
+
+    func evaluate(_ line: String, into out: inout Output) {
+        if rules.declarations.contains(where: { $0.name == line }) {
+            out.stdout += rules.evaluate(line, in: context).summary(name: line) + "\n"
+            return
+        }
+        do {
+            out.stdout += try rules.evaluate(expression: line, in: context, name: "<repl>").text + "\n"
+        } catch {
+            out.stderr += DiagnosticRenderer(colored: false).render(error.diagnostics, in: error.source)
+        }
+    }
+
+    func explain(_ argument: String, into out: inout Output) {
+        guard !argument.isEmpty else {
+            out.stderr += "error: :explain needs an expression or a declaration's name\n"
+            return
+        }
+        if let explanation = rules.explain(argument, in: context) {
+            out.stdout += explanation.text
+            return
+        }
+        do {
+            let result = try rules.evaluate(expression: argument, in: context, name: "<repl>")
+            var text = ""
+            func render(_ t: ExpressionTrace, _ indent: Int) {
+                text += String(repeating: " ", count: indent) + "\(t.text) → \(t.result)"
+                if let note = t.note, t.result != "absent" { text += "  (\(note))" }
+                text += "\n"
+                for c in t.children { render(c, indent + 2) }
+            }
+            render(result.trace, 0)
+            out.stdout += text
+        } catch {
+            out.stderr += DiagnosticRenderer(colored: false).render(error.diagnostics, in: error.source)
+        }
+    }
+}
