@@ -11,6 +11,6 @@ let package = Package(
         .target(name: "FlagRules"),
         .executableTarget(name: "flags", dependencies: ["FlagRules"]),
         .testTarget(name: "FlagRulesTests", dependencies: ["FlagRules"], exclude: ["Diagnostics/Golden"]),
-        .testTarget(name: "flagsTests", dependencies: ["flags", "FlagRules"]),
+        .testTarget(name: "flagsTests", dependencies: ["flags", "FlagRules"], exclude: ["Golden", "Fixtures"]),
     ]
 )

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// Each case runs the built `flags` with arguments (and standard input) and compares
+/// status, stdout and stderr with `Golden/NAME.txt`. Re-record: `FLAGRULES_RECORD=1 swift test`.
+@Suite(.serialized) struct GoldenCLITests {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
+    static let fixtures = "Tests/flagsTests/Fixtures/"
+
+    static let cases: [(String, [String], String?)] = [
+        ("help", ["--help"], nil),
+        ("version", ["--version"], nil),
+        ("no-command", [], nil),
+        ("unknown-command", ["evl"], nil),
+        ("check-help", ["check", "--help"], nil),
+        ("check-ok", ["check", "examples/app.flags", "examples/service.flags"], nil),
+        ("check-errors", ["check", fixtures + "broken.flags", "examples/app.flags"], nil),
+        ("check-json", ["check", "--format", "json", fixtures + "broken.flags"], nil),
+        ("check-json-clean", ["check", "--format=json", "examples/app.flags"], nil),
+        ("check-bad-format", ["check", "--format", "jsn", "examples/app.flags"], nil),
+        ("check-stdin", ["check", "-"], "flag f { enabled when x == 'y' }\n"),
+        ("eval-help", ["eval", "--help"], nil),
+        ("eval-text", ["eval", "examples/service.flags", "-c", "now=2026-12-02T00:00:00Z", "-c", "region=usEast", "-c", "tier=free"], nil),
+        ("eval-json", ["eval", "examples/checkout.flags", "--json", "-c", "userId=user-3", "-c", "country=US"], nil),
+        ("eval-explain", ["eval", "examples/app.flags", "darkMode", "newMediaPicker", "raccoonImages", "--explain",
+                          "-c", "build=beta", "-c", "userId=user-42", "-c", "appVersion=2.2.0"], nil),
+        ("eval-explain-json", ["eval", "examples/checkout.flags", "checkout", "--explain", "--json", "-c", "userId=user-3", "-c", "country=US"], nil),
+        ("eval-errors", ["eval", fixtures + "broken.flags"], nil),
+        ("eval-unknown-name", ["eval", "examples/app.flags", "darkmode"], nil),
+        ("test-help", ["test", "--help"], nil),
+        ("test-examples", ["test", "examples/"], nil),
+        ("test-quiet", ["test", "--quiet", "examples"], nil),
+        ("test-failing", ["test", fixtures + "failing.flags"], nil),
+        ("test-broken", ["test", fixtures + "broken.flags", fixtures + "failing.flags"], nil),
+        ("test-no-tests", ["test", fixtures + "notests.flags"], nil),
+        ("test-missing", ["test", "nowhere/"], nil),
+        ("test-usage", ["test"], nil),
+        ("fmt-help", ["fmt", "--help"], nil),
+        ("fmt-print", ["fmt", fixtures + "unformatted.flags"], nil),
+        ("fmt-check", ["fmt", "--check", fixtures + "unformatted.flags", "examples/app.flags"], nil),
+        ("fmt-check-clean", ["fmt", "--check", "examples/app.flags", "examples/checkout.flags"], nil),
+        ("fmt-stdin", ["fmt", "-"], "segment s=a&&b\n"),
+        ("fmt-broken", ["fmt", fixtures + "broken.flags"], nil),
+        ("fmt-write-stdin", ["fmt", "-w", "-"], ""),
+        ("fmt-usage", ["fmt"], nil),
+        ("list-help", ["list", "--help"], nil),
+        ("list-text", ["list", fixtures + "listing.flags"], nil),
+        ("list-json", ["list", "--json", fixtures + "listing.flags"], nil),
+        ("list-usage", ["list", "a.flags", "b.flags"], nil),
+        ("list-broken", ["list", fixtures + "broken.flags"], nil),
+        ("repl-help", ["repl", "--help"], nil),
+        ("repl-usage", ["repl", "a", "b"], nil),
+    ]
+
+    static var names: [String] { cases.map(\.0) }
+
+    static func render(_ run: Run, _ arguments: [String]) -> String {
+        "$ flags \(arguments.joined(separator: " "))\n--- status \(run.status)\n--- stdout\n\(run.stdout)--- stderr\n\(run.stderr)"
+    }
+
+    @Test(arguments: names)
+    func golden(_ name: String) throws {
+        let (_, arguments, stdin) = try #require(Self.cases.first { $0.0 == name })
+        let actual = Self.render(try flags(arguments, stdin: stdin), arguments)
+        let url = Self.directory.appendingPathComponent(name + ".txt")
+        if ProcessInfo.processInfo.environment["FLAGRULES_RECORD"] == "1" {
+            try actual.write(to: url, atomically: true, encoding: .utf8)
+            return
+        }
+        #expect(actual == (try String(contentsOf: url, encoding: .utf8)))
+    }
+
+    @Test func fmtWriteRewritesInPlace() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fmt-\(UUID()).flags")
+        try "flag  a=true\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        #expect(try flags(["fmt", "-w", file.path]) == Run(status: 0, stdout: "", stderr: ""))
+        #expect(try String(contentsOf: file, encoding: .utf8) == "flag a = true\n")
+        #expect(try flags(["fmt", "--check", file.path]) == Run(status: 0, stdout: "", stderr: ""))
+    }
+
+    @Test func everyCommandHasGoldenHelp() {
+        for command in ["check", "eval", "test", "fmt", "list", "repl"] {
+            #expect(Self.names.contains("\(command)-help"))
+        }
+    }
+}
