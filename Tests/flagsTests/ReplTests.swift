@@ -75,7 +75,7 @@ final class PseudoTerminalSession {
     let process = Process()
     var output = ""
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], noColor: Bool = true) throws {
         // posix_openpt and friends are not in Swift's Glibc module; look them up in libc.
         typealias OpenFunction = @convention(c) (Int32) -> Int32
         typealias FDFunction = @convention(c) (Int32) -> Int32
@@ -98,7 +98,7 @@ final class PseudoTerminalSession {
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
         var env = ProcessInfo.processInfo.environment
-        env["NO_COLOR"] = "1"
+        if noColor { env["NO_COLOR"] = "1" } else { env["NO_COLOR"] = nil }
         env["TERM"] = "xterm"
         process.environment = env
         process.standardInput = handle
@@ -184,6 +184,18 @@ final class PseudoTerminalSession {
         // Ctrl-D on an empty line quits with status 0.
         t.send("\u{4}")
         #expect(t.exitStatus() == 0)
+    }
+}
+
+@Suite(.serialized) struct ColourTests {
+    @Test func colourOnATerminalOnlyWithoutNoColor() throws {
+        let coloured = try PseudoTerminalSession(["check", "Tests/flagsTests/Fixtures/broken.flags"], noColor: false)
+        #expect(coloured.exitStatus() == 1)
+        #expect(coloured.output.contains("\u{1B}[1;31merror\u{1B}[0m"))
+        let plain = try PseudoTerminalSession(["check", "Tests/flagsTests/Fixtures/broken.flags"], noColor: true)
+        #expect(plain.exitStatus() == 1)
+        #expect(plain.output.contains("error: expected an expression"))
+        #expect(!plain.output.contains("\u{1B}["))
     }
 }
 
