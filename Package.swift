@@ -6,10 +6,14 @@ let package = Package(
     products: [
         .library(name: "FlagRules", targets: ["FlagRules"]),
         .executable(name: "flags", targets: ["flags"]),
+        .executable(name: "flags-bench", targets: ["flags-bench"]),
     ],
     targets: [
         .target(name: "FlagRules"),
         .executableTarget(name: "flags", dependencies: ["FlagRules"]),
+        // Counts heap allocations for the benchmark (glibc); linked into flags-bench only.
+        .target(name: "MallocCounter"),
+        .executableTarget(name: "flags-bench", dependencies: ["FlagRules", "MallocCounter"]),
         .testTarget(name: "FlagRulesTests", dependencies: ["FlagRules"], exclude: ["Diagnostics/Golden"]),
         .testTarget(name: "flagsTests", dependencies: ["flags", "FlagRules"], exclude: ["Golden", "Fixtures"]),
     ]

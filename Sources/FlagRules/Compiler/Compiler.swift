@@ -2,10 +2,16 @@ import Foundation
 
 /// Turns a checked program into a tree of closures.
 ///
-/// Attribute reads validate the schema type once (a mistyped value reads as absent, so the
-/// comparison is unknown); literal lists become hash sets; patterns are compiled once;
-/// sub-expressions without attributes are folded to constants; `rollout(…) < N%` compares
-/// integer buckets exactly, with the salt's hash state precomputed.
+/// - each declaration becomes one closure: `@disabled`, no rules, then the rules as a chain
+///   (each rule's closure calls the next), then the default;
+/// - attribute reads go to a prepared context's slot (already checked against the schema)
+///   or to the dictionary by name (checked on read: a mistyped value reads as absent);
+/// - enum comparisons (`build in [debug, alpha]`, `build == beta`) test a bit of a mask by
+///   case ordinal;
+/// - literal lists become string tables or hash sets, so `in` costs the same for 3
+///   literals or 100,000;
+/// - patterns are compiled once; sub-expressions without attributes are folded;
+/// - `rollout(…) < N%` compares integer buckets exactly, with the salt's hash precomputed.
 struct Compiler {
     let checked: CheckedProgram
 
@@ -16,39 +22,93 @@ struct Compiler {
     }
 
     func declaration(_ d: CheckedDeclaration) -> CompiledDeclaration {
-        var rules: [CompiledRule] = []
-        for rule in d.rules {
-            var condition: ConditionFunction?
-            if let c = rule.condition {
-                let folded = fold(c)
-                if case .constant(.bool(let b)) = folded.kind {
-                    if !b { continue }  // can never match
-                } else {
-                    condition = self.condition(folded)
+        let isVariant = d.kind == .variant
+        func resolution(_ value: Value, _ reason: Resolution.Reason, _ rule: CheckedRule? = nil) -> Resolution {
+            Resolution(value: value, variant: isVariant ? value.stringValue : nil, reason: reason, rule: rule?.index, line: rule?.line)
+        }
+        if let condition = d.condition {
+            let segment = self.condition(fold(condition))
+            let yes = Resolution(value: .bool(true), reason: .targetingMatch), no = Resolution(value: .bool(false), reason: .default)
+            return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
+                                       resolve: { f in segment(f) == .yes ? yes : no }, segment: segment)
+        }
+        let resolve: ResolveFunction
+        if d.disabled {
+            let r = resolution(d.defaultValue, .disabled)
+            resolve = { _ in r }
+        } else if d.rules.isEmpty {
+            let r = resolution(d.defaultValue, .static)
+            resolve = { _ in r }
+        } else {
+            let fallback = resolution(d.defaultValue, .default)
+            var next: ResolveFunction = { _ in fallback }
+            for rule in d.rules.reversed() {
+                let rest = next
+                var condition: ConditionFunction?
+                if let c = rule.condition {
+                    let folded = fold(c)
+                    if case .constant(.bool(let b)) = folded.kind {
+                        if !b { continue }  // can never match
+                    } else {
+                        condition = self.condition(folded)
+                    }
+                }
+                switch rule.outcome {
+                case .value(let v):
+                    let matched = resolution(v, .targetingMatch, rule)
+                    if let condition {
+                        next = { f in condition(f) == .yes ? matched : rest(f) }
+                    } else {
+                        next = { _ in matched }
+                    }
+                case .split(let s):
+                    let choose = split(s)
+                    let index = rule.index, line = rule.line
+                    let make: @Sendable (Value) -> Resolution = { v in
+                        Resolution(value: v, variant: isVariant ? v.stringValue : nil, reason: .split, rule: index, line: line)
+                    }
+                    if let condition {
+                        next = { f in
+                            guard condition(f) == .yes, let v = choose(f) else { return rest(f) }
+                            return make(v)
+                        }
+                    } else {
+                        next = { f in choose(f).map(make) ?? rest(f) }
+                    }
                 }
             }
-            let outcome: CompiledRule.Outcome
-            switch rule.outcome {
-            case .value(let v): outcome = .value(v)
-            case .split(let s): outcome = .split(split(s))
-            }
-            rules.append(CompiledRule(condition: condition, outcome: outcome, index: rule.index, line: rule.line))
+            resolve = next
         }
-        return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, disabled: d.disabled,
-                                   rules: rules, isStatic: d.rules.isEmpty, segment: d.condition.map { condition(fold($0)) })
+        return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil)
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {
-        let unit = value(s.unit)
+        let unit = bucketUnit(s.unit)
         let prefix = BucketKeyPrefix(salt: s.salt)
         let weights = s.weights
         let outcomes = s.outcomes
         let total = UInt32(weights.reduce(0, +))
         return { f in
-            guard let u = unit(f), let bucketUnit = BucketUnit(u) else { return nil }
-            let target = Int(prefix.hash(bucketUnit, split: true) % total) + 1
+            guard let u = unit(f) else { return nil }
+            let target = Int(prefix.hash(u, split: true) % total) + 1
             return Bucketing.choose(target: target, weights: weights).map { outcomes[$0] }
         }
+    }
+
+    /// A unit for `rollout`/`split`: strings, enum cases and variants by name, ints in decimal.
+    func bucketUnit(_ b: Bound) -> @Sendable (Frame) -> BucketUnit? {
+        if case .attribute(let name, let slot?, let type) = b.kind {
+            let coercion = Coercion(type)
+            return { f in
+                switch f.attribute(name, slot: slot, coercion) {
+                case .string(let s)?: return .string(s)
+                case .int(let i)?: return .int(i)
+                default: return nil
+                }
+            }
+        }
+        let v = value(b)
+        return { f in v(f).flatMap(BucketUnit.init) }
     }
 
     // MARK: Folding
@@ -86,14 +146,15 @@ struct Compiler {
             return Bound(kind: isAnd ? .and(kept) : .or(kept), type: .bool, range: b.range)
         default:
             guard isPure(b) else { return b }
+            let frame = Frame(values: [:], program: .empty)
             if b.type == .bool {
-                switch condition(b)(Frame(values: [:], program: .empty)) {
+                switch condition(b)(frame) {
                 case .yes: return Bound(kind: .constant(.bool(true)), type: .bool, range: b.range)
                 case .no: return Bound(kind: .constant(.bool(false)), type: .bool, range: b.range)
                 case .unknown: return b
                 }
             }
-            if let v = value(b)(Frame(values: [:], program: .empty)) {
+            if let v = value(b)(frame) {
                 return Bound(kind: .constant(v), type: b.type, range: b.range)
             }
             return b
@@ -110,7 +171,12 @@ struct Compiler {
             let v = Value.double(Double(t) / 1000)
             return { _ in v }
         case .attribute(let name, let slot, let type):
-            return attribute(name, slot, type)
+            let coercion = Coercion(type)
+            guard let slot else {
+                if case .any = coercion { return { f in f.values[name] } }
+                return { f in f.values[name].flatMap(coercion.apply) }
+            }
+            return { f in f.attribute(name, slot: slot, coercion) }
         case .declaration(let i):
             return { f in f.program.declarations[i].value(f) }
         case .now:
@@ -129,10 +195,10 @@ struct Compiler {
                 return nil
             }
         case .rollout(let unit, let salt):
-            let u = value(unit)
+            let u = bucketUnit(unit)
             let prefix = BucketKeyPrefix(salt: salt)
             return { f in
-                guard let v = u(f), let bucketUnit = BucketUnit(v) else { return nil }
+                guard let bucketUnit = u(f) else { return nil }
                 return .double(Double(Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false))) / 1000)
             }
         case .not, .and, .or, .compare, .member, .text, .matches, .has:
@@ -145,20 +211,6 @@ struct Compiler {
                 }
             }
         }
-    }
-
-    /// Reads an attribute, treating a value of the wrong type as absent: from its slot in a
-    /// prepared context (already coerced), or by name from a dictionary context.
-    func attribute(_ name: String, _ slot: Int?, _ type: FlagType) -> ValueFunction {
-        let coercion = Coercion(type)
-        guard let slot else {
-            if case .any = coercion { return { f in f.values[name] } }
-            return { f in f.values[name].flatMap(coercion.apply) }
-        }
-        if case .any = coercion {
-            return { f in f.isSlotted ? f.slots[slot] : f.values[name] }
-        }
-        return { f in f.isSlotted ? f.slots[slot] : f.values[name].flatMap(coercion.apply) }
     }
 
     // MARK: Conditions
@@ -208,7 +260,10 @@ struct Compiler {
                 return result
             }
         case .has(let name, let slot?):
-            return { f in (f.isSlotted ? f.present[slot] : f.values[name] != nil) ? .yes : .no }
+            return { f in
+                if let raw = f.raw { return raw[slot] != nil ? .yes : .no }
+                return f.values[name] != nil ? .yes : .no
+            }
         case .has(let name, nil):
             return { f in f.values[name] != nil ? .yes : .no }
         case .compare(let op, let l, let r):
@@ -222,6 +277,12 @@ struct Compiler {
             case .contains: test = Comparison.contains
             case .startsWith: test = Comparison.hasPrefix
             default: test = Comparison.hasSuffix
+            }
+            if case .constant(.string(let c)) = r.kind {
+                return { f in
+                    guard case .string(let a)? = lf(f) else { return .unknown }
+                    return Truth(test(a, c))
+                }
             }
             return { f in
                 guard case .string(let a)? = lf(f), case .string(let c)? = rf(f) else { return .unknown }
@@ -293,6 +354,10 @@ struct Compiler {
         if case .rollout(let unit, let salt) = r.kind, let t = thousandths(l) {
             return rolloutCompare(Compiler.flipped(op), unit, salt, t)
         }
+        // An enum attribute against a case: one ordinal comparison.
+        if op == .equal || op == .notEqual, case .constant(.string(let c)) = r.kind, let test = enumTest(l, [c], negated: op == .notEqual) {
+            return test
+        }
         let lf = value(l)
         if op == .equal || op == .notEqual {
             let negate = op == .notEqual
@@ -322,28 +387,67 @@ struct Compiler {
     }
 
     func rolloutCompare(_ op: ComparisonOperator, _ unit: Bound, _ salt: String, _ t: Int) -> ConditionFunction {
-        let u = value(unit)
+        let u = bucketUnit(unit)
         let prefix = BucketKeyPrefix(salt: salt)
         if op == .less {
             return { f in
-                guard let v = u(f), let bucketUnit = BucketUnit(v) else { return .unknown }
+                guard let bucketUnit = u(f) else { return .unknown }
                 return Truth(Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false)) < t)
             }
         }
         return { f in
-            guard let v = u(f), let bucketUnit = BucketUnit(v) else { return .unknown }
+            guard let bucketUnit = u(f) else { return .unknown }
             let bucket = Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false))
             return Truth(Compiler.holds(op, bucket < t ? -1 : bucket == t ? 0 : 1))
         }
     }
 
+    /// `enumAttribute in [cases]` (or `== case`) as a mask test on the case ordinal: from a
+    /// prepared context's ordinals, or by looking the dictionary's string up among the cases.
+    func enumTest(_ x: Bound, _ selected: [String], negated: Bool) -> ConditionFunction? {
+        guard case .attribute(let name, let slot?, .enumeration(let cases)) = x.kind else { return nil }
+        let table = EnumTable(cases)
+        var mask = [Bool](repeating: false, count: cases.count)
+        for s in selected {
+            guard let o = table.ordinal(of: s) else { return nil }
+            mask[o] = true
+        }
+        let selectedMask = ContiguousArray(mask)
+        return { f in
+            let o: Int
+            if let ordinals = f.ordinals {
+                o = Int(ordinals[slot])
+                if o < 0 { return .unknown }
+            } else {
+                guard case .string(let s)? = f.values[name], let found = table.ordinal(of: s) else { return .unknown }
+                o = found
+            }
+            return Truth(selectedMask[o] != negated)
+        }
+    }
+
     func member(_ x: Bound, _ values: [Value], _ negated: Bool) -> ConditionFunction {
+        let strings = values.compactMap(\.stringValue)
+        if strings.count == values.count, !values.isEmpty, let test = enumTest(x, strings, negated: negated) {
+            return test
+        }
         let xf = value(x)
-        let keys = Set(values.map(MemberKey.init))
-        let families = Set(keys.map(\.family))
-        if keys.isEmpty {
+        if values.isEmpty {
             return { f in xf(f) == nil ? .unknown : Truth(negated) }
         }
+        // All strings (the common case): a string table, with no hashing of Values.
+        if strings.count == values.count {
+            let table = StringTable(strings)
+            return { f in
+                switch xf(f) {
+                case .string(let s)?: return Truth((table.index(of: s) != nil) != negated)
+                case nil: return .unknown
+                default: return .unknown
+                }
+            }
+        }
+        let keys = Set(values.map(MemberKey.init))
+        let families = Set(keys.map(\.family))
         let versionsOnly = families == [3], datesOnly = families == [4]
         return { f in
             guard var v = xf(f) else { return .unknown }

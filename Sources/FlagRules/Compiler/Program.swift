@@ -15,32 +15,58 @@ enum Truth: UInt8, Sendable {
     }
 }
 
-/// What one evaluation reads: the context (a dictionary, or schema slots of a prepared
-/// context) and the program (for prerequisites).
+/// What one evaluation reads: a dictionary context, or the slots of a prepared context
+/// (borrowed for the duration of the evaluation), and the program for prerequisites.
+///
+/// It holds no strong references of its own, so making one and passing it down the
+/// closure tree costs no reference counting.
 struct Frame {
     /// Attributes by name: a dictionary context, or a prepared context's extras (`now`).
     let values: [String: Value]
-    /// A prepared context's schema-typed values by slot; empty for dictionary contexts.
-    let slots: ContiguousArray<Value?>
-    /// Whether each slot's attribute was given at all (even with a mistyped value).
-    let present: ContiguousArray<Bool>
-    let isSlotted: Bool
-    let program: Program
+    /// A prepared context's schema-typed values by slot; nil for dictionary contexts.
+    let slots: UnsafePointer<Value?>?
+    /// A prepared context's values as given, by slot (present even when mistyped).
+    let raw: UnsafePointer<Value?>?
+    /// A prepared context's enum attributes as case ordinals, by slot (-1: absent or mistyped).
+    let ordinals: UnsafePointer<Int32>?
+    unowned(unsafe) let program: Program
 
     init(values: [String: Value], program: Program) {
         self.values = values
-        slots = []
-        present = []
-        isSlotted = false
+        slots = nil
+        raw = nil
+        ordinals = nil
         self.program = program
     }
 
-    init(prepared: PreparedContext, program: Program) {
-        values = prepared.extra
-        slots = prepared.slots
-        present = prepared.present
-        isSlotted = true
+    init(values: [String: Value], slots: UnsafePointer<Value?>?, raw: UnsafePointer<Value?>?, ordinals: UnsafePointer<Int32>?,
+         program: Program) {
+        self.values = values
+        self.slots = slots
+        self.raw = raw
+        self.ordinals = ordinals
         self.program = program
+    }
+
+    /// Runs `body` with a frame over a prepared context's storage.
+    @inline(__always)
+    static func with<R>(_ prepared: PreparedContext, program: Program, _ body: (Frame) -> R) -> R {
+        prepared.slots.withUnsafeBufferPointer { slots in
+            prepared.raw.withUnsafeBufferPointer { raw in
+                prepared.ordinals.withUnsafeBufferPointer { ordinals in
+                    body(Frame(values: prepared.extra, slots: slots.baseAddress, raw: raw.baseAddress, ordinals: ordinals.baseAddress,
+                               program: program))
+                }
+            }
+        }
+    }
+
+    /// An attribute's schema-typed value: from its slot, or by name (checked by `coercion`).
+    @inline(__always)
+    func attribute(_ name: String, slot: Int, _ coercion: Coercion) -> Value? {
+        if let slots { return slots[slot] }
+        guard let v = values[name] else { return nil }
+        return coercion.apply(v)
     }
 }
 
@@ -48,7 +74,7 @@ struct Frame {
 /// type reads as absent; version and datetime strings are parsed.
 enum Coercion: Sendable {
     case any, string, int, double, bool, version, datetime
-    case enumeration(Set<ByteString>)
+    case enumeration(EnumTable)
 
     init(_ type: FlagType) {
         switch type {
@@ -58,7 +84,7 @@ enum Coercion: Sendable {
         case .bool: self = .bool
         case .version: self = .version
         case .datetime: self = .datetime
-        case .enumeration(let cases): self = .enumeration(Set(cases.map(ByteString.init)))
+        case .enumeration(let cases): self = .enumeration(EnumTable(cases))
         case .variant, .symbol, .dynamic: self = .any
         }
     }
@@ -71,63 +97,49 @@ enum Coercion: Sendable {
             return v
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
         case (.datetime, .string(let s)): return DateTime.parse(s).map { .datetime($0) }
-        case (.enumeration(let cases), .string(let s)): return cases.contains(ByteString(s)) ? v : nil
+        case (.enumeration(let table), .string(let s)): return table.ordinal(of: s) != nil ? v : nil
         default: return nil
         }
     }
+
+    /// The case ordinal of an enum value, or -1.
+    func ordinal(_ v: Value?) -> Int32 {
+        guard case .enumeration(let table) = self, case .string(let s)? = v, let o = table.ordinal(of: s) else { return -1 }
+        return Int32(o)
+    }
+}
+
+/// An enum's cases, looked up by their bytes: a linear scan for a few cases, a hash table
+/// for many.
+struct EnumTable: Sendable {
+    let strings: StringTable
+
+    init(_ cases: [String]) { strings = StringTable(cases) }
+
+    @inline(__always)
+    func ordinal(of s: String) -> Int? { strings.index(of: s) }
 }
 
 typealias ValueFunction = @Sendable (Frame) -> Value?
 typealias ConditionFunction = @Sendable (Frame) -> Truth
+typealias ResolveFunction = @Sendable (Frame) -> Resolution
 
-/// One compiled rule.
-struct CompiledRule: Sendable {
-    enum Outcome: Sendable {
-        case value(Value)
-        case split(ValueFunction)
-    }
-    let condition: ConditionFunction?
-    let outcome: Outcome
-    let index: Int
-    let line: Int
-}
-
-/// One compiled declaration: its metadata and its rules as closures.
-struct CompiledDeclaration: Sendable {
+/// One compiled declaration: its metadata and a closure that resolves it.
+final class CompiledDeclaration: Sendable {
     let name: String
     let kind: DeclarationKind
     let defaultValue: Value
-    let disabled: Bool
-    let rules: [CompiledRule]
-    /// True when the declaration was written without rules (reason STATIC).
-    let isStatic: Bool
+    /// The whole declaration: disabled, static, the rules as a chain of closures, the default.
+    let resolve: ResolveFunction
     /// A segment's condition.
     let segment: ConditionFunction?
 
-    @inline(__always)
-    private func make(_ value: Value, _ reason: Resolution.Reason, _ rule: CompiledRule? = nil) -> Resolution {
-        var variant: String?
-        if kind == .variant, case .string(let s) = value { variant = s }
-        return Resolution(value: value, variant: variant, reason: reason, rule: rule?.index, line: rule?.line)
-    }
-
-    func resolve(_ frame: Frame) -> Resolution {
-        if let segment {
-            let truth = segment(frame)
-            return Resolution(value: .bool(truth == .yes), reason: truth == .yes ? .targetingMatch : .default)
-        }
-        if disabled { return make(defaultValue, .disabled) }
-        if isStatic { return make(defaultValue, .static) }
-        for rule in rules {
-            if let condition = rule.condition, condition(frame) != .yes { continue }
-            switch rule.outcome {
-            case .value(let v):
-                return make(v, .targetingMatch, rule)
-            case .split(let choose):
-                if let v = choose(frame) { return make(v, .split, rule) }
-            }
-        }
-        return make(defaultValue, .default)
+    init(name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?) {
+        self.name = name
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.resolve = resolve
+        self.segment = segment
     }
 
     /// The declaration's value as an operand of another declaration's expression.

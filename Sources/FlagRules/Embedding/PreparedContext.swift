@@ -14,8 +14,12 @@
 /// contexts. A prepared context used with a different rule set is read by name instead.
 public struct PreparedContext: Sendable {
     let program: Program
+    /// Schema-typed values by slot (a mistyped value is nil here).
     var slots: ContiguousArray<Value?>
-    var present: ContiguousArray<Bool>
+    /// The values as given, by slot (present even when mistyped, for `has`).
+    var raw: ContiguousArray<Value?>
+    /// Enum attributes as case ordinals, by slot (-1: absent, mistyped, or not an enum).
+    var ordinals: ContiguousArray<Int32>
     /// `now`, and every attribute when the rule set has no schema.
     var extra: [String: Value] = [:]
 
@@ -23,14 +27,15 @@ public struct PreparedContext: Sendable {
         self.program = program
         let n = program.coercions.count
         slots = ContiguousArray(repeating: nil, count: n)
-        present = ContiguousArray(repeating: false, count: n)
+        raw = ContiguousArray(repeating: nil, count: n)
+        ordinals = ContiguousArray(repeating: -1, count: n)
     }
 
     /// The attribute's value as given; setting nil removes it. A value of the wrong type
     /// is kept as present (for `has`) but reads as absent in comparisons.
     public subscript(name: String) -> Value? {
         get {
-            if let slot = program.schema?.slots[name] { return present[slot] ? raw[name] : nil }
+            if let slot = program.schema?.slots[name] { return raw[slot] }
             return extra[name]
         }
         set {
@@ -38,18 +43,19 @@ public struct PreparedContext: Sendable {
                 if program.schema == nil || name == "now" { extra[name] = newValue }
                 return
             }
-            present[slot] = newValue != nil
+            raw[slot] = newValue
             slots[slot] = newValue.flatMap(program.coercions[slot].apply)
-            raw[name] = newValue
+            ordinals[slot] = program.coercions[slot].ordinal(newValue)
         }
     }
 
-    /// The values as given, for reading back and for evaluation with another rule set.
-    private var raw: [String: Value] = [:]
-
     /// The context as a plain dictionary.
     public var dictionary: EvaluationContext {
-        EvaluationContext(raw.merging(extra) { a, _ in a })
+        var values = extra
+        for (slot, attribute) in (program.schema?.attributes ?? []).enumerated() {
+            if let v = raw[slot] { values[attribute.name] = v }
+        }
+        return EvaluationContext(values)
     }
 }
 
@@ -88,10 +94,12 @@ extension RuleSet {
         program.index[name].map { DeclarationHandle(name: name, index: $0, owner: program) }
     }
 
+    /// Runs `body` with a frame over the context: its slots when it was prepared for this
+    /// rule set, else its values by name.
     @inline(__always)
-    private func frame(_ context: PreparedContext) -> Frame {
-        context.program === program ? Frame(prepared: context, program: program)
-            : Frame(values: context.dictionary.values, program: program)
+    private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
+        if context.program === program { return Frame.with(context, program: program, body) }
+        return body(Frame(values: context.dictionary.values, program: program))
     }
 
     /// The declaration a handle names in this rule set: by index when the handle was made
@@ -106,7 +114,8 @@ extension RuleSet {
         guard let i = index(of: handle) else {
             return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: .bool(false))
         }
-        return program.declarations[i].resolve(frame(context))
+        let d = program.declarations[i]
+        return withFrame(context) { d.resolve($0) }
     }
 
     /// Resolves a declaration by name against a prepared context.
@@ -114,13 +123,15 @@ extension RuleSet {
         guard let i = program.index[name] else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
-        return program.declarations[i].resolve(frame(context))
+        let d = program.declarations[i]
+        return withFrame(context) { d.resolve($0) }
     }
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
-        guard let i = index(of: handle), program.declarations[i].kind == .flag,
-              case .bool(let b) = program.declarations[i].resolve(frame(context)).value else { return fallback }
+        guard let i = index(of: handle) else { return fallback }
+        let d = program.declarations[i]
+        guard d.kind == .flag, case .bool(let b) = withFrame(context, { d.resolve($0).value }) else { return fallback }
         return b
     }
 }

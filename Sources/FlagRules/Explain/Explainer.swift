@@ -276,7 +276,8 @@ struct Explainer {
                     let (truth, trace) = inner.truth(condition)
                     return make(truth, [trace], note: "segment")
                 }
-                let truth = program.declarations[i].segment.map { $0(Frame(values: values, program: program)) } ?? .unknown
+                let frame = Frame(values: values, program: program)
+                let truth = program.declarations[i].segment.map { $0(frame) } ?? .unknown
                 return make(truth, [], note: "segment")
             }
             let (v, trace) = value(b)

@@ -84,3 +84,21 @@ enum BucketUnit {
         }
     }
 }
+
+extension Bucketing {
+    /// A salt with its hash state precomputed, for hand-written code that buckets many
+    /// units with the same salt (what `rollout(unit)` does inside a compiled rule set).
+    public struct RolloutKey: Sendable {
+        let prefix: BucketKeyPrefix
+
+        /// A key for `salt` (usually a declaration's name).
+        public init(salt: String) { prefix = BucketKeyPrefix(salt: salt) }
+
+        /// `rollout(unit)` in thousandths of a percent, `[0, 100000)`.
+        @inlinable
+        public func bucket(for unit: String) -> Int { Bucketing.bucket(hash: hash(unit)) }
+
+        @usableFromInline
+        func hash(_ unit: String) -> UInt32 { prefix.hash(.string(unit), split: false) }
+    }
+}

@@ -44,43 +44,43 @@ enum Comparison {
         return frac > 0 ? -1 : frac < 0 ? 1 : 0
     }
 
+    /// Runs `body` with the UTF-8 bytes of two strings, without copying contiguous ones.
+    @inline(__always)
+    static func withBytes<R>(_ a: String, _ b: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let r = a.utf8.withContiguousStorageIfAvailable({ x in b.utf8.withContiguousStorageIfAvailable { y in body(x, y) } }), let r {
+            return r
+        }
+        return Array(a.utf8).withUnsafeBufferPointer { x in Array(b.utf8).withUnsafeBufferPointer { y in body(x, y) } }
+    }
+
     @inline(__always)
     static func bytesEqual(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
+        withBytes(a, b) { x, y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
     }
 
     static func compareBytes(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let n = min(x.count, y.count)
-                if n > 0 {
-                    let c = memcmp(x.baseAddress!, y.baseAddress!, n)
-                    if c != 0 { return c < 0 ? -1 : 1 }
-                }
-                return x.count < y.count ? -1 : x.count == y.count ? 0 : 1
+        withBytes(a, b) { x, y in
+            let n = min(x.count, y.count)
+            if n > 0 {
+                let c = memcmp(x.baseAddress!, y.baseAddress!, n)
+                if c != 0 { return c < 0 ? -1 : 1 }
             }
+            return x.count < y.count ? -1 : x.count == y.count ? 0 : 1
         }
     }
 
     static func hasPrefix(_ a: String, _ p: String) -> Bool {
-        var a = a, p = p
-        return a.withUTF8 { x in p.withUTF8 { y in
-            y.count <= x.count && (y.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, y.count) == 0)
-        } }
+        withBytes(a, p) { x, y in y.count <= x.count && (y.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, y.count) == 0) }
     }
 
     static func hasSuffix(_ a: String, _ s: String) -> Bool {
-        var a = a, s = s
-        return a.withUTF8 { x in s.withUTF8 { y in
+        withBytes(a, s) { x, y in
             y.count <= x.count && (y.count == 0 || memcmp(x.baseAddress! + (x.count - y.count), y.baseAddress!, y.count) == 0)
-        } }
+        }
     }
 
     static func contains(_ a: String, _ s: String) -> Bool {
-        var a = a, s = s
-        return a.withUTF8 { x in s.withUTF8 { y in
+        withBytes(a, s) { x, y in
             if y.count == 0 { return true }
             if y.count > x.count { return false }
             let first = y[0]
@@ -91,7 +91,7 @@ enum Comparison {
                 i += 1
             }
             return false
-        } }
+        }
     }
 }
 
@@ -137,7 +137,8 @@ struct ByteString: Hashable, Sendable {
     static func == (a: ByteString, b: ByteString) -> Bool { Comparison.bytesEqual(a.string, b.string) }
 
     func hash(into hasher: inout Hasher) {
-        var s = string
-        s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if string.utf8.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
+            for b in string.utf8 { hasher.combine(b) }
+        }
     }
 }

@@ -58,9 +58,35 @@ struct Murmur3: Sendable {
     /// Adds the UTF-8 bytes of a string, without copying it when it is contiguous.
     @inline(__always)
     mutating func combine(_ text: String) {
-        var text = text
-        text.withUTF8 { buffer in
-            for b in buffer { combine(byte: b) }
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { combine(buffer: $0) }
+        if done == nil { for b in text.utf8 { combine(byte: b) } }
+    }
+
+    /// Adds bytes, four at a time while no partial block is pending.
+    @inline(__always)
+    mutating func combine(buffer: UnsafeBufferPointer<UInt8>) {
+        var i = 0
+        let n = buffer.count
+        while tailCount != 0, i < n {
+            combine(byte: buffer[i])
+            i += 1
+        }
+        if i + 4 <= n, let base = buffer.baseAddress {
+            let blocksStart = i
+            var h = h1
+            while i + 4 <= n {
+                let k = UInt32(base[i]) | UInt32(base[i + 1]) << 8 | UInt32(base[i + 2]) << 16 | UInt32(base[i + 3]) << 24
+                h ^= Murmur3.mixK(k)
+                h = (h << 13) | (h >> 19)
+                h = h &* 5 &+ 0xe654_6b64
+                i += 4
+            }
+            h1 = h
+            length &+= UInt32(truncatingIfNeeded: i - blocksStart)
+        }
+        while i < n {
+            combine(byte: buffer[i])
+            i += 1
         }
     }
 

@@ -15,8 +15,8 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     case double(Double)
     /// A string (also how enum cases and variant names are held).
     case string(String)
-    /// A semantic version (semver 2.0).
-    case version(SemanticVersion)
+    /// A semantic version (semver 2.0); boxed, so that a `Value` stays small.
+    indirect case version(SemanticVersion)
     /// A point in time.
     case datetime(Date)
 

@@ -20,13 +20,30 @@ import Testing
     }
 
     @Test func incrementalHashingEqualsOneShot() {
-        let text = "Feature.flexibleRollout.10:174"
-        for split in 0...text.utf8.count {
+        let text = "Feature.flexibleRollout.10:174-and-a-longer-unit-é"
+        let bytes = Array(text.utf8)
+        let oneShot = Murmur3.hash(bytes, seed: 7)
+        for split in 0...bytes.count {
             var h = Murmur3(seed: 7)
-            h.combine(Array(text.utf8.prefix(split)))
-            h.combine(Array(text.utf8.dropFirst(split)))
-            #expect(h.finalize() == Murmur3.hash(text, seed: 7))
+            h.combine(Array(bytes.prefix(split)))
+            h.combine(Array(bytes.dropFirst(split)))
+            #expect(h.finalize() == oneShot)
+            // The string path hashes four bytes at a time after aligning to a block.
+            var s = Murmur3(seed: 7)
+            s.combine(String(decoding: bytes.prefix(split), as: UTF8.self))
+            s.combine(String(decoding: bytes.dropFirst(split), as: UTF8.self))
+            if String(decoding: bytes.prefix(split), as: UTF8.self).utf8.count == split {
+                #expect(s.finalize() == oneShot, "split at \(split)")
+            }
         }
+        #expect(Murmur3.hash(text, seed: 7) == oneShot)
+    }
+
+    @Test(arguments: ["user-42", "a-much-longer-user-identifier-1234567890", "x", ""])
+    func rolloutKeysMatchTheReference(_ unit: String) {
+        let expected = Bucketing.bucket(hash: Murmur3.hash(Array(("darkMode:" + unit).utf8), seed: 0))
+        #expect(Bucketing.rolloutBucket(salt: "darkMode", unit: unit) == expected)
+        #expect(Bucketing.RolloutKey(salt: "darkMode").bucket(for: unit) == expected)
     }
 
     @Test(arguments: [0, 7, -7, 174, Int.max, Int.min, 1_000_000_007])

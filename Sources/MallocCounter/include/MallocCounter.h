@@ -1,0 +1,14 @@
+#ifndef MALLOC_COUNTER_H
+#define MALLOC_COUNTER_H
+
+/// Heap allocations made by this process so far (every malloc, calloc, realloc and
+/// aligned allocation), when the counting allocator is linked in (glibc only).
+long malloc_counter_allocations(void);
+
+/// Bytes currently allocated on the heap, as malloc_usable_size counts them.
+long malloc_counter_live_bytes(void);
+
+/// 1 when allocations are being counted (glibc), 0 when the counters stay at zero.
+int malloc_counter_enabled(void);
+
+#endif

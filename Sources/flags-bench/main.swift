@@ -1,0 +1,339 @@
+import Foundation
+import FlagRules
+import MallocCounter
+
+// flags-bench: FlagRules' evaluation against a hand-written Swift baseline, in one process.
+//
+//   swift run -c release flags-bench [--json] [--contexts N] [--runs N]
+//
+// Every row evaluates the same rule over the same N pre-built distinct contexts; the
+// fraction of ON results must agree across rows (proof that every row ran the same rule).
+
+struct Options {
+    var json = false
+    var contexts = 1_000_000
+    var runs = 5
+
+    init(_ arguments: [String]) {
+        var i = 0
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--json": json = true
+            case "--contexts" where i + 1 < arguments.count:
+                i += 1
+                contexts = max(1, Int(arguments[i]) ?? contexts)
+            case "--runs" where i + 1 < arguments.count:
+                i += 1
+                runs = max(1, Int(arguments[i]) ?? runs)
+            case "--help", "-h":
+                print("usage: flags-bench [--json] [--contexts N] [--runs N]")
+                exit(0)
+            default:
+                FileHandle.standardError.write(Data("flags-bench: unknown argument '\(arguments[i])'\n".utf8))
+                exit(2)
+            }
+            i += 1
+        }
+    }
+}
+
+let options = Options(Array(CommandLine.arguments.dropFirst()))
+
+// MARK: The rules and the hand-written baseline
+
+let schema = """
+    context {
+      build      : enum(debug, alpha, beta, release)
+      userId     : string
+      country    : string
+      appVersion : version
+      email      : string
+    }
+    """
+let seedRule = "build in [debug, alpha] and rollout(userId) < 20%"
+let largeRule = seedRule + #" and country in ["US", "CA", "GB", "DE", "FR"] and appVersion >= "2.3.0" and not (email ends with "@example.com")"#
+
+enum Build: String, CaseIterable {
+    case debug, alpha, beta, release
+}
+
+/// The context as hand-written Swift holds it.
+final class User {
+    let build: Build
+    let userId: String
+    let country: String
+    let appVersion: SemanticVersion
+    let email: String
+
+    init(build: Build, userId: String, country: String, appVersion: SemanticVersion, email: String) {
+        self.build = build
+        self.userId = userId
+        self.country = country
+        self.appVersion = appVersion
+        self.email = email
+    }
+}
+
+let seedKey = Bucketing.RolloutKey(salt: "seed")
+let largeKey = Bucketing.RolloutKey(salt: "large")
+let baselineCountries: Set<String> = ["US", "CA", "GB", "DE", "FR"]
+let minimumVersion = SemanticVersion("2.3.0")!
+
+@inline(never)
+func handWrittenSeed(_ u: User) -> Bool {
+    (u.build == .debug || u.build == .alpha) && seedKey.bucket(for: u.userId) < 20_000
+}
+
+@inline(never)
+func handWrittenLarge(_ u: User) -> Bool {
+    (u.build == .debug || u.build == .alpha) && largeKey.bucket(for: u.userId) < 20_000
+        && baselineCountries.contains(u.country) && u.appVersion >= minimumVersion && !u.email.hasSuffix("@example.com")
+}
+
+// MARK: Contexts
+
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func makeUsers(_ n: Int) -> [User] {
+    var g = SplitMix64(state: 42)
+    let countries = ["US", "CA", "GB", "DE", "FR", "JP", "BR", "IN"]
+    let versions = ["2.2.0", "2.3.0", "2.4.1", "3.0.0-beta.1", "1.9.9", "2.10.0"].compactMap(SemanticVersion.init)
+    return (0..<n).map { i in
+        User(build: Build.allCases.randomElement(using: &g)!,
+             userId: "user-\(i)",
+             country: countries.randomElement(using: &g)!,
+             appVersion: versions.randomElement(using: &g)!,
+             email: Int.random(in: 0..<10, using: &g) == 0 ? "u\(i)@example.com" : "u\(i)@mail.test")
+    }
+}
+
+func dictionary(_ u: User) -> EvaluationContext {
+    ["build": .string(u.build.rawValue), "userId": .string(u.userId), "country": .string(u.country),
+     "appVersion": .string(u.appVersion.description), "email": .string(u.email)]
+}
+
+// MARK: Measurement
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+struct Row {
+    let name: String
+    var nanoseconds: Double
+    var onFraction: Double
+    var allocations: Double
+}
+
+/// Median ns per evaluation over `runs` timed passes after one warm-up pass.
+@inline(__always)
+func measure(_ name: String, count: Int, runs: Int, _ body: (Int) -> Bool) -> Row {
+    var on = 0
+    for i in 0..<count where body(i) { on += 1 }  // warm-up
+    var times: [Double] = []
+    var allocations = 0
+    for _ in 0..<runs {
+        on = 0
+        let a0 = malloc_counter_allocations()
+        let t0 = now()
+        for i in 0..<count where body(i) { on += 1 }
+        let t1 = now()
+        allocations = malloc_counter_allocations() - a0
+        times.append(Double(t1 - t0) / Double(count))
+    }
+    times.sort()
+    return Row(name: name, nanoseconds: times[times.count / 2], onFraction: Double(on) / Double(count),
+               allocations: Double(allocations) / Double(count))
+}
+
+func load(_ source: String) -> RuleSet {
+    do {
+        return try RuleSet(source: source, name: "bench.flags")
+    } catch {
+        FileHandle.standardError.write(Data("flags-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+let n = options.contexts
+let runs = options.runs
+let users = makeUsers(n)
+let boxed: [AnyObject] = users
+let dictionaries = users.map(dictionary)
+
+struct RuleReport {
+    let name: String
+    let rule: String
+    let rows: [Row]
+}
+
+var reports: [RuleReport] = []
+for (name, rule, handWritten) in [("seed", seedRule, handWrittenSeed), ("large", largeRule, handWrittenLarge)] {
+    let rules = load(schema + "\nflag \(name) { enabled when \(rule) }\n")
+    guard let handle = rules.handle(name) else { exit(1) }
+    let prepared = dictionaries.map(rules.prepare)
+    let predicate = NSPredicate { object, _ in
+        guard let u = object as? User else { return false }
+        return handWritten(u)
+    }
+    var rows: [Row] = []
+    rows.append(measure("hand-written Swift", count: n, runs: runs) { handWritten(users[$0]) })
+    rows.append(measure("FlagRules fastest (handle, prepared context)", count: n, runs: runs) { rules.isEnabled(handle, in: prepared[$0]) })
+    rows.append(measure("FlagRules plain (name, dictionary context)", count: n, runs: runs) {
+        rules.evaluate(name, in: dictionaries[$0]).value == .bool(true)
+    })
+    rows.append(measure("NSPredicate(block:)", count: n, runs: runs) { predicate.evaluate(with: boxed[$0]) })
+    reports.append(RuleReport(name: name, rule: rule, rows: rows))
+}
+
+// MARK: `in` over long literal lists
+
+func inRule(_ count: Int) -> String {
+    "flag member { enabled when country in [" + (0..<count).map { "\"c\($0)\"" }.joined(separator: ", ") + "] }\n"
+}
+
+var inRows: [(Int, Row)] = []
+do {
+    var g = SplitMix64(state: 7)
+    for size in [3, 1_000, 100_000] {
+        let rules = load(schema + "\n" + inRule(size))
+        guard let handle = rules.handle("member") else { exit(1) }
+        let contexts = (0..<n).map { _ in rules.prepare(["country": .string("c\(Int.random(in: 0..<(2 * size), using: &g))")]) }
+        inRows.append((size, measure("in over \(size) literals", count: n, runs: runs) { rules.isEnabled(handle, in: contexts[$0]) }))
+    }
+}
+
+// MARK: Loading 10,000 declarations
+
+func generatedFile(_ count: Int) -> String {
+    var s = schema + "\n"
+    for i in 0..<count {
+        switch i % 4 {
+        case 0: s += "/// Flag \(i).\n@owner(\"team\(i % 7)\")\nflag f\(i) { enabled when build in [debug, alpha] and rollout(userId) < \(i % 100)% }\n"
+        case 1: s += "variant v\(i) [a, b, c] = a {\n  b when country == \"US\"\n  split(userId) { a: 50%, b: 25%, c: 25% }\n}\n"
+        case 2: s += "value n\(i): int = \(i) { \(i + 1) when appVersion >= \"2.3.0\" and email ends with \"@example.com\" }\n"
+        default: s += "segment s\(i) = country in [\"US\", \"CA\"] or build == release\n"
+        }
+    }
+    return s
+}
+
+let bigSource = generatedFile(10_000)
+var loadTimes: [Double] = []
+var heldBytes = 0
+for _ in 0..<3 {
+    let before = malloc_counter_live_bytes()
+    let t0 = now()
+    let rules = load(bigSource)
+    let t1 = now()
+    heldBytes = malloc_counter_live_bytes() - before
+    loadTimes.append(Double(t1 - t0) / 1e6)
+    withExtendedLifetime(rules) {}
+}
+loadTimes.sort()
+let loadMilliseconds = loadTimes[1]
+
+// MARK: `flags eval examples/app.flags`, whole process
+
+/// The median wall time of running the built `flags` on the app example, spawned directly
+/// (Foundation's Process adds tens of milliseconds of its own on Linux).
+func processMilliseconds() -> Double? {
+    let flags = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flags").path
+    let example = "examples/app.flags"
+    guard FileManager.default.isExecutableFile(atPath: flags), FileManager.default.fileExists(atPath: example) else { return nil }
+    let arguments = [flags, "eval", example, "-c", "build=beta", "-c", "userId=user-42"]
+    var times: [Double] = []
+    for _ in 0..<15 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let t0 = now()
+        guard posix_spawn(&pid, flags, &actions, nil, &argv, environ) == 0 else { return nil }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        times.append(Double(now() - t0) / 1e6)
+    }
+    times.sort()
+    return times[times.count / 2]
+}
+let evalProcess = processMilliseconds()
+
+// MARK: Report
+
+var failures: [String] = []
+for report in reports {
+    let fractions = Set(report.rows.map(\.onFraction))
+    if fractions.count != 1 { failures.append("\(report.name): rows disagree on the ON fraction: \(report.rows.map(\.onFraction))") }
+}
+
+let baselineOf = Dictionary(uniqueKeysWithValues: reports.map { ($0.name, $0.rows[0].nanoseconds) })
+func ratio(_ row: Row, _ report: RuleReport) -> Double { row.nanoseconds / (baselineOf[report.name] ?? 1) }
+
+var targets: [(String, Bool)] = []
+for report in reports {
+    targets.append(("\(report.name): fastest ≤ 1.3× hand-written", ratio(report.rows[1], report) <= 1.3))
+    targets.append(("\(report.name): plain ≤ 2.5× hand-written", ratio(report.rows[2], report) <= 2.5))
+    targets.append(("\(report.name): no heap allocation per evaluation on the fastest path", report.rows[1].allocations < 0.001))
+}
+let in3 = inRows[0].1.nanoseconds, in100k = inRows[2].1.nanoseconds
+targets.append(("in over 100,000 literals within 20% of in over 3", in100k <= in3 * 1.2))
+targets.append(("10,000 declarations load in under 100 ms", loadMilliseconds < 100))
+targets.append(("10,000 declarations occupy under 50 MB", Double(heldBytes) < 50e6))
+if let evalProcess { targets.append(("flags eval examples/app.flags under 30 ms", evalProcess < 30)) }
+
+if options.json {
+    var out: [(String, JSON)] = [("contexts", .int(n)), ("runs", .int(runs)), ("cores", .int(ProcessInfo.processInfo.activeProcessorCount))]
+    out.append(("rules", .array(reports.map { report in
+        .object([("name", .string(report.name)), ("rule", .string(report.rule)), ("rows", .array(report.rows.map { row in
+            .object([("name", .string(row.name)), ("nsPerEvaluation", .double(row.nanoseconds)), ("ratio", .double(ratio(row, report))),
+                     ("onFraction", .double(row.onFraction)), ("allocationsPerEvaluation", .double(row.allocations))])
+        }))])
+    })))
+    out.append(("in", .array(inRows.map { .object([("literals", .int($0.0)), ("nsPerEvaluation", .double($0.1.nanoseconds)),
+                                                   ("onFraction", .double($0.1.onFraction))]) })))
+    out.append(("load10k", .object([("milliseconds", .double(loadMilliseconds)), ("bytes", .int(heldBytes))])))
+    if let evalProcess { out.append(("evalProcessMilliseconds", .double(evalProcess))) }
+    out.append(("allocationCounting", .bool(malloc_counter_enabled() == 1)))
+    out.append(("targets", .object(targets.map { ($0.0, .bool($0.1)) })))
+    out.append(("failures", .array(failures.map { .string($0) })))
+    print(JSON.object(out).serialized(pretty: true))
+} else {
+    func f(_ x: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", x) }
+    print("FlagRules benchmark: \(n) distinct contexts, median of \(runs) runs after a warm-up, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    for report in reports {
+        print("\nrule \(report.name): \(report.rule)")
+        print("  " + "row".padding(toLength: 46, withPad: " ", startingAt: 0) + "   ns/eval   ratio    ON %   allocs/eval")
+        for row in report.rows {
+            print("  " + row.name.padding(toLength: 46, withPad: " ", startingAt: 0)
+                  + f(row.nanoseconds).leftPad(10) + f(ratio(row, report), 2).leftPad(8) + f(row.onFraction * 100, 2).leftPad(8)
+                  + f(row.allocations, 2).leftPad(14))
+        }
+    }
+    print("\nin over literal lists (fastest path)")
+    for (size, row) in inRows {
+        print("  " + "\(size) literals".padding(toLength: 46, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
+              + f(row.nanoseconds / in3, 2).leftPad(8) + f(row.onFraction * 100, 2).leftPad(8))
+    }
+    print("\nload 10,000 declarations (parse + check + compile): \(f(loadMilliseconds)) ms, \(f(Double(heldBytes) / 1e6)) MB held")
+    if let evalProcess { print("flags eval examples/app.flags (whole process): \(f(evalProcess)) ms") }
+    if malloc_counter_enabled() == 0 { print("(allocation counting needs glibc; the allocation column is 0 here)") }
+    print("\ntargets")
+    for (name, ok) in targets { print("  \(ok ? "PASS" : "FAIL")  \(name)") }
+    for failure in failures { print("ERROR: \(failure)") }
+}
+exit(failures.isEmpty ? 0 : 1)
+
+extension String {
+    func leftPad(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
+}
