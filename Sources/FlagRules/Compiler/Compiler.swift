@@ -22,13 +22,12 @@ struct Compiler {
     }
 
     func declaration(_ d: CheckedDeclaration) -> CompiledDeclaration {
-        let isVariant = d.kind == .variant
-        func resolution(_ value: Value, _ reason: Resolution.Reason, _ rule: CheckedRule? = nil) -> Resolution {
-            Resolution(value: value, variant: isVariant ? value.stringValue : nil, reason: reason, rule: rule?.index, line: rule?.line)
+        func resolution(_ value: Value, _ reason: Resolution.Reason, _ rule: CheckedRule? = nil) -> Outcome {
+            Outcome(value, reason, rule: rule?.index ?? 0, line: rule?.line ?? 0)
         }
         if let condition = d.condition {
             let segment = self.condition(fold(condition))
-            let yes = Resolution(value: .bool(true), reason: .targetingMatch), no = Resolution(value: .bool(false), reason: .default)
+            let yes = Outcome(.bool(true), .targetingMatch), no = Outcome(.bool(false), .default)
             return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
                                        resolve: { f in segment(f) == .yes ? yes : no }, segment: segment)
         }
@@ -64,9 +63,7 @@ struct Compiler {
                 case .split(let s):
                     let choose = split(s)
                     let index = rule.index, line = rule.line
-                    let make: @Sendable (Value) -> Resolution = { v in
-                        Resolution(value: v, variant: isVariant ? v.stringValue : nil, reason: .split, rule: index, line: line)
-                    }
+                    let make: @Sendable (Value) -> Outcome = { v in Outcome(v, .split, rule: index, line: line) }
                     if let condition {
                         next = { f in
                             guard condition(f) == .yes, let v = choose(f) else { return rest(f) }
@@ -173,15 +170,15 @@ struct Compiler {
         case .attribute(let name, let slot, let type):
             let coercion = Coercion(type)
             guard let slot else {
-                if case .any = coercion { return { f in f.values[name] } }
-                return { f in f.values[name].flatMap(coercion.apply) }
+                if case .any = coercion { return { f in f.value(named: name) } }
+                return { f in f.value(named: name).flatMap(coercion.apply) }
             }
             return { f in f.attribute(name, slot: slot, coercion) }
         case .declaration(let i):
             return { f in f.program.declarations[i].value(f) }
         case .now:
             return { f in
-                guard let v = f.values["now"] else { return .datetime(Date()) }
+                guard let v = f.value(named: "now") else { return .datetime(Date()) }
                 switch v {
                 case .datetime: return v
                 case .string(let s): return DateTime.parse(s).map { .datetime($0) }
@@ -224,48 +221,40 @@ struct Compiler {
             let c = condition(x)
             return { f in c(f).negated }
         case .and(let xs):
-            let cs = xs.map(condition)
-            if cs.count == 2 {
-                let (a, c) = (cs[0], cs[1])
-                return { f in
-                    let first = a(f)
-                    if first == .no { return .no }
-                    let second = c(f)
-                    if second == .no { return .no }
-                    return first == .yes && second == .yes ? .yes : .unknown
+            // A right fold of binary closures: Kleene `and` is associative, and no array of
+            // closures (with its reabstraction thunks) is walked per evaluation.
+            var chain = condition(xs[xs.count - 1])
+            for x in xs.dropLast().reversed() {
+                let first = condition(x), rest = chain
+                chain = { f in
+                    let a = first(f)
+                    if a == .no { return .no }
+                    let b = rest(f)
+                    if b == .no { return .no }
+                    return a == .yes && b == .yes ? .yes : .unknown
                 }
             }
-            return { f in
-                var result = Truth.yes
-                for c in cs {
-                    switch c(f) {
-                    case .no: return .no
-                    case .unknown: result = .unknown
-                    case .yes: break
-                    }
-                }
-                return result
-            }
+            return chain
         case .or(let xs):
-            let cs = xs.map(condition)
-            return { f in
-                var result = Truth.no
-                for c in cs {
-                    switch c(f) {
-                    case .yes: return .yes
-                    case .unknown: result = .unknown
-                    case .no: break
-                    }
+            var chain = condition(xs[xs.count - 1])
+            for x in xs.dropLast().reversed() {
+                let first = condition(x), rest = chain
+                chain = { f in
+                    let a = first(f)
+                    if a == .yes { return .yes }
+                    let b = rest(f)
+                    if b == .yes { return .yes }
+                    return a == .no && b == .no ? .no : .unknown
                 }
-                return result
             }
+            return chain
         case .has(let name, let slot?):
             return { f in
                 if let raw = f.raw { return raw[slot] != nil ? .yes : .no }
-                return f.values[name] != nil ? .yes : .no
+                return f.value(named: name) != nil ? .yes : .no
             }
         case .has(let name, nil):
-            return { f in f.values[name] != nil ? .yes : .no }
+            return { f in f.value(named: name) != nil ? .yes : .no }
         case .compare(let op, let l, let r):
             return compare(op, l, r)
         case .member(let x, let values, let negated):
@@ -387,8 +376,19 @@ struct Compiler {
     }
 
     func rolloutCompare(_ op: ComparisonOperator, _ unit: Bound, _ salt: String, _ t: Int) -> ConditionFunction {
-        let u = bucketUnit(unit)
         let prefix = BucketKeyPrefix(salt: salt)
+        if op == .less, case .attribute(let name, let slot?, let type) = unit.kind {
+            // The common `rollout(attribute) < N%`, reading the slot in place.
+            let coercion = Coercion(type)
+            return { f in
+                switch f.attribute(name, slot: slot, coercion) {
+                case .string(let s)?: return Truth(Bucketing.bucket(hash: prefix.hash(string: s)) < t)
+                case .int(let i)?: return Truth(Bucketing.bucket(hash: prefix.hash(.int(i), split: false)) < t)
+                default: return .unknown
+                }
+            }
+        }
+        let u = bucketUnit(unit)
         if op == .less {
             return { f in
                 guard let bucketUnit = u(f) else { return .unknown }
@@ -419,7 +419,7 @@ struct Compiler {
                 o = Int(ordinals[slot])
                 if o < 0 { return .unknown }
             } else {
-                guard case .string(let s)? = f.values[name], let found = table.ordinal(of: s) else { return .unknown }
+                guard case .string(let s)? = f.value(named: name), let found = table.ordinal(of: s) else { return .unknown }
                 o = found
             }
             return Truth(selectedMask[o] != negated)

@@ -21,8 +21,9 @@ enum Truth: UInt8, Sendable {
 /// It holds no strong references of its own, so making one and passing it down the
 /// closure tree costs no reference counting.
 struct Frame {
-    /// Attributes by name: a dictionary context, or a prepared context's extras (`now`).
-    let values: [String: Value]
+    /// Attributes by name: a dictionary context, or a prepared context's extras (`now`);
+    /// nil when there are none (no reference to count).
+    let dictionary: [String: Value]?
     /// A prepared context's schema-typed values by slot; nil for dictionary contexts.
     let slots: UnsafePointer<Value?>?
     /// A prepared context's values as given, by slot (present even when mistyped).
@@ -32,42 +33,43 @@ struct Frame {
     unowned(unsafe) let program: Program
 
     init(values: [String: Value], program: Program) {
-        self.values = values
+        self.dictionary = values
         slots = nil
         raw = nil
         ordinals = nil
         self.program = program
     }
 
-    init(values: [String: Value], slots: UnsafePointer<Value?>?, raw: UnsafePointer<Value?>?, ordinals: UnsafePointer<Int32>?,
+    init(values: [String: Value]?, slots: UnsafePointer<Value?>?, raw: UnsafePointer<Value?>?, ordinals: UnsafePointer<Int32>?,
          program: Program) {
-        self.values = values
+        self.dictionary = values
         self.slots = slots
         self.raw = raw
         self.ordinals = ordinals
         self.program = program
     }
 
-    /// Runs `body` with a frame over a prepared context's storage.
+    /// A frame over a prepared context's storage, which must outlive the frame's use.
     @inline(__always)
-    static func with<R>(_ prepared: PreparedContext, program: Program, _ body: (Frame) -> R) -> R {
-        prepared.slots.withUnsafeBufferPointer { slots in
-            prepared.raw.withUnsafeBufferPointer { raw in
-                prepared.ordinals.withUnsafeBufferPointer { ordinals in
-                    body(Frame(values: prepared.extra, slots: slots.baseAddress, raw: raw.baseAddress, ordinals: ordinals.baseAddress,
-                               program: program))
-                }
-            }
-        }
+    init(_ storage: PreparedStorage, extra: [String: Value], program: Program) {
+        self.dictionary = extra.isEmpty ? nil : extra
+        self.slots = UnsafePointer(storage.slots)
+        self.raw = UnsafePointer(storage.raw)
+        self.ordinals = UnsafePointer(storage.ordinals)
+        self.program = program
     }
 
     /// An attribute's schema-typed value: from its slot, or by name (checked by `coercion`).
     @inline(__always)
     func attribute(_ name: String, slot: Int, _ coercion: Coercion) -> Value? {
         if let slots { return slots[slot] }
-        guard let v = values[name] else { return nil }
+        guard let v = dictionary?[name] else { return nil }
         return coercion.apply(v)
     }
+
+    /// An attribute by name.
+    @inline(__always)
+    func value(named name: String) -> Value? { dictionary?[name] }
 }
 
 /// How an attribute's value is checked against its schema type: a value of the wrong
@@ -122,7 +124,23 @@ struct EnumTable: Sendable {
 
 typealias ValueFunction = @Sendable (Frame) -> Value?
 typealias ConditionFunction = @Sendable (Frame) -> Truth
-typealias ResolveFunction = @Sendable (Frame) -> Resolution
+typealias ResolveFunction = @Sendable (Frame) -> Outcome
+
+/// What a compiled declaration returns: a `Resolution` without its strings, cheap to pass
+/// up the closure chain (the variant is the value's string; rule and line are 0 for none).
+struct Outcome: Sendable {
+    var value: Value
+    var reason: Resolution.Reason
+    var rule: Int32
+    var line: Int32
+
+    init(_ value: Value, _ reason: Resolution.Reason, rule: Int = 0, line: Int = 0) {
+        self.value = value
+        self.reason = reason
+        self.rule = Int32(truncatingIfNeeded: rule)
+        self.line = Int32(truncatingIfNeeded: line)
+    }
+}
 
 /// One compiled declaration: its metadata and a closure that resolves it.
 final class CompiledDeclaration: Sendable {
@@ -140,6 +158,13 @@ final class CompiledDeclaration: Sendable {
         self.defaultValue = defaultValue
         self.resolve = resolve
         self.segment = segment
+    }
+
+    /// The full resolution.
+    func resolution(_ frame: Frame) -> Resolution {
+        let o = resolve(frame)
+        return Resolution(value: o.value, variant: kind == .variant ? o.value.stringValue : nil, reason: o.reason,
+                          rule: o.rule > 0 ? Int(o.rule) : nil, line: o.rule > 0 ? Int(o.line) : nil)
     }
 
     /// The declaration's value as an operand of another declaration's expression.

@@ -14,28 +14,21 @@
 /// contexts. A prepared context used with a different rule set is read by name instead.
 public struct PreparedContext: Sendable {
     let program: Program
-    /// Schema-typed values by slot (a mistyped value is nil here).
-    var slots: ContiguousArray<Value?>
-    /// The values as given, by slot (present even when mistyped, for `has`).
-    var raw: ContiguousArray<Value?>
-    /// Enum attributes as case ordinals, by slot (-1: absent, mistyped, or not an enum).
-    var ordinals: ContiguousArray<Int32>
+    /// Copy-on-write storage of the slots.
+    private(set) var storage: PreparedStorage
     /// `now`, and every attribute when the rule set has no schema.
     var extra: [String: Value] = [:]
 
     init(program: Program) {
         self.program = program
-        let n = program.coercions.count
-        slots = ContiguousArray(repeating: nil, count: n)
-        raw = ContiguousArray(repeating: nil, count: n)
-        ordinals = ContiguousArray(repeating: -1, count: n)
+        storage = PreparedStorage(count: program.coercions.count)
     }
 
     /// The attribute's value as given; setting nil removes it. A value of the wrong type
     /// is kept as present (for `has`) but reads as absent in comparisons.
     public subscript(name: String) -> Value? {
         get {
-            if let slot = program.schema?.slots[name] { return raw[slot] }
+            if let slot = program.schema?.slots[name] { return storage.raw[slot] }
             return extra[name]
         }
         set {
@@ -43,19 +36,65 @@ public struct PreparedContext: Sendable {
                 if program.schema == nil || name == "now" { extra[name] = newValue }
                 return
             }
-            raw[slot] = newValue
-            slots[slot] = newValue.flatMap(program.coercions[slot].apply)
-            ordinals[slot] = program.coercions[slot].ordinal(newValue)
+            if !isKnownUniquelyReferenced(&storage) { storage = PreparedStorage(copying: storage) }
+            storage.raw[slot] = newValue
+            storage.slots[slot] = newValue.flatMap(program.coercions[slot].apply)
+            storage.ordinals[slot] = program.coercions[slot].ordinal(newValue)
         }
+    }
+
+    /// The value in a schema slot (`rules.schema?["userId"]?.slot`) as given: the way
+    /// hand-written code reads a prepared context without a name lookup.
+    public subscript(slot slot: Int) -> Value? {
+        slot >= 0 && slot < storage.count ? storage.raw[slot] : nil
     }
 
     /// The context as a plain dictionary.
     public var dictionary: EvaluationContext {
         var values = extra
         for (slot, attribute) in (program.schema?.attributes ?? []).enumerated() {
-            if let v = raw[slot] { values[attribute.name] = v }
+            if let v = storage.raw[slot] { values[attribute.name] = v }
         }
         return EvaluationContext(values)
+    }
+}
+
+/// The slots of a prepared context in one allocation: schema-typed values, the values as
+/// given (for `has`), and enum case ordinals (-1: absent, mistyped or not an enum).
+/// Mutated only through a uniquely referenced `PreparedContext`, so sharing it is safe.
+final class PreparedStorage: @unchecked Sendable {
+    let count: Int
+    let slots: UnsafeMutablePointer<Value?>
+    let raw: UnsafeMutablePointer<Value?>
+    let ordinals: UnsafeMutablePointer<Int32>
+
+    init(count: Int) {
+        self.count = count
+        slots = .allocate(capacity: max(count, 1))
+        slots.initialize(repeating: nil, count: count)
+        raw = .allocate(capacity: max(count, 1))
+        raw.initialize(repeating: nil, count: count)
+        ordinals = .allocate(capacity: max(count, 1))
+        ordinals.initialize(repeating: -1, count: count)
+    }
+
+    init(copying other: PreparedStorage) {
+        count = other.count
+        slots = .allocate(capacity: max(count, 1))
+        slots.initialize(from: other.slots, count: count)
+        raw = .allocate(capacity: max(count, 1))
+        raw.initialize(from: other.raw, count: count)
+        ordinals = .allocate(capacity: max(count, 1))
+        ordinals.initialize(from: other.ordinals, count: count)
+    }
+
+    deinit {
+        slots.deinitialize(count: count)
+        slots.deallocate()
+        raw.deinitialize(count: count)
+        raw.deallocate()
+        ordinals.deinitialize(count: count)
+        ordinals.deallocate()
     }
 }
 
@@ -98,8 +137,9 @@ extension RuleSet {
     /// rule set, else its values by name.
     @inline(__always)
     private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
-        if context.program === program { return Frame.with(context, program: program, body) }
-        return body(Frame(values: context.dictionary.values, program: program))
+        guard context.program === program else { return body(Frame(values: context.dictionary.values, program: program)) }
+        guard program.schema != nil else { return body(Frame(values: context.extra, program: program)) }
+        return withExtendedLifetime(context.storage) { body(Frame(context.storage, extra: context.extra, program: program)) }
     }
 
     /// The declaration a handle names in this rule set: by index when the handle was made
@@ -114,8 +154,8 @@ extension RuleSet {
         guard let i = index(of: handle) else {
             return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: .bool(false))
         }
-        let d = program.declarations[i]
-        return withFrame(context) { d.resolve($0) }
+        unowned(unsafe) let d = program.declarations[i]
+        return withFrame(context) { d.resolution($0) }
     }
 
     /// Resolves a declaration by name against a prepared context.
@@ -124,13 +164,13 @@ extension RuleSet {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
         let d = program.declarations[i]
-        return withFrame(context) { d.resolve($0) }
+        return withFrame(context) { d.resolution($0) }
     }
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
         guard let i = index(of: handle) else { return fallback }
-        let d = program.declarations[i]
+        unowned(unsafe) let d = program.declarations[i]
         guard d.kind == .flag, case .bool(let b) = withFrame(context, { d.resolve($0).value }) else { return fallback }
         return b
     }

@@ -70,7 +70,7 @@ public struct RuleSet: Sendable {
         guard let i = program.index[name] else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
-        return program.declarations[i].resolve(Frame(values: context.values, program: program))
+        return program.declarations[i].resolution(Frame(values: context.values, program: program))
     }
 
     /// Resolves every flag, variant and value (not segments), keyed by name.
@@ -78,7 +78,7 @@ public struct RuleSet: Sendable {
         let frame = Frame(values: context.values, program: program)
         var out: [String: Resolution] = [:]
         for d in program.declarations where d.kind != .segment {
-            out[d.name] = d.resolve(frame)
+            out[d.name] = d.resolution(frame)
         }
         return out
     }
@@ -94,7 +94,7 @@ public struct RuleSet: Sendable {
         guard d.kind == kind else {
             return .error(.typeMismatch, "'\(name)' is a \(d.kind.rawValue), not a \(kind.rawValue)", default: fallback)
         }
-        let r = d.resolve(Frame(values: context.values, program: program))
+        let r = d.resolution(Frame(values: context.values, program: program))
         switch (r.value, fallback) {
         case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
         case (.int(let i), .double): var copy = r; copy.value = .double(Double(i)); return copy

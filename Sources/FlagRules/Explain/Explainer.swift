@@ -29,7 +29,7 @@ struct Explainer {
 
     func explain(_ index: Int) -> Explanation {
         let d = checked.declarations[index]
-        let resolution = program.declarations[index].resolve(Frame(values: values, program: program))
+        let resolution = program.declarations[index].resolution(Frame(values: values, program: program))
         if let condition = d.condition {
             let (_, trace) = truth(condition)
             return Explanation(name: d.name, resolution: resolution, rules: [], condition: trace, summary: "")
@@ -133,7 +133,7 @@ struct Explainer {
                 let (truth, trace) = self.truth(b)
                 return (truth == .unknown ? nil : .bool(truth == .yes), trace)
             }
-            let r = program.declarations[i].resolve(Frame(values: values, program: program))
+            let r = program.declarations[i].resolution(Frame(values: values, program: program))
             var details = [r.reason.rawValue]
             if let rule = r.rule { details.append("rule \(rule)") }
             return (r.value, ExpressionTrace(text: t, result: r.variant ?? Explainer.show(r.value),

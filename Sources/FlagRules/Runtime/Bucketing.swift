@@ -60,6 +60,14 @@ struct BucketKeyPrefix: Sendable {
         splitState = s
     }
 
+    /// The rollout hash of a string unit.
+    @inline(__always)
+    func hash(string unit: String) -> UInt32 {
+        var h = rolloutState
+        h.combine(unit)
+        return h.finalize()
+    }
+
     @inline(__always)
     func hash(_ unit: BucketUnit, split: Bool) -> UInt32 {
         var h = split ? splitState : rolloutState
@@ -99,6 +107,6 @@ extension Bucketing {
         public func bucket(for unit: String) -> Int { Bucketing.bucket(hash: hash(unit)) }
 
         @usableFromInline
-        func hash(_ unit: String) -> UInt32 { prefix.hash(.string(unit), split: false) }
+        func hash(_ unit: String) -> UInt32 { prefix.hash(string: unit) }
     }
 }
