@@ -249,10 +249,7 @@ struct Compiler {
             }
             return chain
         case .has(let name, let slot?):
-            return { f in
-                if let raw = f.raw { return raw[slot] != nil ? .yes : .no }
-                return f.value(named: name) != nil ? .yes : .no
-            }
+            return { f in f.given(name, slot: slot) != nil ? .yes : .no }
         case .has(let name, nil):
             return { f in f.value(named: name) != nil ? .yes : .no }
         case .compare(let op, let l, let r):
@@ -419,7 +416,7 @@ struct Compiler {
                 o = Int(ordinals[slot])
                 if o < 0 { return .unknown }
             } else {
-                guard case .string(let s)? = f.value(named: name), let found = table.ordinal(of: s) else { return .unknown }
+                guard case .string(let s)? = f.given(name, slot: slot), let found = table.ordinal(of: s) else { return .unknown }
                 o = found
             }
             return Truth(selectedMask[o] != negated)

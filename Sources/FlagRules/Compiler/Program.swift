@@ -26,7 +26,8 @@ struct Frame {
     let dictionary: [String: Value]?
     /// A prepared context's schema-typed values by slot; nil for dictionary contexts.
     let slots: UnsafePointer<Value?>?
-    /// A prepared context's values as given, by slot (present even when mistyped).
+    /// The values as given, by slot (present even when mistyped): a prepared context's, or
+    /// a small dictionary context's distributed into slots for this evaluation.
     let raw: UnsafePointer<Value?>?
     /// A prepared context's enum attributes as case ordinals, by slot (-1: absent or mistyped).
     let ordinals: UnsafePointer<Int32>?
@@ -63,8 +64,16 @@ struct Frame {
     @inline(__always)
     func attribute(_ name: String, slot: Int, _ coercion: Coercion) -> Value? {
         if let slots { return slots[slot] }
+        if let raw { return raw[slot].flatMap(coercion.apply) }
         guard let v = dictionary?[name] else { return nil }
         return coercion.apply(v)
+    }
+
+    /// An attribute's value as given, before checking its type.
+    @inline(__always)
+    func given(_ name: String, slot: Int) -> Value? {
+        if let raw { return raw[slot] }
+        return dictionary?[name]
     }
 
     /// An attribute by name.
@@ -185,16 +194,30 @@ final class CompiledDeclaration: Sendable {
 final class Program: Sendable {
     let declarations: [CompiledDeclaration]
     let index: [String: Int]
+    /// Declaration names by position, for lookups without SipHash.
+    let names: StringTable
     let schema: ContextSchema?
     /// Each schema attribute's coercion, by slot.
     let coercions: [Coercion]
+    /// Schema attribute names by slot.
+    let attributeNames: StringTable
 
     init(declarations: [CompiledDeclaration], index: [String: Int], schema: ContextSchema?) {
         self.declarations = declarations
         self.index = index
+        self.names = StringTable(declarations.map(\.name))
         self.schema = schema
         self.coercions = schema?.attributes.map { Coercion($0.type) } ?? []
+        self.attributeNames = StringTable(schema?.attributes.map(\.name) ?? [])
     }
 
     static let empty = Program(declarations: [], index: [:], schema: nil)
+
+    /// Runs `body` with a frame over a dictionary context. (Distributing a small dictionary
+    /// into slots first was measured slower than reading it by name: iterating a Swift
+    /// dictionary costs more than the lookups it saves.)
+    @inline(__always)
+    func withFrame<R>(_ values: [String: Value], _ body: (Frame) -> R) -> R {
+        body(Frame(values: values, program: self))
+    }
 }

@@ -67,34 +67,36 @@ public struct RuleSet: Sendable {
     /// Resolves one declaration. An unknown name gives reason `ERROR` with
     /// `FLAG_NOT_FOUND` and the value `false`.
     public func evaluate(_ name: String, in context: EvaluationContext) -> Resolution {
-        guard let i = program.index[name] else {
+        guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
-        return program.declarations[i].resolution(Frame(values: context.values, program: program))
+        unowned(unsafe) let d = program.declarations[i]
+        return program.withFrame(context.values) { d.resolution($0) }
     }
 
     /// Resolves every flag, variant and value (not segments), keyed by name.
     public func evaluateAll(in context: EvaluationContext) -> [String: Resolution] {
-        let frame = Frame(values: context.values, program: program)
-        var out: [String: Resolution] = [:]
-        for d in program.declarations where d.kind != .segment {
-            out[d.name] = d.resolution(frame)
+        program.withFrame(context.values) { frame in
+            var out: [String: Resolution] = [:]
+            for d in program.declarations where d.kind != .segment {
+                out[d.name] = d.resolution(frame)
+            }
+            return out
         }
-        return out
     }
 
     /// Resolves a declaration, checking that it is of the expected kind; on any error the
     /// resolution carries `fallback`.
     public func evaluate(_ name: String, in context: EvaluationContext, expecting kind: DeclarationKind,
                          default fallback: Value) -> Resolution {
-        guard let i = program.index[name] else {
+        guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback)
         }
-        let d = program.declarations[i]
+        unowned(unsafe) let d = program.declarations[i]
         guard d.kind == kind else {
             return .error(.typeMismatch, "'\(name)' is a \(d.kind.rawValue), not a \(kind.rawValue)", default: fallback)
         }
-        let r = d.resolution(Frame(values: context.values, program: program))
+        let r = program.withFrame(context.values) { d.resolution($0) }
         switch (r.value, fallback) {
         case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
         case (.int(let i), .double): var copy = r; copy.value = .double(Double(i)); return copy

@@ -1,6 +1,6 @@
 /// A set of strings looked up by their UTF-8 bytes (no Unicode normalisation), returning
-/// each string's position: a linear scan of up to 8 strings, else an open-addressing hash
-/// table, so that a lookup costs the same for 3 strings or 100,000.
+/// each string's position: an open-addressing hash table (FNV-1a, cheap for the short keys
+/// rules use), so that a lookup costs the same for 3 strings or 100,000.
 struct StringTable: Sendable {
     /// All strings' bytes, back to back.
     private let bytes: [UInt8]
@@ -20,12 +20,7 @@ struct StringTable: Sendable {
         }
         self.bytes = bytes
         self.offsets = offsets
-        if strings.count <= 8 {
-            slots = []
-            mask = 0
-            return
-        }
-        var capacity = 16
+        var capacity = 8
         while capacity < strings.count * 2 { capacity *= 2 }
         var table = [Int32](repeating: 0, count: capacity)
         bytes.withUnsafeBufferPointer { all in
@@ -64,7 +59,10 @@ struct StringTable: Sendable {
     @inline(__always)
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
-        if a.count == 0 { return true }
+        if a.count <= 16 {
+            for i in 0..<a.count where a[i] != b[i] { return false }
+            return true
+        }
         return memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
     }
 
@@ -77,12 +75,6 @@ struct StringTable: Sendable {
 
     func index(ofBytes key: UnsafeBufferPointer<UInt8>) -> Int? {
         bytes.withUnsafeBufferPointer { all in
-            if slots.isEmpty {
-                for i in 0..<(offsets.count - 1) where offsets[i + 1] - offsets[i] == key.count {
-                    if StringTable.equal(key, UnsafeBufferPointer(rebasing: all[offsets[i]..<offsets[i + 1]])) { return i }
-                }
-                return nil
-            }
             var slot = Int(truncatingIfNeeded: StringTable.hash(key)) & mask
             while true {
                 let entry = Int(slots[slot])
