@@ -205,6 +205,23 @@ let users = makeUsers(n)
 let boxed: [AnyObject] = users
 let dictionaries = users.map(dictionary)
 
+
+if options.only == "micro" {
+    let micro = load(schema + """
+
+        flag constant = true
+        flag enumOnly { enabled when build in [debug, alpha] }
+        flag rolloutOnly { enabled when rollout(userId) < 20% }
+        flag seed { enabled when \(seedRule) }
+        """)
+    for name in (ProcessInfo.processInfo.environment["MICRO"].map { [$0] } ?? ["constant", "enumOnly", "rolloutOnly", "seed"]) {
+        let row = measure("micro", count: n, runs: runs) { micro.evaluate(name, in: dictionaries[$0]).value == .bool(true) }
+        let row2 = row
+        print(name, row.nanoseconds, row2.nanoseconds)
+    }
+    exit(0)
+}
+
 struct RuleReport {
     let name: String
     let rule: String

@@ -94,8 +94,8 @@ struct Compiler {
 
     /// A unit for `rollout`/`split`: strings, enum cases and variants by name, ints in decimal.
     func bucketUnit(_ b: Bound) -> @Sendable (Frame) -> BucketUnit? {
-        if case .attribute(let name, let slot?, let type) = b.kind {
-            let coercion = Coercion(type)
+        if case .attribute(let attribute, let slot?, let type) = b.kind {
+            let coercion = Coercion(type), name = Frame.Key(attribute)
             return { f in
                 switch f.attribute(name, slot: slot, coercion) {
                 case .string(let s)?: return .string(s)
@@ -143,7 +143,7 @@ struct Compiler {
             return Bound(kind: isAnd ? .and(kept) : .or(kept), type: .bool, range: b.range)
         default:
             guard isPure(b) else { return b }
-            let frame = Frame(values: [:], program: .empty)
+            let frame = Frame(EvaluationContext(), program: .empty)
             if b.type == .bool {
                 switch condition(b)(frame) {
                 case .yes: return Bound(kind: .constant(.bool(true)), type: .bool, range: b.range)
@@ -167,8 +167,8 @@ struct Compiler {
         case .percent(let t):
             let v = Value.double(Double(t) / 1000)
             return { _ in v }
-        case .attribute(let name, let slot, let type):
-            let coercion = Coercion(type)
+        case .attribute(let attribute, let slot, let type):
+            let coercion = Coercion(type), name = Frame.Key(attribute)
             guard let slot else {
                 if case .any = coercion { return { f in f.value(named: name) } }
                 return { f in f.value(named: name).flatMap(coercion.apply) }
@@ -178,7 +178,7 @@ struct Compiler {
             return { f in f.program.declarations[i].value(f) }
         case .now:
             return { f in
-                guard let v = f.value(named: "now") else { return .datetime(Date()) }
+                guard let v = f.value(named: Frame.now) else { return .datetime(Date()) }
                 switch v {
                 case .datetime: return v
                 case .string(let s): return DateTime.parse(s).map { .datetime($0) }
@@ -248,9 +248,11 @@ struct Compiler {
                 }
             }
             return chain
-        case .has(let name, let slot?):
+        case .has(let attribute, let slot?):
+            let name = Frame.Key(attribute)
             return { f in f.given(name, slot: slot) != nil ? .yes : .no }
-        case .has(let name, nil):
+        case .has(let attribute, nil):
+            let name = Frame.Key(attribute)
             return { f in f.value(named: name) != nil ? .yes : .no }
         case .compare(let op, let l, let r):
             return compare(op, l, r)
@@ -374,9 +376,9 @@ struct Compiler {
 
     func rolloutCompare(_ op: ComparisonOperator, _ unit: Bound, _ salt: String, _ t: Int) -> ConditionFunction {
         let prefix = BucketKeyPrefix(salt: salt)
-        if op == .less, case .attribute(let name, let slot?, let type) = unit.kind {
+        if op == .less, case .attribute(let attribute, let slot?, let type) = unit.kind {
             // The common `rollout(attribute) < N%`, reading the slot in place.
-            let coercion = Coercion(type)
+            let coercion = Coercion(type), name = Frame.Key(attribute)
             return { f in
                 switch f.attribute(name, slot: slot, coercion) {
                 case .string(let s)?: return Truth(Bucketing.bucket(hash: prefix.hash(string: s)) < t)
@@ -402,7 +404,8 @@ struct Compiler {
     /// `enumAttribute in [cases]` (or `== case`) as a mask test on the case ordinal: from a
     /// prepared context's ordinals, or by looking the dictionary's string up among the cases.
     func enumTest(_ x: Bound, _ selected: [String], negated: Bool) -> ConditionFunction? {
-        guard case .attribute(let name, let slot?, .enumeration(let cases)) = x.kind else { return nil }
+        guard case .attribute(let attribute, let slot?, .enumeration(let cases)) = x.kind else { return nil }
+        let name = Frame.Key(attribute)
         let table = EnumTable(cases)
         var mask = [Bool](repeating: false, count: cases.count)
         for s in selected {

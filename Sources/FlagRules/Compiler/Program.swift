@@ -22,38 +22,30 @@ enum Truth: UInt8, Sendable {
 /// closure tree costs no reference counting.
 struct Frame {
     /// Attributes by name: a dictionary context, or a prepared context's extras (`now`);
-    /// nil when there are none (no reference to count).
-    let dictionary: [String: Value]?
+    /// nil when there are none. Borrowed: the context outlives the evaluation.
+    unowned(unsafe) let context: ContextStorage?
     /// A prepared context's schema-typed values by slot; nil for dictionary contexts.
     let slots: UnsafePointer<Value?>?
-    /// The values as given, by slot (present even when mistyped): a prepared context's, or
-    /// a small dictionary context's distributed into slots for this evaluation.
+    /// A prepared context's values as given, by slot (present even when mistyped).
     let raw: UnsafePointer<Value?>?
     /// A prepared context's enum attributes as case ordinals, by slot (-1: absent or mistyped).
     let ordinals: UnsafePointer<Int32>?
     unowned(unsafe) let program: Program
 
-    init(values: [String: Value], program: Program) {
-        self.dictionary = values
+    /// A frame over a context, which must outlive the frame's use (an empty one need not:
+    /// the frame then holds no reference at all).
+    init(_ context: EvaluationContext, program: Program) {
+        self.context = context.count == 0 ? nil : context.storage
         slots = nil
         raw = nil
         ordinals = nil
         self.program = program
     }
 
-    init(values: [String: Value]?, slots: UnsafePointer<Value?>?, raw: UnsafePointer<Value?>?, ordinals: UnsafePointer<Int32>?,
-         program: Program) {
-        self.dictionary = values
-        self.slots = slots
-        self.raw = raw
-        self.ordinals = ordinals
-        self.program = program
-    }
-
     /// A frame over a prepared context's storage, which must outlive the frame's use.
     @inline(__always)
-    init(_ storage: PreparedStorage, extra: [String: Value], program: Program) {
-        self.dictionary = extra.isEmpty ? nil : extra
+    init(_ storage: PreparedStorage, extra: EvaluationContext, program: Program) {
+        self.context = extra.count == 0 ? nil : extra.storage
         self.slots = UnsafePointer(storage.slots)
         self.raw = UnsafePointer(storage.raw)
         self.ordinals = UnsafePointer(storage.ordinals)
@@ -62,23 +54,35 @@ struct Frame {
 
     /// An attribute's schema-typed value: from its slot, or by name (checked by `coercion`).
     @inline(__always)
-    func attribute(_ name: String, slot: Int, _ coercion: Coercion) -> Value? {
+    func attribute(_ name: Key, slot: Int, _ coercion: Coercion) -> Value? {
         if let slots { return slots[slot] }
-        if let raw { return raw[slot].flatMap(coercion.apply) }
-        guard let v = dictionary?[name] else { return nil }
+        guard let v = value(named: name) else { return nil }
         return coercion.apply(v)
     }
 
     /// An attribute's value as given, before checking its type.
     @inline(__always)
-    func given(_ name: String, slot: Int) -> Value? {
+    func given(_ name: Key, slot: Int) -> Value? {
         if let raw { return raw[slot] }
-        return dictionary?[name]
+        return value(named: name)
     }
 
     /// An attribute by name.
     @inline(__always)
-    func value(named name: String) -> Value? { dictionary?[name] }
+    func value(named name: Key) -> Value? { context?.value(for: name.name, hash: name.hash) }
+
+    /// An attribute name with its hash, computed once when the rules compile.
+    struct Key: Sendable {
+        let name: String
+        let hash: UInt64
+
+        init(_ name: String) {
+            self.name = name
+            hash = ContextStorage.hash(name)
+        }
+    }
+
+    static let now = Key("now")
 }
 
 /// How an attribute's value is checked against its schema type: a value of the wrong
@@ -213,11 +217,4 @@ final class Program: Sendable {
 
     static let empty = Program(declarations: [], index: [:], schema: nil)
 
-    /// Runs `body` with a frame over a dictionary context. (Distributing a small dictionary
-    /// into slots first was measured slower than reading it by name: iterating a Swift
-    /// dictionary costs more than the lookups it saves.)
-    @inline(__always)
-    func withFrame<R>(_ values: [String: Value], _ body: (Frame) -> R) -> R {
-        body(Frame(values: values, program: self))
-    }
 }

@@ -17,7 +17,7 @@ public struct PreparedContext: Sendable {
     /// Copy-on-write storage of the slots.
     private(set) var storage: PreparedStorage
     /// `now`, and every attribute when the rule set has no schema.
-    var extra: [String: Value] = [:]
+    var extra = EvaluationContext()
 
     init(program: Program) {
         self.program = program
@@ -55,7 +55,7 @@ public struct PreparedContext: Sendable {
         for (slot, attribute) in (program.schema?.attributes ?? []).enumerated() {
             if let v = storage.raw[slot] { values[attribute.name] = v }
         }
-        return EvaluationContext(values)
+        return values
     }
 }
 
@@ -137,8 +137,11 @@ extension RuleSet {
     /// rule set, else its values by name.
     @inline(__always)
     private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
-        guard context.program === program else { return body(Frame(values: context.dictionary.values, program: program)) }
-        guard program.schema != nil else { return body(Frame(values: context.extra, program: program)) }
+        guard context.program === program else {
+            let dictionary = context.dictionary
+            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
+        }
+        guard program.schema != nil else { return body(Frame(context.extra, program: program)) }
         return withExtendedLifetime(context.storage) { body(Frame(context.storage, extra: context.extra, program: program)) }
     }
 

@@ -71,18 +71,17 @@ public struct RuleSet: Sendable {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
         unowned(unsafe) let d = program.declarations[i]
-        return program.withFrame(context.values) { d.resolution($0) }
+        return d.resolution(Frame(context, program: program))
     }
 
     /// Resolves every flag, variant and value (not segments), keyed by name.
     public func evaluateAll(in context: EvaluationContext) -> [String: Resolution] {
-        program.withFrame(context.values) { frame in
-            var out: [String: Resolution] = [:]
-            for d in program.declarations where d.kind != .segment {
-                out[d.name] = d.resolution(frame)
-            }
-            return out
+        let frame = Frame(context, program: program)
+        var out: [String: Resolution] = [:]
+        for d in program.declarations where d.kind != .segment {
+            out[d.name] = d.resolution(frame)
         }
+        return out
     }
 
     /// Resolves a declaration, checking that it is of the expected kind; on any error the
@@ -96,7 +95,7 @@ public struct RuleSet: Sendable {
         guard d.kind == kind else {
             return .error(.typeMismatch, "'\(name)' is a \(d.kind.rawValue), not a \(kind.rawValue)", default: fallback)
         }
-        let r = program.withFrame(context.values) { d.resolution($0) }
+        let r = d.resolution(Frame(context, program: program))
         switch (r.value, fallback) {
         case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
         case (.int(let i), .double): var copy = r; copy.value = .double(Double(i)); return copy

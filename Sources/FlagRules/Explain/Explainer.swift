@@ -12,6 +12,8 @@ struct Explainer {
     /// The rule set's file (segments' conditions are written there).
     let fileSource: SourceText
     let values: [String: Value]
+    /// The same values as a context, for the compiled declarations the explanation reads.
+    let context: EvaluationContext
 
     init(checked: CheckedProgram, program: Program, source: SourceText, fileSource: SourceText? = nil, values: [String: Value]) {
         self.checked = checked
@@ -19,6 +21,7 @@ struct Explainer {
         self.source = source
         self.fileSource = fileSource ?? source
         self.values = values
+        self.context = EvaluationContext(values)
     }
     /// How many levels of segments to expand inside a trace.
     var segmentDepth = 0
@@ -29,7 +32,7 @@ struct Explainer {
 
     func explain(_ index: Int) -> Explanation {
         let d = checked.declarations[index]
-        let resolution = program.declarations[index].resolution(Frame(values: values, program: program))
+        let resolution = program.declarations[index].resolution(Frame(context, program: program))
         if let condition = d.condition {
             let (_, trace) = truth(condition)
             return Explanation(name: d.name, resolution: resolution, rules: [], condition: trace, summary: "")
@@ -133,7 +136,7 @@ struct Explainer {
                 let (truth, trace) = self.truth(b)
                 return (truth == .unknown ? nil : .bool(truth == .yes), trace)
             }
-            let r = program.declarations[i].resolution(Frame(values: values, program: program))
+            let r = program.declarations[i].resolution(Frame(context, program: program))
             var details = [r.reason.rawValue]
             if let rule = r.rule { details.append("rule \(rule)") }
             return (r.value, ExpressionTrace(text: t, result: r.variant ?? Explainer.show(r.value),
@@ -243,7 +246,7 @@ struct Explainer {
             return make(Truth(Compiler.holds(op, o)), [lt, rt])
         case .member(let x, let list, let negated):
             let (v, trace) = value(x)
-            let truth = Compiler(checked: checked).member(Bound(kind: .constant(v ?? .bool(false)), type: x.type, range: x.range), list, negated)(Frame(values: [:], program: .empty))
+            let truth = Compiler(checked: checked).member(Bound(kind: .constant(v ?? .bool(false)), type: x.type, range: x.range), list, negated)(Frame(EvaluationContext(), program: .empty))
             if v == nil { return make(.unknown, [trace]) }
             return make(truth, [trace], note: truth == .unknown ? "\(v!) (\(v!.typeName)) does not compare with the list" : nil)
         case .text(let op, let l, let r):
@@ -276,7 +279,7 @@ struct Explainer {
                     let (truth, trace) = inner.truth(condition)
                     return make(truth, [trace], note: "segment")
                 }
-                let frame = Frame(values: values, program: program)
+                let frame = Frame(context, program: program)
                 let truth = program.declarations[i].segment.map { $0(frame) } ?? .unknown
                 return make(truth, [], note: "segment")
             }

@@ -55,7 +55,7 @@ enum Comparison {
 
     @inline(__always)
     static func bytesEqual(_ a: String, _ b: String) -> Bool {
-        withBytes(a, b) { x, y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
+        withBytes(a, b) { x, y in StringTable.equal(x, y) }
     }
 
     static func compareBytes(_ a: String, _ b: String) -> Int {

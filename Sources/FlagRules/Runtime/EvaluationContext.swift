@@ -4,19 +4,76 @@ import Foundation
 ///
 /// A context is a plain value; build it from a dictionary literal, a dictionary, or JSON.
 /// A missing key and JSON `null` both mean the attribute is absent. The key `now`
-/// (a datetime or an ISO 8601 string) overrides the evaluation time.
+/// (a datetime or an ISO 8601 string) overrides the evaluation time. Keys compare by
+/// their bytes, without Unicode normalisation, like every string in the language.
 public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLiteral {
-    /// The attributes by name.
-    public var values: [String: Value]
+    /// Copy-on-write storage, read by compiled rules with precomputed key hashes.
+    private var box: StorageBox
+    var storage: ContextStorage {
+        get { box.buffer }
+        set { box.buffer = newValue }
+    }
 
     /// A context holding `values`.
-    public init(_ values: [String: Value] = [:]) { self.values = values }
+    public init(_ values: [String: Value] = [:]) {
+        box = StorageBox(buffer: ContextStorage.make(capacity: values.count))
+        for (k, v) in values { storage.set(v, for: k) }
+    }
 
     /// A context from a literal: `["build": "alpha", "age": 31]`.
     public init(dictionaryLiteral elements: (String, Value)...) {
-        var values: [String: Value] = [:]
-        for (k, v) in elements { values[k] = v }
-        self.values = values
+        box = StorageBox(buffer: ContextStorage.make(capacity: elements.count))
+        for (k, v) in elements { storage.set(v, for: k) }
+    }
+
+    /// The attributes by name.
+    public var values: [String: Value] {
+        get {
+            var out: [String: Value] = [:]
+            for i in 0..<storage.count {
+                let e = storage.entry(i)
+                out[e.key] = e.value
+            }
+            return out
+        }
+        set { self = EvaluationContext(newValue) }
+    }
+
+    /// The number of attributes.
+    public var count: Int { storage.count }
+
+    /// The attribute called `key`; setting nil removes it.
+    public subscript(key: String) -> Value? {
+        get { storage.value(for: key, hash: ContextStorage.hash(key)) }
+        set {
+            if !isKnownUniquelyReferenced(&box.buffer) || storage.count == storage.capacity {
+                storage = storage.copy(capacity: storage.count == storage.capacity ? storage.capacity * 2 : storage.capacity)
+            }
+            storage.set(newValue, for: key)
+        }
+    }
+
+    public static func == (a: EvaluationContext, b: EvaluationContext) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.storage.count {
+            let e = a.storage.entry(i)
+            if b.storage.value(for: e.key, hash: e.hash) != e.value { return false }
+        }
+        return true
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // Order-independent: the sum of each entry's own hash.
+        var sum = 0
+        for i in 0..<storage.count {
+            let e = storage.entry(i)
+            var h = Hasher()
+            h.combine(e.hash)
+            h.combine(e.value)
+            sum = sum &+ h.finalize()
+        }
+        hasher.combine(storage.count)
+        hasher.combine(sum)
     }
 
     /// A context from a JSON object whose values are strings, numbers, booleans or null.
@@ -32,25 +89,160 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         guard case .object(let members) = parsed else {
             throw ContextError(message: "the context must be a JSON object, as in {\"userId\": \"u-1\"}")
         }
-        var values: [String: Value] = [:]
+        box = StorageBox(buffer: ContextStorage.make(capacity: members.count))
         for (key, value) in members {
             switch value {
-            case .null: continue
-            case .bool(let b): values[key] = .bool(b)
-            case .int(let i): values[key] = .int(i)
-            case .double(let d): values[key] = .double(d)
-            case .string(let s): values[key] = .string(s)
+            case .null: storage.set(nil, for: key)
+            case .bool(let b): storage.set(.bool(b), for: key)
+            case .int(let i): storage.set(.int(i), for: key)
+            case .double(let d): storage.set(.double(d), for: key)
+            case .string(let s): storage.set(.string(s), for: key)
             case .array, .object:
                 throw ContextError(message: "attribute '\(key)' must be a string, number or boolean, not \(value.kindName)")
             }
         }
-        self.values = values
+    }
+}
+
+/// Holds a context's storage. `ManagedBuffer` is not `Sendable`; the storage is safe to
+/// share because it is only mutated while uniquely referenced (copy-on-write).
+struct StorageBox: @unchecked Sendable {
+    var buffer: ContextStorage
+}
+
+/// One attribute of a context, with its key's hash.
+struct ContextEntry {
+    var hash: UInt64
+    var key: String
+    var value: Value
+}
+
+/// The header of a context's storage.
+struct ContextHeader {
+    var count: Int
+    /// Slots holding index + 1 (0 is empty), used once there are more than `linearLimit`
+    /// entries; nil before.
+    var table: UnsafeMutablePointer<Int32>?
+    var tableCapacity: Int
+}
+
+/// The attributes of a context in one allocation: entries (hash, key, value) scanned by
+/// hash for a few keys and indexed by an open-addressing table for many. Mutated only
+/// through a uniquely referenced `EvaluationContext`, so sharing it between threads is safe.
+final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
+    /// Up to this many keys, a lookup scans the hashes.
+    static let linearLimit = 16
+
+    static func make(capacity: Int) -> ContextStorage {
+        let buffer = ContextStorage.create(minimumCapacity: max(capacity, 4)) { _ in
+            ContextHeader(count: 0, table: nil, tableCapacity: 0)
+        }
+        return unsafeDowncast(buffer, to: ContextStorage.self)
     }
 
-    /// The attribute called `key`; setting nil removes it.
-    public subscript(key: String) -> Value? {
-        get { values[key] }
-        set { values[key] = newValue }
+    /// A copy with room for at least `capacity` entries.
+    func copy(capacity: Int) -> ContextStorage {
+        let copy = ContextStorage.make(capacity: Swift.max(capacity, header.count))
+        withUnsafeMutablePointerToElements { from in
+            copy.withUnsafeMutablePointerToElements { to in to.initialize(from: from, count: header.count) }
+        }
+        copy.header.count = header.count
+        copy.rebuildTable()
+        return copy
+    }
+
+    deinit {
+        withUnsafeMutablePointers { header, elements in
+            elements.deinitialize(count: header.pointee.count)
+            header.pointee.table?.deallocate()
+        }
+    }
+
+    var count: Int { header.count }
+
+    func entry(_ i: Int) -> ContextEntry { withUnsafeMutablePointerToElements { $0[i] } }
+
+    /// The hash every lookup uses (computed once per attribute name by compiled rules).
+    @inline(__always)
+    static func hash(_ key: String) -> UInt64 {
+        if let h = key.utf8.withContiguousStorageIfAvailable({ StringTable.hash($0) }) { return h }
+        return Array(key.utf8).withUnsafeBufferPointer { StringTable.hash($0) }
+    }
+
+    @inline(__always)
+    func index(of key: String, hash: UInt64) -> Int? {
+        withUnsafeMutablePointers { header, entries in
+            let n = header.pointee.count
+            guard let table = header.pointee.table else {
+                for i in 0..<n where entries[i].hash == hash {
+                    if Comparison.bytesEqual(entries[i].key, key) { return i }
+                }
+                return nil
+            }
+            let mask = header.pointee.tableCapacity - 1
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while true {
+                let entry = Int(table[slot])
+                if entry == 0 { return nil }
+                if entries[entry - 1].hash == hash, Comparison.bytesEqual(entries[entry - 1].key, key) { return entry - 1 }
+                slot = (slot + 1) & mask
+            }
+        }
+    }
+
+    @inline(__always)
+    func value(for key: String, hash: UInt64) -> Value? {
+        guard let i = index(of: key, hash: hash) else { return nil }
+        return withUnsafeMutablePointerToElements { $0[i].value }
+    }
+
+    /// Sets or (with nil) removes a key; the caller guarantees room for one more entry.
+    func set(_ value: Value?, for key: String) {
+        let h = ContextStorage.hash(key)
+        if let i = index(of: key, hash: h) {
+            withUnsafeMutablePointerToElements { entries in
+                if let value {
+                    entries[i].value = value
+                } else {
+                    let last = header.count - 1
+                    if i != last { swap(&entries[i], &entries[last]) }
+                    (entries + last).deinitialize(count: 1)
+                    header.count -= 1
+                }
+            }
+            if value == nil { rebuildTable() }
+            return
+        }
+        guard let value else { return }
+        withUnsafeMutablePointerToElements { entries in
+            (entries + header.count).initialize(to: ContextEntry(hash: h, key: key, value: value))
+        }
+        header.count += 1
+        if header.count > ContextStorage.linearLimit {
+            if header.table == nil || header.count * 2 > header.tableCapacity { rebuildTable() } else { insert(header.count - 1) }
+        }
+    }
+
+    private func insert(_ i: Int) {
+        guard let table = header.table else { return }
+        let mask = header.tableCapacity - 1
+        var slot = Int(truncatingIfNeeded: withUnsafeMutablePointerToElements { $0[i].hash }) & mask
+        while table[slot] != 0 { slot = (slot + 1) & mask }
+        table[slot] = Int32(i + 1)
+    }
+
+    private func rebuildTable() {
+        header.table?.deallocate()
+        header.table = nil
+        header.tableCapacity = 0
+        guard header.count > ContextStorage.linearLimit else { return }
+        var capacity = 32
+        while capacity < header.count * 2 { capacity *= 2 }
+        let table = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        table.initialize(repeating: 0, count: capacity)
+        header.table = table
+        header.tableCapacity = capacity
+        for i in 0..<header.count { insert(i) }
     }
 }
 
