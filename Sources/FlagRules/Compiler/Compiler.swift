@@ -143,7 +143,7 @@ struct Compiler {
             return Bound(kind: isAnd ? .and(kept) : .or(kept), type: .bool, range: b.range)
         default:
             guard isPure(b) else { return b }
-            let frame = Frame(EvaluationContext(), program: .empty)
+            let frame = Frame.empty
             if b.type == .bool {
                 switch condition(b)(frame) {
                 case .yes: return Bound(kind: .constant(.bool(true)), type: .bool, range: b.range)

@@ -83,6 +83,10 @@ struct Frame {
     }
 
     static let now = Key("now")
+
+    /// A frame with no attributes, for folding constants (no allocation per use).
+    static var empty: Frame { Frame(Frame.noAttributes, program: .empty) }
+    private static let noAttributes = EvaluationContext()
 }
 
 /// How an attribute's value is checked against its schema type: a value of the wrong

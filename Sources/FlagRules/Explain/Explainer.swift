@@ -246,7 +246,7 @@ struct Explainer {
             return make(Truth(Compiler.holds(op, o)), [lt, rt])
         case .member(let x, let list, let negated):
             let (v, trace) = value(x)
-            let truth = Compiler(checked: checked).member(Bound(kind: .constant(v ?? .bool(false)), type: x.type, range: x.range), list, negated)(Frame(EvaluationContext(), program: .empty))
+            let truth = Compiler(checked: checked).member(Bound(kind: .constant(v ?? .bool(false)), type: x.type, range: x.range), list, negated)(Frame.empty)
             if v == nil { return make(.unknown, [trace]) }
             return make(truth, [trace], note: truth == .unknown ? "\(v!) (\(v!.typeName)) does not compare with the list" : nil)
         case .text(let op, let l, let r):

@@ -30,6 +30,7 @@ public struct Lexer {
             return
         }
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
+        tokens.reserveCapacity(b.count / 4 + 16)
         run()
     }
 
@@ -56,7 +57,13 @@ public struct Lexer {
     }
 
     private mutating func add(_ kind: TokenKind, from start: SourceLocation) {
-        let text = String(decoding: b[start.offset..<i], as: UTF8.self)
+        let text: String
+        switch kind {
+        case .identifier(let name): text = name
+        case .keyword(let k): text = k.rawValue
+        case .punctuation(let p): text = p.rawValue
+        default: text = String(decoding: b[start.offset..<i], as: UTF8.self)
+        }
         tokens.append(Token(kind: kind, range: SourceRange(start: start, end: location), text: text))
     }
 
@@ -89,6 +96,14 @@ public struct Lexer {
         var n = 1
         while n < 4, i + n < b.count, b[i + n] & 0xC0 == 0x80 { n += 1 }
         return n
+    }
+
+    /// The reserved word spelled `text`, without a string switch for the common case.
+    @inline(__always)
+    private static func keyword(_ text: String) -> Keyword? {
+        let n = text.utf8.count
+        guard n >= 2, n <= 5 else { return nil }
+        return Keyword(rawValue: text)
     }
 
     private static func isIdentStart(_ c: UInt8) -> Bool {
@@ -126,7 +141,7 @@ public struct Lexer {
             case _ where Lexer.isIdentStart(c):
                 while !atEnd, Lexer.isIdentContinue(b[i]) { bump() }
                 let text = String(decoding: b[start.offset..<i], as: UTF8.self)
-                add(Keyword(rawValue: text).map { .keyword($0) } ?? .identifier(text), from: start)
+                add(Lexer.keyword(text).map { .keyword($0) } ?? .identifier(text), from: start)
             case _ where Lexer.isDigit(c):
                 lexNumber()
             case UInt8(ascii: "-") where Lexer.isDigit(peek(1)):

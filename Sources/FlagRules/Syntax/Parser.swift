@@ -55,13 +55,16 @@ public struct Parser {
 
     // MARK: Token access
 
-    var current: Token {
+    /// The index of the current token (past newlines inside brackets).
+    var currentIndex: Int {
         var k = index
         if newlineSuppression > 0 {
-            while tokens[k].kind == .newline { k += 1 }
+            while case .newline = tokens[k].kind { k += 1 }
         }
-        return tokens[k]
+        return k
     }
+
+    var current: Token { tokens[currentIndex] }
 
     mutating func syncPastSuppressedNewlines() {
         if newlineSuppression > 0 {
@@ -84,12 +87,23 @@ public struct Parser {
         return k >= 0 ? tokens[k].range.end : tokens[0].range.start
     }
 
-    func isPunctuation(_ p: Punctuation) -> Bool { current.kind == .punctuation(p) }
-    func isKeyword(_ k: Keyword) -> Bool { current.kind == .keyword(k) }
-    func isIdentifier(_ name: String) -> Bool { current.kind == .identifier(name) }
+    func isPunctuation(_ p: Punctuation) -> Bool {
+        if case .punctuation(let q) = tokens[currentIndex].kind { return q == p }
+        return false
+    }
+
+    func isKeyword(_ k: Keyword) -> Bool {
+        if case .keyword(let q) = tokens[currentIndex].kind { return q == k }
+        return false
+    }
+
+    func isIdentifier(_ name: String) -> Bool {
+        if case .identifier(let n) = tokens[currentIndex].kind { return n == name }
+        return false
+    }
 
     var currentIdentifier: String? {
-        if case .identifier(let name) = current.kind { return name }
+        if case .identifier(let name) = tokens[currentIndex].kind { return name }
         return nil
     }
 

@@ -1,18 +1,32 @@
 /// A position in a source file: a byte offset, and the 1-based line and column that
 /// editors show. Columns count Unicode scalars; a tab counts 1.
 public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConvertible {
+    // 32 bits each (sources are at most 16 MiB): every token and node carries two of these.
+    private var storedOffset: Int32
+    private var storedLine: Int32
+    private var storedColumn: Int32
+
     /// Byte offset from the start of the file.
-    public var offset: Int
+    public var offset: Int {
+        get { Int(storedOffset) }
+        set { storedOffset = Int32(clamping: newValue) }
+    }
     /// 1-based line.
-    public var line: Int
+    public var line: Int {
+        get { Int(storedLine) }
+        set { storedLine = Int32(clamping: newValue) }
+    }
     /// 1-based column, in Unicode scalars.
-    public var column: Int
+    public var column: Int {
+        get { Int(storedColumn) }
+        set { storedColumn = Int32(clamping: newValue) }
+    }
 
     /// A location.
     public init(offset: Int, line: Int, column: Int) {
-        self.offset = offset
-        self.line = line
-        self.column = column
+        storedOffset = Int32(clamping: offset)
+        storedLine = Int32(clamping: line)
+        storedColumn = Int32(clamping: column)
     }
 
     public static func < (a: SourceLocation, b: SourceLocation) -> Bool { a.offset < b.offset }
