@@ -47,59 +47,66 @@ struct StringTable: Sendable {
     }
 }
 
-/// The table's memory: all bytes back to back, each string's start offset (one more marks
-/// the end), and the hash slots (index + 1; 0 is empty). Allocated once, never mutated.
+/// One hash slot: the string's hash fingerprint, position + 1 (0: empty), and where its
+/// bytes are, so that a miss usually costs one cache line and a hit one more.
+struct StringTableSlot {
+    var fingerprint: UInt32
+    var entry: UInt32
+    var offset: UInt32
+    var length: UInt32
+}
+
+/// The table's memory: all bytes back to back, and the hash slots. Allocated once, never
+/// mutated.
 final class StringTableStorage: @unchecked Sendable {
     let count: Int
     private let bytes: UnsafeMutablePointer<UInt8>
-    private let offsets: UnsafeMutablePointer<Int>
-    private let slots: UnsafeMutablePointer<Int32>
+    private let slots: UnsafeMutablePointer<StringTableSlot>
     private let mask: Int
 
     init(_ strings: [String]) {
         count = strings.count
         let total = strings.reduce(0) { $0 + $1.utf8.count }
         bytes = .allocate(capacity: max(total, 1))
-        offsets = .allocate(capacity: strings.count + 1)
+        var capacity = 8
+        while capacity < strings.count * 2 { capacity *= 2 }
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: StringTableSlot(fingerprint: 0, entry: 0, offset: 0, length: 0), count: capacity)
+        mask = capacity - 1
         var position = 0
         for (i, s) in strings.enumerated() {
-            offsets[i] = position
+            let start = position
             for b in s.utf8 {
                 bytes[position] = b
                 position += 1
             }
-        }
-        offsets[strings.count] = position
-        var capacity = 8
-        while capacity < strings.count * 2 { capacity *= 2 }
-        slots = .allocate(capacity: capacity)
-        slots.initialize(repeating: 0, count: capacity)
-        mask = capacity - 1
-        for i in 0..<strings.count where index(ofBytes: item(i)) == nil {
-            var slot = Int(truncatingIfNeeded: StringTable.hash(item(i))) & mask
-            while slots[slot] != 0 { slot = (slot + 1) & mask }
-            slots[slot] = Int32(i + 1)
+            let item = UnsafeBufferPointer(start: bytes + start, count: position - start)
+            guard index(ofBytes: item) == nil else { continue }
+            let h = StringTable.hash(item)
+            var slot = Int(truncatingIfNeeded: h) & mask
+            while slots[slot].entry != 0 { slot = (slot + 1) & mask }
+            slots[slot] = StringTableSlot(fingerprint: UInt32(truncatingIfNeeded: h >> 32), entry: UInt32(i + 1),
+                                          offset: UInt32(start), length: UInt32(position - start))
         }
     }
 
     deinit {
         bytes.deallocate()
-        offsets.deallocate()
         slots.deallocate()
     }
 
     @inline(__always)
-    private func item(_ i: Int) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: bytes + offsets[i], count: offsets[i + 1] - offsets[i])
-    }
-
-    @inline(__always)
     func index(ofBytes key: UnsafeBufferPointer<UInt8>) -> Int? {
-        var slot = Int(truncatingIfNeeded: StringTable.hash(key)) & mask
+        let h = StringTable.hash(key)
+        let fingerprint = UInt32(truncatingIfNeeded: h >> 32)
+        var slot = Int(truncatingIfNeeded: h) & mask
         while true {
-            let entry = Int(slots[slot])
-            if entry == 0 { return nil }
-            if StringTable.equal(key, item(entry - 1)) { return entry - 1 }
+            let s = slots[slot]
+            if s.entry == 0 { return nil }
+            if s.fingerprint == fingerprint, Int(s.length) == key.count,
+               StringTable.equal(key, UnsafeBufferPointer(start: bytes + Int(s.offset), count: Int(s.length))) {
+                return Int(s.entry) - 1
+            }
             slot = (slot + 1) & mask
         }
     }
