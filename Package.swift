@@ -15,6 +15,6 @@ let package = Package(
         .target(name: "MallocCounter"),
         .executableTarget(name: "flags-bench", dependencies: ["FlagRules", "MallocCounter"]),
         .testTarget(name: "FlagRulesTests", dependencies: ["FlagRules"], exclude: ["Diagnostics/Golden"]),
-        .testTarget(name: "flagsTests", dependencies: ["flags", "FlagRules"], exclude: ["Golden", "Fixtures"]),
+        .testTarget(name: "flagsTests", dependencies: ["flags", "flags-bench", "FlagRules"], exclude: ["Golden", "Fixtures"]),
     ]
 )
