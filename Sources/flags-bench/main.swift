@@ -237,6 +237,36 @@ if options.only == "micro" {
     exit(0)
 }
 
+/// Measures rows in rotation: each run times one pass of every row in turn, so that the
+/// machine's drift (a shared VM here) falls on all rows alike. Median per row.
+func measureInterleaved(count: Int, runs: Int, _ rows: [(String, (Int) -> Bool)]) -> [Row] {
+    let active = rows.map { row in options.only.map { row.0.contains($0) } ?? true }
+    var times = Array(repeating: [Double](), count: rows.count)
+    var on = Array(repeating: 0, count: rows.count)
+    var allocations = Array(repeating: 0, count: rows.count)
+    for (k, row) in rows.enumerated() where active[k] {
+        for i in 0..<count where row.1(i) { on[k] += 1 }  // warm-up
+    }
+    for _ in 0..<runs {
+        for (k, row) in rows.enumerated() where active[k] {
+            var hits = 0
+            let a0 = malloc_counter_allocations()
+            let t0 = now()
+            for i in 0..<count where row.1(i) { hits += 1 }
+            let t1 = now()
+            allocations[k] = malloc_counter_allocations() - a0
+            on[k] = hits
+            times[k].append(Double(t1 - t0) / Double(count))
+        }
+    }
+    return rows.enumerated().map { k, row in
+        guard active[k] else { return Row(name: row.0, nanoseconds: 1, onFraction: 0, allocations: 0) }
+        let sorted = times[k].sorted()
+        return Row(name: row.0, nanoseconds: sorted[sorted.count / 2], onFraction: Double(on[k]) / Double(count),
+                   allocations: Double(allocations[k]) / Double(count))
+    }
+}
+
 struct RuleReport {
     let name: String
     let rule: String
@@ -253,18 +283,14 @@ for (name, rule, handWritten) in [("seed", seedRule, handWrittenSeed), ("large",
         return handWritten(u)
     }
     let onSlots = HandWrittenOnSlots(rules)
-    var rows: [Row] = []
-    if name == "seed" {
-        rows.append(measure("hand-written Swift (same prepared context)", count: n, runs: runs) { onSlots.seed(prepared[$0]) })
-    } else {
-        rows.append(measure("hand-written Swift (same prepared context)", count: n, runs: runs) { onSlots.large(prepared[$0]) })
-    }
-    rows.append(measure("FlagRules fastest (handle, prepared context)", count: n, runs: runs) { rules.isEnabled(handle, in: prepared[$0]) })
-    rows.append(measure("FlagRules plain (name, dictionary context)", count: n, runs: runs) {
-        rules.evaluate(name, in: dictionaries[$0]).value == .bool(true)
-    })
-    rows.append(measure("NSPredicate(block:)", count: n, runs: runs) { predicate.evaluate(with: boxed[$0]) })
-    rows.append(measure("hand-written Swift over a typed struct (reference)", count: n, runs: runs) { handWritten(users[$0]) })
+    let onSlotsRow: (Int) -> Bool = name == "seed" ? { onSlots.seed(prepared[$0]) } : { onSlots.large(prepared[$0]) }
+    let rows = measureInterleaved(count: n, runs: runs, [
+        ("hand-written Swift (same prepared context)", onSlotsRow),
+        ("FlagRules fastest (handle, prepared context)", { rules.isEnabled(handle, in: prepared[$0]) }),
+        ("FlagRules plain (name, dictionary context)", { rules.evaluate(name, in: dictionaries[$0]).value == .bool(true) }),
+        ("NSPredicate(block:)", { predicate.evaluate(with: boxed[$0]) }),
+        ("hand-written Swift over a typed struct (reference)", { handWritten(users[$0]) }),
+    ])
     reports.append(RuleReport(name: name, rule: rule, rows: rows))
 }
 
@@ -277,12 +303,16 @@ func inRule(_ count: Int) -> String {
 var inRows: [(Int, Row)] = []
 do {
     var g = SplitMix64(state: 7)
+    var rows: [(String, (Int) -> Bool)] = []
+    var sizes: [Int] = []
     for size in [3, 1_000, 100_000] {
         let rules = load(schema + "\n" + inRule(size))
         guard let handle = rules.handle("member") else { exit(1) }
         let contexts = (0..<n).map { _ in rules.prepare(["country": .string("c\(Int.random(in: 0..<(2 * size), using: &g))")]) }
-        inRows.append((size, measure("in over \(size) literals", count: n, runs: runs) { rules.isEnabled(handle, in: contexts[$0]) }))
+        rows.append(("in over \(size) literals", { rules.isEnabled(handle, in: contexts[$0]) }))
+        sizes.append(size)
     }
+    inRows = Array(zip(sizes, measureInterleaved(count: n, runs: runs, rows)))
 }
 
 // MARK: Loading 10,000 declarations

@@ -415,8 +415,8 @@ struct Compiler {
         let selectedMask = ContiguousArray(mask)
         return { f in
             let o: Int
-            if let ordinals = f.ordinals {
-                o = Int(ordinals[slot])
+            if let slots = f.slots {
+                o = Int(slots[slot].ordinal)
                 if o < 0 { return .unknown }
             } else {
                 guard case .string(let s)? = f.given(name, slot: slot), let found = table.ordinal(of: s) else { return .unknown }

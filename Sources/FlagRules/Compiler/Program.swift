@@ -24,12 +24,9 @@ struct Frame {
     /// Attributes by name: a dictionary context, or a prepared context's extras (`now`);
     /// nil when there are none. Borrowed: the context outlives the evaluation.
     unowned(unsafe) let context: ContextStorage?
-    /// A prepared context's schema-typed values by slot; nil for dictionary contexts.
-    let slots: UnsafePointer<Value?>?
-    /// A prepared context's values as given, by slot (present even when mistyped).
-    let raw: UnsafePointer<Value?>?
-    /// A prepared context's enum attributes as case ordinals, by slot (-1: absent or mistyped).
-    let ordinals: UnsafePointer<Int32>?
+    /// A prepared context's slots (typed value, value as given, enum ordinal); nil for
+    /// dictionary contexts.
+    let slots: UnsafePointer<PreparedSlot>?
     unowned(unsafe) let program: Program
 
     /// A frame over a context, which must outlive the frame's use (an empty one need not:
@@ -37,8 +34,6 @@ struct Frame {
     init(_ context: EvaluationContext, program: Program) {
         self.context = context.count == 0 ? nil : context.storage
         slots = nil
-        raw = nil
-        ordinals = nil
         self.program = program
     }
 
@@ -46,16 +41,14 @@ struct Frame {
     @inline(__always)
     init(_ storage: PreparedStorage, extra: EvaluationContext, program: Program) {
         self.context = extra.count == 0 ? nil : extra.storage
-        self.slots = UnsafePointer(storage.slots)
-        self.raw = UnsafePointer(storage.raw)
-        self.ordinals = UnsafePointer(storage.ordinals)
+        self.slots = storage.withUnsafeMutablePointerToElements { UnsafePointer($0) }
         self.program = program
     }
 
     /// An attribute's schema-typed value: from its slot, or by name (checked by `coercion`).
     @inline(__always)
     func attribute(_ name: Key, slot: Int, _ coercion: Coercion) -> Value? {
-        if let slots { return slots[slot] }
+        if let slots { return slots[slot].typed }
         guard let v = value(named: name) else { return nil }
         return coercion.apply(v)
     }
@@ -63,7 +56,7 @@ struct Frame {
     /// An attribute's value as given, before checking its type.
     @inline(__always)
     func given(_ name: Key, slot: Int) -> Value? {
-        if let raw { return raw[slot] }
+        if let slots { return slots[slot].given }
         return value(named: name)
     }
 

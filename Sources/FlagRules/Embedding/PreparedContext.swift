@@ -15,20 +15,21 @@
 public struct PreparedContext: Sendable {
     let program: Program
     /// Copy-on-write storage of the slots.
-    private(set) var storage: PreparedStorage
+    private var box: PreparedBox
+    var storage: PreparedStorage { box.buffer }
     /// `now`, and every attribute when the rule set has no schema.
     var extra = EvaluationContext()
 
     init(program: Program) {
         self.program = program
-        storage = PreparedStorage(count: program.coercions.count)
+        box = PreparedBox(buffer: PreparedStorage.make(count: program.coercions.count))
     }
 
     /// The attribute's value as given; setting nil removes it. A value of the wrong type
     /// is kept as present (for `has`) but reads as absent in comparisons.
     public subscript(name: String) -> Value? {
         get {
-            if let slot = program.schema?.slots[name] { return storage.raw[slot] }
+            if let slot = program.schema?.slots[name] { return storage.given(slot) }
             return extra[name]
         }
         set {
@@ -36,66 +37,77 @@ public struct PreparedContext: Sendable {
                 if program.schema == nil || name == "now" { extra[name] = newValue }
                 return
             }
-            if !isKnownUniquelyReferenced(&storage) { storage = PreparedStorage(copying: storage) }
-            storage.raw[slot] = newValue
-            storage.slots[slot] = newValue.flatMap(program.coercions[slot].apply)
-            storage.ordinals[slot] = program.coercions[slot].ordinal(newValue)
+            if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
+            let coercion = program.coercions[slot]
+            box.buffer[slot] = PreparedSlot(typed: newValue.flatMap(coercion.apply), given: newValue, ordinal: coercion.ordinal(newValue))
         }
     }
 
     /// The value in a schema slot (`rules.schema?["userId"]?.slot`) as given: the way
     /// hand-written code reads a prepared context without a name lookup.
     public subscript(slot slot: Int) -> Value? {
-        slot >= 0 && slot < storage.count ? storage.raw[slot] : nil
+        slot >= 0 && slot < storage.count ? storage.given(slot) : nil
     }
 
     /// The context as a plain dictionary.
     public var dictionary: EvaluationContext {
         var values = extra
         for (slot, attribute) in (program.schema?.attributes ?? []).enumerated() {
-            if let v = storage.raw[slot] { values[attribute.name] = v }
+            if let v = storage.given(slot) { values[attribute.name] = v }
         }
         return values
     }
 }
 
-/// The slots of a prepared context in one allocation: schema-typed values, the values as
-/// given (for `has`), and enum case ordinals (-1: absent, mistyped or not an enum).
-/// Mutated only through a uniquely referenced `PreparedContext`, so sharing it is safe.
-final class PreparedStorage: @unchecked Sendable {
-    let count: Int
-    let slots: UnsafeMutablePointer<Value?>
-    let raw: UnsafeMutablePointer<Value?>
-    let ordinals: UnsafeMutablePointer<Int32>
+/// One attribute of a prepared context: its value checked against the schema (nil when
+/// absent or mistyped), its value as given (for `has`), and its enum case ordinal (-1:
+/// absent, mistyped or not an enum). Side by side, so one attribute is one cache line.
+struct PreparedSlot {
+    var typed: Value?
+    var given: Value?
+    var ordinal: Int32
+}
 
-    init(count: Int) {
-        self.count = count
-        slots = .allocate(capacity: max(count, 1))
-        slots.initialize(repeating: nil, count: count)
-        raw = .allocate(capacity: max(count, 1))
-        raw.initialize(repeating: nil, count: count)
-        ordinals = .allocate(capacity: max(count, 1))
-        ordinals.initialize(repeating: -1, count: count)
+/// The slots of a prepared context, tail-allocated after the object header in one block.
+final class PreparedStorage: ManagedBuffer<Int, PreparedSlot> {
+    static func make(count: Int) -> PreparedStorage {
+        let buffer = PreparedStorage.create(minimumCapacity: max(count, 1)) { _ in count }
+        buffer.withUnsafeMutablePointerToElements {
+            $0.initialize(repeating: PreparedSlot(typed: nil, given: nil, ordinal: -1), count: count)
+        }
+        return unsafeDowncast(buffer, to: PreparedStorage.self)
     }
 
-    init(copying other: PreparedStorage) {
-        count = other.count
-        slots = .allocate(capacity: max(count, 1))
-        slots.initialize(from: other.slots, count: count)
-        raw = .allocate(capacity: max(count, 1))
-        raw.initialize(from: other.raw, count: count)
-        ordinals = .allocate(capacity: max(count, 1))
-        ordinals.initialize(from: other.ordinals, count: count)
+    func copy() -> PreparedStorage {
+        let copy = PreparedStorage.make(count: header)
+        withUnsafeMutablePointerToElements { from in
+            copy.withUnsafeMutablePointerToElements { to in
+                for i in 0..<header { to[i] = from[i] }
+            }
+        }
+        return copy
     }
 
     deinit {
-        slots.deinitialize(count: count)
-        slots.deallocate()
-        raw.deinitialize(count: count)
-        raw.deallocate()
-        ordinals.deinitialize(count: count)
-        ordinals.deallocate()
+        withUnsafeMutablePointers { count, slots in _ = slots.deinitialize(count: count.pointee) }
     }
+
+    var count: Int { header }
+
+    /// The value as given in a slot (reading only that field).
+    @inline(__always)
+    func given(_ slot: Int) -> Value? { withUnsafeMutablePointerToElements { $0[slot].given } }
+
+    subscript(slot: Int) -> PreparedSlot {
+        get { withUnsafeMutablePointerToElements { $0[slot] } }
+        set { withUnsafeMutablePointerToElements { $0[slot] = newValue } }
+    }
+}
+
+/// Holds a prepared context's storage (`ManagedBuffer` is not `Sendable`; the storage is
+/// only mutated while uniquely referenced).
+struct PreparedBox: @unchecked Sendable {
+    var buffer: PreparedStorage
 }
 
 /// A declaration looked up once, for evaluating it without a name lookup.
