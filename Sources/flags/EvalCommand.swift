@@ -46,14 +46,7 @@ enum EvalCommand {
         if path == "-", parsed.value("context-json") == "-" {
             throw UsageError(message: "the rules and the context cannot both come from standard input")
         }
-        let source = SourceText(bytes: try Terminal.read(path), name: path == "-" ? "<stdin>" : path)
-        let rules: RuleSet
-        do {
-            rules = try RuleSet(source: source, today: Date())
-        } catch {
-            Terminal.writeError(DiagnosticRenderer(colored: Terminal.stderrWantsColor).render(error.diagnostics, in: source))
-            return 1
-        }
+        guard let rules = try Terminal.loadRules(path) else { return 1 }
         let context = try buildContext(parsed, schema: rules.schema)
         let known = rules.declarations.map(\.name)
         for name in names where !known.contains(name) {

@@ -27,14 +27,7 @@ enum ListCommand {
             throw UsageError(message: parsed.positionals.isEmpty ? "'list' needs a file" : "'list' takes one file",
                              help: "flags list examples/app.flags")
         }
-        let source = SourceText(bytes: try Terminal.read(path), name: path == "-" ? "<stdin>" : path)
-        let rules: RuleSet
-        do {
-            rules = try RuleSet(source: source, today: Date())
-        } catch {
-            Terminal.writeError(DiagnosticRenderer(colored: Terminal.stderrWantsColor).render(error.diagnostics, in: source))
-            return 1
-        }
+        guard let rules = try Terminal.loadRules(path) else { return 1 }
         if parsed.has("json") {
             Terminal.write(JSON.array(rules.declarations.map(\.json)).serialized(pretty: true) + "\n")
         } else {

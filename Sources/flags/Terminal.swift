@@ -56,4 +56,16 @@ enum Terminal {
         }
         return Array(data)
     }
+
+    /// Reads and loads a rules file ('-' for standard input); prints its diagnostics and
+    /// returns nil when it has errors.
+    static func loadRules(_ path: String) throws(UsageError) -> RuleSet? {
+        let source = SourceText(bytes: try read(path), name: path == "-" ? "<stdin>" : path)
+        do {
+            return try RuleSet(source: source, today: Date())
+        } catch {
+            writeError(DiagnosticRenderer(colored: stderrWantsColor).render(error.diagnostics, in: source))
+            return nil
+        }
+    }
 }
