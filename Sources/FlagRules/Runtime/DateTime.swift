@@ -109,6 +109,8 @@ public enum DateTime {
     /// `YYYY-MM-DDTHH:MM:SSZ` (with milliseconds when there are any), in UTC.
     public static func format(_ date: Date) -> String {
         let t = date.timeIntervalSince1970
+        // Years 0000–9999 only: anything else (a Date from arithmetic gone wrong) is shown as such.
+        guard t.isFinite, t >= -62_167_219_200, t < 253_402_300_800 else { return "out-of-range date \(t)" }
         let whole = t.rounded(.down)
         let millis = Int(((t - whole) * 1000).rounded())
         let secs = Int(whole)

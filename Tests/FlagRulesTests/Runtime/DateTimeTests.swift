@@ -27,6 +27,9 @@ import Testing
     @Test func formatsInUTC() throws {
         #expect(DateTime.format(Date(timeIntervalSince1970: 1_774_949_400)) == "2026-03-31T09:30:00Z")
         #expect(DateTime.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(DateTime.format(Date(timeIntervalSince1970: -62_167_219_200)) == "0000-01-01T00:00:00Z")
+        #expect(DateTime.format(Date(timeIntervalSince1970: 1e300)) == "out-of-range date 1e+300")
+        #expect(Value.datetime(Date(timeIntervalSince1970: .infinity)).description == "\"out-of-range date inf\"")
     }
 
     @Test func nowCanBeOverriddenByTheContext() throws {

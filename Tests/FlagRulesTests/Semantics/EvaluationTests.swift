@@ -268,3 +268,30 @@ extension Resolution {
         return copy
     }
 }
+
+@Suite struct FlagStoreConcurrencyTests {
+    /// Readers never see anything but one of the good rule sets while updates (good and
+    /// broken) land concurrently.
+    @Test func readersOnlyEverSeeGoodRules() async throws {
+        let store = FlagStore()
+        try store.update(source: "value n: int = 0")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for i in 1...200 {
+                    _ = try? store.update(source: i % 3 == 0 ? "value n: int = oops" : "value n: int = \(i)")
+                }
+            }
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<2_000 {
+                        let r = store.evaluate("n", in: [:])
+                        #expect(r.reason == .static)
+                        #expect((r.value.intValue ?? -1) >= 0)
+                    }
+                }
+            }
+        }
+        #expect(store.evaluate("n", in: [:]).value == 200)
+        #expect(store.lastError == nil)
+    }
+}
