@@ -98,12 +98,24 @@ public struct Lexer {
         return n
     }
 
-    /// The reserved word spelled `text`, without a string switch for the common case.
+    /// The reserved word spelled by `bytes` (true false and or not in when), found by
+    /// length and first byte rather than a string switch: most identifiers are not one.
     @inline(__always)
-    private static func keyword(_ text: String) -> Keyword? {
-        let n = text.utf8.count
-        guard n >= 2, n <= 5 else { return nil }
-        return Keyword(rawValue: text)
+    private static func keyword(_ bytes: ArraySlice<UInt8>) -> Keyword? {
+        guard let first = bytes.first else { return nil }
+        func spelled(_ word: StaticString) -> Bool {
+            word.utf8CodeUnitCount == bytes.count && word.withUTF8Buffer { $0.elementsEqual(bytes) }
+        }
+        switch (first, bytes.count) {
+        case (UInt8(ascii: "t"), 4): return spelled("true") ? .true : nil
+        case (UInt8(ascii: "f"), 5): return spelled("false") ? .false : nil
+        case (UInt8(ascii: "a"), 3): return spelled("and") ? .and : nil
+        case (UInt8(ascii: "o"), 2): return spelled("or") ? .or : nil
+        case (UInt8(ascii: "n"), 3): return spelled("not") ? .not : nil
+        case (UInt8(ascii: "i"), 2): return spelled("in") ? .in : nil
+        case (UInt8(ascii: "w"), 4): return spelled("when") ? .when : nil
+        default: return nil
+        }
     }
 
     private static func isIdentStart(_ c: UInt8) -> Bool {
@@ -140,8 +152,11 @@ public struct Lexer {
                 lexString()
             case _ where Lexer.isIdentStart(c):
                 while !atEnd, Lexer.isIdentContinue(b[i]) { bump() }
-                let text = String(decoding: b[start.offset..<i], as: UTF8.self)
-                add(Lexer.keyword(text).map { .keyword($0) } ?? .identifier(text), from: start)
+                if let k = Lexer.keyword(b[start.offset..<i]) {
+                    add(.keyword(k), from: start)
+                } else {
+                    add(.identifier(String(decoding: b[start.offset..<i], as: UTF8.self)), from: start)
+                }
             case _ where Lexer.isDigit(c):
                 lexNumber()
             case UInt8(ascii: "-") where Lexer.isDigit(peek(1)):
