@@ -16,9 +16,17 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
 
     /// A context holding `values`.
     public init(_ values: [String: Value] = [:]) {
+        guard !values.isEmpty else {
+            box = EvaluationContext.empty
+            return
+        }
         box = StorageBox(buffer: ContextStorage.make(capacity: values.count))
         for (k, v) in values { storage.set(v, for: k) }
     }
+
+    /// The storage every empty context shares (never mutated: a write copies it first), so
+    /// that an empty context allocates nothing and costs no cache miss to look at.
+    private static let empty = StorageBox(buffer: ContextStorage.make(capacity: 0))
 
     /// A context from a literal: `["build": "alpha", "age": 31]`.
     public init(dictionaryLiteral elements: (String, Value)...) {
