@@ -18,7 +18,7 @@ struct Compiler {
     static func compile(_ checked: CheckedProgram) -> Program {
         let compiler = Compiler(checked: checked)
         let declarations = checked.declarations.map(compiler.declaration)
-        return Program(declarations: declarations, index: checked.index, schema: checked.schema)
+        return Program(declarations: declarations, schema: checked.schema)
     }
 
     func declaration(_ d: CheckedDeclaration) -> CompiledDeclaration {

@@ -194,8 +194,7 @@ final class CompiledDeclaration: Sendable {
 /// A compiled, immutable rule set: what `RuleSet` evaluates. Safe to share across threads.
 final class Program: Sendable {
     let declarations: [CompiledDeclaration]
-    let index: [String: Int]
-    /// Declaration names by position, for lookups without SipHash.
+    /// Declaration names by position: name → index without SipHash.
     let names: StringTable
     let schema: ContextSchema?
     /// Each schema attribute's coercion, by slot.
@@ -203,15 +202,14 @@ final class Program: Sendable {
     /// Schema attribute names by slot.
     let attributeNames: StringTable
 
-    init(declarations: [CompiledDeclaration], index: [String: Int], schema: ContextSchema?) {
+    init(declarations: [CompiledDeclaration], schema: ContextSchema?) {
         self.declarations = declarations
-        self.index = index
         self.names = StringTable(declarations.map(\.name))
         self.schema = schema
         self.coercions = schema?.attributes.map { Coercion($0.type) } ?? []
         self.attributeNames = StringTable(schema?.attributes.map(\.name) ?? [])
     }
 
-    static let empty = Program(declarations: [], index: [:], schema: nil)
+    static let empty = Program(declarations: [], schema: nil)
 
 }

@@ -142,7 +142,7 @@ extension RuleSet {
 
     /// A handle on the declaration called `name`, or nil when there is none.
     public func handle(_ name: String) -> DeclarationHandle? {
-        program.index[name].map { DeclarationHandle(name: name, index: $0, owner: program) }
+        program.names.index(of: name).map { DeclarationHandle(name: name, index: $0, owner: program) }
     }
 
     /// Runs `body` with a frame over the context: its slots when it was prepared for this
@@ -161,7 +161,7 @@ extension RuleSet {
     /// here, else by name.
     @inline(__always)
     private func index(of handle: DeclarationHandle) -> Int? {
-        handle.owner === program ? handle.index : program.index[handle.name]
+        handle.owner === program ? handle.index : program.names.index(of: handle.name)
     }
 
     /// Resolves a declaration by handle against a prepared context.
@@ -175,7 +175,7 @@ extension RuleSet {
 
     /// Resolves a declaration by name against a prepared context.
     public func evaluate(_ name: String, in context: PreparedContext) -> Resolution {
-        guard let i = program.index[name] else {
+        guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
         let d = program.declarations[i]

@@ -3,7 +3,7 @@ extension RuleSet {
     /// Every rule tried for `name` and the value of every sub-expression, or nil when no
     /// declaration has that name.
     public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
-        guard let i = program.index[name] else { return nil }
+        guard let i = program.names.index(of: name) else { return nil }
         return Explainer(checked: checked, program: program, source: source, values: context.values).explain(i)
     }
 
