@@ -432,37 +432,10 @@ struct Compiler {
             return test
         }
         let xf = value(x)
-        if values.isEmpty {
-            return { f in xf(f) == nil ? .unknown : Truth(negated) }
-        }
-        // All strings (the common case): a string table, with no hashing of Values.
-        if strings.count == values.count {
-            let table = StringTable(strings)
-            return { f in
-                switch xf(f) {
-                case .string(let s)?: return Truth((table.index(of: s) != nil) != negated)
-                case nil: return .unknown
-                default: return .unknown
-                }
-            }
-        }
-        let keys = Set(values.map(MemberKey.init))
-        let families = Set(keys.map(\.family))
-        let versionsOnly = families == [3], datesOnly = families == [4]
+        let test = MemberTest(values)
         return { f in
-            guard var v = xf(f) else { return .unknown }
-            if case .string(let s) = v {
-                if versionsOnly {
-                    guard let parsed = SemanticVersion(s) else { return .unknown }
-                    v = .version(parsed)
-                } else if datesOnly {
-                    guard let parsed = DateTime.parse(s) else { return .unknown }
-                    v = .datetime(parsed)
-                }
-            }
-            let key = MemberKey(v)
-            guard families.contains(key.family) else { return .unknown }
-            return Truth(keys.contains(key) != negated)
+            guard let v = xf(f), let found = test.contains(v) else { return .unknown }
+            return Truth(found != negated)
         }
     }
 }

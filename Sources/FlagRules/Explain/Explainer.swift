@@ -246,9 +246,11 @@ struct Explainer {
             return make(Truth(Compiler.holds(op, o)), [lt, rt])
         case .member(let x, let list, let negated):
             let (v, trace) = value(x)
-            let truth = Compiler(checked: checked).member(Bound(kind: .constant(v ?? .bool(false)), type: x.type, range: x.range), list, negated)(Frame.empty)
-            if v == nil { return make(.unknown, [trace]) }
-            return make(truth, [trace], note: truth == .unknown ? "\(v!) (\(v!.typeName)) does not compare with the list" : nil)
+            guard let v else { return make(.unknown, [trace]) }
+            guard let found = MemberTest(list).contains(v) else {
+                return make(.unknown, [trace], note: "\(v) (\(v.typeName)) does not compare with the list")
+            }
+            return make(Truth(found != negated), [trace])
         case .text(let op, let l, let r):
             let (a, lt) = value(l)
             let (c, rt) = value(r)

@@ -95,6 +95,57 @@ enum Comparison {
     }
 }
 
+/// `value in [literals]` for a known value, shared by the compiled rules and the explainer:
+/// a string table when every literal is a string (no hashing of `Value`s), else a set of
+/// keys normalised across int and double, with strings parsed when the list holds only
+/// versions or only datetimes.
+struct MemberTest: Sendable {
+    private enum Storage: Sendable {
+        case empty
+        case strings(StringTable)
+        case keys(Set<MemberKey>, families: Set<Int>)
+    }
+    private let storage: Storage
+
+    init(_ values: [Value]) {
+        let strings = values.compactMap(\.stringValue)
+        if values.isEmpty {
+            storage = .empty
+        } else if strings.count == values.count {
+            storage = .strings(StringTable(strings))
+        } else {
+            let keys = Set(values.map(MemberKey.init))
+            storage = .keys(keys, families: Set(keys.map(\.family)))
+        }
+    }
+
+    /// Whether the list holds `v`; nil when `v` is of a type the list cannot hold (unknown).
+    /// A known value is never in an empty list.
+    func contains(_ v: Value) -> Bool? {
+        switch storage {
+        case .empty:
+            return false
+        case .strings(let table):
+            guard case .string(let s) = v else { return nil }
+            return table.index(of: s) != nil
+        case .keys(let keys, let families):
+            var v = v
+            if case .string(let s) = v {
+                if families == [3] {
+                    guard let parsed = SemanticVersion(s) else { return nil }
+                    v = .version(parsed)
+                } else if families == [4] {
+                    guard let parsed = DateTime.parse(s) else { return nil }
+                    v = .datetime(parsed)
+                }
+            }
+            let key = MemberKey(v)
+            guard families.contains(key.family) else { return nil }
+            return keys.contains(key)
+        }
+    }
+}
+
 /// A hashable key for `in` lookups: numbers normalised across int and double, strings by
 /// their UTF-8 bytes.
 enum MemberKey: Hashable, Sendable {
