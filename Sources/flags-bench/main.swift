@@ -330,19 +330,32 @@ func inRule(_ count: Int) -> String {
     "flag member { enabled when country in [" + (0..<count).map { "\"c\($0)\"" }.joined(separator: ", ") + "] }\n"
 }
 
-var inRows: [(Int, Row)] = []
+/// One list size: FlagRules' fastest path, and hand-written Swift looking the same value up
+/// in a `Set<String>` of the same literals (read from the same prepared context).
+struct InRow {
+    let size: Int
+    let flagRules: Row
+    let handWritten: Row
+}
+
+var inRows: [InRow] = []
 do {
     var g = SplitMix64(state: 7)
     var rows: [(String, (Int) -> Bool)] = []
-    var sizes: [Int] = []
-    for size in [3, 1_000, 100_000] {
+    let sizes = [3, 1_000, 100_000]
+    for size in sizes {
         let rules = load(schema + "\n" + inRule(size))
-        guard let handle = rules.handle("member") else { exit(1) }
+        guard let handle = rules.handle("member"), let slot = rules.schema?["country"]?.slot else { exit(1) }
         let contexts = (0..<n).map { _ in rules.prepare(["country": .string("c\(Int.random(in: 0..<(2 * size), using: &g))")]) }
+        let set = Set((0..<size).map { "c\($0)" })
         rows.append(("in over \(size) literals", { rules.isEnabled(handle, in: contexts[$0]) }))
-        sizes.append(size)
+        rows.append(("Set<String> of \(size) literals (hand-written)", {
+            guard case .string(let country)? = contexts[$0][slot: slot] else { return false }
+            return set.contains(country)
+        }))
     }
-    inRows = Array(zip(sizes, measureInterleaved(count: n, runs: runs, rows)))
+    let measured = measureInterleaved(count: n, runs: runs, rows)
+    inRows = sizes.enumerated().map { InRow(size: $1, flagRules: measured[2 * $0], handWritten: measured[2 * $0 + 1]) }
 }
 
 // MARK: `flags eval examples/app.flags`, whole process
@@ -391,7 +404,10 @@ for report in reports {
     targets.append(("\(report.name): plain ≤ 2.5× hand-written on the same context", ratio(report.rows[2], report) <= 2.5))
     targets.append(("\(report.name): no heap allocation per evaluation on the fastest path", report.rows[1].allocations < 0.001))
 }
-let in3 = inRows[0].1.nanoseconds, in100k = inRows[2].1.nanoseconds
+let in3 = inRows[0].flagRules.nanoseconds, in100k = inRows[2].flagRules.nanoseconds
+for row in inRows where row.flagRules.onFraction != row.handWritten.onFraction {
+    failures.append("in over \(row.size): FlagRules and Set<String> disagree on the ON fraction")
+}
 targets.append(("in over 100,000 literals within 20% of in over 3", in100k <= in3 * 1.2))
 targets.append(("10,000 declarations load in under 100 ms", loadMilliseconds < 100))
 targets.append(("10,000 declarations occupy under 50 MB", Double(heldBytes) < 50e6))
@@ -405,8 +421,10 @@ if options.json {
                      ("onFraction", .double(row.onFraction)), ("allocationsPerEvaluation", .double(row.allocations))])
         }))])
     })))
-    out.append(("in", .array(inRows.map { .object([("literals", .int($0.0)), ("nsPerEvaluation", .double($0.1.nanoseconds)),
-                                                   ("onFraction", .double($0.1.onFraction))]) })))
+    out.append(("in", .array(inRows.map {
+        .object([("literals", .int($0.size)), ("nsPerEvaluation", .double($0.flagRules.nanoseconds)), ("onFraction", .double($0.flagRules.onFraction)),
+                 ("handWrittenSetNsPerEvaluation", .double($0.handWritten.nanoseconds))])
+    })))
     out.append(("load10k", .object([("milliseconds", .double(loadMilliseconds)), ("minimumMilliseconds", .double(loadTimes[0])),
                                      ("bytes", .int(heldBytes))])))
     if let evalProcess { out.append(("evalProcessMilliseconds", .double(evalProcess))) }
@@ -426,10 +444,12 @@ if options.json {
                   + f(row.allocations, 2).leftPad(14))
         }
     }
-    print("\nin over literal lists (fastest path)")
-    for (size, row) in inRows {
-        print("  " + "\(size) literals".padding(toLength: 52, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
-              + f(row.nanoseconds / in3, 2).leftPad(8) + f(row.onFraction * 100, 2).leftPad(8))
+    print("\nin over literal lists: FlagRules fastest path, and hand-written Set<String>.contains on the same context")
+    print("  " + "literals".padding(toLength: 52, withPad: " ", startingAt: 0) + "   ns/eval  vs 3    ON %   Set ns/eval  vs 3")
+    for row in inRows {
+        print("  " + "\(row.size)".padding(toLength: 52, withPad: " ", startingAt: 0) + f(row.flagRules.nanoseconds).leftPad(10)
+              + f(row.flagRules.nanoseconds / in3, 2).leftPad(6) + f(row.flagRules.onFraction * 100, 2).leftPad(8)
+              + f(row.handWritten.nanoseconds).leftPad(14) + f(row.handWritten.nanoseconds / inRows[0].handWritten.nanoseconds, 2).leftPad(6))
     }
     print("\nload 10,000 declarations (parse + check + compile): \(f(loadMilliseconds)) ms median, \(f(loadTimes[0])) ms min, \(f(Double(heldBytes) / 1e6)) MB held")
     if let evalProcess { print("flags eval examples/app.flags (whole process): \(f(evalProcess)) ms") }

@@ -127,7 +127,7 @@ struct MemberTest: Sendable {
             return false
         case .strings(let table):
             guard case .string(let s) = v else { return nil }
-            return table.index(of: s) != nil
+            return table.contains(s)
         case .keys(let keys, let families):
             var v = v
             if case .string(let s) = v {

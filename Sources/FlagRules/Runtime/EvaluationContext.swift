@@ -173,8 +173,19 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
     /// The hash every lookup uses (computed once per attribute name by compiled rules).
     @inline(__always)
     static func hash(_ key: String) -> UInt64 {
-        if let h = key.utf8.withContiguousStorageIfAvailable({ StringTable.hash($0) }) { return h }
-        return Array(key.utf8).withUnsafeBufferPointer { StringTable.hash($0) }
+        if let h = key.utf8.withContiguousStorageIfAvailable(fnv1a) { return h }
+        return Array(key.utf8).withUnsafeBufferPointer(fnv1a)
+    }
+
+    /// FNV-1a over the bytes, then a final mix so that the low bits spread (cheap for the
+    /// short names attributes have).
+    @inline(__always)
+    static func fnv1a(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in b { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        h ^= h >> 29
+        h = h &* 0xbf58_476d_1ce4_e5b9
+        return h ^ (h >> 32)
     }
 
     @inline(__always)

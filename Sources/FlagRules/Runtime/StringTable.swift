@@ -6,27 +6,31 @@ import Musl
 import Darwin
 #endif
 
-/// A set of strings looked up by their UTF-8 bytes (no Unicode normalisation), returning
-/// each string's position: an open-addressing hash table (FNV-1a, cheap for the short keys
-/// rules use), so that a lookup costs the same for 3 strings or 100,000.
+/// A fixed set of strings looked up by their UTF-8 bytes (no Unicode normalisation),
+/// returning each string's position, so that a lookup costs the same for 3 strings or
+/// 100,000.
+///
+/// The table is a perfect hash built once (after PTHash): keys are hashed into buckets of
+/// about four, and each bucket gets the first *pilot* that sends all its keys to free
+/// slots. A lookup reads one pilot (the pilots take half a byte per key, so they stay in
+/// cache) and one 16-byte slot, which holds keys of up to 15 bytes inline: a hit or a miss
+/// on a short key reads no other memory. Keys whose bucket finds no pilot (only crafted
+/// hash collisions do that) are kept in a sorted overflow list and found by binary search.
 struct StringTable: Sendable {
     private let storage: StringTableStorage
 
     /// The table of `strings`; a string listed twice keeps its first position.
-    init(_ strings: [String]) { storage = StringTableStorage(strings) }
+    init(_ strings: [String]) { storage = StringTableStorage(strings, pilotLimit: StringTableStorage.pilotLimit) }
 
-    /// The number of strings.
+    /// A table whose buckets try at most `pilotLimit` pilots (tests use 0 to put every key
+    /// in the overflow list).
+    init(_ strings: [String], pilotLimit: Int) { storage = StringTableStorage(strings, pilotLimit: pilotLimit) }
+
+    /// The number of strings, duplicates included.
     var count: Int { storage.count }
 
-    /// FNV-1a over the bytes, then a final mix so that the low bits spread.
-    @inline(__always)
-    static func hash(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in b { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        h ^= h >> 29
-        h = h &* 0xbf58_476d_1ce4_e5b9
-        return h ^ (h >> 32)
-    }
+    /// How many distinct strings are in the overflow list (zero unless hashes collide).
+    var overflowCount: Int { storage.overflowCount }
 
     @inline(__always)
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -42,72 +46,385 @@ struct StringTable: Sendable {
     /// The position of `s`, or nil.
     @inline(__always)
     func index(of s: String) -> Int? {
-        if let found = s.utf8.withContiguousStorageIfAvailable({ storage.index(ofBytes: $0) }) { return found }
-        return Array(s.utf8).withUnsafeBufferPointer { storage.index(ofBytes: $0) }
-    }
-}
-
-/// One hash slot: the string's hash fingerprint, position + 1 (0: empty), and where its
-/// bytes are, so that a miss usually costs one cache line and a hit one more.
-struct StringTableSlot {
-    var fingerprint: UInt32
-    var entry: UInt32
-    var offset: UInt32
-    var length: UInt32
-}
-
-/// The table's memory: all bytes back to back, and the hash slots. Allocated once, never
-/// mutated.
-final class StringTableStorage: @unchecked Sendable {
-    let count: Int
-    private let bytes: UnsafeMutablePointer<UInt8>
-    private let slots: UnsafeMutablePointer<StringTableSlot>
-    private let mask: Int
-
-    init(_ strings: [String]) {
-        count = strings.count
-        let total = strings.reduce(0) { $0 + $1.utf8.count }
-        bytes = .allocate(capacity: max(total, 1))
-        var capacity = 8
-        while capacity < strings.count * 2 { capacity *= 2 }
-        slots = .allocate(capacity: capacity)
-        slots.initialize(repeating: StringTableSlot(fingerprint: 0, entry: 0, offset: 0, length: 0), count: capacity)
-        mask = capacity - 1
-        var position = 0
-        for (i, s) in strings.enumerated() {
-            let start = position
-            for b in s.utf8 {
-                bytes[position] = b
-                position += 1
-            }
-            let item = UnsafeBufferPointer(start: bytes + start, count: position - start)
-            guard index(ofBytes: item) == nil else { continue }
-            let h = StringTable.hash(item)
-            var slot = Int(truncatingIfNeeded: h) & mask
-            while slots[slot].entry != 0 { slot = (slot + 1) & mask }
-            slots[slot] = StringTableSlot(fingerprint: UInt32(truncatingIfNeeded: h >> 32), entry: UInt32(i + 1),
-                                          offset: UInt32(start), length: UInt32(position - start))
-        }
+        withBytes(s) { storage.index(ofBytes: $0) }
     }
 
-    deinit {
-        bytes.deallocate()
-        slots.deallocate()
+    /// Whether the table holds `s` (without reading its position).
+    @inline(__always)
+    func contains(_ s: String) -> Bool {
+        withBytes(s) { storage.find($0) != .none }
     }
 
     @inline(__always)
-    func index(ofBytes key: UnsafeBufferPointer<UInt8>) -> Int? {
-        let h = StringTable.hash(key)
-        let fingerprint = UInt32(truncatingIfNeeded: h >> 32)
-        var slot = Int(truncatingIfNeeded: h) & mask
-        while true {
-            let s = slots[slot]
-            if s.entry == 0 { return nil }
-            if s.fingerprint == fingerprint, Int(s.length) == key.count,
-               StringTable.equal(key, UnsafeBufferPointer(start: bytes + Int(s.offset), count: Int(s.length))) {
-                return Int(s.entry) - 1
+    private func withBytes<R>(_ s: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let found = s.utf8.withContiguousStorageIfAvailable(body) { return found }
+        return Array(s.utf8).withUnsafeBufferPointer(body)
+    }
+}
+
+/// A key as a slot holds it: up to 15 bytes inline (zero-padded, the length in the last
+/// byte), or for a longer key its length (tag 0x80 in the last byte), hash fingerprint and
+/// the offset of its bytes. An empty slot has tag 0xFF.
+struct PackedKey: Equatable {
+    var low: UInt64
+    var high: UInt64
+
+    static let longTag: UInt64 = 0x80 << 56
+    static let empty = PackedKey(low: 0, high: 0xFF << 56)
+
+    /// The inline form of a key of at most 15 bytes.
+    @inline(__always)
+    init(inline key: UnsafeBufferPointer<UInt8>) {
+        guard let base = key.baseAddress else {
+            self.init(low: 0, high: 0)
+            return
+        }
+        let p = UnsafeRawPointer(base), n = key.count
+        if n >= 8 {
+            self.init(low: UInt64(littleEndian: p.loadUnaligned(as: UInt64.self)), high: Self.word(p + 8, n - 8) | UInt64(n) << 56)
+        } else {
+            self.init(low: Self.word(p, n), high: UInt64(n) << 56)
+        }
+    }
+
+    /// The `n` bytes at `p` (0...7) as a zero-padded little-endian word, read without
+    /// touching memory past them (and without a copy through the stack).
+    @inline(__always)
+    static func word(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
+        if n >= 4 {
+            let first = UInt64(UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)))
+            let last = UInt64(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)))
+            return first | (last >> (8 * (8 - n))) << 32
+        }
+        guard n > 0 else { return 0 }
+        let b = p.assumingMemoryBound(to: UInt8.self)
+        return UInt64(b[0]) | UInt64(b[n / 2]) << (8 * (n / 2)) | UInt64(b[n - 1]) << (8 * (n - 1))
+    }
+
+    init(low: UInt64, high: UInt64) {
+        self.low = low
+        self.high = high
+    }
+
+    /// The `high` word of a long key of `length` bytes.
+    @inline(__always)
+    static func longHigh(_ length: Int) -> UInt64 { longTag | UInt64(truncatingIfNeeded: length) }
+}
+
+/// Hashing for the table: a multiply-fold (as in wyhash) over the key's 8-byte words. For
+/// inline keys the constants each have a 0xFF byte, which UTF-8 never holds, so no key
+/// makes a factor zero. A crafted collision costs only speed: colliding keys that find no
+/// pilot go to the overflow list.
+enum TableHash {
+    @inline(__always)
+    static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let p = a.multipliedFullWidth(by: b)
+        return p.high ^ p.low
+    }
+
+    @inline(__always)
+    static func inline(_ key: PackedKey) -> UInt64 {
+        let h = fold(key.low ^ 0xE703_7ED1_A0B4_28FF, key.high ^ 0x8EBC_6AF0_9C88_C6FF)
+        return fold(h ^ 0x5899_65CC_7537_4CC3, 0x1D8E_4E27_C47D_124F)
+    }
+
+    static func long(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xA076_1D64_78BD_642F
+        var i = 0
+        let p = UnsafeRawPointer(key.baseAddress!)
+        while i + 8 <= key.count {
+            h = fold(h ^ UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)), 0xE703_7ED1_A0B4_28FF)
+            i += 8
+        }
+        if i < key.count { h = fold(h ^ PackedKey.word(p + i, key.count - i), 0xE703_7ED1_A0B4_28FF) }
+        return fold(h ^ UInt64(key.count), 0x8EBC_6AF0_9C88_C6FF)
+    }
+
+    @inline(__always)
+    static func of(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        key.count <= 15 ? inline(PackedKey(inline: key)) : long(key)
+    }
+
+    /// `x` scaled into `0..<n` by its high bits (Lemire's fast range).
+    @inline(__always)
+    static func range(_ x: UInt64, _ n: Int) -> Int {
+        Int(truncatingIfNeeded: x.multipliedFullWidth(by: UInt64(truncatingIfNeeded: n)).high)
+    }
+
+    /// The slot of a key with hash `h` in a table of `m` slots, for its bucket's pilot.
+    @inline(__always)
+    static func slot(_ h: UInt64, pilot: UInt16, _ m: Int) -> Int {
+        range(fold(h ^ ((UInt64(pilot) &+ 1) &* 0xD6E8_FEB8_6659_FD93), 0x9E37_79B9_7F4A_7C15), m)
+    }
+}
+
+/// Where a lookup found its key: a slot, an overflow record, or nowhere.
+enum TableHit: Equatable {
+    case slot(Int)
+    case overflow(Int)
+    case none
+}
+
+/// One key of the overflow list: its bytes and its position.
+struct OverflowRecord {
+    var offset: UInt32
+    var length: UInt32
+    var position: UInt32
+}
+
+/// The table's memory, allocated once and never mutated: slots, each slot's position,
+/// the overflow list, the pilots and the bytes of long keys, in one block (on huge pages
+/// when it is large, so that lookups do not miss the TLB).
+final class StringTableStorage: @unchecked Sendable {
+    let count: Int
+    let overflowCount: Int
+    private let slotCount: Int
+    private let bucketCount: Int
+    private let block: UnsafeMutableRawPointer
+    private let alignedOnHugePages: Bool
+    private let slots: UnsafeMutablePointer<PackedKey>
+    private let positions: UnsafeMutablePointer<UInt32>
+    private let overflow: UnsafeMutablePointer<OverflowRecord>
+    private let pilots: UnsafeMutablePointer<UInt16>
+    private let bytes: UnsafeMutablePointer<UInt8>
+
+    /// A pilot that means "this bucket's keys are in the overflow list".
+    static let overflowPilot: UInt16 = .max
+    /// Pilots tried per bucket while the build's budget lasts, and after.
+    static let pilotLimit = 1_024, pilotLimitAfterBudget = 8
+    /// Buckets larger than this (only crafted hashes make them) go to the overflow list.
+    static let largestBucket = 64
+
+    init(_ strings: [String], pilotLimit: Int) {
+        count = strings.count
+        let build = TableBuild(strings, pilotLimit: pilotLimit)
+        slotCount = build.slotCount
+        bucketCount = build.bucketCount
+        overflowCount = build.overflow.count
+
+        let slotBytes = slotCount * MemoryLayout<PackedKey>.stride
+        let positionBytes = slotCount * 4
+        let overflowBytes = overflowCount * MemoryLayout<OverflowRecord>.stride
+        let pilotBytes = bucketCount * 2
+        let size = max(slotBytes + positionBytes + overflowBytes + pilotBytes + build.tailBytes.count, 16)
+        (block, alignedOnHugePages) = Self.allocate(size)
+        slots = block.bindMemory(to: PackedKey.self, capacity: slotCount)
+        positions = (block + slotBytes).bindMemory(to: UInt32.self, capacity: slotCount)
+        overflow = (block + slotBytes + positionBytes).bindMemory(to: OverflowRecord.self, capacity: overflowCount)
+        pilots = (block + slotBytes + positionBytes + overflowBytes).bindMemory(to: UInt16.self, capacity: bucketCount)
+        bytes = (block + slotBytes + positionBytes + overflowBytes + pilotBytes).bindMemory(to: UInt8.self, capacity: build.tailBytes.count)
+        slots.initialize(from: build.slots, count: slotCount)
+        positions.initialize(from: build.positions, count: slotCount)
+        overflow.initialize(from: build.overflow, count: overflowCount)
+        pilots.initialize(from: build.pilots, count: bucketCount)
+        bytes.initialize(from: build.tailBytes, count: build.tailBytes.count)
+    }
+
+    /// A block of `size` bytes, 2 MiB-aligned and advised onto huge pages when it spans
+    /// at least one (Linux), else from malloc.
+    private static func allocate(_ size: Int) -> (UnsafeMutableRawPointer, Bool) {
+#if os(Linux)
+        let hugePage = 1 << 21
+        if size >= hugePage {
+            var raw: UnsafeMutableRawPointer?
+            if posix_memalign(&raw, hugePage, size) == 0, let raw {
+                _ = madvise(raw, size, Int32(MADV_HUGEPAGE))
+                return (raw, true)
             }
-            slot = (slot + 1) & mask
+        }
+#endif
+        return (UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16), false)
+    }
+
+    deinit {
+        if alignedOnHugePages { free(block) } else { block.deallocate() }
+    }
+
+    /// The position of the key, or nil.
+    @inline(__always)
+    func index(ofBytes key: UnsafeBufferPointer<UInt8>) -> Int? {
+        switch find(key) {
+        case .slot(let s): return Int(positions[s])
+        case .overflow(let i): return Int(overflow[i].position)
+        case .none: return nil
+        }
+    }
+
+    @inline(__always)
+    func find(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+        guard slotCount > 0 else { return .none }
+        if key.count <= 15 {
+            let packed = PackedKey(inline: key)
+            let h = TableHash.inline(packed)
+            let pilot = pilots[TableHash.range(h, bucketCount)]
+            if pilot == Self.overflowPilot { return findInOverflow(key) }
+            let s = TableHash.slot(h, pilot: pilot, slotCount)
+            return slots[s] == packed ? .slot(s) : .none
+        }
+        let h = TableHash.long(key)
+        let pilot = pilots[TableHash.range(h, bucketCount)]
+        if pilot == Self.overflowPilot { return findInOverflow(key) }
+        let s = TableHash.slot(h, pilot: pilot, slotCount)
+        let stored = slots[s]
+        guard stored.high == PackedKey.longHigh(key.count), UInt32(truncatingIfNeeded: stored.low >> 32) == UInt32(truncatingIfNeeded: h),
+              StringTable.equal(key, UnsafeBufferPointer(start: bytes + Int(truncatingIfNeeded: stored.low & 0xFFFF_FFFF), count: key.count))
+        else { return .none }
+        return .slot(s)
+    }
+
+    private func findInOverflow(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+        var low = 0, high = overflowCount
+        while low < high {
+            let mid = (low + high) / 2
+            let record = overflow[mid]
+            let order = TableBuild.compare(UnsafeBufferPointer(start: bytes + Int(record.offset), count: Int(record.length)), key)
+            if order == 0 { return .overflow(mid) }
+            if order < 0 { low = mid + 1 } else { high = mid }
+        }
+        return .none
+    }
+}
+
+/// Builds a table's contents: distinct keys in hash order, buckets placed largest first.
+struct TableBuild {
+    var slotCount = 0
+    var bucketCount = 0
+    var slots: [PackedKey] = []
+    var positions: [UInt32] = []
+    var pilots: [UInt16] = []
+    var overflow: [OverflowRecord] = []
+    /// The bytes of long keys and of keys in the overflow list.
+    var tailBytes: [UInt8] = []
+
+    /// One distinct key: its hash, its first position and where its bytes are.
+    private struct Key {
+        var hash: UInt64
+        var position: UInt32
+        var offset: Int
+        var length: Int
+    }
+
+    /// Byte-wise order (a shorter prefix first).
+    static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = min(a.count, b.count)
+        if n > 0, let x = a.baseAddress, let y = b.baseAddress {
+            let c = memcmp(x, y, n)
+            if c != 0 { return c < 0 ? -1 : 1 }
+        }
+        return a.count < b.count ? -1 : a.count == b.count ? 0 : 1
+    }
+
+    init(_ strings: [String], pilotLimit: Int) {
+        var all: [UInt8] = []
+        all.reserveCapacity(strings.reduce(0) { $0 + $1.utf8.count })
+        var keys: [Key] = []
+        keys.reserveCapacity(strings.count)
+        for (i, s) in strings.enumerated() {
+            let offset = all.count
+            all.append(contentsOf: s.utf8)
+            let hash = all.withUnsafeBufferPointer { TableHash.of(UnsafeBufferPointer(rebasing: $0[offset...])) }
+            keys.append(Key(hash: hash, position: UInt32(truncatingIfNeeded: i), offset: offset, length: all.count - offset))
+        }
+        all.withUnsafeBufferPointer { all in build(&keys, all, pilotLimit: pilotLimit) }
+    }
+
+    private mutating func build(_ keys: inout [Key], _ all: UnsafeBufferPointer<UInt8>, pilotLimit: Int) {
+        func bytes(_ k: Key) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: all[k.offset..<k.offset + k.length]) }
+
+        // Distinct keys in hash order; keys sharing a whole hash are ordered by bytes, and
+        // only the first position of equal bytes is kept.
+        keys.sort { $0.hash != $1.hash ? $0.hash < $1.hash : $0.position < $1.position }
+        var distinct: [Key] = []
+        distinct.reserveCapacity(keys.count)
+        var sharesHash: [Bool] = []
+        var start = 0
+        while start < keys.count {
+            var end = start + 1
+            while end < keys.count, keys[end].hash == keys[start].hash { end += 1 }
+            if end - start == 1 {
+                distinct.append(keys[start])
+                sharesHash.append(false)
+            } else {
+                let run = keys[start..<end].sorted {
+                    let order = Self.compare(bytes($0), bytes($1))
+                    return order != 0 ? order < 0 : $0.position < $1.position
+                }
+                var kept: [Key] = []
+                for k in run where kept.last.map({ Self.compare(bytes($0), bytes(k)) != 0 }) ?? true { kept.append(k) }
+                distinct.append(contentsOf: kept)
+                sharesHash.append(contentsOf: Array(repeating: kept.count > 1, count: kept.count))
+            }
+            start = end
+        }
+
+        let n = distinct.count
+        guard n > 0 else { return }
+        slotCount = n + n / 4 + 1
+        bucketCount = (n + 3) / 4
+        slots = Array(repeating: .empty, count: slotCount)
+        positions = Array(repeating: 0, count: slotCount)
+        pilots = Array(repeating: 0, count: bucketCount)
+
+        // Buckets are runs of the hash order (the bucket is the hash's high bits).
+        var ranges: [Range<Int>] = []
+        start = 0
+        while start < n {
+            let bucket = TableHash.range(distinct[start].hash, bucketCount)
+            var end = start + 1
+            while end < n, TableHash.range(distinct[end].hash, bucketCount) == bucket { end += 1 }
+            ranges.append(start..<end)
+            start = end
+        }
+        ranges.sort { $0.count != $1.count ? $0.count > $1.count : $0.lowerBound < $1.lowerBound }
+
+        var taken = [Bool](repeating: false, count: slotCount)
+        var budget = 256 * n + 65_536
+        var chosen: [Int] = []
+        var overflowKeys: [Key] = []
+        for range in ranges {
+            let bucket = TableHash.range(distinct[range.lowerBound].hash, bucketCount)
+            var placed = false
+            if range.count <= StringTableStorage.largestBucket, !range.contains(where: { sharesHash[$0] }) {
+                let limit = min(pilotLimit, budget > 0 ? StringTableStorage.pilotLimit : StringTableStorage.pilotLimitAfterBudget)
+                for pilot in 0..<UInt16(limit) {
+                    chosen.removeAll(keepingCapacity: true)
+                    for i in range {
+                        budget -= 1
+                        let s = TableHash.slot(distinct[i].hash, pilot: pilot, slotCount)
+                        if taken[s] { break }
+                        taken[s] = true
+                        chosen.append(s)
+                    }
+                    if chosen.count == range.count {
+                        pilots[bucket] = pilot
+                        placed = true
+                        break
+                    }
+                    for s in chosen { taken[s] = false }
+                }
+            }
+            guard placed else {
+                pilots[bucket] = StringTableStorage.overflowPilot
+                overflowKeys.append(contentsOf: distinct[range])
+                continue
+            }
+            for (i, s) in zip(range, chosen) {
+                let key = distinct[i]
+                positions[s] = key.position
+                if key.length <= 15 {
+                    slots[s] = PackedKey(inline: bytes(key))
+                } else {
+                    let offset = UInt64(truncatingIfNeeded: tailBytes.count)
+                    tailBytes.append(contentsOf: bytes(key))
+                    slots[s] = PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: key.hash)) << 32, high: PackedKey.longHigh(key.length))
+                }
+            }
+        }
+
+        overflowKeys.sort { Self.compare(bytes($0), bytes($1)) < 0 }
+        for key in overflowKeys {
+            overflow.append(OverflowRecord(offset: UInt32(truncatingIfNeeded: tailBytes.count), length: UInt32(truncatingIfNeeded: key.length), position: key.position))
+            tailBytes.append(contentsOf: bytes(key))
         }
     }
 }

@@ -12,6 +12,49 @@ import Testing
         #expect(table.count == count)
     }
 
+    @Test func aHundredThousandKeysAllFindAPilot() {
+        let strings = (0..<100_000).map { "c\($0)" } + (0..<1_000).map { "a longer key, past fifteen bytes: \($0)" }
+        let table = StringTable(strings)
+        #expect(table.overflowCount == 0)
+        for (i, s) in strings.enumerated() where table.index(of: s) != i { Issue.record("\(s) not at \(i)"); break }
+        for i in 100_000..<101_000 where table.contains("c\(i)") { Issue.record("c\(i) found"); break }
+        #expect(!table.contains("a longer key, past fifteen bytes: 1000"))
+    }
+
+    /// Keys of every length around the inline limit (15 bytes) and the word boundaries, and
+    /// near misses that differ from a key in one byte, in the length, or by a NUL.
+    @Test func everyKeyLengthAndItsNearMisses() {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ".utf8)
+        let keys = (0...40).map { String(decoding: alphabet.prefix($0), as: UTF8.self) }
+        let table = StringTable(keys)
+        for (i, key) in keys.enumerated() {
+            #expect(table.index(of: key) == i)
+            var bytes = Array(key.utf8)
+            for j in bytes.indices {
+                let saved = bytes[j]
+                bytes[j] = UInt8(ascii: "_")
+                #expect(!table.contains(String(decoding: bytes, as: UTF8.self)), "\(key) with byte \(j) changed")
+                bytes[j] = saved
+            }
+            #expect(!table.contains(key + "\u{0}"))
+            #expect(!table.contains("\u{0}" + key))
+        }
+        #expect(!table.contains(String(decoding: alphabet, as: UTF8.self) + "K"))
+    }
+
+    @Test(arguments: [1, 2, 50, 1_000])
+    func keysWithoutAPilotAreFoundInTheOverflowList(_ count: Int) {
+        let strings = (0..<count).map { $0 % 3 == 0 ? "k\($0)" : "a key longer than fifteen bytes \($0)" } + ["k0", ""]
+        let table = StringTable(strings, pilotLimit: 0)
+        #expect(table.overflowCount == count + 1)
+        for (i, s) in strings.enumerated().dropLast(2) { #expect(table.index(of: s) == i) }
+        #expect(table.index(of: "k0") == 0)
+        #expect(table.index(of: "") == count + 1)
+        #expect(!table.contains("k1"))
+        #expect(!table.contains("zzz"))
+        #expect(!table.contains("a key longer than fifteen bytes"))
+    }
+
     @Test func duplicatesKeepTheFirstPositionAndNormalisationIsNotApplied() {
         let table = StringTable(["a", "b", "c", "d", "e", "f", "g", "h", "i", "a", "\u{E9}"])
         #expect(table.index(of: "a") == 0)
