@@ -124,8 +124,7 @@ enum TableHash {
 
     @inline(__always)
     static func inline(_ key: PackedKey) -> UInt64 {
-        let h = fold(key.low ^ 0xE703_7ED1_A0B4_28FF, key.high ^ 0x8EBC_6AF0_9C88_C6FF)
-        return fold(h ^ 0x5899_65CC_7537_4CC3, 0x1D8E_4E27_C47D_124F)
+        fold(key.low ^ 0xE703_7ED1_A0B4_28FF, key.high ^ 0x8EBC_6AF0_9C88_C6FF)
     }
 
     static func long(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
@@ -192,6 +191,9 @@ final class StringTableStorage: @unchecked Sendable {
     static let overflowPilot: UInt16 = .max
     /// Pilots tried per bucket while the build's budget lasts, and after.
     static let pilotLimit = 1_024, pilotLimitAfterBudget = 8
+    /// Tables of at most this many slots are scanned for short keys: comparing a few packed
+    /// keys costs less than hashing.
+    static let scanLimit = 8
     /// Buckets larger than this (only crafted hashes make them) go to the overflow list.
     static let largestBucket = 64
 
@@ -255,11 +257,20 @@ final class StringTableStorage: @unchecked Sendable {
         guard slotCount > 0 else { return .none }
         if key.count <= 15 {
             let packed = PackedKey(inline: key)
+            if slotCount <= Self.scanLimit {
+                for s in 0..<slotCount where slots[s] == packed { return .slot(s) }
+                return overflowCount == 0 ? .none : findInOverflow(key)
+            }
             let h = TableHash.inline(packed)
             let pilot = pilots[TableHash.range(h, bucketCount)]
             if pilot == Self.overflowPilot { return findInOverflow(key) }
             let s = TableHash.slot(h, pilot: pilot, slotCount)
             return slots[s] == packed ? .slot(s) : .none
+        }
+        if slotCount <= Self.scanLimit {
+            let high = PackedKey.longHigh(key.count)
+            for s in 0..<slotCount where slots[s].high == high && isKey(key, at: s) { return .slot(s) }
+            return overflowCount == 0 ? .none : findInOverflow(key)
         }
         let h = TableHash.long(key)
         let pilot = pilots[TableHash.range(h, bucketCount)]
@@ -267,9 +278,15 @@ final class StringTableStorage: @unchecked Sendable {
         let s = TableHash.slot(h, pilot: pilot, slotCount)
         let stored = slots[s]
         guard stored.high == PackedKey.longHigh(key.count), UInt32(truncatingIfNeeded: stored.low >> 32) == UInt32(truncatingIfNeeded: h),
-              StringTable.equal(key, UnsafeBufferPointer(start: bytes + Int(truncatingIfNeeded: stored.low & 0xFFFF_FFFF), count: key.count))
+              isKey(key, at: s)
         else { return .none }
         return .slot(s)
+    }
+
+    /// Whether the long key in slot `s` has the bytes of `key` (its length already matched).
+    @inline(__always)
+    private func isKey(_ key: UnsafeBufferPointer<UInt8>, at s: Int) -> Bool {
+        StringTable.equal(key, UnsafeBufferPointer(start: bytes + Int(truncatingIfNeeded: slots[s].low & 0xFFFF_FFFF), count: key.count))
     }
 
     private func findInOverflow(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
@@ -315,6 +332,10 @@ struct TableBuild {
     }
 
     init(_ strings: [String], pilotLimit: Int) {
+        if strings.count <= StringTableStorage.scanLimit {
+            scan(strings)
+            return
+        }
         var all: [UInt8] = []
         all.reserveCapacity(strings.reduce(0) { $0 + $1.utf8.count })
         var keys: [Key] = []
@@ -326,6 +347,33 @@ struct TableBuild {
             keys.append(Key(hash: hash, position: UInt32(truncatingIfNeeded: i), offset: offset, length: all.count - offset))
         }
         all.withUnsafeBufferPointer { all in build(&keys, all, pilotLimit: pilotLimit) }
+    }
+
+    /// A table small enough to be scanned: distinct keys in list order, no pilots.
+    private mutating func scan(_ strings: [String]) {
+        for (position, string) in strings.enumerated() {
+            var string = string
+            string.withUTF8 { key in
+                if key.count <= 15 {
+                    let packed = PackedKey(inline: key)
+                    guard !slots.contains(packed) else { return }
+                    slots.append(packed)
+                } else {
+                    let high = PackedKey.longHigh(key.count)
+                    for stored in slots where stored.high == high {
+                        let offset = Int(truncatingIfNeeded: stored.low & 0xFFFF_FFFF)
+                        if tailBytes.withUnsafeBufferPointer({ StringTable.equal(key, UnsafeBufferPointer(rebasing: $0[offset..<offset + key.count])) }) {
+                            return
+                        }
+                    }
+                    let offset = UInt64(truncatingIfNeeded: tailBytes.count)
+                    tailBytes.append(contentsOf: key)
+                    slots.append(PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: TableHash.long(key))) << 32, high: high))
+                }
+                positions.append(UInt32(truncatingIfNeeded: position))
+            }
+        }
+        slotCount = slots.count
     }
 
     private mutating func build(_ keys: inout [Key], _ all: UnsafeBufferPointer<UInt8>, pilotLimit: Int) {

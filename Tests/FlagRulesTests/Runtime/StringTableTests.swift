@@ -42,7 +42,7 @@ import Testing
         #expect(!table.contains(String(decoding: alphabet, as: UTF8.self) + "K"))
     }
 
-    @Test(arguments: [1, 2, 50, 1_000])
+    @Test(arguments: [9, 50, 1_000])
     func keysWithoutAPilotAreFoundInTheOverflowList(_ count: Int) {
         let strings = (0..<count).map { $0 % 3 == 0 ? "k\($0)" : "a key longer than fifteen bytes \($0)" } + ["k0", ""]
         let table = StringTable(strings, pilotLimit: 0)
@@ -53,6 +53,17 @@ import Testing
         #expect(!table.contains("k1"))
         #expect(!table.contains("zzz"))
         #expect(!table.contains("a key longer than fifteen bytes"))
+    }
+
+    /// Tables of up to eight strings are scanned, not hashed: the same answers.
+    @Test func smallTablesAreScanned() {
+        let strings = ["debug", "alpha", "a key longer than fifteen bytes", "debug", "", "a key longer than fifteen bytez"]
+        let table = StringTable(strings)
+        #expect(strings.map(table.index(of:)) == [0, 1, 2, 0, 4, 5])
+        for miss in ["Debug", "alph", "alphaa", "a key longer than fifteen byte", "a key longer than fifteen bytes!", "\u{0}"] {
+            #expect(!table.contains(miss), "\(miss)")
+        }
+        #expect(StringTable([]).index(of: "") == nil)
     }
 
     @Test func duplicatesKeepTheFirstPositionAndNormalisationIsNotApplied() {
