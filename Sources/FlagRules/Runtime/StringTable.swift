@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// A fixed set of strings looked up by their UTF-8 bytes (no Unicode normalisation),
-/// returning each string's position, so that a lookup costs the same for 3 strings or
+/// returning each string's position, with the same work per lookup for 3 strings or
 /// 100,000.
 ///
 /// The table is a perfect hash built once (after PTHash): keys are hashed into buckets of
@@ -16,6 +16,8 @@ import Darwin
 /// cache) and one 16-byte slot, which holds keys of up to 15 bytes inline: a hit or a miss
 /// on a short key reads no other memory. Keys whose bucket finds no pilot (only crafted
 /// hash collisions do that) are kept in a sorted overflow list and found by binary search.
+/// Tables of up to eight strings (enum cases, most `in` lists) skip hashing: a lookup
+/// compares the packed key with each slot.
 struct StringTable: Sendable {
     private let storage: StringTableStorage
 

@@ -66,6 +66,28 @@ import Testing
         #expect(StringTable([]).index(of: "") == nil)
     }
 
+    /// Random lists (short, long, multi-byte and duplicate strings) against a dictionary of
+    /// first positions, probed with members and near misses.
+    @Test(arguments: 0..<20)
+    func agreesWithADictionary(_ seed: Int) {
+        var state = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        let pieces = ["a", "b", "é", "€", "😀", "0", "-", " ", "\u{0}"]
+        func randomString() -> String { (0..<next(24)).map { _ in pieces[next(pieces.count)] }.joined() }
+        let strings = (0..<[0, 1, 5, 8, 9, 40, 700, 3_000][seed % 8]).map { _ in randomString() }
+        var first: [[UInt8]: Int] = [:]
+        for (i, s) in strings.enumerated() where first[Array(s.utf8)] == nil { first[Array(s.utf8)] = i }
+        let table = StringTable(strings)
+        for s in strings { #expect(table.index(of: s) == first[Array(s.utf8)]) }
+        for _ in 0..<500 {
+            let probe = randomString()
+            #expect(table.index(of: probe) == first[Array(probe.utf8)], "\(probe.debugDescription)")
+        }
+    }
+
     @Test func duplicatesKeepTheFirstPositionAndNormalisationIsNotApplied() {
         let table = StringTable(["a", "b", "c", "d", "e", "f", "g", "h", "i", "a", "\u{E9}"])
         #expect(table.index(of: "a") == 0)
