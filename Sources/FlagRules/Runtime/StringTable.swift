@@ -351,6 +351,14 @@ struct TableBuild {
         all.withUnsafeBufferPointer { all in build(&keys, all, pilotLimit: pilotLimit) }
     }
 
+    /// Appends a long key's bytes to the tail and returns its slot: offset, fingerprint and
+    /// length.
+    private mutating func appendLongKey(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> PackedKey {
+        let offset = UInt64(truncatingIfNeeded: tailBytes.count)
+        tailBytes.append(contentsOf: key)
+        return PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: hash)) << 32, high: PackedKey.longHigh(key.count))
+    }
+
     /// A table small enough to be scanned: distinct keys in list order, no pilots.
     private mutating func scan(_ strings: [String]) {
         for (position, string) in strings.enumerated() {
@@ -368,9 +376,7 @@ struct TableBuild {
                             return
                         }
                     }
-                    let offset = UInt64(truncatingIfNeeded: tailBytes.count)
-                    tailBytes.append(contentsOf: key)
-                    slots.append(PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: TableHash.long(key))) << 32, high: high))
+                    slots.append(appendLongKey(key, hash: TableHash.long(key)))
                 }
                 positions.append(UInt32(truncatingIfNeeded: position))
             }
@@ -464,9 +470,7 @@ struct TableBuild {
                 if key.length <= 15 {
                     slots[s] = PackedKey(inline: bytes(key))
                 } else {
-                    let offset = UInt64(truncatingIfNeeded: tailBytes.count)
-                    tailBytes.append(contentsOf: bytes(key))
-                    slots[s] = PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: key.hash)) << 32, high: PackedKey.longHigh(key.length))
+                    slots[s] = appendLongKey(bytes(key), hash: key.hash)
                 }
             }
         }
