@@ -4,7 +4,8 @@ import MallocCounter
 
 // flags-bench: FlagRules' evaluation against a hand-written Swift baseline, in one process.
 //
-//   swift run -c release flags-bench [--json] [--contexts N] [--runs N]
+//   swift run -c release flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART]
+//                                    [--in-values both|hits|misses]
 //
 // Every row evaluates the same rule over the same N pre-built distinct contexts; the
 // fraction of ON results must agree across rows (proof that every row ran the same rule).
@@ -15,6 +16,22 @@ struct Options {
     var runs = 5
     /// Only rows whose name contains this (for profiling one path).
     var only: String?
+    /// Which values the `in` rows look up: members, non-members, or half of each (the default).
+    var inValues = InValues.both
+
+    enum InValues: String {
+        case both, hits, misses
+
+        /// The indices of the values looked up in a list of `size` literals: `c0..c(size-1)`
+        /// are in it, `c(size)..c(2*size-1)` are not.
+        func range(_ size: Int) -> Range<Int> {
+            switch self {
+            case .both: 0..<(2 * size)
+            case .hits: 0..<size
+            case .misses: size..<(2 * size)
+            }
+        }
+    }
 
     init(_ arguments: [String]) {
         var i = 0
@@ -30,8 +47,15 @@ struct Options {
             case "--only" where i + 1 < arguments.count:
                 i += 1
                 only = arguments[i]
+            case "--in-values" where i + 1 < arguments.count:
+                i += 1
+                guard let values = InValues(rawValue: arguments[i]) else {
+                    FileHandle.standardError.write(Data("flags-bench: --in-values takes both, hits or misses, not '\(arguments[i])'\n".utf8))
+                    exit(2)
+                }
+                inValues = values
             case "--help", "-h":
-                print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART]")
+                print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("flags-bench: unknown argument '\(arguments[i])'\n".utf8))
@@ -345,7 +369,9 @@ do {
     for size in sizes {
         let rules = load(schema + "\n" + inRule(size))
         guard let handle = rules.handle("member"), let slot = rules.schema?["country"]?.slot else { exit(1) }
-        let contexts = (0..<n).map { _ in rules.prepare(["country": .string("c\(Int.random(in: 0..<(2 * size), using: &g))")]) }
+        // Values c0..c(size-1) are in the list, c(size)..c(2*size-1) are not.
+        let values = options.inValues.range(size)
+        let contexts = (0..<n).map { _ in rules.prepare(["country": .string("c\(Int.random(in: values, using: &g))")]) }
         let set = Set((0..<size).map { "c\($0)" })
         rows.append(("in over \(size) literals", { rules.isEnabled(handle, in: contexts[$0]) }))
         rows.append(("Set<String> of \(size) literals (hand-written)", {
@@ -420,6 +446,7 @@ if options.json {
                      ("onFraction", .double(row.onFraction)), ("allocationsPerEvaluation", .double(row.allocations))])
         }))])
     })))
+    out.append(("inValues", .string(options.inValues.rawValue)))
     out.append(("in", .array(inRows.map {
         .object([("literals", .int($0.size)), ("nsPerEvaluation", .double($0.flagRules.nanoseconds)), ("onFraction", .double($0.flagRules.onFraction)),
                  ("handWrittenSetNsPerEvaluation", .double($0.handWritten.nanoseconds))])
@@ -443,7 +470,7 @@ if options.json {
                   + f(row.allocations, 2).leftPad(14))
         }
     }
-    print("\nin over literal lists: FlagRules fastest path, and hand-written Set<String>.contains on the same context")
+    print("\nin over literal lists (values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path, and hand-written Set<String>.contains on the same context")
     print("  " + "literals".padding(toLength: 52, withPad: " ", startingAt: 0) + "   ns/eval  vs 3    ON %   Set ns/eval  vs 3")
     for row in inRows {
         print("  " + "\(row.size)".padding(toLength: 52, withPad: " ", startingAt: 0) + f(row.flagRules.nanoseconds).leftPad(10)

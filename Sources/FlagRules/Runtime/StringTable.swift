@@ -34,6 +34,15 @@ struct StringTable: Sendable {
     /// How many distinct strings are in the overflow list (zero unless hashes collide).
     var overflowCount: Int { storage.overflowCount }
 
+    /// Whether the table has a miss filter (tables of at least
+    /// `StringTableStorage.filterMinimum` distinct strings).
+    var hasMissFilter: Bool { storage.hasMissFilter }
+
+    /// Whether the miss filter lets `s` through to a slot (true without a filter); for tests.
+    func missFilterAdmits(_ s: String) -> Bool {
+        withBytes(s) { storage.mayContain(TableHash.of($0)) }
+    }
+
     @inline(__always)
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
@@ -152,6 +161,15 @@ enum TableHash {
         Int(truncatingIfNeeded: x.multipliedFullWidth(by: UInt64(truncatingIfNeeded: n)).high)
     }
 
+    /// The miss filter's word for a key with hash `h`, in a filter of `words` words, and
+    /// the bits the key sets in it.
+    @inline(__always)
+    static func filter(_ h: UInt64, _ words: Int) -> (word: Int, mask: UInt64) {
+        let g = fold(h ^ 0x5851_F42D_4C95_7F2D, 0xF135_7AEA_2E62_A9C5)
+        let mask = (1 as UInt64) << (g & 63) | (1 as UInt64) << (g >> 6 & 63) | (1 as UInt64) << (g >> 12 & 63) | (1 as UInt64) << (g >> 18 & 63)
+        return (range(g, words), mask)
+    }
+
     /// The slot of a key with hash `h` in a table of `m` slots, for its bucket's pilot.
     @inline(__always)
     static func slot(_ h: UInt64, pilot: UInt16, _ m: Int) -> Int {
@@ -184,6 +202,8 @@ final class StringTableStorage: @unchecked Sendable {
     private let block: UnsafeMutableRawPointer
     private let alignedOnHugePages: Bool
     private let slots: UnsafeMutablePointer<PackedKey>
+    private let filterWords: Int
+    private let filter: UnsafeMutablePointer<UInt64>
     private let positions: UnsafeMutablePointer<UInt32>
     private let overflow: UnsafeMutablePointer<OverflowRecord>
     private let pilots: UnsafeMutablePointer<UInt16>
@@ -198,6 +218,12 @@ final class StringTableStorage: @unchecked Sendable {
     static let scanLimit = 8
     /// Buckets larger than this (only crafted hashes make them) go to the overflow list.
     static let largestBucket = 64
+    /// Tables of at least this many distinct keys get a miss filter: their slots outgrow
+    /// the core's cache, and the filter (a blocked Bloom filter of about a byte per key)
+    /// answers most misses without reading a slot.
+    static let filterMinimum = 16_384
+    /// The filter's size: bits per distinct key.
+    static let filterBitsPerKey = 10
 
     init(_ strings: [String], pilotLimit: Int) {
         count = strings.count
@@ -205,19 +231,28 @@ final class StringTableStorage: @unchecked Sendable {
         slotCount = build.slotCount
         bucketCount = build.bucketCount
         overflowCount = build.overflow.count
+        filterWords = build.filter.count
 
         let slotBytes = slotCount * MemoryLayout<PackedKey>.stride
+        let filterBytes = filterWords * 8
         let positionBytes = slotCount * 4
         let overflowBytes = overflowCount * MemoryLayout<OverflowRecord>.stride
         let pilotBytes = bucketCount * 2
-        let size = max(slotBytes + positionBytes + overflowBytes + pilotBytes + build.tailBytes.count, 16)
+        let size = max(slotBytes + filterBytes + positionBytes + overflowBytes + pilotBytes + build.tailBytes.count, 16)
         (block, alignedOnHugePages) = Self.allocate(size)
-        slots = block.bindMemory(to: PackedKey.self, capacity: slotCount)
-        positions = (block + slotBytes).bindMemory(to: UInt32.self, capacity: slotCount)
-        overflow = (block + slotBytes + positionBytes).bindMemory(to: OverflowRecord.self, capacity: overflowCount)
-        pilots = (block + slotBytes + positionBytes + overflowBytes).bindMemory(to: UInt16.self, capacity: bucketCount)
-        bytes = (block + slotBytes + positionBytes + overflowBytes + pilotBytes).bindMemory(to: UInt8.self, capacity: build.tailBytes.count)
+        var next = block
+        func carve<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+            defer { next += count * MemoryLayout<T>.stride }
+            return next.bindMemory(to: T.self, capacity: count)
+        }
+        slots = carve(PackedKey.self, slotCount)
+        filter = carve(UInt64.self, filterWords)
+        positions = carve(UInt32.self, slotCount)
+        overflow = carve(OverflowRecord.self, overflowCount)
+        pilots = carve(UInt16.self, bucketCount)
+        bytes = carve(UInt8.self, build.tailBytes.count)
         slots.initialize(from: build.slots, count: slotCount)
+        filter.initialize(from: build.filter, count: filterWords)
         positions.initialize(from: build.positions, count: slotCount)
         overflow.initialize(from: build.overflow, count: overflowCount)
         pilots.initialize(from: build.pilots, count: bucketCount)
@@ -244,6 +279,8 @@ final class StringTableStorage: @unchecked Sendable {
         if alignedOnHugePages { free(block) } else { block.deallocate() }
     }
 
+    var hasMissFilter: Bool { filterWords > 0 }
+
     /// The position of the key, or nil.
     @inline(__always)
     func index(ofBytes key: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -264,6 +301,7 @@ final class StringTableStorage: @unchecked Sendable {
                 return overflowCount == 0 ? .none : findInOverflow(key)
             }
             let h = TableHash.inline(packed)
+            guard mayContain(h) else { return .none }
             let pilot = pilots[TableHash.range(h, bucketCount)]
             if pilot == Self.overflowPilot { return findInOverflow(key) }
             let s = TableHash.slot(h, pilot: pilot, slotCount)
@@ -275,6 +313,7 @@ final class StringTableStorage: @unchecked Sendable {
             return overflowCount == 0 ? .none : findInOverflow(key)
         }
         let h = TableHash.long(key)
+        guard mayContain(h) else { return .none }
         let pilot = pilots[TableHash.range(h, bucketCount)]
         if pilot == Self.overflowPilot { return findInOverflow(key) }
         let s = TableHash.slot(h, pilot: pilot, slotCount)
@@ -283,6 +322,16 @@ final class StringTableStorage: @unchecked Sendable {
               isKey(key, at: s)
         else { return .none }
         return .slot(s)
+    }
+
+    /// False when the miss filter proves the key with hash `h` absent. The filter holds
+    /// every distinct key (those in the overflow list too) and is small enough to stay in
+    /// cache, so a miss reads neither a slot nor, once predicted, waits on one.
+    @inline(__always)
+    func mayContain(_ h: UInt64) -> Bool {
+        guard filterWords > 0 else { return true }
+        let (word, mask) = TableHash.filter(h, filterWords)
+        return filter[word] & mask == mask
     }
 
     /// Whether the long key in slot `s` has the bytes of `key` (its length already matched).
@@ -312,6 +361,8 @@ struct TableBuild {
     var positions: [UInt32] = []
     var pilots: [UInt16] = []
     var overflow: [OverflowRecord] = []
+    /// The miss filter's words (empty for tables under `StringTableStorage.filterMinimum`).
+    var filter: [UInt64] = []
     /// The bytes of long keys and of keys in the overflow list.
     var tailBytes: [UInt8] = []
 
@@ -415,6 +466,13 @@ struct TableBuild {
 
         let n = distinct.count
         guard n > 0 else { return }
+        if n >= StringTableStorage.filterMinimum {
+            filter = Array(repeating: 0, count: (n * StringTableStorage.filterBitsPerKey + 63) / 64)
+            for key in distinct {
+                let (word, mask) = TableHash.filter(key.hash, filter.count)
+                filter[word] |= mask
+            }
+        }
         slotCount = n + n / 4 + 1
         bucketCount = (n + 3) / 4
         slots = Array(repeating: .empty, count: slotCount)

@@ -21,6 +21,26 @@ import Testing
         #expect(!table.contains("a longer key, past fifteen bytes: 1000"))
     }
 
+    /// Large tables answer most misses from their filter; every key, short, long or in the
+    /// overflow list, gets through it.
+    @Test(arguments: [0, StringTableStorage.pilotLimit])
+    func largeTablesHaveAMissFilterThatAdmitsEveryKey(_ pilotLimit: Int) {
+        let count = StringTableStorage.filterMinimum
+        let strings = (0..<count).map { $0 % 5 == 0 ? "a key longer than fifteen bytes \($0)" : "u\($0)" }
+        let table = StringTable(strings, pilotLimit: pilotLimit)
+        #expect(table.hasMissFilter)
+        #expect(table.overflowCount == (pilotLimit == 0 ? count : 0))
+        for (i, s) in strings.enumerated() where !table.missFilterAdmits(s) || table.index(of: s) != i {
+            Issue.record("\(s) not at \(i)")
+            break
+        }
+        let misses = (count..<2 * count).map { $0 % 5 == 0 ? "a key longer than fifteen bytes \($0)" : "u\($0)" }
+        #expect(!misses.contains(where: table.contains))
+        let admitted = misses.filter(table.missFilterAdmits).count
+        #expect(admitted < count / 20, "\(admitted) of \(count) misses passed the filter")
+        #expect(!StringTable(strings.dropLast()).hasMissFilter)
+    }
+
     /// Keys of every length around the inline limit (15 bytes) and the word boundaries, and
     /// near misses that differ from a key in one byte, in the length, or by a NUL.
     @Test func everyKeyLengthAndItsNearMisses() {
