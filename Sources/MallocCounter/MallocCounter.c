@@ -20,11 +20,20 @@ extern void __libc_free(void *pointer);
 
 static atomic_long allocations = 0;
 static atomic_long live_bytes = 0;
+static atomic_long peak_bytes = 0;
+
+/// Raises the peak to `live` if that is higher. A plain store, not a compare-and-swap, so
+/// that counting costs the load it measures as little as possible; two threads allocating
+/// at the same instant can leave the peak a little low.
+static void note_live(long live) {
+    if (live > atomic_load_explicit(&peak_bytes, memory_order_relaxed)) atomic_store_explicit(&peak_bytes, live, memory_order_relaxed);
+}
 
 static void *counted(void *pointer) {
     if (pointer) {
         atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&live_bytes, (long)malloc_usable_size(pointer), memory_order_relaxed);
+        long size = (long)malloc_usable_size(pointer);
+        note_live(atomic_fetch_add_explicit(&live_bytes, size, memory_order_relaxed) + size);
     }
     return pointer;
 }
@@ -42,7 +51,8 @@ void *realloc(void *pointer, size_t size) {
     void *result = __libc_realloc(pointer, size);
     if (result) {
         atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&live_bytes, (long)malloc_usable_size(result) - before, memory_order_relaxed);
+        long change = (long)malloc_usable_size(result) - before;
+        note_live(atomic_fetch_add_explicit(&live_bytes, change, memory_order_relaxed) + change);
     } else if (size == 0 && pointer) {
         atomic_fetch_sub_explicit(&live_bytes, before, memory_order_relaxed);
     }
@@ -61,12 +71,16 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
 
 long malloc_counter_allocations(void) { return atomic_load_explicit(&allocations, memory_order_relaxed); }
 long malloc_counter_live_bytes(void) { return atomic_load_explicit(&live_bytes, memory_order_relaxed); }
+long malloc_counter_peak_bytes(void) { return atomic_load_explicit(&peak_bytes, memory_order_relaxed); }
+void malloc_counter_reset_peak(void) { atomic_store_explicit(&peak_bytes, atomic_load_explicit(&live_bytes, memory_order_relaxed), memory_order_relaxed); }
 int malloc_counter_enabled(void) { return 1; }
 
 #else
 
 long malloc_counter_allocations(void) { return 0; }
 long malloc_counter_live_bytes(void) { return 0; }
+long malloc_counter_peak_bytes(void) { return 0; }
+void malloc_counter_reset_peak(void) {}
 int malloc_counter_enabled(void) { return 0; }
 
 #endif

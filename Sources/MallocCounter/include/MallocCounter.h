@@ -8,6 +8,12 @@ long malloc_counter_allocations(void);
 /// Bytes currently allocated on the heap, as malloc_usable_size counts them.
 long malloc_counter_live_bytes(void);
 
+/// The most bytes allocated at once since the last malloc_counter_reset_peak().
+long malloc_counter_peak_bytes(void);
+
+/// Starts a new peak from the bytes allocated now.
+void malloc_counter_reset_peak(void);
+
 /// 1 when allocations are being counted (glibc), 0 when the counters stay at zero.
 int malloc_counter_enabled(void);
 
