@@ -14,8 +14,11 @@ import Darwin
 /// about four, and each bucket gets the first *pilot* that sends all its keys to free
 /// slots. A lookup reads one pilot (the pilots take half a byte per key, so they stay in
 /// cache) and one 16-byte slot, which holds keys of up to 15 bytes inline: a hit or a miss
-/// on a short key reads no other memory. Keys whose bucket finds no pilot (only crafted
-/// hash collisions do that) are kept in a sorted overflow list and found by binary search.
+/// on a short key reads no other memory. Tables of 16,384 strings and more, whose slots
+/// outgrow the core's cache, also have a miss filter (a blocked Bloom filter of ten bits a
+/// string) that answers about 98% of misses without reading a slot. Keys whose bucket finds
+/// no pilot (only crafted hash collisions do that) are kept in a sorted overflow list and
+/// found by binary search.
 /// Tables of up to eight strings (enum cases, most `in` lists) skip hashing: a lookup
 /// compares the packed key with each slot.
 struct StringTable: Sendable {
@@ -219,7 +222,7 @@ final class StringTableStorage: @unchecked Sendable {
     /// Buckets larger than this (only crafted hashes make them) go to the overflow list.
     static let largestBucket = 64
     /// Tables of at least this many distinct keys get a miss filter: their slots outgrow
-    /// the core's cache, and the filter (a blocked Bloom filter of about a byte per key)
+    /// the core's cache, and the filter (each key sets four bits of one 64-bit word)
     /// answers most misses without reading a slot.
     static let filterMinimum = 16_384
     /// The filter's size: bits per distinct key.
