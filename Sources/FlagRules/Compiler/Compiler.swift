@@ -250,7 +250,7 @@ struct Compiler {
             return chain
         case .has(let attribute, let slot?):
             let name = Frame.Key(attribute)
-            return { f in f.given(name, slot: slot) != nil ? .yes : .no }
+            return { f in f.isGiven(name, slot: slot) ? .yes : .no }
         case .has(let attribute, nil):
             let name = Frame.Key(attribute)
             return { f in f.value(named: name) != nil ? .yes : .no }
@@ -419,7 +419,7 @@ struct Compiler {
                 o = Int(slots[slot].ordinal)
                 if o < 0 { return .unknown }
             } else {
-                guard case .string(let s)? = f.given(name, slot: slot), let found = table.ordinal(of: s) else { return .unknown }
+                guard case .string(let s)? = f.value(named: name), let found = table.ordinal(of: s) else { return .unknown }
                 o = found
             }
             return Truth(selectedMask[o] != negated)

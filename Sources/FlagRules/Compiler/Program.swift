@@ -24,8 +24,8 @@ struct Frame {
     /// Attributes by name: a dictionary context, or a prepared context's extras (`now`);
     /// nil when there are none. Borrowed: the context outlives the evaluation.
     unowned(unsafe) let context: ContextStorage?
-    /// A prepared context's slots (typed value, value as given, enum ordinal); nil for
-    /// dictionary contexts.
+    /// A prepared context's slots (typed value, enum ordinal); nil for dictionary
+    /// contexts.
     let slots: UnsafePointer<PreparedSlot>?
     unowned(unsafe) let program: Program
 
@@ -53,11 +53,11 @@ struct Frame {
         return coercion.apply(v)
     }
 
-    /// An attribute's value as given, before checking its type.
+    /// Whether an attribute was given, whatever its type (for `has`).
     @inline(__always)
-    func given(_ name: Key, slot: Int) -> Value? {
-        if let slots { return slots[slot].given }
-        return value(named: name)
+    func isGiven(_ name: Key, slot: Int) -> Bool {
+        if let slots { return slots[slot].isGiven }
+        return value(named: name) != nil
     }
 
     /// An attribute by name.

@@ -38,8 +38,7 @@ public struct PreparedContext: Sendable {
                 return
             }
             if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
-            let coercion = program.coercions[slot]
-            box.buffer[slot] = PreparedSlot(typed: newValue.flatMap(coercion.apply), given: newValue, ordinal: coercion.ordinal(newValue))
+            box.buffer.set(slot, given: newValue, program.coercions[slot])
         }
     }
 
@@ -59,48 +58,68 @@ public struct PreparedContext: Sendable {
     }
 }
 
-/// One attribute of a prepared context: its value checked against the schema (nil when
-/// absent or mistyped), its value as given (for `has`), and its enum case ordinal (-1:
-/// absent, mistyped or not an enum). Side by side, so one attribute is one cache line.
+/// One attribute of a prepared context, in 24 bytes: its value checked against the schema
+/// (nil when absent or mistyped), whether the value as given differs from that (mistyped,
+/// or converted, like a version given as a string: the storage then keeps the given value
+/// aside), and its enum case ordinal (-1: absent, mistyped or not an enum). Small, so that
+/// a million contexts held for a batch take less cache from the rules they are read by.
 struct PreparedSlot {
     var typed: Value?
-    var given: Value?
+    var givenDiffers: Bool
     var ordinal: Int32
+
+    /// Whether a value was given (for `has`), of the right type or not.
+    @inline(__always)
+    var isGiven: Bool { typed != nil || givenDiffers }
+}
+
+/// A prepared context's header: the number of slots, and the values as given for the slots
+/// whose given value differs from the typed one (empty, allocating nothing, until one does).
+struct PreparedHeader {
+    var count: Int
+    var differing: [Value?]
 }
 
 /// The slots of a prepared context, tail-allocated after the object header in one block.
-final class PreparedStorage: ManagedBuffer<Int, PreparedSlot> {
+final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     static func make(count: Int) -> PreparedStorage {
-        let buffer = PreparedStorage.create(minimumCapacity: max(count, 1)) { _ in count }
+        let buffer = PreparedStorage.create(minimumCapacity: max(count, 1)) { _ in PreparedHeader(count: count, differing: []) }
         buffer.withUnsafeMutablePointerToElements {
-            $0.initialize(repeating: PreparedSlot(typed: nil, given: nil, ordinal: -1), count: count)
+            $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, ordinal: -1), count: count)
         }
         return unsafeDowncast(buffer, to: PreparedStorage.self)
     }
 
     func copy() -> PreparedStorage {
-        let copy = PreparedStorage.make(count: header)
+        let copy = PreparedStorage.make(count: header.count)
+        copy.header.differing = header.differing
         withUnsafeMutablePointerToElements { from in
             copy.withUnsafeMutablePointerToElements { to in
-                for i in 0..<header { to[i] = from[i] }
+                for i in 0..<header.count { to[i] = from[i] }
             }
         }
         return copy
     }
 
     deinit {
-        withUnsafeMutablePointers { count, slots in _ = slots.deinitialize(count: count.pointee) }
+        withUnsafeMutablePointers { header, slots in _ = slots.deinitialize(count: header.pointee.count) }
     }
 
-    var count: Int { header }
+    var count: Int { header.count }
 
-    /// The value as given in a slot (reading only that field).
+    /// The value as given in a slot.
     @inline(__always)
-    func given(_ slot: Int) -> Value? { withUnsafeMutablePointerToElements { $0[slot].given } }
+    func given(_ slot: Int) -> Value? {
+        withUnsafeMutablePointers { header, slots in slots[slot].givenDiffers ? header.pointee.differing[slot] : slots[slot].typed }
+    }
 
-    subscript(slot: Int) -> PreparedSlot {
-        get { withUnsafeMutablePointerToElements { $0[slot] } }
-        set { withUnsafeMutablePointerToElements { $0[slot] = newValue } }
+    /// Sets a slot to a value as given (nil: absent), checked and converted by `coercion`.
+    func set(_ slot: Int, given: Value?, _ coercion: Coercion) {
+        let typed = given.flatMap(coercion.apply)
+        let differs = given != nil && typed != given
+        if differs && header.differing.isEmpty { header.differing = Array(repeating: nil, count: header.count) }
+        if !header.differing.isEmpty { header.differing[slot] = differs ? given : nil }
+        withUnsafeMutablePointerToElements { $0[slot] = PreparedSlot(typed: typed, givenDiffers: differs, ordinal: coercion.ordinal(given)) }
     }
 }
 

@@ -39,6 +39,45 @@ import Testing
         #expect(rules.evaluate("newMediaPicker", in: c) == Resolution(value: true, reason: .default))
     }
 
+    /// A slot keeps only the typed value; a value given in another form (converted or
+    /// mistyped) is kept aside, read back as given, and dropped when the slot is set again.
+    @Test func valuesGivenInAnotherFormAreKeptAside() throws {
+        let r = try RuleSet(source: """
+            context {
+              appVersion : version
+              age        : int
+            }
+            flag recent { enabled when appVersion >= "2.0.0" }
+            flag hasAge { enabled when has(age) }
+            flag adult { enabled when age >= 18 }
+            """)
+        #expect(MemoryLayout<PreparedSlot>.stride == 24)
+        var c = r.makeContext()
+        c["appVersion"] = "2.4.0"  // converted: the slot holds a version
+        c["age"] = "thirty"  // mistyped
+        #expect(c["appVersion"] == "2.4.0")
+        #expect(c["age"] == "thirty")
+        #expect(r.isEnabled(r.handle("recent")!, in: c))
+        #expect(r.isEnabled(r.handle("hasAge")!, in: c))
+        #expect(!r.isEnabled(r.handle("adult")!, in: c))
+
+        var copy = c  // copy on write: the values kept aside are the copy's own
+        copy["age"] = 30
+        copy["appVersion"] = .version(SemanticVersion("1.0.0")!)
+        #expect(copy["age"] == 30)
+        #expect(copy["appVersion"] == .version(SemanticVersion("1.0.0")!))
+        #expect(r.isEnabled(r.handle("adult")!, in: copy))
+        #expect(!r.isEnabled(r.handle("recent")!, in: copy))
+        #expect(c["age"] == "thirty")
+        #expect(c["appVersion"] == "2.4.0")
+
+        copy["age"] = nil
+        #expect(copy["age"] == nil)
+        #expect(!r.isEnabled(r.handle("hasAge")!, in: copy))
+        #expect(copy.dictionary == ["appVersion": .version(SemanticVersion("1.0.0")!)])
+        #expect(c.dictionary == ["appVersion": "2.4.0", "age": "thirty"])
+    }
+
     @Test func handlesFromAnotherRuleSetAreResolvedByName() throws {
         let other = try RuleSet(source: "flag zzz = true\nflag darkMode = true")
         let foreign = try #require(other.handle("darkMode"))
