@@ -41,6 +41,29 @@ import Testing
         #expect(!StringTable(strings.dropLast()).hasMissFilter)
     }
 
+    /// Keys of at most 7 bytes take 8-byte slots; longer keys, even with the same first
+    /// bytes, are never found in such a table, and one longer key keeps 16-byte slots.
+    @Test(arguments: [9, 1_000, 20_000])
+    func tablesOfShortKeysHaveNarrowSlots(_ count: Int) {
+        let strings = (0..<count).map { String($0 * 7919 % 10_000_000, radix: 36) } + ["", "\u{0}", "é"]
+        let table = StringTable(strings)
+        #expect(table.isNarrow)
+        for (i, s) in strings.enumerated() where table.index(of: s) != i { Issue.record("\(s) not at \(i)"); break }
+        for s in strings.prefix(200) {
+            for longer in [s + "\u{0}", s + "x", s + "1234567", s + "123456789abcdef", s + String(repeating: "y", count: 20)]
+            where table.contains(longer) && !strings.contains(longer) {
+                Issue.record("\(longer) found")
+            }
+        }
+        #expect(!table.contains("\u{0}\u{0}"))
+        #expect(!StringTable(strings + ["8 bytes!"]).isNarrow)
+        #expect(!StringTable(Array(strings.prefix(8))).isNarrow)  // scanned
+        let overflowing = StringTable(strings, pilotLimit: 0)
+        #expect(overflowing.isNarrow && overflowing.overflowCount == Set(strings).count)
+        for (i, s) in strings.enumerated().prefix(300) { #expect(overflowing.index(of: s) == i) }
+        #expect(!overflowing.contains("12345678"))
+    }
+
     /// Keys of every length around the inline limit (15 bytes) and the word boundaries, and
     /// near misses that differ from a key in one byte, in the length, or by a NUL.
     @Test func everyKeyLengthAndItsNearMisses() {
