@@ -14,6 +14,11 @@ long malloc_counter_peak_bytes(void);
 /// Starts a new peak from the bytes allocated now.
 void malloc_counter_reset_peak(void);
 
+/// Turns the byte counts (live and peak) off (0) or on (1). Counting bytes asks
+/// malloc_usable_size on every malloc and free, which timed code should not pay for; the
+/// live count is meaningless after a period off. Allocations are always counted.
+void malloc_counter_count_bytes(int on);
+
 /// 1 when allocations are being counted (glibc), 0 when the counters stay at zero.
 int malloc_counter_enabled(void);
 
