@@ -32,5 +32,29 @@ import Testing
         let targets = try #require(report["targets"] as? [String: Bool])
         #expect(targets.count >= 9)
         #expect(report["allocationCounting"] as? Bool == true)
+        // Half the values the in-list rows look up are members.
+        let lists = try #require(report["in"] as? [[String: Any]])
+        #expect(lists.compactMap { $0["literals"] as? Int } == [3, 1_000, 100_000])
+        for list in lists {
+            let on = try #require(list["onFraction"] as? Double)
+            #expect(on > 0.4 && on < 0.6, "\(list)")
+        }
+        let load = try #require(report["load10k"] as? [String: Any])
+        let held = try #require(load["bytes"] as? Int), peak = try #require(load["peakBytesWhileLoading"] as? Int)
+        #expect(held > 1_000_000 && peak >= held)
+    }
+
+    @Test func refusesAnUnknownKindOfInValues() throws {
+        let bench = flagsBinary.deletingLastPathComponent().appendingPathComponent("flags-bench")
+        let process = Process()
+        process.executableURL = bench
+        process.arguments = ["--in-values", "some"]
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 2)
+        #expect(String(decoding: data, as: UTF8.self) == "flags-bench: --in-values takes both, hits or misses, not 'some'\n")
     }
 }
