@@ -5,20 +5,13 @@ import Testing
 /// (each evaluated the same rule), and its JSON report parses. Speed itself is measured by
 /// `swift run -c release flags-bench`, never by a test.
 @Suite struct BenchTests {
+    let bench = flagsBinary.deletingLastPathComponent().appendingPathComponent("flags-bench")
+
     @Test func runsAndRowsAgree() throws {
-        let bench = flagsBinary.deletingLastPathComponent().appendingPathComponent("flags-bench")
         try #require(FileManager.default.isExecutableFile(atPath: bench.path))
-        let process = Process()
-        process.executableURL = bench
-        process.arguments = ["--contexts", "3000", "--runs", "1", "--json"]
-        process.currentDirectoryURL = packageRoot
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let report = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let result = try run(bench, ["--contexts", "3000", "--runs", "1", "--json"])
+        #expect(result.status == 0)
+        let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((report["failures"] as? [Any])?.isEmpty == true)
         let rules = try #require(report["rules"] as? [[String: Any]])
         #expect(rules.count == 2)
@@ -45,16 +38,7 @@ import Testing
     }
 
     @Test func refusesAnUnknownKindOfInValues() throws {
-        let bench = flagsBinary.deletingLastPathComponent().appendingPathComponent("flags-bench")
-        let process = Process()
-        process.executableURL = bench
-        process.arguments = ["--in-values", "some"]
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
-        let data = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 2)
-        #expect(String(decoding: data, as: UTF8.self) == "flags-bench: --in-values takes both, hits or misses, not 'some'\n")
+        let result = try run(bench, ["--in-values", "some"])
+        #expect(result == Run(status: 2, stdout: "", stderr: "flags-bench: --in-values takes both, hits or misses, not 'some'\n"))
     }
 }

@@ -20,8 +20,13 @@ struct Run: Equatable, CustomStringConvertible {
 }
 
 func flags(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
+    try run(flagsBinary, arguments, stdin: stdin, environment: environment)
+}
+
+/// Runs a binary in the package root (without colour), feeding it `stdin`.
+func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
     let process = Process()
-    process.executableURL = flagsBinary
+    process.executableURL = executable
     process.arguments = arguments
     process.currentDirectoryURL = packageRoot
     var env = ProcessInfo.processInfo.environment
