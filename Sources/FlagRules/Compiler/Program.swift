@@ -22,8 +22,9 @@ enum Truth: UInt8, Sendable {
 /// closure tree costs no reference counting.
 struct Frame {
     /// Attributes by name: a dictionary context, or a prepared context's extras (`now`);
-    /// nil when there are none. Borrowed: the context outlives the evaluation.
-    unowned(unsafe) let context: ContextStorage?
+    /// nil when there are none. Borrowed and never retained (the context outlives the
+    /// evaluation): reading an attribute costs no reference counting.
+    let context: Unmanaged<ContextStorage>?
     /// A prepared context's slots (typed value, enum ordinal); nil for dictionary
     /// contexts.
     let slots: UnsafePointer<PreparedSlot>?
@@ -32,7 +33,7 @@ struct Frame {
     /// A frame over a context, which must outlive the frame's use (an empty one need not:
     /// the frame then holds no reference at all).
     init(_ context: EvaluationContext, program: Program) {
-        self.context = context.count == 0 ? nil : context.storage
+        self.context = context.count == 0 ? nil : Unmanaged.passUnretained(context.storage)
         slots = nil
         self.program = program
     }
@@ -40,7 +41,7 @@ struct Frame {
     /// A frame over a prepared context's storage, which must outlive the frame's use.
     @inline(__always)
     init(_ storage: PreparedStorage, extra: EvaluationContext, program: Program) {
-        self.context = extra.count == 0 ? nil : extra.storage
+        self.context = extra.count == 0 ? nil : Unmanaged.passUnretained(extra.storage)
         self.slots = storage.withUnsafeMutablePointerToElements { UnsafePointer($0) }
         self.program = program
     }
@@ -62,7 +63,9 @@ struct Frame {
 
     /// An attribute by name.
     @inline(__always)
-    func value(named name: Key) -> Value? { context?.value(for: name.name, hash: name.hash) }
+    func value(named name: Key) -> Value? {
+        context?._withUnsafeGuaranteedRef { $0.value(for: name.name, hash: name.hash) }
+    }
 
     /// An attribute name with its hash, computed once when the rules compile.
     struct Key: Sendable {
