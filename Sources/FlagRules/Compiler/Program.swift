@@ -197,6 +197,13 @@ final class CompiledDeclaration: Sendable {
 /// A compiled, immutable rule set: what `RuleSet` evaluates. Safe to share across threads.
 final class Program: Sendable {
     let declarations: [CompiledDeclaration]
+
+    /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains
+    /// and releases nothing (a retain of a closure's context is an atomic operation).
+    @inline(__always)
+    func withDeclaration<R>(_ i: Int, _ body: (CompiledDeclaration) -> R) -> R {
+        declarations.withUnsafeBufferPointer { Unmanaged.passUnretained($0[i])._withUnsafeGuaranteedRef(body) }
+    }
     /// Declaration names by position: name → index without SipHash.
     let names: StringTable
     let schema: ContextSchema?

@@ -105,7 +105,10 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
         withUnsafeMutablePointers { header, slots in _ = slots.deinitialize(count: header.pointee.count) }
     }
 
-    var count: Int { header.count }
+    /// The number of entries, read through the header's pointer: reading `header` itself
+    /// (a class's stored property) costs a dynamic exclusivity check on every call.
+    @inline(__always)
+    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
 
     /// The value as given in a slot.
     @inline(__always)
@@ -188,8 +191,7 @@ extension RuleSet {
         guard let i = index(of: handle) else {
             return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: .bool(false))
         }
-        unowned(unsafe) let d = program.declarations[i]
-        return withFrame(context) { d.resolution($0) }
+        return program.withDeclaration(i) { d in withFrame(context) { d.resolution($0) } }
     }
 
     /// Resolves a declaration by name against a prepared context.
@@ -197,15 +199,15 @@ extension RuleSet {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
-        let d = program.declarations[i]
-        return withFrame(context) { d.resolution($0) }
+        return program.withDeclaration(i) { d in withFrame(context) { d.resolution($0) } }
     }
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
         guard let i = index(of: handle) else { return fallback }
-        unowned(unsafe) let d = program.declarations[i]
-        guard d.kind == .flag, case .bool(let b) = withFrame(context, { d.resolve($0).value }) else { return fallback }
-        return b
+        return program.withDeclaration(i) { d in
+            guard d.kind == .flag, case .bool(let b) = withFrame(context, { d.resolve($0).value }) else { return fallback }
+            return b
+        }
     }
 }

@@ -70,8 +70,7 @@ public struct RuleSet: Sendable {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
-        unowned(unsafe) let d = program.declarations[i]
-        return d.resolution(Frame(context, program: program))
+        return program.withDeclaration(i) { $0.resolution(Frame(context, program: program)) }
     }
 
     /// Resolves every flag, variant and value (not segments), keyed by name.
@@ -91,11 +90,11 @@ public struct RuleSet: Sendable {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback)
         }
-        unowned(unsafe) let d = program.declarations[i]
-        guard d.kind == kind else {
-            return .error(.typeMismatch, "'\(name)' is a \(d.kind.rawValue), not a \(kind.rawValue)", default: fallback)
+        let actual = program.declarations[i].kind
+        guard actual == kind else {
+            return .error(.typeMismatch, "'\(name)' is a \(actual.rawValue), not a \(kind.rawValue)", default: fallback)
         }
-        let r = d.resolution(Frame(context, program: program))
+        let r = program.withDeclaration(i) { $0.resolution(Frame(context, program: program)) }
         switch (r.value, fallback) {
         case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
         case (.int(let i), .double): var copy = r; copy.value = .double(Double(i)); return copy

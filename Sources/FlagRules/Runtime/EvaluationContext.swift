@@ -166,7 +166,10 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
         }
     }
 
-    var count: Int { header.count }
+    /// The number of entries, read through the header's pointer: reading `header` itself
+    /// (a class's stored property) costs a dynamic exclusivity check on every call.
+    @inline(__always)
+    var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
 
     func entry(_ i: Int) -> ContextEntry { withUnsafeMutablePointerToElements { $0[i] } }
 
