@@ -175,7 +175,7 @@ struct Compiler {
             }
             return { f in f.attribute(name, slot: slot, coercion) }
         case .declaration(let i):
-            return { f in f.program.declarations[i].value(f) }
+            return { f in f.withDeclaration(i) { $0.value(f) } }
         case .now:
             return { f in
                 guard let v = f.value(named: Frame.now) else { return .datetime(Date()) }
@@ -284,10 +284,11 @@ struct Compiler {
             }
         case .declaration(let i):
             return { f in
-                let d = f.program.declarations[i]
-                if let segment = d.segment { return segment(f) }
-                guard case .bool(let v) = d.resolve(f).value else { return .unknown }
-                return Truth(v)
+                f.withDeclaration(i) { d in
+                    if let segment = d.segment { return segment(f) }
+                    guard case .bool(let v) = d.resolve(f).value else { return .unknown }
+                    return Truth(v)
+                }
             }
         case .attribute, .now, .coalesce, .percent, .rollout:
             let vf = value(b)

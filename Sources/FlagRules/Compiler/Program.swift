@@ -28,14 +28,15 @@ struct Frame {
     /// A prepared context's slots (typed value, enum ordinal); nil for dictionary
     /// contexts.
     let slots: UnsafePointer<PreparedSlot>?
-    unowned(unsafe) let program: Program
+    /// The program being evaluated, borrowed like the context.
+    let program: Unmanaged<Program>
 
     /// A frame over a context, which must outlive the frame's use (an empty one need not:
     /// the frame then holds no reference at all).
     init(_ context: EvaluationContext, program: Program) {
         self.context = context.count == 0 ? nil : Unmanaged.passUnretained(context.storage)
         slots = nil
-        self.program = program
+        self.program = Unmanaged.passUnretained(program)
     }
 
     /// A frame over a prepared context's storage, which must outlive the frame's use.
@@ -43,7 +44,7 @@ struct Frame {
     init(_ storage: PreparedStorage, extra: EvaluationContext, program: Program) {
         self.context = extra.count == 0 ? nil : Unmanaged.passUnretained(extra.storage)
         self.slots = storage.withUnsafeMutablePointerToElements { UnsafePointer($0) }
-        self.program = program
+        self.program = Unmanaged.passUnretained(program)
     }
 
     /// An attribute's schema-typed value: from its slot, or by name (checked by `coercion`).
@@ -59,6 +60,13 @@ struct Frame {
     func isGiven(_ name: Key, slot: Int) -> Bool {
         if let slots { return slots[slot].isGiven }
         return value(named: name) != nil
+    }
+
+    /// Runs `body` with the program's declaration at `i` (a declaration another one reads),
+    /// borrowed.
+    @inline(__always)
+    func withDeclaration<R>(_ i: Int, _ body: (CompiledDeclaration) -> R) -> R {
+        program._withUnsafeGuaranteedRef { $0.withDeclaration(i, body) }
     }
 
     /// An attribute by name.
@@ -197,13 +205,6 @@ final class CompiledDeclaration: Sendable {
 /// A compiled, immutable rule set: what `RuleSet` evaluates. Safe to share across threads.
 final class Program: Sendable {
     let declarations: [CompiledDeclaration]
-
-    /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains
-    /// and releases nothing (a retain of a closure's context is an atomic operation).
-    @inline(__always)
-    func withDeclaration<R>(_ i: Int, _ body: (CompiledDeclaration) -> R) -> R {
-        declarations.withUnsafeBufferPointer { Unmanaged.passUnretained($0[i])._withUnsafeGuaranteedRef(body) }
-    }
     /// Declaration names by position: name → index without SipHash.
     let names: StringTable
     let schema: ContextSchema?
@@ -218,6 +219,15 @@ final class Program: Sendable {
         self.schema = schema
         self.coercions = schema?.attributes.map { Coercion($0.type) } ?? []
         self.attributeNames = StringTable(schema?.attributes.map(\.name) ?? [])
+    }
+
+    /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains
+    /// and releases nothing (a retain of a closure's context is an atomic operation). `i`
+    /// comes from this program's own name table, a handle made by it, or the checker's
+    /// reference to a declaration: always in range, so it is not checked again here.
+    @inline(__always)
+    func withDeclaration<R>(_ i: Int, _ body: (CompiledDeclaration) -> R) -> R {
+        declarations.withUnsafeBufferPointer { Unmanaged.passUnretained($0[i])._withUnsafeGuaranteedRef(body) }
     }
 
     static let empty = Program(declarations: [], schema: nil)
