@@ -5,23 +5,29 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CFlagRules
 
 /// A fixed set of strings looked up by their UTF-8 bytes (no Unicode normalisation),
 /// returning each string's position, with the same work per lookup for 3 strings or
 /// 100,000.
 ///
-/// The table is a perfect hash built once (after PTHash): keys are hashed into buckets of
-/// about four, and each bucket gets the first *pilot* that sends all its keys to free
-/// slots. A lookup reads one pilot (the pilots take half a byte per key, so they stay in
-/// cache) and one 16-byte slot, which holds keys of up to 15 bytes inline: a hit or a miss
-/// on a short key reads no other memory. Tables of 16,384 strings and more, whose slots
-/// outgrow the core's cache, also have a miss filter (a blocked Bloom filter of ten bits a
-/// string) that answers about 98% of misses without reading a slot. Keys whose bucket finds
-/// no pilot (only crafted hash collisions do that) are kept in a sorted overflow list and
-/// found by binary search. When every key has at most 7 bytes (country codes, short ids)
-/// a slot takes 8 bytes, not 16: the table is half the size, and stays in cache longer.
-/// Tables of up to eight strings (enum cases, most `in` lists) skip hashing: a lookup
-/// compares the packed key with each slot.
+/// - Tables of up to eight strings (enum cases, most `in` lists) skip hashing: a lookup
+///   compares the packed key with each slot.
+/// - When every key has at most 7 bytes (country codes, short ids), a slot is one 8-byte
+///   word and slots come in lines of eight, one cache line each, about half full. A key
+///   sits in the line its hash picks, or when that was full in a second line (its first
+///   line is marked), or when both were, in the overflow list. A lookup reads one line,
+///   compared as vectors, with no branch on which slot matched.
+/// - Otherwise the table is a perfect hash built once (after PTHash): keys are hashed into
+///   buckets of about four, and each bucket gets the first *pilot* that sends all its keys
+///   to free slots. A lookup reads one pilot (half a byte per key, so they stay in cache)
+///   and one 16-byte slot, which holds keys of up to 15 bytes inline.
+///
+/// Tables of 16,384 strings and more, whose slots outgrow the core's cache, also have a
+/// miss filter (a blocked Bloom filter of eight bits a string) that answers about 96% of
+/// misses without reading a slot; a lookup in lines starts loading its line while it reads
+/// the filter. Keys that find no place (only crafted hash collisions, and a few keys in
+/// lines) are kept in a sorted overflow list and found by binary search.
 struct StringTable: Sendable {
     private let storage: StringTableStorage
 
@@ -38,8 +44,11 @@ struct StringTable: Sendable {
     /// How many distinct strings are in the overflow list (zero unless hashes collide).
     var overflowCount: Int { storage.overflowCount }
 
-    /// Whether the slots are 8 bytes (every key has at most 7).
+    /// Whether the slots are 8 bytes, in lines of eight (every key has at most 7 bytes).
     var isNarrow: Bool { storage.isNarrow }
+
+    /// How many keys of a narrow table sit in their second line (their first was full).
+    var secondLineCount: Int { storage.secondLineCount }
 
     /// Whether the table has a miss filter (tables of at least
     /// `StringTableStorage.filterMinimum` distinct strings).
@@ -172,9 +181,14 @@ enum TableHash {
     /// the bits the key sets in it.
     @inline(__always)
     static func filter(_ h: UInt64, _ words: Int) -> (word: Int, mask: UInt64) {
-        let g = fold(h ^ 0x5851_F42D_4C95_7F2D, 0xF135_7AEA_2E62_A9C5)
-        let mask = (1 as UInt64) << (g & 63) | (1 as UInt64) << (g >> 6 & 63) | (1 as UInt64) << (g >> 12 & 63) | (1 as UInt64) << (g >> 18 & 63)
-        return (range(g, words), mask)
+        let mask = (1 as UInt64) << (h & 63) | (1 as UInt64) << (h >> 6 & 63) | (1 as UInt64) << (h >> 12 & 63) | (1 as UInt64) << (h >> 18 & 63)
+        return (range(h, words), mask)
+    }
+
+    /// The line a short key goes to when its first line, `range(h, lines)`, is full.
+    @inline(__always)
+    static func secondLine(_ h: UInt64, _ lines: Int) -> Int {
+        range(fold(h ^ 0x2D35_8DCC_AA6C_78A5, 0x8BB8_4B93_962E_ACC9), lines)
     }
 
     /// The slot of a key with hash `h` in a table of `m` slots, for its bucket's pilot.
@@ -209,10 +223,18 @@ final class StringTableStorage: @unchecked Sendable {
     private let block: UnsafeMutableRawPointer
     private let alignedOnHugePages: Bool
     private let slots: UnsafeMutablePointer<PackedKey>
-    /// Whether the slots are `narrowSlots`: a key of at most 7 bytes with its length in
-    /// the top byte, 0xFF there for an empty slot.
-    let isNarrow: Bool
+    /// Whether the slots are `narrowSlots`, in lines of eight: a key of at most 7 bytes
+    /// with its length in the top byte, 0xFF there for an empty slot.
+    var isNarrow: Bool { lineCount > 0 }
+    /// The number of 64-byte lines of `narrowSlots` (zero unless every key has at most 7
+    /// bytes and the table is not scanned).
+    private let lineCount: Int
     private let narrowSlots: UnsafeMutablePointer<UInt64>
+    /// One bit a line: some key whose first line this is sits in its second line or in
+    /// the overflow list.
+    private let spilled: UnsafeMutablePointer<UInt64>
+    /// How many keys sit in their second line (for tests).
+    let secondLineCount: Int
     private let filterWords: Int
     private let filter: UnsafeMutablePointer<UInt64>
     private let positions: UnsafeMutablePointer<UInt32>
@@ -234,7 +256,9 @@ final class StringTableStorage: @unchecked Sendable {
     /// answers most misses without reading a slot.
     static let filterMinimum = 16_384
     /// The filter's size: bits per distinct key.
-    static let filterBitsPerKey = 10
+    static let filterBitsPerKey = 8
+    /// Keys per line of eight slots in a narrow table: half full.
+    static let keysPerLine = 4
 
     init(_ strings: [String], pilotLimit: Int) {
         count = strings.count
@@ -243,14 +267,16 @@ final class StringTableStorage: @unchecked Sendable {
         bucketCount = build.bucketCount
         overflowCount = build.overflow.count
         filterWords = build.filter.count
-        isNarrow = !build.narrowSlots.isEmpty
+        lineCount = build.lineCount
+        secondLineCount = build.secondLineCount
 
         let slotBytes = build.slots.count * MemoryLayout<PackedKey>.stride + build.narrowSlots.count * 8
+        let spilledBytes = build.spilled.count * 8
         let filterBytes = filterWords * 8
         let positionBytes = slotCount * 4
         let overflowBytes = overflowCount * MemoryLayout<OverflowRecord>.stride
         let pilotBytes = bucketCount * 2
-        let size = max(slotBytes + filterBytes + positionBytes + overflowBytes + pilotBytes + build.tailBytes.count, 16)
+        let size = max(slotBytes + spilledBytes + filterBytes + positionBytes + overflowBytes + pilotBytes + build.tailBytes.count, 16)
         (block, alignedOnHugePages) = Self.allocate(size)
         var next = block
         func carve<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
@@ -258,7 +284,8 @@ final class StringTableStorage: @unchecked Sendable {
             return next.bindMemory(to: T.self, capacity: count)
         }
         slots = carve(PackedKey.self, build.slots.count)
-        narrowSlots = carve(UInt64.self, build.narrowSlots.count)
+        narrowSlots = carve(UInt64.self, build.narrowSlots.count)  // at the block's start when used: lines on cache lines
+        spilled = carve(UInt64.self, build.spilled.count)
         filter = carve(UInt64.self, filterWords)
         positions = carve(UInt32.self, slotCount)
         overflow = carve(OverflowRecord.self, overflowCount)
@@ -266,6 +293,7 @@ final class StringTableStorage: @unchecked Sendable {
         bytes = carve(UInt8.self, build.tailBytes.count)
         slots.initialize(from: build.slots, count: build.slots.count)
         narrowSlots.initialize(from: build.narrowSlots, count: build.narrowSlots.count)
+        spilled.initialize(from: build.spilled, count: build.spilled.count)
         filter.initialize(from: build.filter, count: filterWords)
         positions.initialize(from: build.positions, count: slotCount)
         overflow.initialize(from: build.overflow, count: overflowCount)
@@ -274,7 +302,7 @@ final class StringTableStorage: @unchecked Sendable {
     }
 
     /// A block of `size` bytes, 2 MiB-aligned and advised onto huge pages when it spans
-    /// at least one (Linux), else from malloc.
+    /// at least one (Linux), else aligned on a cache line (64 bytes).
     private static func allocate(_ size: Int) -> (UnsafeMutableRawPointer, Bool) {
 #if os(Linux)
         let hugePage = 1 << 21
@@ -286,7 +314,7 @@ final class StringTableStorage: @unchecked Sendable {
             }
         }
 #endif
-        return (UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16), false)
+        return (UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64), false)
     }
 
     deinit {
@@ -314,13 +342,23 @@ final class StringTableStorage: @unchecked Sendable {
                 for s in 0..<slotCount where slots[s] == packed { return .slot(s) }
                 return overflowCount == 0 ? .none : findInOverflow(key)
             }
-            if isNarrow && key.count > 7 { return .none }
             let h = TableHash.inline(packed)
+            if lineCount > 0 {
+                guard key.count <= 7 else { return .none }
+                let line = TableHash.range(h, lineCount)
+                // The line starts loading now, while the filter is read: a hit then waits
+                // for one memory read, not two in turn (the filter's, then the line's).
+                // The line starts loading now, while the filter is read: a hit then waits
+                // for one memory read, not two in turn (the filter's, then the line's).
+                let slots = flagrules_prefetch(narrowSlots + line &* 8)
+                guard mayContain(h) else { return .none }
+                if let i = Self.match(packed.low | packed.high, in: slots) { return .slot(line &* 8 &+ i) }
+                return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInSecondLine(packed.low | packed.high, h, key)
+            }
             guard mayContain(h) else { return .none }
             let pilot = pilots[TableHash.range(h, bucketCount)]
             if pilot == Self.overflowPilot { return findInOverflow(key) }
             let s = TableHash.slot(h, pilot: pilot, slotCount)
-            if isNarrow { return narrowSlots[s] == packed.low | packed.high ? .slot(s) : .none }
             return slots[s] == packed ? .slot(s) : .none
         }
         if slotCount <= Self.scanLimit {
@@ -328,7 +366,7 @@ final class StringTableStorage: @unchecked Sendable {
             for s in 0..<slotCount where slots[s].high == high && isKey(key, at: s) { return .slot(s) }
             return overflowCount == 0 ? .none : findInOverflow(key)
         }
-        if isNarrow { return .none }
+        if lineCount > 0 { return .none }
         let h = TableHash.long(key)
         guard mayContain(h) else { return .none }
         let pilot = pilots[TableHash.range(h, bucketCount)]
@@ -349,6 +387,22 @@ final class StringTableStorage: @unchecked Sendable {
         guard filterWords > 0 else { return true }
         let (word, mask) = TableHash.filter(h, filterWords)
         return filter[word] & mask == mask
+    }
+
+    /// The index in `line` of the slot holding `word` (a line holds each key once),
+    /// compared as vectors, with no branch on which slot matched.
+    @inline(__always)
+    static func match(_ word: UInt64, in line: UnsafePointer<UInt64>?) -> Int? {
+        let i = Int(flagrules_line_index(line, word))
+        return i < 8 ? i : nil
+    }
+
+    /// A short key whose first line spilled: its second line, then the overflow list.
+    @inline(__always)
+    private func findInSecondLine(_ word: UInt64, _ h: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+        let line = TableHash.secondLine(h, lineCount)
+        if let i = Self.match(word, in: narrowSlots + line &* 8) { return .slot(line &* 8 &+ i) }
+        return overflowCount == 0 ? .none : findInOverflow(key)
     }
 
     /// Whether the long key in slot `s` has the bytes of `key` (its length already matched).
@@ -375,8 +429,14 @@ struct TableBuild {
     var slotCount = 0
     var bucketCount = 0
     var slots: [PackedKey] = []
-    /// The slots of a narrow table (every key at most 7 bytes), in place of `slots`.
+    /// The slots of a narrow table (every key at most 7 bytes), in place of `slots`: lines
+    /// of eight.
     var narrowSlots: [UInt64] = []
+    var lineCount = 0
+    /// The lines some of whose keys went to their second line or the overflow list, a bit
+    /// each.
+    var spilled: [UInt64] = []
+    var secondLineCount = 0
     var positions: [UInt32] = []
     var pilots: [UInt16] = []
     var overflow: [OverflowRecord] = []
@@ -492,6 +552,10 @@ struct TableBuild {
                 filter[word] |= mask
             }
         }
+        if distinct.allSatisfy({ $0.length <= 7 }) {
+            buildLines(distinct, all, pilotLimit: pilotLimit)
+            return
+        }
         slotCount = n + n / 4 + 1
         bucketCount = (n + 3) / 4
         slots = Array(repeating: .empty, count: slotCount)
@@ -552,17 +616,48 @@ struct TableBuild {
             }
         }
 
-        overflowKeys.sort { Self.compare(bytes($0), bytes($1)) < 0 }
-        for key in overflowKeys {
+        appendOverflow(overflowKeys, all)
+    }
+
+    /// Every key at most 7 bytes: a slot is one word (the key, its length on top), in lines
+    /// of eight, one cache line each. A key goes to the line its hash picks, or when that
+    /// is full (the line is marked spilled) to a second line; only when both are full (about
+    /// 3 keys in 10,000, or crafted collisions) to the overflow list. Lines are about
+    /// half full (`keysPerLine`), so that few spill. A `pilotLimit` of 0 fills no line.
+    private mutating func buildLines(_ distinct: [Key], _ all: UnsafeBufferPointer<UInt8>, pilotLimit: Int) {
+        lineCount = max(2, (distinct.count + StringTableStorage.keysPerLine - 1) / StringTableStorage.keysPerLine)
+        slotCount = lineCount * 8  // more than `scanLimit`: never scanned
+        narrowSlots = Array(repeating: PackedKey.empty.high, count: slotCount)
+        positions = Array(repeating: 0, count: slotCount)
+        spilled = Array(repeating: 0, count: (lineCount + 63) / 64)
+        var used = [UInt8](repeating: 0, count: lineCount)
+        let capacity = pilotLimit == 0 ? 0 : 8
+        func place(_ key: Key, _ line: Int) -> Bool {
+            guard used[line] < capacity else { return false }
+            let s = line * 8 + Int(used[line])
+            used[line] += 1
+            let packed = PackedKey(inline: UnsafeBufferPointer(rebasing: all[key.offset..<key.offset + key.length]))
+            narrowSlots[s] = packed.low | packed.high
+            positions[s] = key.position
+            return true
+        }
+        var second: [Key] = []
+        for key in distinct where !place(key, TableHash.range(key.hash, lineCount)) { second.append(key) }
+        var overflowKeys: [Key] = []
+        for key in second {
+            let first = TableHash.range(key.hash, lineCount)
+            spilled[first >> 6] |= 1 << (first & 63)
+            if place(key, TableHash.secondLine(key.hash, lineCount)) { secondLineCount += 1 } else { overflowKeys.append(key) }
+        }
+        appendOverflow(overflowKeys, all)
+    }
+
+    /// The overflow list: `keys` in byte order, their bytes appended to the tail.
+    private mutating func appendOverflow(_ keys: [Key], _ all: UnsafeBufferPointer<UInt8>) {
+        func bytes(_ k: Key) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: all[k.offset..<k.offset + k.length]) }
+        for key in keys.sorted(by: { Self.compare(bytes($0), bytes($1)) < 0 }) {
             overflow.append(OverflowRecord(offset: UInt32(truncatingIfNeeded: tailBytes.count), length: UInt32(truncatingIfNeeded: key.length), position: key.position))
             tailBytes.append(contentsOf: bytes(key))
-        }
-
-        // Every key at most 7 bytes: each slot fits one word (the key, its length on top).
-        // (Tables small enough to be scanned keep 16-byte slots: the scan compares those.)
-        if slotCount > StringTableStorage.scanLimit, distinct.allSatisfy({ $0.length <= 7 }) {
-            narrowSlots = slots.map { $0 == .empty ? PackedKey.empty.high : $0.low | $0.high }
-            slots = []
         }
     }
 }

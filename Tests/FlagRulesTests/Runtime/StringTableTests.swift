@@ -64,6 +64,43 @@ import Testing
         #expect(!overflowing.contains("12345678"))
     }
 
+    /// Short keys sit in 64-byte lines of eight, half full: a key whose first line is full
+    /// goes to a second line, and when that is full too, to the overflow list. Keys are
+    /// chosen so that twenty share one first line.
+    @Test func shortKeysSpillToASecondLineAndThenTheOverflowList() {
+        let lines = 10  // for 40 keys, four a line
+        func firstLine(_ s: String) -> Int {
+            var s = s
+            return s.withUTF8 { TableHash.range(TableHash.inline(PackedKey(inline: $0)), lines) }
+        }
+        let crowded = (0..<100_000).lazy.map { "k\($0)" }.filter { firstLine($0) == 3 }.prefix(20)
+        let others = (0..<100_000).lazy.map { "o\($0)" }.filter { firstLine($0) != 3 }.prefix(20)
+        let strings = Array(crowded) + Array(others)
+        let table = StringTable(strings)
+        #expect(table.isNarrow && !table.hasMissFilter)
+        #expect(table.secondLineCount + table.overflowCount >= 12)
+        #expect(table.secondLineCount > 0)
+        for (i, s) in strings.enumerated() { #expect(table.index(of: s) == i, "\(s)") }
+        let misses = (0..<100_000).lazy.map { "k\($0)" }.filter { firstLine($0) == 3 }.dropFirst(20).prefix(50)
+        for s in misses { #expect(!table.contains(s), "\(s)") }
+        #expect(!table.contains("k"))
+    }
+
+    /// The benchmark's list: 100,000 short keys in lines, behind a miss filter; each found
+    /// at its position, those in second lines and the overflow list too, and none of
+    /// 100,000 others.
+    @Test func aHundredThousandShortKeysInLines() {
+        let strings = (0..<100_000).map { "c\($0)" }
+        let table = StringTable(strings)
+        #expect(table.isNarrow && table.hasMissFilter)
+        #expect(table.secondLineCount > 0 && table.secondLineCount < 2_000, "\(table.secondLineCount) keys in second lines")
+        #expect(table.overflowCount < 100, "\(table.overflowCount) keys in the overflow list")
+        for (i, s) in strings.enumerated() where table.index(of: s) != i { Issue.record("\(s) not at \(i)"); break }
+        for i in 100_000..<200_000 where table.contains("c\(i)") { Issue.record("c\(i) found"); break }
+        let admitted = (100_000..<200_000).filter { table.missFilterAdmits("c\($0)") }.count
+        #expect(admitted < 5_000, "\(admitted) of 100,000 misses passed the filter")
+    }
+
     /// Keys of every length around the inline limit (15 bytes) and the word boundaries, and
     /// near misses that differ from a key in one byte, in the length, or by a NUL.
     @Test func everyKeyLengthAndItsNearMisses() {

@@ -1,0 +1,44 @@
+#ifndef CFLAGRULES_H
+#define CFLAGRULES_H
+
+// Two operations FlagRules' string tables need and Swift does not express: comparing a
+// cache line of eight 64-bit slots with one branch-free vector compare, and prefetching
+// a line. Both are small inline functions, inlined into the Swift that calls them.
+
+#include <stdint.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/// The index (0-7) of the slot among the eight at `line` that equals `word`, or 8 when
+/// none does (a line holds a word at most once). No branch depends on which slot matched:
+/// that slot is random, and a branch on it would be mispredicted on most hits.
+static inline __attribute__((always_inline, pure)) int flagrules_line_index(const uint64_t *line, uint64_t word) {
+#if defined(__SSE2__)
+    const __m128i w = _mm_set1_epi64x((long long)word);
+    int mask = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i equal = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(line + 2 * i)), w);
+        // A 64-bit slot is equal when both of its 32-bit halves are.
+        equal = _mm_and_si128(equal, _mm_shuffle_epi32(equal, _MM_SHUFFLE(2, 3, 0, 1)));
+        mask |= _mm_movemask_pd(_mm_castsi128_pd(equal)) << (2 * i);
+    }
+    return __builtin_ctz((unsigned)mask | 0x100u);
+#else
+    unsigned mask = 0;
+    for (int i = 0; i < 8; i++) mask |= (unsigned)(line[i] == word) << i;
+    return __builtin_ctz(mask | 0x100u);
+#endif
+}
+
+/// Starts reading the cache line at `p` for a load soon after, without waiting for it,
+/// and returns `p`. Declared pure, so that Swift sees no side effect to order other work
+/// around (which made it copy values at the call); the caller reads the line through the
+/// pointer returned, so the call is not dropped as unused.
+static inline __attribute__((always_inline, pure)) const uint64_t *flagrules_prefetch(const uint64_t *p) {
+    __builtin_prefetch(p, 0, 3);
+    return p;
+}
+
+#endif
