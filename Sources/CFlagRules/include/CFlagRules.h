@@ -12,19 +12,20 @@
 #endif
 
 /// The index (0-7) of the slot among the eight at `line` that equals `word`, or 8 when
-/// none does (a line holds a word at most once). No branch depends on which slot matched:
-/// that slot is random, and a branch on it would be mispredicted on most hits.
+/// none does (a line holds a word at most once). `line` is 16-byte aligned. No branch
+/// depends on which slot matched: that slot is random, and a branch on it would be
+/// mispredicted on most hits.
 static inline __attribute__((always_inline, pure)) int flagrules_line_index(const uint64_t *line, uint64_t word) {
 #if defined(__SSE2__)
+    // Each 32-bit half compared: two mask bits a slot, both set when the slot is equal.
     const __m128i w = _mm_set1_epi64x((long long)word);
-    int mask = 0;
+    unsigned halves = 0;
     for (int i = 0; i < 4; i++) {
-        __m128i equal = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(line + 2 * i)), w);
-        // A 64-bit slot is equal when both of its 32-bit halves are.
-        equal = _mm_and_si128(equal, _mm_shuffle_epi32(equal, _MM_SHUFFLE(2, 3, 0, 1)));
-        mask |= _mm_movemask_pd(_mm_castsi128_pd(equal)) << (2 * i);
+        __m128i equal = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(line + 2 * i)), w);
+        halves |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(equal)) << (4 * i);
     }
-    return __builtin_ctz((unsigned)mask | 0x100u);
+    unsigned slots = halves & (halves >> 1) & 0x5555u;
+    return __builtin_ctz(slots | 0x10000u) >> 1;
 #else
     unsigned mask = 0;
     for (int i = 0; i < 8; i++) mask |= (unsigned)(line[i] == word) << i;

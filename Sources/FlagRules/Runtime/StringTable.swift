@@ -285,6 +285,7 @@ final class StringTableStorage: @unchecked Sendable {
         }
         slots = carve(PackedKey.self, build.slots.count)
         narrowSlots = carve(UInt64.self, build.narrowSlots.count)  // at the block's start when used: lines on cache lines
+        precondition(lineCount == 0 || Int(bitPattern: narrowSlots) & 63 == 0, "string table lines off cache lines")
         spilled = carve(UInt64.self, build.spilled.count)
         filter = carve(UInt64.self, filterWords)
         positions = carve(UInt32.self, slotCount)
