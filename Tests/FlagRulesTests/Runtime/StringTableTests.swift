@@ -168,6 +168,38 @@ import Testing
         }
     }
 
+    /// The same against lists of short strings only (at most 7 bytes: lines of 8-byte
+    /// slots); the larger lists have keys in second lines and the overflow list, and the
+    /// largest (about 21,000 distinct strings) a miss filter.
+    @Test(arguments: 0..<8)
+    func shortKeysAgreeWithADictionary(_ seed: Int) {
+        var state = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 7
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        let pieces = ["a", "b", "c", "d", "e", "f", "g", "é", "€", "😀", "0", "1", "2", "-", " ", "\u{0}"]
+        func randomString() -> String {
+            var s = ""
+            for _ in 0..<next(8) {
+                let piece = pieces[next(pieces.count)]
+                if s.utf8.count + piece.utf8.count <= 7 { s += piece }
+            }
+            return s
+        }
+        let strings = (0..<[9, 40, 700, 3_000, 20_000, 9, 200, 40_000][seed]).map { _ in randomString() }
+        var first: [[UInt8]: Int] = [:]
+        for (i, s) in strings.enumerated() where first[Array(s.utf8)] == nil { first[Array(s.utf8)] = i }
+        let table = StringTable(strings)
+        #expect(table.isNarrow)
+        #expect(table.hasMissFilter == (first.count >= StringTableStorage.filterMinimum))
+        for s in strings where table.index(of: s) != first[Array(s.utf8)] { Issue.record("\(s.debugDescription)"); break }
+        for _ in 0..<2_000 {
+            let probe = randomString() + (next(4) == 0 ? "x" : "")
+            if table.index(of: probe) != first[Array(probe.utf8)] { Issue.record("probe \(probe.debugDescription)"); break }
+        }
+    }
+
     @Test func duplicatesKeepTheFirstPositionAndNormalisationIsNotApplied() {
         let table = StringTable(["a", "b", "c", "d", "e", "f", "g", "h", "i", "a", "\u{E9}"])
         #expect(table.index(of: "a") == 0)
