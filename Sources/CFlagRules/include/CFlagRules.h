@@ -2,8 +2,8 @@
 #define CFLAGRULES_H
 
 // Two operations FlagRules' string tables need and Swift does not express: comparing a
-// cache line of eight 64-bit slots with one branch-free vector compare, and prefetching
-// a line. Both are small inline functions, inlined into the Swift that calls them.
+// cache line of slots with one branch-free vector compare, and prefetching a line. Both
+// are small inline functions, inlined into the Swift that calls them.
 
 #include <stdint.h>
 
@@ -30,6 +30,27 @@ static inline __attribute__((always_inline, pure)) int flagrules_line_index(cons
     unsigned mask = 0;
     for (int i = 0; i < 8; i++) mask |= (unsigned)(line[i] == word) << i;
     return __builtin_ctz(mask | 0x100u);
+#endif
+}
+
+/// The index (0-3) of the 16-byte slot among the four at `line` whose words are `low`
+/// and `high`, or 4 when none is (a line holds a key at most once). `line` is 16-byte
+/// aligned. As above, no branch depends on which slot matched.
+static inline __attribute__((always_inline, pure)) int flagrules_wide_line_index(const uint64_t *line, uint64_t low, uint64_t high) {
+#if defined(__SSE2__)
+    // Four mask bits a slot, all set when the slot is equal.
+    const __m128i key = _mm_set_epi64x((long long)high, (long long)low);
+    unsigned quarters = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i equal = _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(line + 2 * i)), key);
+        quarters |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(equal)) << (4 * i);
+    }
+    unsigned slots = quarters & (quarters >> 1) & (quarters >> 2) & (quarters >> 3) & 0x1111u;
+    return __builtin_ctz(slots | 0x10000u) >> 2;
+#else
+    unsigned mask = 0;
+    for (int i = 0; i < 4; i++) mask |= (unsigned)(line[2 * i] == low && line[2 * i + 1] == high) << i;
+    return __builtin_ctz(mask | 0x10u);
 #endif
 }
 

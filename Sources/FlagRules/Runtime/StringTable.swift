@@ -13,15 +13,17 @@ import CFlagRules
 ///
 /// - Tables of up to eight strings (enum cases, most `in` lists) skip hashing: a lookup
 ///   compares the packed key with each slot.
-/// - When every key has at most 7 bytes (country codes, short ids), a slot is one 8-byte
-///   word and slots come in lines of eight, one cache line each, about half full. A key
-///   sits in the line its hash picks, or when that was full in a second line (its first
-///   line is marked), or when both were, in the overflow list. A lookup reads one line,
+/// - When every key has at most 15 bytes (country codes, short ids), slots come in lines
+///   of one cache line each, about half full: eight 8-byte slots when every key has at most
+///   7 bytes, else four 16-byte ones, keys inline. A key sits in the line its hash picks,
+///   or when that was full in one of the next lines it tries (a full line passed is
+///   marked), or when those were full too, in the overflow list. A lookup reads one line,
 ///   compared as vectors, with no branch on which slot matched.
-/// - Otherwise the table is a perfect hash built once (after PTHash): keys are hashed into
-///   buckets of about four, and each bucket gets the first *pilot* that sends all its keys
-///   to free slots. A lookup reads one pilot (half a byte per key, so they stay in cache)
-///   and one 16-byte slot, which holds keys of up to 15 bytes inline.
+/// - Otherwise (some key is longer) the table is a perfect hash built once (after PTHash):
+///   keys are hashed into buckets of about four, and each bucket gets the first *pilot*
+///   that sends all its keys to free slots. A lookup reads one pilot (half a byte per key,
+///   so they stay in cache) and one 16-byte slot, which holds keys of up to 15 bytes
+///   inline, and for a longer key its length, a fingerprint and where its bytes are.
 ///
 /// Tables of 16,384 strings and more, whose slots outgrow the core's cache, also have a
 /// miss filter (a blocked Bloom filter of eight bits a string) that answers about 96% of
@@ -44,11 +46,25 @@ struct StringTable: Sendable {
     /// How many distinct strings are in the overflow list (zero unless hashes collide).
     var overflowCount: Int { storage.overflowCount }
 
-    /// Whether the slots are 8 bytes, in lines of eight (every key has at most 7 bytes).
-    var isNarrow: Bool { storage.isNarrow }
+    /// How the table is laid out (for tests).
+    var layout: Layout { storage.layout }
 
-    /// How many keys of a narrow table sit in their second line (their first was full).
-    var secondLineCount: Int { storage.secondLineCount }
+    /// How many keys of a table in lines sit in a line other than their first (which was
+    /// full).
+    var displacedCount: Int { storage.displacedCount }
+
+    /// A table's layout, chosen by its size and its longest key.
+    enum Layout: Equatable {
+        /// Up to eight strings, compared one by one.
+        case scanned
+        /// Every key at most 7 bytes: 8-byte slots, eight to a cache line.
+        case narrowLines
+        /// Every key at most 15 bytes: 16-byte slots, four to a cache line.
+        case wideLines
+        /// Some key longer than 15 bytes: a perfect hash of 16-byte slots, long keys'
+        /// bytes kept apart.
+        case perfectHash
+    }
 
     /// Whether the table has a miss filter (tables of at least
     /// `StringTableStorage.filterMinimum` distinct strings).
@@ -185,10 +201,11 @@ enum TableHash {
         return (range(h, words), mask)
     }
 
-    /// The line a short key goes to when its first line, `range(h, lines)`, is full.
+    /// The line a short key tries after its first line, `range(h, lines)`, and then
+    /// `attempt - 1` others, were full.
     @inline(__always)
-    static func secondLine(_ h: UInt64, _ lines: Int) -> Int {
-        range(fold(h ^ 0x2D35_8DCC_AA6C_78A5, 0x8BB8_4B93_962E_ACC9), lines)
+    static func line(_ h: UInt64, attempt: Int, _ lines: Int) -> Int {
+        range(fold(h ^ (UInt64(truncatingIfNeeded: attempt) &* 0x2D35_8DCC_AA6C_78A5), 0x8BB8_4B93_962E_ACC9), lines)
     }
 
     /// The slot of a key with hash `h` in a table of `m` slots, for its bucket's pilot.
@@ -223,18 +240,19 @@ final class StringTableStorage: @unchecked Sendable {
     private let block: UnsafeMutableRawPointer
     private let alignedOnHugePages: Bool
     private let slots: UnsafeMutablePointer<PackedKey>
-    /// Whether the slots are `narrowSlots`, in lines of eight: a key of at most 7 bytes
-    /// with its length in the top byte, 0xFF there for an empty slot.
-    var isNarrow: Bool { lineCount > 0 }
-    /// The number of 64-byte lines of `narrowSlots` (zero unless every key has at most 7
-    /// bytes and the table is not scanned).
+    /// The number of 64-byte lines (zero unless every key has at most 15 bytes and the
+    /// table is not scanned).
     private let lineCount: Int
-    private let narrowSlots: UnsafeMutablePointer<UInt64>
-    /// One bit a line: some key whose first line this is sits in its second line or in
-    /// the overflow list.
+    /// Whether the lines hold eight 8-byte slots (a key of at most 7 bytes with its length
+    /// in the top byte, 0xFF there for an empty slot), not four `PackedKey`s.
+    private let narrow: Bool
+    /// The lines, eight words each, on cache lines.
+    private let lines: UnsafeMutablePointer<UInt64>
+    /// One bit a line: some key tried this line, found it full and went on (to another
+    /// line or the overflow list).
     private let spilled: UnsafeMutablePointer<UInt64>
-    /// How many keys sit in their second line (for tests).
-    let secondLineCount: Int
+    /// How many keys sit in a line other than their first (for tests).
+    let displacedCount: Int
     private let filterWords: Int
     private let filter: UnsafeMutablePointer<UInt64>
     private let positions: UnsafeMutablePointer<UInt32>
@@ -257,8 +275,16 @@ final class StringTableStorage: @unchecked Sendable {
     static let filterMinimum = 16_384
     /// The filter's size: bits per distinct key.
     static let filterBitsPerKey = 8
-    /// Keys per line of eight slots in a narrow table: half full.
-    static let keysPerLine = 4
+    /// Keys a line in a table in lines: half full (lines of eight 8-byte slots, or four
+    /// 16-byte ones).
+    static let narrowKeysPerLine = 4, wideKeysPerLine = 2
+    /// Lines a key of a table in lines may try (its first included) before the overflow
+    /// list.
+    static let lineAttempts = 4
+
+    var layout: StringTable.Layout {
+        lineCount > 0 ? (narrow ? .narrowLines : .wideLines) : bucketCount > 0 ? .perfectHash : .scanned
+    }
 
     init(_ strings: [String], pilotLimit: Int) {
         count = strings.count
@@ -268,9 +294,10 @@ final class StringTableStorage: @unchecked Sendable {
         overflowCount = build.overflow.count
         filterWords = build.filter.count
         lineCount = build.lineCount
-        secondLineCount = build.secondLineCount
+        narrow = build.narrow
+        displacedCount = build.displacedCount
 
-        let slotBytes = build.slots.count * MemoryLayout<PackedKey>.stride + build.narrowSlots.count * 8
+        let slotBytes = build.slots.count * MemoryLayout<PackedKey>.stride + build.lineWords.count * 8
         let spilledBytes = build.spilled.count * 8
         let filterBytes = filterWords * 8
         let positionBytes = slotCount * 4
@@ -284,8 +311,8 @@ final class StringTableStorage: @unchecked Sendable {
             return next.bindMemory(to: T.self, capacity: count)
         }
         slots = carve(PackedKey.self, build.slots.count)
-        narrowSlots = carve(UInt64.self, build.narrowSlots.count)  // at the block's start when used: lines on cache lines
-        precondition(lineCount == 0 || Int(bitPattern: narrowSlots) & 63 == 0, "string table lines off cache lines")
+        lines = carve(UInt64.self, build.lineWords.count)  // at the block's start when used: on cache lines
+        precondition(lineCount == 0 || Int(bitPattern: lines) & 63 == 0, "string table lines off cache lines")
         spilled = carve(UInt64.self, build.spilled.count)
         filter = carve(UInt64.self, filterWords)
         positions = carve(UInt32.self, slotCount)
@@ -293,7 +320,7 @@ final class StringTableStorage: @unchecked Sendable {
         pilots = carve(UInt16.self, bucketCount)
         bytes = carve(UInt8.self, build.tailBytes.count)
         slots.initialize(from: build.slots, count: build.slots.count)
-        narrowSlots.initialize(from: build.narrowSlots, count: build.narrowSlots.count)
+        lines.initialize(from: build.lineWords, count: build.lineWords.count)
         spilled.initialize(from: build.spilled, count: build.spilled.count)
         filter.initialize(from: build.filter, count: filterWords)
         positions.initialize(from: build.positions, count: slotCount)
@@ -345,16 +372,14 @@ final class StringTableStorage: @unchecked Sendable {
             }
             let h = TableHash.inline(packed)
             if lineCount > 0 {
-                guard key.count <= 7 else { return .none }
+                if narrow && key.count > 7 { return .none }
                 let line = TableHash.range(h, lineCount)
                 // The line starts loading now, while the filter is read: a hit then waits
                 // for one memory read, not two in turn (the filter's, then the line's).
-                // The line starts loading now, while the filter is read: a hit then waits
-                // for one memory read, not two in turn (the filter's, then the line's).
-                let slots = flagrules_prefetch(narrowSlots + line &* 8)
+                let words = flagrules_prefetch(lines + line &* 8)
                 guard mayContain(h) else { return .none }
-                if let i = Self.match(packed.low | packed.high, in: slots) { return .slot(line &* 8 &+ i) }
-                return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInSecondLine(packed.low | packed.high, h, key)
+                if let s = slot(of: packed, in: words, line) { return .slot(s) }
+                return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInSecondLine(packed, h, key)
             }
             guard mayContain(h) else { return .none }
             let pilot = pilots[TableHash.range(h, bucketCount)]
@@ -390,20 +415,29 @@ final class StringTableStorage: @unchecked Sendable {
         return filter[word] & mask == mask
     }
 
-    /// The index in `line` of the slot holding `word` (a line holds each key once),
-    /// compared as vectors, with no branch on which slot matched.
+    /// The slot holding `key` in line number `line`, whose words are at `words` (a line
+    /// holds a key at most once), compared as vectors, with no branch on which slot
+    /// matched.
     @inline(__always)
-    static func match(_ word: UInt64, in line: UnsafePointer<UInt64>?) -> Int? {
-        let i = Int(flagrules_line_index(line, word))
-        return i < 8 ? i : nil
+    private func slot(of key: PackedKey, in words: UnsafePointer<UInt64>?, _ line: Int) -> Int? {
+        if narrow {
+            let i = Int(flagrules_line_index(words, key.low | key.high))
+            return i < 8 ? line &* 8 &+ i : nil
+        }
+        let i = Int(flagrules_wide_line_index(words, key.low, key.high))
+        return i < 4 ? line &* 4 &+ i : nil
     }
 
-    /// A short key whose first line spilled: its second line, then the overflow list.
+    /// A short key whose first line spilled: the lines it tried next, in turn, while each
+    /// spilled too, and then the overflow list.
     @inline(__always)
-    private func findInSecondLine(_ word: UInt64, _ h: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> TableHit {
-        let line = TableHash.secondLine(h, lineCount)
-        if let i = Self.match(word, in: narrowSlots + line &* 8) { return .slot(line &* 8 &+ i) }
-        return overflowCount == 0 ? .none : findInOverflow(key)
+    private func findInSecondLine(_ key: PackedKey, _ h: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> TableHit {
+        for attempt in 1..<Self.lineAttempts {
+            let line = TableHash.line(h, attempt: attempt, lineCount)
+            if let s = slot(of: key, in: lines + line &* 8, line) { return .slot(s) }
+            if spilled[line >> 6] & 1 << (line & 63) == 0 { return .none }
+        }
+        return overflowCount == 0 ? .none : findInOverflow(bytes)
     }
 
     /// Whether the long key in slot `s` has the bytes of `key` (its length already matched).
@@ -430,14 +464,14 @@ struct TableBuild {
     var slotCount = 0
     var bucketCount = 0
     var slots: [PackedKey] = []
-    /// The slots of a narrow table (every key at most 7 bytes), in place of `slots`: lines
-    /// of eight.
-    var narrowSlots: [UInt64] = []
+    /// The lines of a table of keys of at most 15 bytes, in place of `slots`: eight words
+    /// each, as eight 8-byte slots (`narrow`) or four `PackedKey`s.
+    var lineWords: [UInt64] = []
     var lineCount = 0
-    /// The lines some of whose keys went to their second line or the overflow list, a bit
-    /// each.
+    var narrow = false
+    /// The lines some key found full and went on from, a bit each.
     var spilled: [UInt64] = []
-    var secondLineCount = 0
+    var displacedCount = 0
     var positions: [UInt32] = []
     var pilots: [UInt16] = []
     var overflow: [OverflowRecord] = []
@@ -553,8 +587,8 @@ struct TableBuild {
                 filter[word] |= mask
             }
         }
-        if distinct.allSatisfy({ $0.length <= 7 }) {
-            buildLines(distinct, all, pilotLimit: pilotLimit)
+        if distinct.allSatisfy({ $0.length <= 15 }) {
+            buildLines(distinct, all, narrow: distinct.allSatisfy { $0.length <= 7 }, pilotLimit: pilotLimit)
             return
         }
         slotCount = n + n / 4 + 1
@@ -620,35 +654,62 @@ struct TableBuild {
         appendOverflow(overflowKeys, all)
     }
 
-    /// Every key at most 7 bytes: a slot is one word (the key, its length on top), in lines
-    /// of eight, one cache line each. A key goes to the line its hash picks, or when that
-    /// is full (the line is marked spilled) to a second line; only when both are full (about
-    /// 3 keys in 10,000, or crafted collisions) to the overflow list. Lines are about
-    /// half full (`keysPerLine`), so that few spill. A `pilotLimit` of 0 fills no line.
-    private mutating func buildLines(_ distinct: [Key], _ all: UnsafeBufferPointer<UInt8>, pilotLimit: Int) {
-        lineCount = max(2, (distinct.count + StringTableStorage.keysPerLine - 1) / StringTableStorage.keysPerLine)
-        slotCount = lineCount * 8  // more than `scanLimit`: never scanned
-        narrowSlots = Array(repeating: PackedKey.empty.high, count: slotCount)
+    /// Every key at most 15 bytes: slots in lines of one cache line each, eight of one word
+    /// when every key has at most 7 bytes (the key, its length on top), else four
+    /// `PackedKey`s. A key goes to the line its hash picks, or when that is full to up to
+    /// three more lines in turn (each full line passed is marked), and when all are full
+    /// (about one key in 10,000 with 16-byte slots, fewer with 8-byte ones, or crafted
+    /// collisions) to the overflow list. Lines are about
+    /// half full, so that few keys go on. A `pilotLimit` of 0 fills no line.
+    private mutating func buildLines(_ distinct: [Key], _ all: UnsafeBufferPointer<UInt8>, narrow: Bool, pilotLimit: Int) {
+        self.narrow = narrow
+        let slotsPerLine = narrow ? 8 : 4, keysPerLine = narrow ? StringTableStorage.narrowKeysPerLine : StringTableStorage.wideKeysPerLine
+        lineCount = max(3, (distinct.count + keysPerLine - 1) / keysPerLine)
+        slotCount = lineCount * slotsPerLine  // at least 12, more than `scanLimit`: never scanned
+        lineWords = Array(repeating: 0, count: lineCount * 8)
+        for s in 0..<slotCount {
+            if narrow { lineWords[s] = PackedKey.empty.high } else { lineWords[2 * s + 1] = PackedKey.empty.high }
+        }
         positions = Array(repeating: 0, count: slotCount)
         spilled = Array(repeating: 0, count: (lineCount + 63) / 64)
         var used = [UInt8](repeating: 0, count: lineCount)
-        let capacity = pilotLimit == 0 ? 0 : 8
+        let capacity = pilotLimit == 0 ? 0 : slotsPerLine
         func place(_ key: Key, _ line: Int) -> Bool {
             guard used[line] < capacity else { return false }
-            let s = line * 8 + Int(used[line])
+            let s = line * slotsPerLine + Int(used[line])
             used[line] += 1
             let packed = PackedKey(inline: UnsafeBufferPointer(rebasing: all[key.offset..<key.offset + key.length]))
-            narrowSlots[s] = packed.low | packed.high
+            if narrow {
+                lineWords[s] = packed.low | packed.high
+            } else {
+                lineWords[2 * s] = packed.low
+                lineWords[2 * s + 1] = packed.high
+            }
             positions[s] = key.position
             return true
         }
-        var second: [Key] = []
-        for key in distinct where !place(key, TableHash.range(key.hash, lineCount)) { second.append(key) }
+        // First lines for all, then the other lines for the keys that did not fit, marking
+        // every full line a key passed: a lookup goes on past a line only when it is marked.
+        var waiting: [Key] = []
+        for key in distinct where !place(key, TableHash.range(key.hash, lineCount)) { waiting.append(key) }
         var overflowKeys: [Key] = []
-        for key in second {
-            let first = TableHash.range(key.hash, lineCount)
-            spilled[first >> 6] |= 1 << (first & 63)
-            if place(key, TableHash.secondLine(key.hash, lineCount)) { secondLineCount += 1 } else { overflowKeys.append(key) }
+        for key in waiting {
+            var line = TableHash.range(key.hash, lineCount)
+            var placed = false
+            for attempt in 1..<StringTableStorage.lineAttempts {
+                spilled[line >> 6] |= 1 << (line & 63)
+                line = TableHash.line(key.hash, attempt: attempt, lineCount)
+                if place(key, line) {
+                    placed = true
+                    break
+                }
+            }
+            if placed {
+                displacedCount += 1
+            } else {
+                spilled[line >> 6] |= 1 << (line & 63)
+                overflowKeys.append(key)
+            }
         }
         appendOverflow(overflowKeys, all)
     }

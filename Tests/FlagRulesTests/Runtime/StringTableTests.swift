@@ -42,12 +42,13 @@ import Testing
     }
 
     /// Keys of at most 7 bytes take 8-byte slots; longer keys, even with the same first
-    /// bytes, are never found in such a table, and one longer key keeps 16-byte slots.
+    /// bytes, are never found in such a table. One key of 8 to 15 bytes makes the slots 16
+    /// bytes, and one longer key a perfect hash.
     @Test(arguments: [9, 1_000, 20_000])
     func tablesOfShortKeysHaveNarrowSlots(_ count: Int) {
         let strings = (0..<count).map { String($0 * 7919 % 10_000_000, radix: 36) } + ["", "\u{0}", "é"]
         let table = StringTable(strings)
-        #expect(table.isNarrow)
+        #expect(table.layout == .narrowLines)
         for (i, s) in strings.enumerated() where table.index(of: s) != i { Issue.record("\(s) not at \(i)"); break }
         for s in strings.prefix(200) {
             for longer in [s + "\u{0}", s + "x", s + "1234567", s + "123456789abcdef", s + String(repeating: "y", count: 20)]
@@ -56,57 +57,68 @@ import Testing
             }
         }
         #expect(!table.contains("\u{0}\u{0}"))
-        #expect(!StringTable(strings + ["8 bytes!"]).isNarrow)
-        #expect(!StringTable(Array(strings.prefix(8))).isNarrow)  // scanned
+        #expect(StringTable(strings + ["8 bytes!"]).layout == .wideLines)
+        #expect(StringTable(strings + ["fifteen bytes!!"]).layout == .wideLines)
+        #expect(StringTable(strings + ["sixteen bytes!!!"]).layout == .perfectHash)
+        #expect(StringTable(Array(strings.prefix(8))).layout == .scanned)
         let overflowing = StringTable(strings, pilotLimit: 0)
-        #expect(overflowing.isNarrow && overflowing.overflowCount == Set(strings).count)
+        #expect(overflowing.layout == .narrowLines && overflowing.overflowCount == Set(strings).count)
         for (i, s) in strings.enumerated().prefix(300) { #expect(overflowing.index(of: s) == i) }
         #expect(!overflowing.contains("12345678"))
     }
 
-    /// Short keys sit in 64-byte lines of eight, half full: a key whose first line is full
-    /// goes to a second line, and when that is full too, to the overflow list. Keys are
-    /// chosen so that twenty share one first line.
-    @Test func shortKeysSpillToASecondLineAndThenTheOverflowList() {
-        let lines = 10  // for 40 keys, four a line
+    /// Short keys sit in 64-byte lines, half full: a key whose first line is full goes
+    /// to a second line, and when that is full too, to the overflow list. Keys are chosen
+    /// so that more share one first line than it holds: twenty keys of at most 7 bytes
+    /// (eight a line), or ten of 10 to 14 bytes (four a line).
+    @Test(arguments: [true, false])
+    func shortKeysSpillToASecondLineAndThenTheOverflowList(_ narrow: Bool) {
+        let lines = narrow ? 10 : 20  // for 40 keys, four or two a line
+        func key(_ i: Int) -> String { narrow ? "k\(i)" : "wide-\(i)-key" }
         func firstLine(_ s: String) -> Int {
             var s = s
             return s.withUTF8 { TableHash.range(TableHash.inline(PackedKey(inline: $0)), lines) }
         }
-        let crowded = (0..<100_000).lazy.map { "k\($0)" }.filter { firstLine($0) == 3 }.prefix(20)
-        let others = (0..<100_000).lazy.map { "o\($0)" }.filter { firstLine($0) != 3 }.prefix(20)
+        let crowding = narrow ? 20 : 10
+        let crowded = (0..<100_000).lazy.map(key).filter { firstLine($0) == 3 }.prefix(crowding)
+        let others = (0..<100_000).lazy.map { "o\($0)" + (narrow ? "" : "-padding") }.filter { firstLine($0) != 3 }.prefix(40 - crowding)
         let strings = Array(crowded) + Array(others)
         let table = StringTable(strings)
-        #expect(table.isNarrow && !table.hasMissFilter)
-        #expect(table.secondLineCount + table.overflowCount >= 12)
-        #expect(table.secondLineCount > 0)
+        #expect(table.layout == (narrow ? .narrowLines : .wideLines) && !table.hasMissFilter)
+        #expect(table.displacedCount + table.overflowCount >= crowding - (narrow ? 8 : 4))
+        #expect(table.displacedCount > 0)
         for (i, s) in strings.enumerated() { #expect(table.index(of: s) == i, "\(s)") }
-        let misses = (0..<100_000).lazy.map { "k\($0)" }.filter { firstLine($0) == 3 }.dropFirst(20).prefix(50)
+        let misses = (0..<100_000).lazy.map(key).filter { firstLine($0) == 3 }.dropFirst(crowding).prefix(50)
         for s in misses { #expect(!table.contains(s), "\(s)") }
-        #expect(!table.contains("k"))
+        #expect(!table.contains("k") && !table.contains("wide--key"))
     }
 
-    /// The benchmark's list: 100,000 short keys in lines, behind a miss filter; each found
-    /// at its position, those in second lines and the overflow list too, and none of
-    /// 100,000 others.
-    @Test func aHundredThousandShortKeysInLines() {
-        let strings = (0..<100_000).map { "c\($0)" }
+    /// Lists like the benchmark's: 100,000 short keys in lines (of at most 7 bytes, or of
+    /// 11 like user ids), behind a miss filter; each found at its position, those in
+    /// second lines and the overflow list too, and none of 100,000 others.
+    @Test(arguments: [true, false])
+    func aHundredThousandShortKeysInLines(_ narrow: Bool) {
+        func key(_ i: Int) -> String { narrow ? "c\(i)" : "user-\(100_000 + i)" }
+        let strings = (0..<100_000).map(key)
         let table = StringTable(strings)
-        #expect(table.isNarrow && table.hasMissFilter)
-        #expect(table.secondLineCount > 0 && table.secondLineCount < 2_000, "\(table.secondLineCount) keys in second lines")
-        #expect(table.overflowCount < 100, "\(table.overflowCount) keys in the overflow list")
+        #expect(table.layout == (narrow ? .narrowLines : .wideLines) && table.hasMissFilter)
+        #expect(table.displacedCount > 0 && table.displacedCount < (narrow ? 3_000 : 6_000), "\(table.displacedCount) keys displaced")
+        #expect(table.overflowCount < 50, "\(table.overflowCount) keys in the overflow list")
         for (i, s) in strings.enumerated() where table.index(of: s) != i { Issue.record("\(s) not at \(i)"); break }
-        for i in 100_000..<200_000 where table.contains("c\(i)") { Issue.record("c\(i) found"); break }
-        let admitted = (100_000..<200_000).filter { table.missFilterAdmits("c\($0)") }.count
+        for i in 100_000..<200_000 where table.contains(key(i)) { Issue.record("\(key(i)) found"); break }
+        let admitted = (100_000..<200_000).filter { table.missFilterAdmits(key($0)) }.count
         #expect(admitted < 5_000, "\(admitted) of 100,000 misses passed the filter")
     }
 
     /// Keys of every length around the inline limit (15 bytes) and the word boundaries, and
     /// near misses that differ from a key in one byte, in the length, or by a NUL.
-    @Test func everyKeyLengthAndItsNearMisses() {
+    /// (Up to 15 bytes, the table is in lines of 16-byte slots; up to 40, a perfect hash.)
+    @Test(arguments: [15, 40])
+    func everyKeyLengthAndItsNearMisses(_ longest: Int) {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ".utf8)
-        let keys = (0...40).map { String(decoding: alphabet.prefix($0), as: UTF8.self) }
+        let keys = (0...longest).map { String(decoding: alphabet.prefix($0), as: UTF8.self) }
         let table = StringTable(keys)
+        #expect(table.layout == (longest <= 15 ? .wideLines : .perfectHash))
         for (i, key) in keys.enumerated() {
             #expect(table.index(of: key) == i)
             var bytes = Array(key.utf8)
@@ -168,11 +180,12 @@ import Testing
         }
     }
 
-    /// The same against lists of short strings only (at most 7 bytes: lines of 8-byte
-    /// slots); the larger lists have keys in second lines and the overflow list, and the
-    /// largest (about 21,000 distinct strings) a miss filter.
-    @Test(arguments: 0..<8)
+    /// The same against lists of short strings only (at most 7 bytes for seeds 0-7: lines
+    /// of 8-byte slots; at most 15 for 8-15: lines of 16-byte slots); the larger lists have
+    /// keys in second lines and the overflow list, and the largest a miss filter.
+    @Test(arguments: 0..<16)
     func shortKeysAgreeWithADictionary(_ seed: Int) {
+        let longest = seed < 8 ? 7 : 15
         var state = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 7
         func next(_ n: Int) -> Int {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -181,17 +194,17 @@ import Testing
         let pieces = ["a", "b", "c", "d", "e", "f", "g", "é", "€", "😀", "0", "1", "2", "-", " ", "\u{0}"]
         func randomString() -> String {
             var s = ""
-            for _ in 0..<next(8) {
+            for _ in 0..<next(longest + 1) {
                 let piece = pieces[next(pieces.count)]
-                if s.utf8.count + piece.utf8.count <= 7 { s += piece }
+                if s.utf8.count + piece.utf8.count <= longest { s += piece }
             }
             return s
         }
-        let strings = (0..<[9, 40, 700, 3_000, 20_000, 9, 200, 40_000][seed]).map { _ in randomString() }
+        let strings = (0..<[9, 40, 700, 3_000, 20_000, 9, 200, 40_000][seed % 8]).map { _ in randomString() }
         var first: [[UInt8]: Int] = [:]
         for (i, s) in strings.enumerated() where first[Array(s.utf8)] == nil { first[Array(s.utf8)] = i }
         let table = StringTable(strings)
-        #expect(table.isNarrow)
+        #expect(table.layout == (first.keys.contains { $0.count > 7 } ? .wideLines : .narrowLines))
         #expect(table.hasMissFilter == (first.count >= StringTableStorage.filterMinimum))
         for s in strings where table.index(of: s) != first[Array(s.utf8)] { Issue.record("\(s.debugDescription)"); break }
         for _ in 0..<2_000 {
