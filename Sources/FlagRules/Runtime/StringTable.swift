@@ -13,32 +13,27 @@ import CFlagRules
 ///
 /// - Tables of up to eight strings (enum cases, most `in` lists) skip hashing: a lookup
 ///   compares the packed key with each slot.
-/// - When every key has at most 15 bytes (country codes, short ids), slots come in lines
-///   of one cache line each, about half full: eight 8-byte slots when every key has at most
-///   7 bytes, else four 16-byte ones, keys inline. A key sits in the line its hash picks,
+/// - Larger tables keep their slots in lines of one cache line each, about half full:
+///   eight 8-byte slots when every key has at most 7 bytes (country codes, short ids),
+///   else four 16-byte ones, which hold a key of up to 15 bytes inline, or a longer key's
+///   length, a fingerprint and where its bytes are. A key sits in the line its hash picks,
 ///   or when that was full in one of the next lines it tries (a full line passed is
 ///   marked), or when those were full too, in the overflow list. A lookup reads one line,
-///   compared as vectors, with no branch on which slot matched.
-/// - Otherwise (some key is longer) the table is a perfect hash built once (after PTHash):
-///   keys are hashed into buckets of about four, and each bucket gets the first *pilot*
-///   that sends all its keys to free slots. A lookup reads one pilot (half a byte per key,
-///   so they stay in cache) and one 16-byte slot, which holds keys of up to 15 bytes
-///   inline, and for a longer key its length, a fingerprint and where its bytes are.
+///   compared as vectors, with no branch on which slot matched (and a long key's bytes).
 ///
-/// Tables of 16,384 strings and more, whose slots outgrow the core's cache, also have a
+/// Tables of 16,384 strings and more, whose lines outgrow the core's cache, also have a
 /// miss filter (a blocked Bloom filter of eight bits a string) that answers about 96% of
-/// misses without reading a slot; a lookup in lines starts loading its line while it reads
-/// the filter. Keys that find no place (only crafted hash collisions, and a few keys in
-/// lines) are kept in a sorted overflow list and found by binary search.
+/// misses without reading a line, and a lookup starts loading its line while it reads the
+/// filter. The overflow list is sorted and searched by binary search, so crafted hash
+/// collisions cost a little time and no more.
 struct StringTable: Sendable {
     private let storage: StringTableStorage
 
     /// The table of `strings`; a string listed twice keeps its first position.
-    init(_ strings: [String]) { storage = StringTableStorage(strings, pilotLimit: StringTableStorage.pilotLimit) }
+    init(_ strings: [String]) { storage = StringTableStorage(strings, everyKeyInOverflow: false) }
 
-    /// A table whose buckets try at most `pilotLimit` pilots (tests use 0 to put every key
-    /// in the overflow list).
-    init(_ strings: [String], pilotLimit: Int) { storage = StringTableStorage(strings, pilotLimit: pilotLimit) }
+    /// A table whose keys all go to the overflow list, when `everyKeyInOverflow` (for tests).
+    init(_ strings: [String], everyKeyInOverflow: Bool) { storage = StringTableStorage(strings, everyKeyInOverflow: everyKeyInOverflow) }
 
     /// The number of strings, duplicates included.
     var count: Int { storage.count }
@@ -59,11 +54,9 @@ struct StringTable: Sendable {
         case scanned
         /// Every key at most 7 bytes: 8-byte slots, eight to a cache line.
         case narrowLines
-        /// Every key at most 15 bytes: 16-byte slots, four to a cache line.
+        /// Some key longer: 16-byte slots, four to a cache line (keys longer than 15 bytes
+        /// by their length, fingerprint and the offset of their bytes).
         case wideLines
-        /// Some key longer than 15 bytes: a perfect hash of 16-byte slots, long keys'
-        /// bytes kept apart.
-        case perfectHash
     }
 
     /// Whether the table has a miss filter (tables of at least
@@ -157,7 +150,7 @@ struct PackedKey: Equatable {
 /// Hashing for the table: a multiply-fold (as in wyhash) over the key's 8-byte words. For
 /// inline keys the constants each have a 0xFF byte, which UTF-8 never holds, so no key
 /// makes a factor zero. A crafted collision costs only speed: colliding keys that find no
-/// pilot go to the overflow list.
+/// room in their lines go to the overflow list.
 enum TableHash {
     @inline(__always)
     static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
@@ -201,17 +194,11 @@ enum TableHash {
         return (range(h, words), mask)
     }
 
-    /// The line a short key tries after its first line, `range(h, lines)`, and then
+    /// The line a key tries after its first line, `range(h, lines)`, and then
     /// `attempt - 1` others, were full.
     @inline(__always)
     static func line(_ h: UInt64, attempt: Int, _ lines: Int) -> Int {
         range(fold(h ^ (UInt64(truncatingIfNeeded: attempt) &* 0x2D35_8DCC_AA6C_78A5), 0x8BB8_4B93_962E_ACC9), lines)
-    }
-
-    /// The slot of a key with hash `h` in a table of `m` slots, for its bucket's pilot.
-    @inline(__always)
-    static func slot(_ h: UInt64, pilot: UInt16, _ m: Int) -> Int {
-        range(fold(h ^ ((UInt64(pilot) &+ 1) &* 0xD6E8_FEB8_6659_FD93), 0x9E37_79B9_7F4A_7C15), m)
     }
 }
 
@@ -229,22 +216,22 @@ struct OverflowRecord {
     var position: UInt32
 }
 
-/// The table's memory, allocated once and never mutated: slots, each slot's position,
-/// the overflow list, the pilots and the bytes of long keys, in one block (on huge pages
-/// when it is large, so that lookups do not miss the TLB).
+/// The table's memory, allocated once and never mutated: slots (or lines of slots), each
+/// slot's position, the overflow list, the miss filter and the bytes of long keys, in one
+/// block (on huge pages when it is large, so that lookups do not miss the TLB).
 final class StringTableStorage: @unchecked Sendable {
     let count: Int
     let overflowCount: Int
     private let slotCount: Int
-    private let bucketCount: Int
     private let block: UnsafeMutableRawPointer
     private let alignedOnHugePages: Bool
+    /// The slots of a scanned table.
     private let slots: UnsafeMutablePointer<PackedKey>
-    /// The number of 64-byte lines (zero unless every key has at most 15 bytes and the
-    /// table is not scanned).
+    /// The number of 64-byte lines (zero when the table is scanned).
     private let lineCount: Int
     /// Whether the lines hold eight 8-byte slots (a key of at most 7 bytes with its length
-    /// in the top byte, 0xFF there for an empty slot), not four `PackedKey`s.
+    /// in the top byte, 0xFF there for an empty slot), not four `PackedKey`s (a key of up
+    /// to 15 bytes inline, or a longer key's length, fingerprint and bytes' offset).
     private let narrow: Bool
     /// The lines, eight words each, on cache lines.
     private let lines: UnsafeMutablePointer<UInt64>
@@ -257,40 +244,30 @@ final class StringTableStorage: @unchecked Sendable {
     private let filter: UnsafeMutablePointer<UInt64>
     private let positions: UnsafeMutablePointer<UInt32>
     private let overflow: UnsafeMutablePointer<OverflowRecord>
-    private let pilots: UnsafeMutablePointer<UInt16>
     private let bytes: UnsafeMutablePointer<UInt8>
 
-    /// A pilot that means "this bucket's keys are in the overflow list".
-    static let overflowPilot: UInt16 = .max
-    /// Pilots tried per bucket while the build's budget lasts, and after.
-    static let pilotLimit = 1_024, pilotLimitAfterBudget = 8
-    /// Tables of at most this many slots are scanned for short keys: comparing a few packed
-    /// keys costs less than hashing.
+    /// Tables of at most this many strings are scanned: comparing a few packed keys costs
+    /// less than hashing.
     static let scanLimit = 8
-    /// Buckets larger than this (only crafted hashes make them) go to the overflow list.
-    static let largestBucket = 64
     /// Tables of at least this many distinct keys get a miss filter: their slots outgrow
     /// the core's cache, and the filter (each key sets four bits of one 64-bit word)
     /// answers most misses without reading a slot.
     static let filterMinimum = 16_384
     /// The filter's size: bits per distinct key.
     static let filterBitsPerKey = 8
-    /// Keys a line in a table in lines: half full (lines of eight 8-byte slots, or four
-    /// 16-byte ones).
+    /// Keys a line: half full (lines of eight 8-byte slots, or four 16-byte ones).
     static let narrowKeysPerLine = 4, wideKeysPerLine = 2
-    /// Lines a key of a table in lines may try (its first included) before the overflow
-    /// list.
+    /// Lines a key may try (its first included) before the overflow list.
     static let lineAttempts = 4
 
     var layout: StringTable.Layout {
-        lineCount > 0 ? (narrow ? .narrowLines : .wideLines) : bucketCount > 0 ? .perfectHash : .scanned
+        lineCount == 0 ? .scanned : narrow ? .narrowLines : .wideLines
     }
 
-    init(_ strings: [String], pilotLimit: Int) {
+    init(_ strings: [String], everyKeyInOverflow: Bool) {
         count = strings.count
-        let build = TableBuild(strings, pilotLimit: pilotLimit)
+        let build = TableBuild(strings, everyKeyInOverflow: everyKeyInOverflow)
         slotCount = build.slotCount
-        bucketCount = build.bucketCount
         overflowCount = build.overflow.count
         filterWords = build.filter.count
         lineCount = build.lineCount
@@ -302,8 +279,7 @@ final class StringTableStorage: @unchecked Sendable {
         let filterBytes = filterWords * 8
         let positionBytes = slotCount * 4
         let overflowBytes = overflowCount * MemoryLayout<OverflowRecord>.stride
-        let pilotBytes = bucketCount * 2
-        let size = max(slotBytes + spilledBytes + filterBytes + positionBytes + overflowBytes + pilotBytes + build.tailBytes.count, 16)
+        let size = max(slotBytes + spilledBytes + filterBytes + positionBytes + overflowBytes + build.tailBytes.count, 16)
         (block, alignedOnHugePages) = Self.allocate(size)
         var next = block
         func carve<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
@@ -317,7 +293,6 @@ final class StringTableStorage: @unchecked Sendable {
         filter = carve(UInt64.self, filterWords)
         positions = carve(UInt32.self, slotCount)
         overflow = carve(OverflowRecord.self, overflowCount)
-        pilots = carve(UInt16.self, bucketCount)
         bytes = carve(UInt8.self, build.tailBytes.count)
         slots.initialize(from: build.slots, count: build.slots.count)
         lines.initialize(from: build.lineWords, count: build.lineWords.count)
@@ -325,7 +300,6 @@ final class StringTableStorage: @unchecked Sendable {
         filter.initialize(from: build.filter, count: filterWords)
         positions.initialize(from: build.positions, count: slotCount)
         overflow.initialize(from: build.overflow, count: overflowCount)
-        pilots.initialize(from: build.pilots, count: bucketCount)
         bytes.initialize(from: build.tailBytes, count: build.tailBytes.count)
     }
 
@@ -366,43 +340,36 @@ final class StringTableStorage: @unchecked Sendable {
         guard slotCount > 0 else { return .none }
         if key.count <= 15 {
             let packed = PackedKey(inline: key)
-            if slotCount <= Self.scanLimit {
+            if lineCount == 0 {
                 for s in 0..<slotCount where slots[s] == packed { return .slot(s) }
                 return overflowCount == 0 ? .none : findInOverflow(key)
             }
-            let h = TableHash.inline(packed)
-            if lineCount > 0 {
-                if narrow && key.count > 7 { return .none }
-                let line = TableHash.range(h, lineCount)
-                // The line starts loading now, while the filter is read: a hit then waits
-                // for one memory read, not two in turn (the filter's, then the line's).
-                let words = flagrules_prefetch(lines + line &* 8)
-                guard mayContain(h) else { return .none }
-                if let s = slot(of: packed, in: words, line) { return .slot(s) }
-                return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInSecondLine(packed, h, key)
-            }
-            guard mayContain(h) else { return .none }
-            let pilot = pilots[TableHash.range(h, bucketCount)]
-            if pilot == Self.overflowPilot { return findInOverflow(key) }
-            let s = TableHash.slot(h, pilot: pilot, slotCount)
-            return slots[s] == packed ? .slot(s) : .none
+            if narrow && key.count > 7 { return .none }
+            return findInLines(packed, TableHash.inline(packed), key)
         }
-        if slotCount <= Self.scanLimit {
+        if lineCount == 0 {
             let high = PackedKey.longHigh(key.count)
-            for s in 0..<slotCount where slots[s].high == high && isKey(key, at: s) { return .slot(s) }
+            for s in 0..<slotCount where slots[s].high == high && isKey(key, at: slots[s].low) { return .slot(s) }
             return overflowCount == 0 ? .none : findInOverflow(key)
         }
-        if lineCount > 0 { return .none }
+        if narrow { return .none }
+        // A long key's slot holds its length, and a fingerprint (the hash's low half) beside
+        // the offset of its bytes: the compare masks the offset out.
         let h = TableHash.long(key)
+        return findInLines(PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count)), h, key)
+    }
+
+    /// The key packed as `probe`, with hash `h`, in its first line, then if that line was
+    /// full the next lines it tried, then the overflow list.
+    @inline(__always)
+    private func findInLines(_ probe: PackedKey, _ h: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+        let line = TableHash.range(h, lineCount)
+        // The line starts loading now, while the filter is read: a hit then waits for one
+        // memory read, not two in turn (the filter's, then the line's).
+        let words = flagrules_prefetch(lines + line &* 8)
         guard mayContain(h) else { return .none }
-        let pilot = pilots[TableHash.range(h, bucketCount)]
-        if pilot == Self.overflowPilot { return findInOverflow(key) }
-        let s = TableHash.slot(h, pilot: pilot, slotCount)
-        let stored = slots[s]
-        guard stored.high == PackedKey.longHigh(key.count), UInt32(truncatingIfNeeded: stored.low >> 32) == UInt32(truncatingIfNeeded: h),
-              isKey(key, at: s)
-        else { return .none }
-        return .slot(s)
+        if let s = slot(of: probe, key, in: words, line) { return .slot(s) }
+        return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(probe, h, key)
     }
 
     /// False when the miss filter proves the key with hash `h` absent. The filter holds
@@ -415,35 +382,45 @@ final class StringTableStorage: @unchecked Sendable {
         return filter[word] & mask == mask
     }
 
-    /// The slot holding `key` in line number `line`, whose words are at `words` (a line
-    /// holds a key at most once), compared as vectors, with no branch on which slot
-    /// matched.
+    /// The slot holding the key packed as `probe` in line number `line`, whose words are
+    /// at `words` (a line holds a key at most once), compared as vectors, with no branch on
+    /// which slot matched.
     @inline(__always)
-    private func slot(of key: PackedKey, in words: UnsafePointer<UInt64>?, _ line: Int) -> Int? {
+    private func slot(of probe: PackedKey, _ key: UnsafeBufferPointer<UInt8>, in words: UnsafePointer<UInt64>?, _ line: Int) -> Int? {
         if narrow {
-            let i = Int(flagrules_line_index(words, key.low | key.high))
+            let i = Int(flagrules_line_index(words, probe.low | probe.high))
             return i < 8 ? line &* 8 &+ i : nil
         }
-        let i = Int(flagrules_wide_line_index(words, key.low, key.high))
-        return i < 4 ? line &* 4 &+ i : nil
+        if key.count <= 15 {
+            let i = Int(flagrules_wide_line_index(words, probe.low, probe.high))
+            return i < 4 ? line &* 4 &+ i : nil
+        }
+        // Slots of the same length and fingerprint (almost always one), then their bytes.
+        var candidates = UInt32(flagrules_wide_line_matches(words, probe.low, probe.high, 0xFFFF_FFFF_0000_0000))
+        while candidates != 0 {
+            let s = line &* 4 &+ candidates.trailingZeroBitCount
+            if isKey(key, at: lines[2 &* s]) { return s }
+            candidates &= candidates &- 1
+        }
+        return nil
     }
 
-    /// A short key whose first line spilled: the lines it tried next, in turn, while each
-    /// spilled too, and then the overflow list.
-    @inline(__always)
-    private func findInSecondLine(_ key: PackedKey, _ h: UInt64, _ bytes: UnsafeBufferPointer<UInt8>) -> TableHit {
+    /// A key whose first line was full: the lines it tried next, in turn, while each was
+    /// full too, and then the overflow list.
+    private func findInLaterLines(_ probe: PackedKey, _ h: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> TableHit {
         for attempt in 1..<Self.lineAttempts {
             let line = TableHash.line(h, attempt: attempt, lineCount)
-            if let s = slot(of: key, in: lines + line &* 8, line) { return .slot(s) }
+            if let s = slot(of: probe, key, in: lines + line &* 8, line) { return .slot(s) }
             if spilled[line >> 6] & 1 << (line & 63) == 0 { return .none }
         }
-        return overflowCount == 0 ? .none : findInOverflow(bytes)
+        return overflowCount == 0 ? .none : findInOverflow(key)
     }
 
-    /// Whether the long key in slot `s` has the bytes of `key` (its length already matched).
+    /// Whether the long key whose slot's low word is `low` (the offset of its bytes in its
+    /// low half) has the bytes of `key` (its length already matched).
     @inline(__always)
-    private func isKey(_ key: UnsafeBufferPointer<UInt8>, at s: Int) -> Bool {
-        StringTable.equal(key, UnsafeBufferPointer(start: bytes + Int(truncatingIfNeeded: slots[s].low & 0xFFFF_FFFF), count: key.count))
+    private func isKey(_ key: UnsafeBufferPointer<UInt8>, at low: UInt64) -> Bool {
+        StringTable.equal(key, UnsafeBufferPointer(start: bytes + Int(truncatingIfNeeded: low & 0xFFFF_FFFF), count: key.count))
     }
 
     private func findInOverflow(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
@@ -459,13 +436,14 @@ final class StringTableStorage: @unchecked Sendable {
     }
 }
 
-/// Builds a table's contents: distinct keys in hash order, buckets placed largest first.
+/// Builds a table's contents: scanned slots in list order, or distinct keys in hash order
+/// placed in lines.
 struct TableBuild {
     var slotCount = 0
-    var bucketCount = 0
+    /// The slots of a scanned table.
     var slots: [PackedKey] = []
-    /// The lines of a table of keys of at most 15 bytes, in place of `slots`: eight words
-    /// each, as eight 8-byte slots (`narrow`) or four `PackedKey`s.
+    /// The lines of a hashed table: eight words each, as eight 8-byte slots (`narrow`) or
+    /// four `PackedKey`s.
     var lineWords: [UInt64] = []
     var lineCount = 0
     var narrow = false
@@ -473,7 +451,6 @@ struct TableBuild {
     var spilled: [UInt64] = []
     var displacedCount = 0
     var positions: [UInt32] = []
-    var pilots: [UInt16] = []
     var overflow: [OverflowRecord] = []
     /// The miss filter's words (empty for tables under `StringTableStorage.filterMinimum`).
     var filter: [UInt64] = []
@@ -498,7 +475,7 @@ struct TableBuild {
         return a.count < b.count ? -1 : a.count == b.count ? 0 : 1
     }
 
-    init(_ strings: [String], pilotLimit: Int) {
+    init(_ strings: [String], everyKeyInOverflow: Bool) {
         if strings.count <= StringTableStorage.scanLimit {
             scan(strings)
             return
@@ -513,7 +490,7 @@ struct TableBuild {
             let hash = all.withUnsafeBufferPointer { TableHash.of(UnsafeBufferPointer(rebasing: $0[offset...])) }
             keys.append(Key(hash: hash, position: UInt32(truncatingIfNeeded: i), offset: offset, length: all.count - offset))
         }
-        all.withUnsafeBufferPointer { all in build(&keys, all, pilotLimit: pilotLimit) }
+        all.withUnsafeBufferPointer { all in build(&keys, all, everyKeyInOverflow: everyKeyInOverflow) }
     }
 
     /// Appends a long key's bytes to the tail and returns its slot: offset, fingerprint and
@@ -524,7 +501,7 @@ struct TableBuild {
         return PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: hash)) << 32, high: PackedKey.longHigh(key.count))
     }
 
-    /// A table small enough to be scanned: distinct keys in list order, no pilots.
+    /// A table small enough to be scanned: distinct keys in list order, no hashing.
     private mutating func scan(_ strings: [String]) {
         for (position, string) in strings.enumerated() {
             var string = string
@@ -549,7 +526,7 @@ struct TableBuild {
         slotCount = slots.count
     }
 
-    private mutating func build(_ keys: inout [Key], _ all: UnsafeBufferPointer<UInt8>, pilotLimit: Int) {
+    private mutating func build(_ keys: inout [Key], _ all: UnsafeBufferPointer<UInt8>, everyKeyInOverflow: Bool) {
         func bytes(_ k: Key) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: all[k.offset..<k.offset + k.length]) }
 
         // Distinct keys in hash order; keys sharing a whole hash are ordered by bytes, and
@@ -557,111 +534,42 @@ struct TableBuild {
         keys.sort { $0.hash != $1.hash ? $0.hash < $1.hash : $0.position < $1.position }
         var distinct: [Key] = []
         distinct.reserveCapacity(keys.count)
-        var sharesHash: [Bool] = []
         var start = 0
         while start < keys.count {
             var end = start + 1
             while end < keys.count, keys[end].hash == keys[start].hash { end += 1 }
             if end - start == 1 {
                 distinct.append(keys[start])
-                sharesHash.append(false)
             } else {
                 let run = keys[start..<end].sorted {
                     let order = Self.compare(bytes($0), bytes($1))
                     return order != 0 ? order < 0 : $0.position < $1.position
                 }
-                var kept: [Key] = []
-                for k in run where kept.last.map({ Self.compare(bytes($0), bytes(k)) != 0 }) ?? true { kept.append(k) }
-                distinct.append(contentsOf: kept)
-                sharesHash.append(contentsOf: Array(repeating: kept.count > 1, count: kept.count))
+                for k in run where distinct.last.map({ $0.hash != k.hash || Self.compare(bytes($0), bytes(k)) != 0 }) ?? true {
+                    distinct.append(k)
+                }
             }
             start = end
         }
 
-        let n = distinct.count
-        guard n > 0 else { return }
-        if n >= StringTableStorage.filterMinimum {
-            filter = Array(repeating: 0, count: (n * StringTableStorage.filterBitsPerKey + 63) / 64)
+        if distinct.count >= StringTableStorage.filterMinimum {
+            filter = Array(repeating: 0, count: (distinct.count * StringTableStorage.filterBitsPerKey + 63) / 64)
             for key in distinct {
                 let (word, mask) = TableHash.filter(key.hash, filter.count)
                 filter[word] |= mask
             }
         }
-        if distinct.allSatisfy({ $0.length <= 15 }) {
-            buildLines(distinct, all, narrow: distinct.allSatisfy { $0.length <= 7 }, pilotLimit: pilotLimit)
-            return
-        }
-        slotCount = n + n / 4 + 1
-        bucketCount = (n + 3) / 4
-        slots = Array(repeating: .empty, count: slotCount)
-        positions = Array(repeating: 0, count: slotCount)
-        pilots = Array(repeating: 0, count: bucketCount)
-
-        // Buckets are runs of the hash order (the bucket is the hash's high bits).
-        var ranges: [Range<Int>] = []
-        start = 0
-        while start < n {
-            let bucket = TableHash.range(distinct[start].hash, bucketCount)
-            var end = start + 1
-            while end < n, TableHash.range(distinct[end].hash, bucketCount) == bucket { end += 1 }
-            ranges.append(start..<end)
-            start = end
-        }
-        ranges.sort { $0.count != $1.count ? $0.count > $1.count : $0.lowerBound < $1.lowerBound }
-
-        var taken = [Bool](repeating: false, count: slotCount)
-        var budget = 256 * n + 65_536
-        var chosen: [Int] = []
-        var overflowKeys: [Key] = []
-        for range in ranges {
-            let bucket = TableHash.range(distinct[range.lowerBound].hash, bucketCount)
-            var placed = false
-            if range.count <= StringTableStorage.largestBucket, !range.contains(where: { sharesHash[$0] }) {
-                let limit = min(pilotLimit, budget > 0 ? StringTableStorage.pilotLimit : StringTableStorage.pilotLimitAfterBudget)
-                for pilot in 0..<UInt16(limit) {
-                    chosen.removeAll(keepingCapacity: true)
-                    for i in range {
-                        budget -= 1
-                        let s = TableHash.slot(distinct[i].hash, pilot: pilot, slotCount)
-                        if taken[s] { break }
-                        taken[s] = true
-                        chosen.append(s)
-                    }
-                    if chosen.count == range.count {
-                        pilots[bucket] = pilot
-                        placed = true
-                        break
-                    }
-                    for s in chosen { taken[s] = false }
-                }
-            }
-            guard placed else {
-                pilots[bucket] = StringTableStorage.overflowPilot
-                overflowKeys.append(contentsOf: distinct[range])
-                continue
-            }
-            for (i, s) in zip(range, chosen) {
-                let key = distinct[i]
-                positions[s] = key.position
-                if key.length <= 15 {
-                    slots[s] = PackedKey(inline: bytes(key))
-                } else {
-                    slots[s] = appendLongKey(bytes(key), hash: key.hash)
-                }
-            }
-        }
-
-        appendOverflow(overflowKeys, all)
+        buildLines(distinct, all, everyKeyInOverflow: everyKeyInOverflow)
     }
 
-    /// Every key at most 15 bytes: slots in lines of one cache line each, eight of one word
-    /// when every key has at most 7 bytes (the key, its length on top), else four
-    /// `PackedKey`s. A key goes to the line its hash picks, or when that is full to up to
-    /// three more lines in turn (each full line passed is marked), and when all are full
-    /// (about one key in 10,000 with 16-byte slots, fewer with 8-byte ones, or crafted
-    /// collisions) to the overflow list. Lines are about
-    /// half full, so that few keys go on. A `pilotLimit` of 0 fills no line.
-    private mutating func buildLines(_ distinct: [Key], _ all: UnsafeBufferPointer<UInt8>, narrow: Bool, pilotLimit: Int) {
+    /// Slots in lines of one cache line each: eight of one word when every key has at most
+    /// 7 bytes (the key, its length on top), else four `PackedKey`s. A key goes to the line
+    /// its hash picks, or when that is full to up to three more lines in turn (each full
+    /// line passed is marked), and when all are full (about one key in 10,000 with 16-byte
+    /// slots, fewer with 8-byte ones, or crafted collisions) to the overflow list. Lines
+    /// are about half full, so that few keys go on.
+    private mutating func buildLines(_ distinct: [Key], _ all: UnsafeBufferPointer<UInt8>, everyKeyInOverflow: Bool) {
+        let narrow = distinct.allSatisfy { $0.length <= 7 }
         self.narrow = narrow
         let slotsPerLine = narrow ? 8 : 4, keysPerLine = narrow ? StringTableStorage.narrowKeysPerLine : StringTableStorage.wideKeysPerLine
         lineCount = max(3, (distinct.count + keysPerLine - 1) / keysPerLine)
@@ -673,12 +581,13 @@ struct TableBuild {
         positions = Array(repeating: 0, count: slotCount)
         spilled = Array(repeating: 0, count: (lineCount + 63) / 64)
         var used = [UInt8](repeating: 0, count: lineCount)
-        let capacity = pilotLimit == 0 ? 0 : slotsPerLine
+        let capacity = everyKeyInOverflow ? 0 : slotsPerLine
         func place(_ key: Key, _ line: Int) -> Bool {
             guard used[line] < capacity else { return false }
             let s = line * slotsPerLine + Int(used[line])
             used[line] += 1
-            let packed = PackedKey(inline: UnsafeBufferPointer(rebasing: all[key.offset..<key.offset + key.length]))
+            let bytes = UnsafeBufferPointer(rebasing: all[key.offset..<key.offset + key.length])
+            let packed = key.length <= 15 ? PackedKey(inline: bytes) : appendLongKey(bytes, hash: key.hash)
             if narrow {
                 lineWords[s] = packed.low | packed.high
             } else {
