@@ -345,27 +345,30 @@ final class StringTableStorage: @unchecked Sendable {
                 return overflowCount == 0 ? .none : findInOverflow(key)
             }
             if narrow && key.count > 7 { return .none }
-            return findInLines(packed, TableHash.inline(packed), key)
+            let h = TableHash.inline(packed)
+            let line = TableHash.range(h, lineCount)
+            // The line starts loading now, while the filter is read: a hit then waits for
+            // one memory read, not two in turn (the filter's, then the line's).
+            let words = flagrules_prefetch(lines + line &* 8)
+            guard mayContain(h) else { return .none }
+            if let s = slot(of: packed, key, in: words, line) { return .slot(s) }
+            return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(packed, h, key)
         }
         if lineCount == 0 {
             let high = PackedKey.longHigh(key.count)
             for s in 0..<slotCount where slots[s].high == high && isKey(key, at: slots[s].low) { return .slot(s) }
             return overflowCount == 0 ? .none : findInOverflow(key)
         }
-        if narrow { return .none }
-        // A long key's slot holds its length, and a fingerprint (the hash's low half) beside
-        // the offset of its bytes: the compare masks the offset out.
-        let h = TableHash.long(key)
-        return findInLines(PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count)), h, key)
+        return narrow ? .none : findLong(key)
     }
 
-    /// The key packed as `probe`, with hash `h`, in its first line, then if that line was
-    /// full the next lines it tried, then the overflow list.
-    @inline(__always)
-    private func findInLines(_ probe: PackedKey, _ h: UInt64, _ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+    /// A key longer than 15 bytes in a table of 16-byte slots: its slot holds its length,
+    /// and a fingerprint (the hash's low half) beside the offset of its bytes, which the
+    /// compare masks out.
+    private func findLong(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+        let h = TableHash.long(key)
+        let probe = PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count))
         let line = TableHash.range(h, lineCount)
-        // The line starts loading now, while the filter is read: a hit then waits for one
-        // memory read, not two in turn (the filter's, then the line's).
         let words = flagrules_prefetch(lines + line &* 8)
         guard mayContain(h) else { return .none }
         if let s = slot(of: probe, key, in: words, line) { return .slot(s) }
@@ -395,7 +398,12 @@ final class StringTableStorage: @unchecked Sendable {
             let i = Int(flagrules_wide_line_index(words, probe.low, probe.high))
             return i < 4 ? line &* 4 &+ i : nil
         }
-        // Slots of the same length and fingerprint (almost always one), then their bytes.
+        return longSlot(of: probe, key, in: words, line)
+    }
+
+    /// The slot of a long key: slots of the same length and fingerprint (almost always
+    /// one), then their bytes.
+    private func longSlot(of probe: PackedKey, _ key: UnsafeBufferPointer<UInt8>, in words: UnsafePointer<UInt64>?, _ line: Int) -> Int? {
         var candidates = UInt32(flagrules_wide_line_matches(words, probe.low, probe.high, 0xFFFF_FFFF_0000_0000))
         while candidates != 0 {
             let s = line &* 4 &+ candidates.trailingZeroBitCount

@@ -111,6 +111,34 @@ import Testing
         #expect(admitted < 5_000, "\(admitted) of 100,000 misses passed the filter")
     }
 
+    /// Two long keys of the same length whose hashes share the low half (the fingerprint a
+    /// slot keeps) and their line: a lookup compares the bytes of both candidates.
+    @Test func longKeysWithTheSameFingerprintInOneLine() {
+        let lines = 5  // for 9 keys, two a line
+        func key(_ i: Int) -> String { "long-key-\(String(100_000_000 + i))-padding" }
+        func hash(_ s: String) -> UInt64 {
+            var s = s
+            return s.withUTF8 { TableHash.long($0) }
+        }
+        var seen: [UInt32: Int] = [:]
+        var pair: (Int, Int)?
+        for i in 0..<1_000_000 where pair == nil {
+            let h = hash(key(i))
+            let fingerprint = UInt32(truncatingIfNeeded: h)
+            if let j = seen[fingerprint], TableHash.range(hash(key(j)), lines) == TableHash.range(h, lines) { pair = (j, i) }
+            seen[fingerprint] = i
+        }
+        guard let (a, b) = pair else {
+            Issue.record("no two keys share a fingerprint and a line")
+            return
+        }
+        let strings = [key(a), key(b)] + (0..<7).map { "other key number \($0)" }
+        let table = StringTable(strings)
+        #expect(table.layout == .wideLines && table.overflowCount == 0)
+        for (i, s) in strings.enumerated() { #expect(table.index(of: s) == i, "\(s)") }
+        #expect(!table.contains(key(a + b)))
+    }
+
     /// Keys of every length around the inline limit (15 bytes) and the word boundaries, and
     /// near misses that differ from a key in one byte, in the length, or by a NUL.
     /// (Keys up to 15 bytes only, or up to 40.)
