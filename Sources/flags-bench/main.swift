@@ -5,7 +5,7 @@ import MallocCounter
 // flags-bench: FlagRules' evaluation against a hand-written Swift baseline, in one process.
 //
 //   swift run -c release flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART]
-//                                    [--in-values both|hits|misses]
+//                                    [--in-values both|hits|misses] [--in-keys codes|ids|uuids]
 //
 // Every row evaluates the same rule over the same N pre-built distinct contexts; the
 // fraction of ON results must agree across rows (proof that every row ran the same rule).
@@ -18,6 +18,8 @@ struct Options {
     var only: String?
     /// Which values the `in` rows look up: members, non-members, or half of each (the default).
     var inValues = InValues.both
+    /// The shape of the strings in the `in` lists.
+    var inKeys = InKeys.codes
 
     enum InValues: String {
         case both, hits, misses
@@ -29,6 +31,31 @@ struct Options {
             case .both: 0..<(2 * size)
             case .hits: 0..<size
             case .misses: size..<(2 * size)
+            }
+        }
+    }
+
+    enum InKeys: String {
+        /// `c0`, `c1`, …: at most 7 bytes, like country or currency codes.
+        case codes
+        /// `user-100000`, …: 11 bytes, like user or account ids.
+        case ids
+        /// UUIDs in text: 36 bytes, kept apart from the table's slots.
+        case uuids
+
+        /// The `i`th string of this shape (distinct for distinct `i`).
+        func key(_ i: Int) -> String {
+            switch self {
+            case .codes: return "c\(i)"
+            case .ids: return "user-\(100_000 + i)"
+            case .uuids:
+                var g = SplitMix64(state: UInt64(i))
+                let a = g.next(), b = g.next()
+                func hex(_ x: UInt64, _ digits: Int) -> String {
+                    let s = String(x & ((1 << (4 * UInt64(digits))) - 1), radix: 16)
+                    return String(repeating: "0", count: digits - s.count) + s
+                }
+                return "\(hex(a, 8))-\(hex(a >> 32, 4))-4\(hex(a >> 48, 3))-a\(hex(b, 3))-\(hex(UInt64(i), 12))"
             }
         }
     }
@@ -54,8 +81,15 @@ struct Options {
                     exit(2)
                 }
                 inValues = values
+            case "--in-keys" where i + 1 < arguments.count:
+                i += 1
+                guard let keys = InKeys(rawValue: arguments[i]) else {
+                    FileHandle.standardError.write(Data("flags-bench: --in-keys takes codes, ids or uuids, not '\(arguments[i])'\n".utf8))
+                    exit(2)
+                }
+                inKeys = keys
             case "--help", "-h":
-                print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses]")
+                print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses] [--in-keys codes|ids|uuids]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("flags-bench: unknown argument '\(arguments[i])'\n".utf8))
@@ -361,7 +395,7 @@ for (name, rule, handWritten) in [("seed", seedRule, handWrittenSeed), ("large",
 // MARK: `in` over long literal lists
 
 func inRule(_ count: Int) -> String {
-    "flag member { enabled when country in [" + (0..<count).map { "\"c\($0)\"" }.joined(separator: ", ") + "] }\n"
+    "flag member { enabled when country in [" + (0..<count).map { "\"\(options.inKeys.key($0))\"" }.joined(separator: ", ") + "] }\n"
 }
 
 /// One list size: FlagRules' fastest path, and hand-written Swift looking the same value up
@@ -380,10 +414,10 @@ do {
     for size in sizes {
         let rules = load(schema + "\n" + inRule(size))
         guard let handle = rules.handle("member"), let slot = rules.schema?["country"]?.slot else { exit(1) }
-        // Values c0..c(size-1) are in the list, c(size)..c(2*size-1) are not.
+        // Keys 0..<size are in the list, size..<2*size are not.
         let values = options.inValues.range(size)
-        let contexts = (0..<n).map { _ in rules.prepare(["country": .string("c\(Int.random(in: values, using: &g))")]) }
-        let set = Set((0..<size).map { "c\($0)" })
+        let contexts = (0..<n).map { _ in rules.prepare(["country": .string(options.inKeys.key(Int.random(in: values, using: &g)))]) }
+        let set = Set((0..<size).map(options.inKeys.key))
         rows.append(("in over \(size) literals", { rules.isEnabled(handle, in: contexts[$0]) }))
         rows.append(("Set<String> of \(size) literals (hand-written)", {
             guard case .string(let country)? = contexts[$0][slot: slot] else { return false }
@@ -458,6 +492,7 @@ if options.json {
         }))])
     })))
     out.append(("inValues", .string(options.inValues.rawValue)))
+    out.append(("inKeys", .string(options.inKeys.rawValue)))
     out.append(("in", .array(inRows.map {
         .object([("literals", .int($0.size)), ("nsPerEvaluation", .double($0.flagRules.nanoseconds)), ("onFraction", .double($0.flagRules.onFraction)),
                  ("handWrittenSetNsPerEvaluation", .double($0.handWritten.nanoseconds))])
@@ -482,7 +517,7 @@ if options.json {
                   + f(row.allocations, 2).leftPad(14))
         }
     }
-    print("\nin over literal lists (values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path, and hand-written Set<String>.contains on the same context")
+    print("\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path, and hand-written Set<String>.contains on the same context")
     print("  " + "literals".padding(toLength: 52, withPad: " ", startingAt: 0) + "   ns/eval  vs 3    ON %   Set ns/eval  vs 3")
     for row in inRows {
         print("  " + "\(row.size)".padding(toLength: 52, withPad: " ", startingAt: 0) + f(row.flagRules.nanoseconds).leftPad(10)

@@ -37,6 +37,28 @@ import Testing
         #expect(held > 1_000_000 && peak >= held)
     }
 
+    /// The `in` rows with ids (11 bytes) and UUIDs (36 bytes) in place of short codes:
+    /// FlagRules and `Set<String>` agree, and half the values looked up are members.
+    @Test(arguments: ["ids", "uuids"])
+    func inListsOfOtherKeyShapes(_ keys: String) throws {
+        let result = try run(bench, ["--in-keys", keys, "--contexts", "2000", "--runs", "1", "--only", "literals", "--json"])
+        #expect(result.status == 0)
+        let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect((report["failures"] as? [Any])?.isEmpty == true)
+        #expect(report["inKeys"] as? String == keys)
+        let lists = try #require(report["in"] as? [[String: Any]])
+        #expect(lists.count == 3)
+        for list in lists {
+            let on = try #require(list["onFraction"] as? Double)
+            #expect(on > 0.4 && on < 0.6, "\(list)")
+        }
+    }
+
+    @Test func refusesAnUnknownKindOfInKeys() throws {
+        let result = try run(bench, ["--in-keys", "emails"])
+        #expect(result == Run(status: 2, stdout: "", stderr: "flags-bench: --in-keys takes codes, ids or uuids, not 'emails'\n"))
+    }
+
     @Test func refusesAnUnknownKindOfInValues() throws {
         let result = try run(bench, ["--in-values", "some"])
         #expect(result == Run(status: 2, stdout: "", stderr: "flags-bench: --in-values takes both, hits or misses, not 'some'\n"))
