@@ -129,20 +129,27 @@ struct MemberTest: Sendable {
             guard case .string(let s) = v else { return nil }
             return table.contains(s)
         case .keys(let keys, let families):
-            var v = v
-            if case .string(let s) = v {
-                if families == [3] {
-                    guard let parsed = SemanticVersion(s) else { return nil }
-                    v = .version(parsed)
-                } else if families == [4] {
-                    guard let parsed = DateTime.parse(s) else { return nil }
-                    v = .datetime(parsed)
-                }
-            }
-            let key = MemberKey(v)
-            guard families.contains(key.family) else { return nil }
-            return keys.contains(key)
+            return Self.contains(v, keys, families)
         }
+    }
+
+    /// A list of other values than strings, or of several kinds: `v` as a key. Out of
+    /// line, so that the string lists' lookup stays small enough to be inlined whole.
+    @inline(never)
+    private static func contains(_ v: Value, _ keys: Set<MemberKey>, _ families: Set<Int>) -> Bool? {
+        var v = v
+        if case .string(let s) = v {
+            if families == [3] {
+                guard let parsed = SemanticVersion(s) else { return nil }
+                v = .version(parsed)
+            } else if families == [4] {
+                guard let parsed = DateTime.parse(s) else { return nil }
+                v = .datetime(parsed)
+            }
+        }
+        let key = MemberKey(v)
+        guard families.contains(key.family) else { return nil }
+        return keys.contains(key)
     }
 }
 

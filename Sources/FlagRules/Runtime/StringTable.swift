@@ -325,41 +325,50 @@ final class StringTableStorage: @unchecked Sendable {
 
     var hasMissFilter: Bool { filterWords > 0 }
 
-    /// The position of the key, or nil.
+    /// The position of the key, or nil. A lookup in lines is a call here: names and enum
+    /// cases are looked up from many places, which should not each carry a copy of it
+    /// (`contains`, on the `in` operator's path, keeps it inline).
     @inline(__always)
     func index(ofBytes key: UnsafeBufferPointer<UInt8>) -> Int? {
-        switch find(key) {
+        switch lineCount == 0 ? find(key) : findInLines(key) {
         case .slot(let s): return Int(positions[s])
         case .overflow(let i): return Int(overflow[i].position)
         case .none: return nil
         }
     }
 
+    /// Where `key` is: in a scanned table, the slot equal to it; in a table in lines, its
+    /// first line, then if that was full the next lines it tried, then the overflow list.
     @inline(__always)
     func find(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
-        guard slotCount > 0 else { return .none }
-        if key.count <= 15 {
-            let packed = PackedKey(inline: key)
-            if lineCount == 0 {
-                for s in 0..<slotCount where slots[s] == packed { return .slot(s) }
-                return overflowCount == 0 ? .none : findInOverflow(key)
-            }
-            if narrow && key.count > 7 { return .none }
-            let h = TableHash.inline(packed)
-            let line = TableHash.range(h, lineCount)
-            // The line starts loading now, while the filter is read: a hit then waits for
-            // one memory read, not two in turn (the filter's, then the line's).
-            let words = flagrules_prefetch(lines + line &* 8)
-            guard mayContain(h) else { return .none }
-            if let s = slot(of: packed, key, in: words, line) { return .slot(s) }
-            return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(packed, h, key)
-        }
+        guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key) }
+        let packed = PackedKey(inline: key)
         if lineCount == 0 {
-            let high = PackedKey.longHigh(key.count)
-            for s in 0..<slotCount where slots[s].high == high && isKey(key, at: slots[s].low) { return .slot(s) }
+            for s in 0..<slotCount where slots[s] == packed { return .slot(s) }
             return overflowCount == 0 ? .none : findInOverflow(key)
         }
-        return narrow ? .none : findLong(key)
+        if narrow && key.count > 7 { return .none }
+        let h = TableHash.inline(packed)
+        let line = TableHash.range(h, lineCount)
+        // The line starts loading now, while the filter is read: a hit then waits for one
+        // memory read, not two in turn (the filter's, then the line's).
+        let words = flagrules_prefetch(lines + line &* 8)
+        guard mayContain(h) else { return .none }
+        if let s = slot(of: packed, key, in: words, line) { return .slot(s) }
+        return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(packed, h, key)
+    }
+
+    /// `find` in a table in lines, called rather than inlined.
+    @inline(never)
+    private func findInLines(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+        find(key)
+    }
+
+    /// A key longer than 15 bytes in a scanned table.
+    private func findScannedLong(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
+        let high = PackedKey.longHigh(key.count)
+        for s in 0..<slotCount where slots[s].high == high && isKey(key, at: slots[s].low) { return .slot(s) }
+        return overflowCount == 0 ? .none : findInOverflow(key)
     }
 
     /// A key longer than 15 bytes in a table of 16-byte slots: its slot holds its length,
