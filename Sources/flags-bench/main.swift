@@ -60,6 +60,16 @@ struct Options {
         }
     }
 
+    /// The value of an option that takes one of a few words; exits with a message naming
+    /// them when `word` is not one.
+    static func choice<T: RawRepresentable<String>>(_ word: String, of option: String, _ allowed: String) -> T {
+        guard let value = T(rawValue: word) else {
+            FileHandle.standardError.write(Data("flags-bench: \(option) takes \(allowed), not '\(word)'\n".utf8))
+            exit(2)
+        }
+        return value
+    }
+
     init(_ arguments: [String]) {
         var i = 0
         while i < arguments.count {
@@ -76,18 +86,10 @@ struct Options {
                 only = arguments[i]
             case "--in-values" where i + 1 < arguments.count:
                 i += 1
-                guard let values = InValues(rawValue: arguments[i]) else {
-                    FileHandle.standardError.write(Data("flags-bench: --in-values takes both, hits or misses, not '\(arguments[i])'\n".utf8))
-                    exit(2)
-                }
-                inValues = values
+                inValues = Self.choice(arguments[i], of: "--in-values", "both, hits or misses")
             case "--in-keys" where i + 1 < arguments.count:
                 i += 1
-                guard let keys = InKeys(rawValue: arguments[i]) else {
-                    FileHandle.standardError.write(Data("flags-bench: --in-keys takes codes, ids or uuids, not '\(arguments[i])'\n".utf8))
-                    exit(2)
-                }
-                inKeys = keys
+                inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
                 print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses] [--in-keys codes|ids|uuids]")
                 exit(0)

@@ -373,7 +373,8 @@ final class StringTableStorage: @unchecked Sendable {
 
     /// A key longer than 15 bytes in a table of 16-byte slots: its slot holds its length,
     /// and a fingerprint (the hash's low half) beside the offset of its bytes, which the
-    /// compare masks out.
+    /// compare masks out. (The steps are `find`'s: a helper shared by both was left out
+    /// of line in the `in` operator's lookup, a call on every evaluation.)
     private func findLong(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
         let h = TableHash.long(key)
         let probe = PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count))
