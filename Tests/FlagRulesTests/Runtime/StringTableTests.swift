@@ -69,7 +69,7 @@ import Testing
     }
 
     /// Short keys sit in 64-byte lines, half full: a key whose first line is full goes
-    /// to a second line, and when that is full too, to the overflow list. Keys are chosen
+    /// on to up to three more lines, and when those are full too, to the overflow list. Keys are chosen
     /// so that more share one first line than it holds: twenty keys of at most 7 bytes
     /// (eight a line), or ten of 10 to 14 bytes (four a line).
     @Test(arguments: [true, false])
@@ -96,7 +96,7 @@ import Testing
 
     /// Lists like the benchmark's: 100,000 short keys in lines (of at most 7 bytes, or of
     /// 11 like user ids), behind a miss filter; each found at its position, those in
-    /// second lines and the overflow list too, and none of 100,000 others.
+    /// later lines and the overflow list too, and none of 100,000 others.
     @Test(arguments: [true, false])
     func aHundredThousandShortKeysInLines(_ narrow: Bool) {
         func key(_ i: Int) -> String { narrow ? "c\(i)" : "user-\(100_000 + i)" }
@@ -211,7 +211,7 @@ import Testing
 
     /// The same against lists of short strings only (at most 7 bytes for seeds 0-7: lines
     /// of 8-byte slots; at most 15 for 8-15: lines of 16-byte slots); the larger lists have
-    /// keys in second lines and the overflow list, and the largest a miss filter.
+    /// keys in later lines and the overflow list, and the largest a miss filter.
     @Test(arguments: 0..<16)
     func shortKeysAgreeWithADictionary(_ seed: Int) {
         let longest = seed < 8 ? 7 : 15
