@@ -225,7 +225,8 @@ final class StringTableStorage: @unchecked Sendable {
     private let slotCount: Int
     private let block: UnsafeMutableRawPointer
     private let alignedOnHugePages: Bool
-    /// The slots of a scanned table.
+    /// The slots of a scanned table, padded to four or eight, at the block's start (aligned
+    /// for vector loads).
     private let slots: UnsafeMutablePointer<PackedKey>
     /// The number of 64-byte lines (zero when the table is scanned).
     private let lineCount: Int
@@ -344,7 +345,8 @@ final class StringTableStorage: @unchecked Sendable {
         guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key) }
         let packed = PackedKey(inline: key)
         if lineCount == 0 {
-            for s in 0..<slotCount where slots[s] == packed { return .slot(s) }
+            let matches = scannedMatches(packed)
+            if matches != 0 { return .slot(matches.trailingZeroBitCount) }
             return overflowCount == 0 ? .none : findInOverflow(key)
         }
         if narrow && key.count > 7 { return .none }
@@ -356,6 +358,17 @@ final class StringTableStorage: @unchecked Sendable {
         guard mayContain(h) else { return .none }
         if let s = slot(of: packed, key, in: words, line) { return .slot(s) }
         return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(packed, h, key)
+    }
+
+    /// A bit for each slot of a scanned table equal to `probe` (at most one), from the
+    /// slots compared four at a time as vectors: which of a few literals a value equals is
+    /// as random as the value, and a branch on it would be mispredicted on most hits.
+    @inline(__always)
+    private func scannedMatches(_ probe: PackedKey) -> UInt32 {
+        guard slotCount > 0 else { return 0 }
+        let words = UnsafeRawPointer(slots).assumingMemoryBound(to: UInt64.self)
+        let first = flagrules_wide_line_matches(words, probe.low, probe.high, ~0)
+        return slotCount <= 4 ? first : first | flagrules_wide_line_matches(words + 8, probe.low, probe.high, ~0) << 4
     }
 
     /// `find` in a table in lines, called rather than inlined.
@@ -542,6 +555,9 @@ struct TableBuild {
             }
         }
         slotCount = slots.count
+        // Padded with slots no key equals to four or eight, so that a lookup compares them
+        // all as vectors, with no branch on which one matched.
+        slots += repeatElement(.empty, count: (slotCount == 0 ? 0 : slotCount <= 4 ? 4 : 8) - slotCount)
     }
 
     private mutating func build(_ keys: inout [Key], _ all: UnsafeBufferPointer<UInt8>, everyKeyInOverflow: Bool) {

@@ -187,6 +187,17 @@ import Testing
         #expect(StringTable([]).index(of: "") == nil)
     }
 
+    /// Scanned tables compare four slots at a time, padded with slots no key equals: every
+    /// size finds each key in each slot, and nothing in the padding.
+    @Test(arguments: 1...8)
+    func scannedTablesOfEverySize(_ count: Int) {
+        let strings = (0..<count).map { ["", "a", "fifteen bytes!!", "é", "\u{0}", "a longer key than fifteen bytes", "b", "c"][$0] }
+        let table = StringTable(strings)
+        #expect(table.layout == .scanned)
+        #expect(strings.map(table.index(of:)) == Array(0..<count))
+        for miss in ["x", "aa", "fifteen bytes!?", "\u{0}\u{0}", "a longer key than fifteen byte"] { #expect(!table.contains(miss)) }
+    }
+
     /// Random lists (short, long, multi-byte and duplicate strings) against a dictionary of
     /// first positions, probed with members and near misses.
     @Test(arguments: 0..<20)
