@@ -54,6 +54,22 @@ import Testing
         }
     }
 
+    /// `--only` measures some rows: the others are reported as not measured (null), left
+    /// out of the checks that rows agree, and no target is judged.
+    @Test func onlySomeRows() throws {
+        let result = try run(bench, ["--contexts", "2000", "--runs", "1", "--only", "in over 100000", "--json"])
+        #expect(result.status == 0, "\(result.stdout)")
+        let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect((report["failures"] as? [Any])?.isEmpty == true)
+        #expect(report["targets"] == nil)
+        let lists = try #require(report["in"] as? [[String: Any]])
+        #expect(lists.map { $0["onFraction"] is Double } == [false, false, true])
+        #expect(lists.map { $0["handWrittenSetNsPerEvaluation"] is Double } == [false, false, false])
+        let text = try run(bench, ["--contexts", "2000", "--runs", "1", "--only", "in over 100000"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("\n  3      ") && !text.stdout.contains("nan") && !text.stdout.contains("targets"))
+    }
+
     @Test func refusesAnUnknownKindOfInKeys() throws {
         let result = try run(bench, ["--in-keys", "emails"])
         #expect(result == Run(status: 2, stdout: "", stderr: "flags-bench: --in-keys takes codes, ids or uuids, not 'emails'\n"))
