@@ -39,11 +39,14 @@ struct Frame {
         self.program = Unmanaged.passUnretained(program)
     }
 
-    /// A frame over a prepared context's storage, which must outlive the frame's use.
+    /// A frame over a prepared context's storage (its slots and extras), which must
+    /// outlive the frame's use.
     @inline(__always)
-    init(_ storage: PreparedStorage, extra: EvaluationContext, program: Program) {
-        self.context = extra.count == 0 ? nil : Unmanaged.passUnretained(extra.storage)
-        self.slots = storage.withUnsafeMutablePointerToElements { UnsafePointer($0) }
+    init(_ storage: PreparedStorage, program: Program) {
+        (context, slots) = storage.withUnsafeMutablePointers { header, slots in
+            let extra = header.pointee.extra
+            return (extra.count == 0 ? nil : Unmanaged.passUnretained(extra.storage), UnsafePointer(slots))
+        }
         self.program = Unmanaged.passUnretained(program)
     }
 

@@ -13,16 +13,21 @@
 /// Attributes the schema does not declare are ignored (except `now`), as with dictionary
 /// contexts. A prepared context used with a different rule set is read by name instead.
 public struct PreparedContext: Sendable {
-    let program: Program
-    /// Copy-on-write storage of the slots.
+    /// Copy-on-write storage: the slots, and in its header the program they are laid out
+    /// for and the extras. One reference, so that passing a context costs one retain and
+    /// one release, not one for each part.
     private var box: PreparedBox
     var storage: PreparedStorage { box.buffer }
+    var program: Program { storage.program }
+
+    /// Runs `body` with the storage borrowed, not copied: no reference counting.
+    @inline(__always)
+    func withStorage<R>(_ body: (PreparedStorage) -> R) -> R { body(box.buffer) }
     /// `now`, and every attribute when the rule set has no schema.
-    var extra = EvaluationContext()
+    var extra: EvaluationContext { storage.extra }
 
     init(program: Program) {
-        self.program = program
-        box = PreparedBox(buffer: PreparedStorage.make(count: program.coercions.count))
+        box = PreparedBox(buffer: PreparedStorage.make(program: program))
     }
 
     /// The attribute's value as given; setting nil removes it. A value of the wrong type
@@ -33,8 +38,11 @@ public struct PreparedContext: Sendable {
             return extra[name]
         }
         set {
+            let program = program
             guard let slot = program.schema?.slots[name] else {
-                if program.schema == nil || name == "now" { extra[name] = newValue }
+                guard program.schema == nil || name == "now" else { return }
+                if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
+                box.buffer.header.extra[name] = newValue
                 return
             }
             if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
@@ -73,17 +81,24 @@ struct PreparedSlot {
     var isGiven: Bool { typed != nil || givenDiffers }
 }
 
-/// A prepared context's header: the number of slots, and the values as given for the slots
-/// whose given value differs from the typed one (empty, allocating nothing, until one does).
+/// A prepared context's header: the number of slots, the values as given for the slots
+/// whose given value differs from the typed one (empty, allocating nothing, until one does),
+/// the program the slots are laid out for, and the extras (`now`, or every attribute when
+/// the rule set has no schema).
 struct PreparedHeader {
     var count: Int
     var differing: [Value?]
+    let program: Program
+    var extra: EvaluationContext
 }
 
 /// The slots of a prepared context, tail-allocated after the object header in one block.
 final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
-    static func make(count: Int) -> PreparedStorage {
-        let buffer = PreparedStorage.create(minimumCapacity: max(count, 1)) { _ in PreparedHeader(count: count, differing: []) }
+    static func make(program: Program, extra: EvaluationContext = EvaluationContext()) -> PreparedStorage {
+        let count = program.coercions.count
+        let buffer = PreparedStorage.create(minimumCapacity: max(count, 1)) { _ in
+            PreparedHeader(count: count, differing: [], program: program, extra: extra)
+        }
         buffer.withUnsafeMutablePointerToElements {
             $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, ordinal: -1), count: count)
         }
@@ -91,7 +106,7 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     }
 
     func copy() -> PreparedStorage {
-        let copy = PreparedStorage.make(count: header.count)
+        let copy = PreparedStorage.make(program: program, extra: extra)
         copy.header.differing = header.differing
         withUnsafeMutablePointerToElements { from in
             copy.withUnsafeMutablePointerToElements { to in
@@ -109,6 +124,17 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     /// (a class's stored property) costs a dynamic exclusivity check on every call.
     @inline(__always)
     var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+
+    /// The program the slots are laid out for (read through the header's pointer too).
+    @inline(__always)
+    var program: Program { withUnsafeMutablePointerToHeader { $0.pointee.program } }
+
+    /// Whether the slots are laid out for `other`, with no reference counting.
+    @inline(__always)
+    func isLaidOut(for other: Program) -> Bool { withUnsafeMutablePointerToHeader { $0.pointee.program === other } }
+
+    @inline(__always)
+    var extra: EvaluationContext { withUnsafeMutablePointerToHeader { $0.pointee.extra } }
 
     /// The value as given in a slot.
     @inline(__always)
@@ -171,12 +197,14 @@ extension RuleSet {
     /// rule set, else its values by name.
     @inline(__always)
     private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
-        guard context.program === program else {
-            let dictionary = context.dictionary
-            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
+        context.withStorage { storage in
+            guard storage.isLaidOut(for: program) else {
+                let dictionary = context.dictionary
+                return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
+            }
+            guard program.schema != nil else { return body(Frame(storage.extra, program: program)) }
+            return body(Frame(storage, program: program))
         }
-        guard program.schema != nil else { return body(Frame(context.extra, program: program)) }
-        return withExtendedLifetime(context.storage) { body(Frame(context.storage, extra: context.extra, program: program)) }
     }
 
     /// The declaration a handle names in this rule set: by index when the handle was made

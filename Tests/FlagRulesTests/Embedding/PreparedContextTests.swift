@@ -93,6 +93,27 @@ import Testing
         #expect(!rules.isEnabled(rules.handle("checkout")!, in: context))  // not a flag
     }
 
+    /// The extras (`now`, or every attribute without a schema) live in the same
+    /// copy-on-write storage as the slots: a copy set afterwards keeps its own.
+    @Test func copiesKeepTheirOwnExtras() throws {
+        let r = try RuleSet(source: "flag f { enabled when anything == 1 }")
+        let f = try #require(r.handle("f"))
+        var a = r.makeContext()
+        a["anything"] = 1
+        var b = a
+        b["anything"] = 2
+        #expect(r.isEnabled(f, in: a) && !r.isEnabled(f, in: b))
+        #expect(a.dictionary == ["anything": 1] && b.dictionary == ["anything": 2])
+
+        var c = rules.makeContext()
+        c["now"] = "2026-01-01"
+        c["build"] = "alpha"
+        var d = c
+        d["now"] = "2030-01-01"
+        #expect(c.dictionary == ["now": "2026-01-01", "build": "alpha"])
+        #expect(d.dictionary == ["now": "2030-01-01", "build": "alpha"])
+    }
+
     @Test func schemalessRuleSetsKeepEveryAttribute() throws {
         let r = try RuleSet(source: "flag f { enabled when anything == 1 and has(other) }")
         var c = r.makeContext()
