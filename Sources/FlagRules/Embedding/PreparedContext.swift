@@ -133,6 +133,7 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     @inline(__always)
     func isLaidOut(for other: Program) -> Bool { withUnsafeMutablePointerToHeader { $0.pointee.program === other } }
 
+    /// The extras (read through the header's pointer too).
     @inline(__always)
     var extra: EvaluationContext { withUnsafeMutablePointerToHeader { $0.pointee.extra } }
 
