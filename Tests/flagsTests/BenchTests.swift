@@ -70,6 +70,15 @@ import Testing
         #expect(text.stdout.contains("\n  3      ") && !text.stdout.contains("nan") && !text.stdout.contains("targets"))
     }
 
+    /// `--only micro` times the plain path's fixed costs, one line a flag.
+    @Test func microRows() throws {
+        let result = try run(bench, ["--contexts", "500", "--runs", "1", "--only", "micro"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.map { $0.prefix(while: { $0 != ":" }) } == ["constant", "enumOnly", "rolloutOnly", "seed"])
+        #expect(lines.allSatisfy { $0.hasSuffix(" ns") })
+    }
+
     @Test func refusesAnUnknownKindOfInKeys() throws {
         let result = try run(bench, ["--in-keys", "emails"])
         #expect(result == Run(status: 2, stdout: "", stderr: "flags-bench: --in-keys takes codes, ids or uuids, not 'emails'\n"))

@@ -184,11 +184,12 @@ final class CompiledDeclaration: Sendable {
         self.segment = segment
     }
 
-    /// The full resolution.
+    /// The full resolution, built in place from the outcome (through the public
+    /// initialiser it was built in a temporary, copied out and destroyed: three string
+    /// retains and releases an evaluation).
+    @inline(__always)
     func resolution(_ frame: Frame) -> Resolution {
-        let o = resolve(frame)
-        return Resolution(value: o.value, variant: kind == .variant ? o.value.stringValue : nil, reason: o.reason,
-                          rule: o.rule > 0 ? Int(o.rule) : nil, line: o.rule > 0 ? Int(o.line) : nil)
+        Resolution(resolve(frame), isVariant: kind == .variant)
     }
 
     /// The declaration's value as an operand of another declaration's expression.
@@ -231,6 +232,15 @@ final class Program: Sendable {
     @inline(__always)
     func withDeclaration<R>(_ i: Int, _ body: (CompiledDeclaration) -> R) -> R {
         declarations.withUnsafeBufferPointer { Unmanaged.passUnretained($0[i])._withUnsafeGuaranteedRef(body) }
+    }
+
+    /// Resolves the declaration at `i` over `frame`. Only the small outcome leaves the
+    /// borrow; the resolution is built from it outside (built inside, it was copied out
+    /// whole and the original destroyed, several calls an evaluation).
+    @inline(__always)
+    func resolution(_ i: Int, _ frame: Frame) -> Resolution {
+        let (outcome, kind) = withDeclaration(i) { ($0.resolve(frame), $0.kind) }
+        return Resolution(outcome, isVariant: kind == .variant)
     }
 
     static let empty = Program(declarations: [], schema: nil)

@@ -220,7 +220,7 @@ extension RuleSet {
         guard let i = index(of: handle) else {
             return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: .bool(false))
         }
-        return program.withDeclaration(i) { d in withFrame(context) { d.resolution($0) } }
+        return withFrame(context) { program.resolution(i, $0) }
     }
 
     /// Resolves a declaration by name against a prepared context.
@@ -228,7 +228,7 @@ extension RuleSet {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
-        return program.withDeclaration(i) { d in withFrame(context) { d.resolution($0) } }
+        return withFrame(context) { program.resolution(i, $0) }
     }
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.

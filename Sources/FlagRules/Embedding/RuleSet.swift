@@ -70,7 +70,7 @@ public struct RuleSet: Sendable {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
         }
-        return program.withDeclaration(i) { $0.resolution(Frame(context, program: program)) }
+        return program.resolution(i, Frame(context, program: program))
     }
 
     /// Resolves every flag, variant and value (not segments), keyed by name.
@@ -94,7 +94,7 @@ public struct RuleSet: Sendable {
         guard actual == kind else {
             return .error(.typeMismatch, "'\(name)' is a \(actual.rawValue), not a \(kind.rawValue)", default: fallback)
         }
-        let r = program.withDeclaration(i) { $0.resolution(Frame(context, program: program)) }
+        let r = program.resolution(i, Frame(context, program: program))
         switch (r.value, fallback) {
         case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
         case (.int(let i), .double): var copy = r; copy.value = .double(Double(i)); return copy

@@ -30,12 +30,19 @@ public struct Resolution: Sendable, Hashable {
         case general = "GENERAL"
     }
 
+    // The stored properties are declared with `reason` first so that the synthesized
+    // memberwise initialiser, `init(reason:value:variant:…)`, matches no call of the public
+    // one.
+    // Resolutions are built through it: it builds in place, where an explicit initialiser
+    // made the optimiser build a temporary, copy it whole and destroy it (three string
+    // retains and releases an evaluation, each through an outlined value witness).
+
+    /// Why.
+    public var reason: Reason
     /// The resolved value.
     public var value: Value
     /// The variant name, for variant declarations.
     public var variant: String?
-    /// Why.
-    public var reason: Reason
     /// The error, when `reason == .error`.
     public var errorCode: ErrorCode?
     /// A readable description of the error.
@@ -45,20 +52,26 @@ public struct Resolution: Sendable, Hashable {
     /// The source line of that rule.
     public var line: Int?
 
+    /// An error resolution carrying the caller's default.
+    public static func error(_ code: ErrorCode, _ message: String, default value: Value) -> Resolution {
+        Resolution(reason: .error, value: value, variant: nil, errorCode: code, errorMessage: message, rule: nil, line: nil)
+    }
+}
+
+extension Resolution {
     /// A resolution.
     public init(value: Value, variant: String? = nil, reason: Reason, errorCode: ErrorCode? = nil,
                 errorMessage: String? = nil, rule: Int? = nil, line: Int? = nil) {
-        self.value = value
-        self.variant = variant
-        self.reason = reason
-        self.errorCode = errorCode
-        self.errorMessage = errorMessage
-        self.rule = rule
-        self.line = line
+        self.init(reason: reason, value: value, variant: variant, errorCode: errorCode, errorMessage: errorMessage,
+                  rule: rule, line: line)
     }
 
-    /// An error resolution carrying the caller's default.
-    public static func error(_ code: ErrorCode, _ message: String, default value: Value) -> Resolution {
-        Resolution(value: value, reason: .error, errorCode: code, errorMessage: message)
+    /// The resolution of a compiled declaration's outcome.
+    @inline(__always)
+    init(_ outcome: Outcome, isVariant: Bool) {
+        let decided = outcome.rule > 0
+        self.init(reason: outcome.reason, value: outcome.value, variant: isVariant ? outcome.value.stringValue : nil,
+                  errorCode: nil, errorMessage: nil, rule: decided ? Int(outcome.rule) : nil,
+                  line: decided ? Int(outcome.line) : nil)
     }
 }
