@@ -53,8 +53,15 @@ enum Comparison {
         return Array(a.utf8).withUnsafeBufferPointer { x in Array(b.utf8).withUnsafeBufferPointer { y in body(x, y) } }
     }
 
+    /// Whether two strings have the same UTF-8 bytes: from their representations when
+    /// that answers (two small strings, or one string twice), else by their bytes.
     @inline(__always)
     static func bytesEqual(_ a: String, _ b: String) -> Bool {
+        StringBits.equal(a, b) ?? heldApartBytesEqual(a, b)
+    }
+
+    @inline(never)
+    static func heldApartBytesEqual(_ a: String, _ b: String) -> Bool {
         withBytes(a, b) { x, y in StringTable.equal(x, y) }
     }
 

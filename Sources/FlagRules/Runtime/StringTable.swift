@@ -82,7 +82,8 @@ struct StringTable: Sendable {
     /// The position of `s`, or nil.
     @inline(__always)
     func index(of s: String) -> Int? {
-        withBytes(s) { storage.index(ofBytes: $0) }
+        if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed) { return storage.position(hit) }
+        return withBytes(s) { storage.index(ofBytes: $0) }
     }
 
     /// Whether the table holds `s` (without reading its position).
@@ -331,11 +332,41 @@ final class StringTableStorage: @unchecked Sendable {
     /// (`contains`, on the `in` operator's path, keeps it inline).
     @inline(__always)
     func index(ofBytes key: UnsafeBufferPointer<UInt8>) -> Int? {
-        switch lineCount == 0 ? find(key) : findInLines(key) {
+        position(lineCount == 0 ? find(key) : findInLines(key))
+    }
+
+    /// The position of the key a lookup found.
+    @inline(__always)
+    func position(_ hit: TableHit) -> Int? {
+        switch hit {
         case .slot(let s): return Int(positions[s])
         case .overflow(let i): return Int(overflow[i].position)
         case .none: return nil
         }
+    }
+
+    /// `find` for a key held small (`StringBits.packedKey`), from its packed form alone;
+    /// nil when the answer needs the key's bytes: a scanned table with an overflow list
+    /// (tests), or a key whose line was full.
+    @inline(__always)
+    func findSmall(_ packed: PackedKey) -> TableHit? {
+        guard lineCount == 0 else { return findSmallInLines(packed) }
+        let matches = scannedMatches(packed)
+        if matches != 0 { return .slot(matches.trailingZeroBitCount) }
+        return overflowCount == 0 ? TableHit.none : nil
+    }
+
+    /// `findSmall` in a table in lines: `find`'s steps for an inline key, up to its first
+    /// line.
+    @inline(never)
+    private func findSmallInLines(_ packed: PackedKey) -> TableHit? {
+        if narrow && packed.high >> 56 > 7 { return TableHit.none }
+        let h = TableHash.inline(packed)
+        let line = TableHash.range(h, lineCount)
+        let words = flagrules_prefetch(lines + line &* 8)
+        guard mayContain(h) else { return TableHit.none }
+        if let s = inlineSlot(of: packed, in: words, line) { return .slot(s) }
+        return spilled[line >> 6] & 1 << (line & 63) == 0 ? TableHit.none : nil
     }
 
     /// Where `key` is: in a scanned table, the slot equal to it; in a table in lines, its
@@ -413,15 +444,19 @@ final class StringTableStorage: @unchecked Sendable {
     /// which slot matched.
     @inline(__always)
     private func slot(of probe: PackedKey, _ key: UnsafeBufferPointer<UInt8>, in words: UnsafePointer<UInt64>?, _ line: Int) -> Int? {
+        if narrow || key.count <= 15 { return inlineSlot(of: probe, in: words, line) }
+        return longSlot(of: probe, key, in: words, line)
+    }
+
+    /// `slot(of:…)` for a key of at most 15 bytes, which its packed form holds whole.
+    @inline(__always)
+    private func inlineSlot(of probe: PackedKey, in words: UnsafePointer<UInt64>?, _ line: Int) -> Int? {
         if narrow {
             let i = Int(flagrules_line_index(words, probe.low | probe.high))
             return i < 8 ? line &* 8 &+ i : nil
         }
-        if key.count <= 15 {
-            let i = Int(flagrules_wide_line_index(words, probe.low, probe.high))
-            return i < 4 ? line &* 4 &+ i : nil
-        }
-        return longSlot(of: probe, key, in: words, line)
+        let i = Int(flagrules_wide_line_index(words, probe.low, probe.high))
+        return i < 4 ? line &* 4 &+ i : nil
     }
 
     /// The slot of a long key: slots of the same length and fingerprint (almost always
