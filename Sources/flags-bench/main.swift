@@ -267,16 +267,18 @@ func load(_ source: String) -> RuleSet {
 
 if options.only == "micro" {
     // The plain path's fixed costs over contexts that stay in cache with `--contexts 2000`:
-    // a constant flag, one enum attribute, one rollout, and the seed rule (MICRO=name runs one).
+    // a constant flag, one enum attribute, one rollout, one string list, and the seed rule
+    // (MICRO=name runs one).
     let dictionaries = makeUsers(options.contexts).map(dictionary)
     let micro = load(schema + """
 
         flag constant = true
         flag enumOnly { enabled when build in [debug, alpha] }
         flag rolloutOnly { enabled when rollout(userId) < 20% }
+        flag inList { enabled when country in ["US", "CA", "GB", "DE", "FR"] }
         flag seed { enabled when \(seedRule) }
         """)
-    for name in (ProcessInfo.processInfo.environment["MICRO"].map { [$0] } ?? ["constant", "enumOnly", "rolloutOnly", "seed"]) {
+    for name in (ProcessInfo.processInfo.environment["MICRO"].map { [$0] } ?? ["constant", "enumOnly", "rolloutOnly", "inList", "seed"]) {
         let row = measure("micro", count: options.contexts, runs: options.runs) { micro.evaluate(name, in: dictionaries[$0]).value == .bool(true) }
         print("\(name): \(row.nanoseconds) ns")
     }

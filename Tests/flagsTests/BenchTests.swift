@@ -75,7 +75,7 @@ import Testing
         let result = try run(bench, ["--contexts", "500", "--runs", "1", "--only", "micro"])
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n")
-        #expect(lines.map { $0.prefix(while: { $0 != ":" }) } == ["constant", "enumOnly", "rolloutOnly", "seed"])
+        #expect(lines.map { $0.prefix(while: { $0 != ":" }) } == ["constant", "enumOnly", "rolloutOnly", "inList", "seed"])
         #expect(lines.allSatisfy { $0.hasSuffix(" ns") })
     }
 

@@ -89,7 +89,8 @@ struct StringTable: Sendable {
     /// Whether the table holds `s` (without reading its position).
     @inline(__always)
     func contains(_ s: String) -> Bool {
-        withBytes(s) { storage.find($0) != .none }
+        if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed, inline: true) { return hit != .none }
+        return withBytes(s) { storage.find($0) != .none }
     }
 
     @inline(__always)
@@ -348,9 +349,10 @@ final class StringTableStorage: @unchecked Sendable {
     /// `find` for a key held small (`StringBits.packedKey`), from its packed form alone;
     /// nil when the answer needs the key's bytes: a scanned table with an overflow list
     /// (tests), or a key whose line was full.
+    /// A lookup in lines is a call unless `inline` (as in `index(ofBytes:)` and `find`).
     @inline(__always)
-    func findSmall(_ packed: PackedKey) -> TableHit? {
-        guard lineCount == 0 else { return findSmallInLines(packed) }
+    func findSmall(_ packed: PackedKey, inline: Bool = false) -> TableHit? {
+        guard lineCount == 0 else { return inline ? findSmallInLinesInline(packed) : findSmallInLines(packed) }
         let matches = scannedMatches(packed)
         if matches != 0 { return .slot(matches.trailingZeroBitCount) }
         return overflowCount == 0 ? TableHit.none : nil
@@ -360,6 +362,11 @@ final class StringTableStorage: @unchecked Sendable {
     /// line.
     @inline(never)
     private func findSmallInLines(_ packed: PackedKey) -> TableHit? {
+        findSmallInLinesInline(packed)
+    }
+
+    @inline(__always)
+    private func findSmallInLinesInline(_ packed: PackedKey) -> TableHit? {
         if narrow && packed.high >> 56 > 7 { return TableHit.none }
         let h = TableHash.inline(packed)
         let line = TableHash.range(h, lineCount)

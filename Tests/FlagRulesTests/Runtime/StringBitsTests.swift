@@ -60,12 +60,15 @@ import Testing
         let keys = (0..<count).map { "k\($0)é" }
         let table = StringTable(keys)
         for (i, key) in keys.enumerated() {
-            for s in Self.madeFiveWays(key) where table.index(of: s) != i {
+            for s in Self.madeFiveWays(key) where table.index(of: s) != i || !table.contains(s) {
                 Issue.record("\(s) not at \(i)")
                 return
             }
         }
-        for i in count..<(count + 200) { #expect(table.index(of: "k\(i)é") == nil) }
+        for i in count..<(count + 200) {
+            #expect(table.index(of: "k\(i)é") == nil)
+            #expect(!table.contains("k\(i)é"))
+        }
         let enumTable = EnumTable(["debug", "alpha", "beta", "release"])
         #expect(Self.madeFiveWays("beta").map(enumTable.ordinal) == Array(repeating: 2, count: 5))
         #expect(enumTable.ordinal(of: "Beta") == nil)
