@@ -14,11 +14,22 @@ import Foundation
 /// - `rollout(…) < N%` compares integer buckets exactly, with the salt's hash precomputed.
 struct Compiler {
     let checked: CheckedProgram
+    /// Each schema attribute's coercion, by slot, made once: every read of an enum
+    /// attribute shares its table of cases (made per read, they were a tenth of a load).
+    let coercions: [Coercion]
 
     static func compile(_ checked: CheckedProgram) -> Program {
-        let compiler = Compiler(checked: checked)
+        let coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
+        let compiler = Compiler(checked: checked, coercions: coercions)
         let declarations = checked.declarations.map(compiler.declaration)
-        return Program(declarations: declarations, schema: checked.schema)
+        return Program(declarations: declarations, schema: checked.schema, coercions: coercions)
+    }
+
+    /// How an attribute read is checked: the schema slot's coercion, or one for `type`
+    /// when there is no slot.
+    func coercion(_ type: FlagType, slot: Int?) -> Coercion {
+        guard let slot, coercions.indices.contains(slot) else { return Coercion(type) }
+        return coercions[slot]
     }
 
     func declaration(_ d: CheckedDeclaration) -> CompiledDeclaration {
@@ -95,7 +106,7 @@ struct Compiler {
     /// A unit for `rollout`/`split`: strings, enum cases and variants by name, ints in decimal.
     func bucketUnit(_ b: Bound) -> @Sendable (Frame) -> BucketUnit? {
         if case .attribute(let attribute, let slot?, let type) = b.kind {
-            let coercion = Coercion(type), name = Frame.Key(attribute)
+            let coercion = coercion(type, slot: slot), name = Frame.Key(attribute)
             return { f in
                 switch f.attribute(name, slot: slot, coercion) {
                 case .string(let s)?: return .string(s)
@@ -168,7 +179,7 @@ struct Compiler {
             let v = Value.double(Double(t) / 1000)
             return { _ in v }
         case .attribute(let attribute, let slot, let type):
-            let coercion = Coercion(type), name = Frame.Key(attribute)
+            let coercion = coercion(type, slot: slot), name = Frame.Key(attribute)
             guard let slot else {
                 if case .any = coercion { return { f in f.value(named: name) } }
                 return { f in f.value(named: name).flatMap(coercion.apply) }
@@ -300,7 +311,7 @@ struct Compiler {
     }
 
     /// The exact thousandths of a numeric constant, for comparing with a rollout bucket.
-    func thousandths(_ b: Bound) -> Int? {
+    static func thousandths(_ b: Bound) -> Int? {
         switch b.kind {
         case .percent(let t): return t
         case .constant(.int(let i)):
@@ -337,10 +348,10 @@ struct Compiler {
 
     func compare(_ op: ComparisonOperator, _ l: Bound, _ r: Bound) -> ConditionFunction {
         // rollout(unit) OP N% compares integer buckets, never through floating point.
-        if case .rollout(let unit, let salt) = l.kind, let t = thousandths(r) {
+        if case .rollout(let unit, let salt) = l.kind, let t = Compiler.thousandths(r) {
             return rolloutCompare(op, unit, salt, t)
         }
-        if case .rollout(let unit, let salt) = r.kind, let t = thousandths(l) {
+        if case .rollout(let unit, let salt) = r.kind, let t = Compiler.thousandths(l) {
             return rolloutCompare(Compiler.flipped(op), unit, salt, t)
         }
         // An enum attribute against a case: one ordinal comparison.
@@ -379,7 +390,7 @@ struct Compiler {
         let prefix = BucketKeyPrefix(salt: salt)
         if op == .less, case .attribute(let attribute, let slot?, let type) = unit.kind {
             // The common `rollout(attribute) < N%`, reading the slot in place.
-            let coercion = Coercion(type), name = Frame.Key(attribute)
+            let coercion = coercion(type, slot: slot), name = Frame.Key(attribute)
             return { f in
                 switch f.attribute(name, slot: slot, coercion) {
                 case .string(let s)?: return Truth(Bucketing.bucket(hash: prefix.hash(string: s)) < t)
@@ -407,7 +418,8 @@ struct Compiler {
     func enumTest(_ x: Bound, _ selected: [String], negated: Bool) -> ConditionFunction? {
         guard case .attribute(let attribute, let slot?, .enumeration(let cases)) = x.kind else { return nil }
         let name = Frame.Key(attribute)
-        let table = EnumTable(cases)
+        let table: EnumTable
+        if case .enumeration(let shared) = coercion(.enumeration(cases), slot: slot) { table = shared } else { table = EnumTable(cases) }
         var mask = [Bool](repeating: false, count: cases.count)
         for s in selected {
             guard let o = table.ordinal(of: s) else { return nil }

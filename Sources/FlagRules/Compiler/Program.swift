@@ -217,11 +217,13 @@ final class Program: Sendable {
     /// Schema attribute names by slot.
     let attributeNames: StringTable
 
-    init(declarations: [CompiledDeclaration], schema: ContextSchema?) {
+    /// A program of `declarations` over `schema`, whose attributes' coercions are
+    /// `coercions` by slot (made from the schema when nil).
+    init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil) {
         self.declarations = declarations
         self.names = StringTable(declarations.map(\.name))
         self.schema = schema
-        self.coercions = schema?.attributes.map { Coercion($0.type) } ?? []
+        self.coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
         self.attributeNames = StringTable(schema?.attributes.map(\.name) ?? [])
     }
 

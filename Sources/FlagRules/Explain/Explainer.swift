@@ -223,13 +223,13 @@ struct Explainer {
             let present = values[name] != nil
             return make(Truth(present), [], note: "\(name) is \(present ? "present" : "absent")")
         case .compare(let op, let l, let r):
-            if case .rollout = l.kind, let th = Compiler(checked: checked).thousandths(r) {
+            if case .rollout = l.kind, let th = Compiler.thousandths(r) {
                 let (v, trace) = value(l)
                 guard case .double? = v else { return make(.unknown, [trace]) }
                 let bucket = rolloutBucket(l)
                 return make(Truth(Compiler.holds(op, bucket < th ? -1 : bucket == th ? 0 : 1)), [trace])
             }
-            if case .rollout = r.kind, let th = Compiler(checked: checked).thousandths(l) {
+            if case .rollout = r.kind, let th = Compiler.thousandths(l) {
                 let (v, trace) = value(r)
                 guard case .double? = v else { return make(.unknown, [trace]) }
                 let bucket = rolloutBucket(r)

@@ -50,7 +50,7 @@ public struct DeclarationHeader: Sendable {
 }
 
 /// One top-level declaration.
-public enum DeclarationSyntax: Sendable {
+public indirect enum DeclarationSyntax: Sendable {
     /// `context { name: type … }`
     case context(ContextSyntax)
     /// `segment NAME = EXPR`

@@ -259,6 +259,17 @@ public struct Lexer {
     private mutating func lexString() {
         let start = location
         bump()  // opening quote
+        // Most strings are printable ASCII without escapes: taken whole from the bytes.
+        var j = i
+        while j < b.count, b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\""), b[j] != UInt8(ascii: "\\") { j += 1 }
+        if j < b.count, b[j] == UInt8(ascii: "\"") {
+            let value = String(decoding: b[i..<j], as: UTF8.self)
+            column += j - i  // one column a byte: all ASCII
+            i = j
+            bump()  // closing quote
+            add(.string(value, raw: false), from: start)
+            return
+        }
         var value = String.UnicodeScalarView()
         while true {
             if atEnd || b[i] == 0x0A || b[i] == 0x0D {
@@ -371,13 +382,13 @@ public struct Lexer {
         if negative { bump() }
         let intStart = i
         _ = digits()
-        let intText = String(decoding: b[intStart..<i], as: UTF8.self)
-        var fraction: String?
+        let integer = intStart..<i
+        var fraction: Range<Int>?
         if peek() == UInt8(ascii: "."), Lexer.isDigit(peek(1)) {
             bump()
             let s = i
             _ = digits()
-            fraction = String(decoding: b[s..<i], as: UTF8.self)
+            fraction = s..<i
             if peek() == UInt8(ascii: "."), Lexer.isDigit(peek(1)) {
                 bump()
                 _ = digits()
@@ -387,16 +398,17 @@ public struct Lexer {
         }
         if peek() == UInt8(ascii: "%") {
             bump()
-            let decimals = fraction ?? ""
+            let decimals = fraction ?? i..<i
             guard decimals.count <= 3 else {
                 error("invalid-number", "a percentage has at most 3 decimals", from: start)
                 add(.percent(0), from: start)
                 return
             }
-            let padded = decimals + String(repeating: "0", count: 3 - decimals.count)
-            if let whole = Int(intText), let thousandths = Int(padded) {
+            var scale = 1
+            for _ in decimals.count..<3 { scale *= 10 }
+            if let whole = decimalValue(integer, negative: false), let thousandths = decimalValue(decimals, negative: false) {
                 let (m, o1) = whole.multipliedReportingOverflow(by: 1000)
-                let (v, o2) = m.addingReportingOverflow(thousandths)
+                let (v, o2) = m.addingReportingOverflow(thousandths * scale)
                 if !o1 && !o2 {
                     add(.percent(negative ? -v : v), from: start)
                     return
@@ -406,8 +418,8 @@ public struct Lexer {
             add(.percent(0), from: start)
             return
         }
-        let text = String(decoding: b[start.offset..<i], as: UTF8.self)
         if fraction != nil {
+            let text = String(decoding: b[start.offset..<i], as: UTF8.self)
             if let d = Double(text), d.isFinite {
                 add(.double(d), from: start)
             } else {
@@ -416,13 +428,27 @@ public struct Lexer {
             }
             return
         }
-        if let v = Int(text) {
+        if let v = decimalValue(integer, negative: negative) {
             add(.int(v), from: start)
         } else {
-            error("number-overflow", "integer literal '\(text)' does not fit in 64 bits",
+            error("number-overflow", "integer literal '\(String(decoding: b[start.offset..<i], as: UTF8.self))' does not fit in 64 bits",
                   from: start, help: "integers range from \(Int.min) to \(Int.max)")
             add(.int(0), from: start)
         }
+    }
+
+    /// The value of the decimal digits at `digits` (negated when `negative`, so that
+    /// `Int.min` fits), read from the bytes; nil when it does not fit in 64 bits.
+    private func decimalValue(_ digits: Range<Int>, negative: Bool) -> Int? {
+        var value = 0
+        for k in digits {
+            let digit = Int(b[k] &- UInt8(ascii: "0"))
+            let (shifted, o1) = value.multipliedReportingOverflow(by: 10)
+            let (next, o2) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            if o1 || o2 { return nil }
+            value = next
+        }
+        return value
     }
 
     private mutating func lexVersionTail(start: SourceLocation, negative: Bool) {

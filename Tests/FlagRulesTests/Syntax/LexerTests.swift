@@ -81,6 +81,20 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
         #expect(l.tokens[2].kind == .int(Int.max))
     }
 
+    /// Numbers read from their bytes and strings taken whole (printable ASCII, no escapes)
+    /// give what the general paths give, with the same columns after them.
+    @Test func numberAndStringEdges() {
+        let l = lex("-9223372036854775808 -5% 007% 0.5% 1.05% \"tab\there\" \"plain text, 20 bytes\" x")
+        #expect(l.tokens.map(\.kind) == [
+            .int(Int.min), .percent(-5_000), .percent(7_000), .percent(500), .percent(1_050),
+            .string("tab\there", raw: false), .string("plain text, 20 bytes", raw: false), .identifier("x"), .endOfFile,
+        ])
+        #expect(l.diagnostics.isEmpty)
+        #expect(l.tokens[6].text == "\"plain text, 20 bytes\"")
+        #expect(l.tokens[6].range.start.column == 53 && l.tokens[6].range.end.column == 75)
+        #expect(l.tokens[7].range.start.column == 76)
+    }
+
     @Test func badLiterals() {
         #expect(lex("0.1234%").diagnostics.map(\.message) == ["a percentage has at most 3 decimals"])
         #expect(lex("01.2.3").diagnostics.map(\.message) == ["'01.2.3' is not a valid semantic version"])
