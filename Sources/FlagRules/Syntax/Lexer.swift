@@ -134,7 +134,11 @@ public struct Lexer {
             let start = location
             switch c {
             case 0x20, 0x09, 0x0B, 0x0C:
-                bump()
+                // A run of blanks at once: ASCII, one column a byte.
+                var j = i + 1
+                while j < b.count, b[j] == 0x20 || b[j] == 0x09 { j += 1 }
+                column += j - i
+                i = j
             case 0x0A, 0x0D:
                 newlineBump()
                 tokens.append(Token(kind: .newline, range: SourceRange(start: start, end: start), text: "\n"))
@@ -151,7 +155,10 @@ public struct Lexer {
             case UInt8(ascii: "\""):
                 lexString()
             case _ where Lexer.isIdentStart(c):
-                while !atEnd, Lexer.isIdentContinue(b[i]) { bump() }
+                var j = i + 1
+                while j < b.count, Lexer.isIdentContinue(b[j]) { j += 1 }
+                column += j - i  // ASCII: one column a byte
+                i = j
                 if let k = Lexer.keyword(b[start.offset..<i]) {
                     add(.keyword(k), from: start)
                 } else {
