@@ -32,7 +32,8 @@ extension Checker {
         if case .operand(let other?) = position, let cases = other.cases, cases.contains(name) {
             return Bound(kind: .constant(.string(name)), type: other, range: range)
         }
-        if let i = index[name], case .context = declarations[i] {} else if let i = index[name] {
+        let declared = index[name]
+        if let i = declared, case .context = declarations[i] {} else if let i = declared {
             if i == current {
                 diagnostics.error("cycle", "'\(name)' reads itself", at: range,
                                   help: "a declaration cannot depend on its own value")
