@@ -135,9 +135,12 @@ public struct Parser {
         return Recovery()
     }
 
-    mutating func expect(_ p: Punctuation, _ context: String, help: String? = nil) throws(Recovery) -> Token {
+    /// The punctuation `p`, consumed; else an error naming `context`. The context and help
+    /// are built only for the error (many name the declaration, and most calls succeed).
+    mutating func expect(_ p: Punctuation, _ context: @autoclosure () -> String,
+                         help: @autoclosure () -> String? = nil) throws(Recovery) -> Token {
         guard isPunctuation(p) else {
-            throw fail("expected '\(p.rawValue)' \(context), found \(Parser.describe(current))", help: help)
+            throw fail("expected '\(p.rawValue)' \(context()), found \(Parser.describe(current))", help: help())
         }
         return advance()
     }
