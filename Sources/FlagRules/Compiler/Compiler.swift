@@ -444,11 +444,32 @@ struct Compiler {
         if strings.count == values.count, !values.isEmpty, let test = enumTest(x, strings, negated: negated) {
             return test
         }
+        if strings.count == values.count, !values.isEmpty, case .attribute(let attribute, let slot?, let type) = x.kind,
+           case .string = coercion(type, slot: slot) {
+            return stringAttributeTest(attribute, slot: slot, StringTable(strings), negated: negated)
+        }
         let xf = value(x)
         let test = MemberTest(values)
         return { f in
             guard let v = xf(f), let found = test.contains(v) else { return .unknown }
             return Truth(found != negated)
+        }
+    }
+
+    /// `stringAttribute in [strings]`: the attribute's string looked up where it is (a
+    /// prepared context's slot, or the dictionary's entry), without the general path's
+    /// value closure and test of the value's type: a third of the instructions of an
+    /// evaluation, and so fewer for the processor to get through before it can start on
+    /// the next one's reads while this one waits for its line of a long list.
+    func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
+        let name = Frame.Key(attribute)
+        return { f in
+            if let slots = f.slots {
+                guard case .string(let s)? = slots[slot].typed else { return .unknown }
+                return Truth(table.contains(s) != negated)
+            }
+            guard case .string(let s)? = f.value(named: name) else { return .unknown }
+            return Truth(table.contains(s) != negated)
         }
     }
 }
