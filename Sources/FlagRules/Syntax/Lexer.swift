@@ -30,7 +30,9 @@ public struct Lexer {
             return
         }
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
-        tokens.reserveCapacity(b.count / 4 + 16)
+        // Rules average about three bytes a token (names, punctuation, newlines): room for
+        // one every two bytes, so that the array is not grown and copied while lexing.
+        tokens.reserveCapacity(b.count / 2 + 16)
         run()
     }
 
