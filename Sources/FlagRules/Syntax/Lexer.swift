@@ -31,8 +31,9 @@ public struct Lexer {
         }
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
         // Rules average about three bytes a token (names, punctuation, newlines): room for
-        // one every two bytes, so that the array is not grown and copied while lexing.
-        tokens.reserveCapacity(b.count / 2 + 16)
+        // one every two bytes, so that the array is not grown and copied while lexing; past
+        // a million tokens (64 MB) it grows as it needs to.
+        tokens.reserveCapacity(min(b.count / 2, 1 << 20) + 16)
         run()
     }
 
