@@ -22,6 +22,35 @@ func exampleFiles() throws -> [URL] {
         }
     }
 
+    /// `isEnabled` (a flag's rules answering only whether it is on) agrees with `evaluate`
+    /// (the full outcome) for every flag of every example, over contexts that reach each
+    /// rule, with dictionary and prepared contexts.
+    @Test func isEnabledAgreesWithEvaluate() throws {
+        var contexts: [EvaluationContext] = [[:]]
+        for build in ["debug", "alpha", "beta", "release"] {
+            for user in 0..<40 {
+                contexts.append(["build": .string(build), "userId": .string("user-\(user)"), "appVersion": .string("2.\(user % 6).0"),
+                                 "country": .string(user % 3 == 0 ? "US" : "FR"),
+                                 "email": .string(user % 5 == 0 ? "a@example.com" : "b@mail.test"),
+                                 "plan": .string(user % 2 == 0 ? "pro" : "free"), "region": "eu-west-1", "age": .int(user)])
+            }
+        }
+        var flags = 0
+        for file in try exampleFiles() {
+            let rules = try RuleSet(contentsOf: file)
+            for d in rules.declarations where d.kind == .flag {
+                flags += 1
+                let handle = try #require(rules.handle(d.name))
+                for context in contexts {
+                    let expected = rules.evaluate(d.name, in: context).value == .bool(true)
+                    #expect(rules.isEnabled(d.name, in: context) == expected, "\(d.name) \(context)")
+                    #expect(rules.isEnabled(handle, in: rules.prepare(context)) == expected, "\(d.name) \(context)")
+                }
+            }
+        }
+        #expect(flags >= 5)
+    }
+
     @Test func appFollowsTheBuildPipeline() throws {
         let rules = try RuleSet(contentsOf: packageRoot.appendingPathComponent("examples/app.flags"))
         #expect(rules.isEnabled("darkMode", in: ["build": "debug"]))

@@ -40,9 +40,16 @@ struct Compiler {
             let segment = self.condition(fold(condition))
             let yes = Outcome(.bool(true), .targetingMatch), no = Outcome(.bool(false), .default)
             return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
-                                       resolve: { f in segment(f) == .yes ? yes : no }, segment: segment)
+                                       resolve: { f in segment(f) == .yes ? yes : no }, segment: segment,
+                                       isOn: { f in segment(f) == .yes })
         }
         let resolve: ResolveFunction
+        // For a flag, the same chain answering only whether it is on (no outcome to build
+        // and take apart), while every rule's outcome is a constant (not a split). Never
+        // optional: a function kept in an optional is called through conversion thunks.
+        let defaultOn = d.defaultValue.boolValue ?? false
+        var isOn: FlagFunction = { _ in defaultOn }
+        var isOnIsTheChain = d.kind == .flag
         if d.disabled {
             let r = resolution(d.defaultValue, .disabled)
             resolve = { _ in r }
@@ -71,7 +78,18 @@ struct Compiler {
                     } else {
                         next = { _ in matched }
                     }
+                    if isOnIsTheChain, case .bool(let on) = v {
+                        let restOn = isOn
+                        if let condition {
+                            isOn = { f in condition(f) == .yes ? on : restOn(f) }
+                        } else {
+                            isOn = { _ in on }
+                        }
+                    } else {
+                        isOnIsTheChain = false
+                    }
                 case .split(let s):
+                    isOnIsTheChain = false
                     let choose = split(s)
                     let index = rule.index, line = rule.line
                     let make: @Sendable (Value) -> Outcome = { v in Outcome(v, .split, rule: index, line: line) }
@@ -87,7 +105,9 @@ struct Compiler {
             }
             resolve = next
         }
-        return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil)
+        if !isOnIsTheChain { isOn = { f in resolve(f).value == .bool(true) } }
+        return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
+                                   isOn: isOn)
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {

@@ -149,6 +149,7 @@ struct EnumTable: Sendable {
 typealias ValueFunction = @Sendable (Frame) -> Value?
 typealias ConditionFunction = @Sendable (Frame) -> Truth
 typealias ResolveFunction = @Sendable (Frame) -> Outcome
+typealias FlagFunction = @Sendable (Frame) -> Bool
 
 /// What a compiled declaration returns: a `Resolution` without its strings, cheap to pass
 /// up the closure chain (the variant is the value's string; rule and line are 0 for none).
@@ -175,13 +176,19 @@ final class CompiledDeclaration: Sendable {
     let resolve: ResolveFunction
     /// A segment's condition.
     let segment: ConditionFunction?
+    /// Whether a flag is on: its rules answering only that, when every rule gives a
+    /// constant (no outcome to build and take apart), else its value. (Not optional: a
+    /// closure read out of an optional is retained and released around its call.)
+    let isOn: FlagFunction
 
-    init(name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?) {
+    init(name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?,
+         isOn: @escaping FlagFunction) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
         self.resolve = resolve
         self.segment = segment
+        self.isOn = isOn
     }
 
     /// The full resolution, built in place from the outcome (through the public

@@ -235,8 +235,8 @@ extension RuleSet {
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
         guard let i = index(of: handle) else { return fallback }
         return program.withDeclaration(i) { d in
-            guard d.kind == .flag, case .bool(let b) = withFrame(context, { d.resolve($0).value }) else { return fallback }
-            return b
+            guard d.kind == .flag else { return fallback }
+            return withFrame(context) { d.isOn($0) }
         }
     }
 }

@@ -105,7 +105,11 @@ public struct RuleSet: Sendable {
 
     /// Whether a flag is on; `fallback` when the flag is unknown or is not a flag.
     public func isEnabled(_ name: String, in context: EvaluationContext, default fallback: Bool = false) -> Bool {
-        evaluate(name, in: context, expecting: .flag, default: .bool(fallback)).value.boolValue ?? fallback
+        guard let i = program.names.index(of: name) else { return fallback }
+        return program.withDeclaration(i) { d in
+            guard d.kind == .flag else { return fallback }
+            return d.isOn(Frame(context, program: program))
+        }
     }
 
     /// The chosen variant's name; `fallback` when the name is unknown or not a variant.

@@ -17,6 +17,11 @@ func truth(of expression: String, in context: EvaluationContext, schema: String?
     if slotted != plain {
         Issue.record("prepared context gave \(slotted), dictionary \(plain)", sourceLocation: sourceLocation)
     }
+    // isEnabled (the on/off chain) must agree with the full resolution.
+    let resolved = (rules.evaluate("yes", in: context).value == .bool(true), rules.evaluate("no", in: context).value == .bool(true))
+    if resolved != plain {
+        Issue.record("evaluate gave \(resolved), isEnabled \(plain)", sourceLocation: sourceLocation)
+    }
     switch plain {
     case (true, false): return .yes
     case (false, true): return .no
