@@ -484,12 +484,17 @@ struct Compiler {
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
         return { f in
-            if let slots = f.slots {
-                guard case .string(let s)? = slots[slot].typed else { return .unknown }
-                return Truth(table.contains(s) != negated)
-            }
-            guard case .string(let s)? = f.value(named: name) else { return .unknown }
+            guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: name), table, negated: negated) }
+            guard case .string(let s)? = slots[slot].typed else { return .unknown }
             return Truth(table.contains(s) != negated)
         }
+    }
+
+    /// `stringAttributeTest` for a dictionary context's value: out of line, so that the
+    /// prepared path's lookup is the closure's only one, and inlined.
+    @inline(never)
+    static func stringAttributeTest(_ value: Value?, _ table: StringTable, negated: Bool) -> Truth {
+        guard case .string(let s)? = value else { return .unknown }
+        return Truth(table.contains(s) != negated)
     }
 }
