@@ -41,7 +41,7 @@ struct Compiler {
             let yes = Outcome(.bool(true), .targetingMatch), no = Outcome(.bool(false), .default)
             return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
                                        resolve: { f in segment(f) == .yes ? yes : no }, segment: segment,
-                                       isOn: { f in segment(f) == .yes })
+                                       isOn: CompiledDeclaration.notAFlag)
         }
         let resolve: ResolveFunction
         // For a flag, the same chain answering only whether it is on (no outcome to build
@@ -105,7 +105,11 @@ struct Compiler {
             }
             resolve = next
         }
-        if !isOnIsTheChain { isOn = { f in resolve(f).value == .bool(true) } }
+        if d.kind != .flag {
+            isOn = CompiledDeclaration.notAFlag
+        } else if !isOnIsTheChain {
+            isOn = { f in resolve(f).value == .bool(true) }
+        }
         return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
                                    isOn: isOn)
     }
@@ -478,9 +482,7 @@ struct Compiler {
 
     /// `stringAttribute in [strings]`: the attribute's string looked up where it is (a
     /// prepared context's slot, or the dictionary's entry), without the general path's
-    /// value closure and test of the value's type: a third of the instructions of an
-    /// evaluation, and so fewer for the processor to get through before it can start on
-    /// the next one's reads while this one waits for its line of a long list.
+    /// value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
         return { f in

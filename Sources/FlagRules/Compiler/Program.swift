@@ -191,6 +191,10 @@ final class CompiledDeclaration: Sendable {
         self.isOn = isOn
     }
 
+    /// `isOn` for declarations that are not flags (`isEnabled` never calls it): one
+    /// function for all of them, not one each.
+    static let notAFlag: FlagFunction = { _ in false }
+
     /// The full resolution, built in place from the outcome (through the public
     /// initialiser it was built in a temporary, copied out and destroyed: three string
     /// retains and releases an evaluation).
