@@ -32,10 +32,9 @@ public struct Resolution: Sendable, Hashable {
 
     // The stored properties are declared with `reason` first so that the synthesized
     // memberwise initialiser, `init(reason:value:variant:…)`, matches no call of the public
-    // one.
-    // Resolutions are built through it: it builds in place, where an explicit initialiser
-    // made the optimiser build a temporary, copy it whole and destroy it (three string
-    // retains and releases an evaluation, each through an outlined value witness).
+    // one. Resolutions are built through it: it builds in place, where an explicit
+    // initialiser made the optimiser build a temporary, copy it whole and destroy it
+    // (three string retains and releases an evaluation, through outlined value witnesses).
 
     /// Why.
     public var reason: Reason

@@ -346,10 +346,10 @@ final class StringTableStorage: @unchecked Sendable {
         }
     }
 
-    /// `find` for a key held small (`StringBits.packedKey`), from its packed form alone;
-    /// nil when the answer needs the key's bytes: a scanned table with an overflow list
-    /// (tests), or a key whose line was full.
-    /// A lookup in lines is a call unless `inline` (as in `index(ofBytes:)` and `find`).
+    /// `find` for a key of at most 15 bytes, from its packed form alone (a small string's
+    /// comes straight from `StringBits.packedKey`); nil when the answer needs the key's
+    /// bytes: a scanned table with an overflow list (tests), or a key whose line was full.
+    /// A lookup in lines is a call unless `inline`.
     @inline(__always)
     func findSmall(_ packed: PackedKey, inline: Bool = false) -> TableHit? {
         guard lineCount == 0 else { return inline ? findSmallInLinesInline(packed) : findSmallInLines(packed) }
@@ -358,18 +358,20 @@ final class StringTableStorage: @unchecked Sendable {
         return overflowCount == 0 ? TableHit.none : nil
     }
 
-    /// `findSmall` in a table in lines: `find`'s steps for an inline key, up to its first
-    /// line.
+    /// `findSmall` in a table in lines, called rather than inlined.
     @inline(never)
     private func findSmallInLines(_ packed: PackedKey) -> TableHit? {
         findSmallInLinesInline(packed)
     }
 
+    /// An inline key's first line (and the miss filter before it).
     @inline(__always)
     private func findSmallInLinesInline(_ packed: PackedKey) -> TableHit? {
         if narrow && packed.high >> 56 > 7 { return TableHit.none }
         let h = TableHash.inline(packed)
         let line = TableHash.range(h, lineCount)
+        // The line starts loading now, while the filter is read: a hit then waits for one
+        // memory read, not two in turn (the filter's, then the line's).
         let words = flagrules_prefetch(lines + line &* 8)
         guard mayContain(h) else { return TableHit.none }
         if let s = inlineSlot(of: packed, in: words, line) { return .slot(s) }
@@ -381,21 +383,11 @@ final class StringTableStorage: @unchecked Sendable {
     @inline(__always)
     func find(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
         guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key) }
+        // A short key's first steps need only its packed form; the overflow list and the
+        // lines after a full one need its bytes.
         let packed = PackedKey(inline: key)
-        if lineCount == 0 {
-            let matches = scannedMatches(packed)
-            if matches != 0 { return .slot(matches.trailingZeroBitCount) }
-            return overflowCount == 0 ? .none : findInOverflow(key)
-        }
-        if narrow && key.count > 7 { return .none }
-        let h = TableHash.inline(packed)
-        let line = TableHash.range(h, lineCount)
-        // The line starts loading now, while the filter is read: a hit then waits for one
-        // memory read, not two in turn (the filter's, then the line's).
-        let words = flagrules_prefetch(lines + line &* 8)
-        guard mayContain(h) else { return .none }
-        if let s = slot(of: packed, key, in: words, line) { return .slot(s) }
-        return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(packed, h, key)
+        if let hit = findSmall(packed, inline: true) { return hit }
+        return lineCount == 0 ? findInOverflow(key) : findInLaterLines(packed, TableHash.inline(packed), key)
     }
 
     /// A bit for each slot of a scanned table equal to `probe` (at most one), from the
