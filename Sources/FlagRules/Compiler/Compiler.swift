@@ -47,8 +47,7 @@ struct Compiler {
         // For a flag, the same chain answering only whether it is on (no outcome to build
         // and take apart), while every rule's outcome is a constant (not a split). Never
         // optional: a function kept in an optional is called through conversion thunks.
-        let defaultOn = d.defaultValue.boolValue ?? false
-        var isOn: FlagFunction = { _ in defaultOn }
+        var isOn = d.defaultValue.boolValue == true ? CompiledDeclaration.alwaysOn : CompiledDeclaration.alwaysOff
         var isOnIsTheChain = d.kind == .flag
         if d.disabled {
             let r = resolution(d.defaultValue, .disabled)

@@ -14,23 +14,25 @@ public enum DeclarationKind: String, Sendable, Hashable {
 
 /// A checked expression: names resolved, literals coerced, patterns compiled.
 struct Bound: Sendable {
-    indirect enum Kind: Sendable {
+    /// Only the cases holding a `Bound` directly are boxed: constants and attributes, most
+    /// of a program's nodes, cost no allocation of their own.
+    enum Kind: Sendable {
         case constant(Value)
         /// A percentage literal, in thousandths (kept exact for rollout comparisons).
         case percent(Int)
         case attribute(String, slot: Int?, FlagType)
         case declaration(Int)
         case now
-        case not(Bound)
+        indirect case not(Bound)
         case and([Bound])
         case or([Bound])
-        case compare(ComparisonOperator, Bound, Bound)
-        case member(Bound, [Value], negated: Bool)
-        case text(ComparisonOperator, Bound, Bound)
-        case matches(Bound, Pattern)
+        indirect case compare(ComparisonOperator, Bound, Bound)
+        indirect case member(Bound, [Value], negated: Bool)
+        indirect case text(ComparisonOperator, Bound, Bound)
+        indirect case matches(Bound, Pattern)
         case coalesce([Bound])
         case has(String, slot: Int?)
-        case rollout(Bound, salt: String)
+        indirect case rollout(Bound, salt: String)
     }
     var kind: Kind
     var type: FlagType

@@ -82,6 +82,7 @@ extension Checker {
             return Bound(kind: .not(b), type: .bool, range: e.range)
         case .and(let operands), .or(let operands):
             var bounds: [Bound] = []
+            bounds.reserveCapacity(operands.count)
             var ok = true
             for o in operands {
                 if let b = condition(o) { bounds.append(b) } else { ok = false }
@@ -91,6 +92,7 @@ extension Checker {
             return Bound(kind: .or(bounds), type: .bool, range: e.range)
         case .coalesce(let operands):
             var bounds: [Bound] = []
+            bounds.reserveCapacity(operands.count)
             var ok = true
             for o in operands {
                 if let b = expression(o) { bounds.append(b) } else { ok = false }
@@ -226,6 +228,9 @@ extension Checker {
         diagnostics.error("type-mismatch", "cannot compare \(l.type) with \(r.type) using '\(op.rawValue)'", at: range, help: help)
     }
 
+    /// Whether `contains`, `starts with` and `ends with` accept a side of type `t`.
+    private static func isTextual(_ t: FlagType) -> Bool { t == .string || t == .symbol || t.isDynamic }
+
     mutating func comparison(_ op: ComparisonOperator, _ l: ExprSyntax, _ r: ExprSyntax, _ range: SourceRange) -> Bound? {
         let leftBound = expression(l)
         let leftType = leftBound?.type
@@ -236,6 +241,7 @@ extension Checker {
         case .in, .notIn:
             guard case .list(let elements) = r.kind else { return nil }
             var values: [Value] = []
+            values.reserveCapacity(elements.count)
             var ok = leftBound != nil
             for element in elements {
                 guard var b = expression(element, .operand(of: leftType)) else { ok = false; continue }
@@ -276,9 +282,9 @@ extension Checker {
                 return nil
             }
             guard var right = expression(r, .operand(of: nil)), var left = leftBound else { return nil }
-            for b in [right] where !b.type.isOrdered {
-                diagnostics.error("type-mismatch", "'\(op.rawValue)' cannot order \(b.type) values", at: b.range,
-                                  help: b.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
+            if !right.type.isOrdered {
+                diagnostics.error("type-mismatch", "'\(op.rawValue)' cannot order \(right.type) values", at: right.range,
+                                  help: right.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
                 return nil
             }
             guard let r2 = coerce(right, toward: left.type, schemaless: schema == nil) else { return nil }
@@ -292,7 +298,10 @@ extension Checker {
             return Bound(kind: .compare(op, left, right), type: .bool, range: range)
         case .contains, .startsWith, .endsWith:
             guard let right = expression(r, .operand(of: nil)), let left = leftBound else { return nil }
-            for b in [left, right] where !(b.type == .string || b.type == .symbol || b.type.isDynamic) {
+            // The left side, then the right (not through an array literal: one allocation
+            // per comparison).
+            let nonString = !Self.isTextual(left.type) ? left : !Self.isTextual(right.type) ? right : nil
+            if let b = nonString {
                 diagnostics.error("type-mismatch", "'\(op.rawValue)' works on strings, found \(b.type)", at: b.range)
                 return nil
             }

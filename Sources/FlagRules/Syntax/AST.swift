@@ -313,8 +313,9 @@ public enum ComparisonOperator: String, Sendable, CaseIterable {
 
 /// An expression with its source range.
 public struct ExprSyntax: Sendable {
-    /// The forms of expressions.
-    public indirect enum Kind: Sendable {
+    /// The forms of expressions. Only the cases holding an expression directly are boxed:
+    /// names and literals, most of a file's nodes, cost no allocation of their own.
+    public enum Kind: Sendable {
         /// A literal.
         case literal(LiteralValue)
         /// A name: attribute, declaration, segment, `now`, or a case/symbol.
@@ -322,19 +323,19 @@ public struct ExprSyntax: Sendable {
         /// `[a, b, …]` (only as the right side of `in`).
         case list([ExprSyntax])
         /// `not e` / `!e`.
-        case not(ExprSyntax)
+        indirect case not(ExprSyntax)
         /// `a and b and …` (flattened).
         case and([ExprSyntax])
         /// `a or b or …` (flattened).
         case or([ExprSyntax])
         /// `a OP b`.
-        case comparison(ComparisonOperator, ExprSyntax, ExprSyntax)
+        indirect case comparison(ComparisonOperator, ExprSyntax, ExprSyntax)
         /// `a ?? b ?? …` (flattened).
         case coalesce([ExprSyntax])
         /// `name(arguments)`: `has`, `rollout`.
-        case call(Identifier, [ExprSyntax])
+        indirect case call(Identifier, [ExprSyntax])
         /// `( e )`, kept for the formatter.
-        case parenthesized(ExprSyntax)
+        indirect case parenthesized(ExprSyntax)
     }
     /// The form.
     public var kind: Kind

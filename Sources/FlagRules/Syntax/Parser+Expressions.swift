@@ -5,6 +5,15 @@ extension Parser {
         try parseOr()
     }
 
+    /// An empty list of nodes with room for a few (one allocation, not one for each
+    /// doubling), holding `first` if given.
+    static func nodeList(_ first: ExprSyntax? = nil) -> [ExprSyntax] {
+        var nodes: [ExprSyntax] = []
+        nodes.reserveCapacity(4)
+        if let first { nodes.append(first) }
+        return nodes
+    }
+
     private mutating func enter(_ range: SourceRange) throws(Recovery) {
         depth += 1
         if depth > Parser.maxNesting {
@@ -15,27 +24,29 @@ extension Parser {
 
     private mutating func parseOr() throws(Recovery) -> ExprSyntax {
         let first = try parseAnd()
-        var operands = [first]
+        // Most operands stand alone: the list is made only when an operator follows.
+        guard isKeyword(.or) || isPunctuation(.bars) else { return first }
+        var operands = Parser.nodeList(first)
         var progress = LoopProgress()
         while isKeyword(.or) || isPunctuation(.bars), progress.advanced(index) {
             advance()
             skipNewlines()
             operands.append(try parseAnd())
         }
-        guard operands.count > 1 else { return first }
         return ExprSyntax(kind: .or(operands), range: first.range.union(operands[operands.count - 1].range))
     }
 
     private mutating func parseAnd() throws(Recovery) -> ExprSyntax {
         let first = try parseNot()
-        var operands = [first]
+        // Most operands stand alone: the list is made only when an operator follows.
+        guard isKeyword(.and) || isPunctuation(.ampersands) else { return first }
+        var operands = Parser.nodeList(first)
         var progress = LoopProgress()
         while isKeyword(.and) || isPunctuation(.ampersands), progress.advanced(index) {
             advance()
             skipNewlines()
             operands.append(try parseNot())
         }
-        guard operands.count > 1 else { return first }
         return ExprSyntax(kind: .and(operands), range: first.range.union(operands[operands.count - 1].range))
     }
 
@@ -114,14 +125,15 @@ extension Parser {
 
     private mutating func parseCoalesce() throws(Recovery) -> ExprSyntax {
         let first = try parsePrimary()
-        var operands = [first]
+        // Most operands stand alone: the list is made only when an operator follows.
+        guard isPunctuation(.coalesce) else { return first }
+        var operands = Parser.nodeList(first)
         var progress = LoopProgress()
         while isPunctuation(.coalesce), progress.advanced(index) {
             advance()
             skipNewlines()
             operands.append(try parsePrimary())
         }
-        guard operands.count > 1 else { return first }
         return ExprSyntax(kind: .coalesce(operands), range: first.range.union(operands[operands.count - 1].range))
     }
 
@@ -140,7 +152,7 @@ extension Parser {
             defer { depth -= 1 }
             advance()
             newlineSuppression += 1
-            var arguments: [ExprSyntax] = []
+            var arguments = Parser.nodeList()
             var progress = LoopProgress()
             while !isPunctuation(.rightParen), current.kind != .endOfFile, progress.advanced(index) {
                 arguments.append(try parseExpression())
@@ -167,7 +179,7 @@ extension Parser {
             defer { depth -= 1 }
             advance()
             newlineSuppression += 1
-            var elements: [ExprSyntax] = []
+            var elements = Parser.nodeList()
             var progress = LoopProgress()
             while !isPunctuation(.rightBracket), current.kind != .endOfFile, progress.advanced(index) {
                 elements.append(try parsePrimary())
