@@ -22,7 +22,7 @@ struct Compiler {
         let coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
         let compiler = Compiler(checked: checked, coercions: coercions)
         let declarations = checked.declarations.map(compiler.declaration)
-        return Program(declarations: declarations, schema: checked.schema, coercions: coercions)
+        return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names)
     }
 
     /// How an attribute read is checked: the schema slot's coercion, or one for `type`

@@ -234,13 +234,14 @@ final class Program: Sendable {
     let attributeNames: StringTable
 
     /// A program of `declarations` over `schema`, whose attributes' coercions are
-    /// `coercions` by slot (made from the schema when nil).
-    init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil) {
+    /// `coercions` by slot (made from the schema when nil), and whose names are `names` by
+    /// position (made from the declarations when nil).
+    init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil, names: StringTable? = nil) {
         self.declarations = declarations
-        self.names = StringTable(declarations.map(\.name))
+        self.names = names ?? StringTable(declarations.map(\.name))
         self.schema = schema
         self.coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
-        self.attributeNames = StringTable(schema?.attributes.map(\.name) ?? [])
+        self.attributeNames = schema?.slots ?? StringTable([])
     }
 
     /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains

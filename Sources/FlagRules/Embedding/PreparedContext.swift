@@ -34,12 +34,12 @@ public struct PreparedContext: Sendable {
     /// is kept as present (for `has`) but reads as absent in comparisons.
     public subscript(name: String) -> Value? {
         get {
-            if let slot = program.schema?.slots[name] { return storage.given(slot) }
+            if let slot = program.schema?.slots.index(of: name) { return storage.given(slot) }
             return extra[name]
         }
         set {
             let program = program
-            guard let slot = program.schema?.slots[name] else {
+            guard let slot = program.schema?.slots.index(of: name) else {
                 guard program.schema == nil || name == "now" else { return }
                 if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
                 box.buffer.header.extra[name] = newValue

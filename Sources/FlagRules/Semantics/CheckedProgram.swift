@@ -84,7 +84,8 @@ struct CheckedDeclaration: Sendable {
 struct CheckedProgram: Sendable {
     var schema: ContextSchema?
     var declarations: [CheckedDeclaration]
-    var index: [String: Int]
+    /// The declarations' names by position.
+    var names: StringTable
     var tests: [TestCase] = []
 }
 

@@ -32,7 +32,7 @@ extension Checker {
         if case .operand(let other?) = position, let cases = other.cases, cases.contains(name) {
             return Bound(kind: .constant(.string(name)), type: other, range: range)
         }
-        let declared = index[name]
+        let declared = names.index(of: name)
         if let i = declared, case .context = declarations[i] {} else if let i = declared {
             if i == current {
                 diagnostics.error("cycle", "'\(name)' reads itself", at: range,
@@ -53,7 +53,7 @@ extension Checker {
                 diagnostics.error("unknown-case", "'\(name)' is not \(what)" + didYouMean(name, cases), at: range)
                 return nil
             }
-            let candidates = schema.attributes.map(\.name) + Array(index.keys) + ["now"]
+            let candidates = schema.attributes.map(\.name) + declarations.map(\.header.name.name) + ["now"]
             diagnostics.error("unknown-name", "unknown name '\(name)'" + didYouMean(name, candidates), at: range)
             return nil
         }
@@ -154,7 +154,7 @@ extension Checker {
                 }
                 return Bound(kind: .has(attribute, slot: a.slot), type: .bool, range: range)
             }
-            if index[attribute] != nil {
+            if names.index(of: attribute) != nil {
                 diagnostics.error("invalid-call", "has() tests a context attribute; '\(attribute)' is a declaration", at: arguments[0].range)
                 return nil
             }

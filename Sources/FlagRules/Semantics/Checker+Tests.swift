@@ -78,8 +78,8 @@ extension Checker {
 
     mutating func expectation(_ e: ExpectationSyntax, _ checked: [CheckedDeclaration]) -> Expectation? {
         let name = e.subject.name
-        guard let i = index[name] else {
-            diagnostics.error("unknown-name", "unknown declaration '\(name)'" + didYouMean(name, Array(index.keys)), at: e.subject.range)
+        guard let i = names.index(of: name) else {
+            diagnostics.error("unknown-name", "unknown declaration '\(name)'" + didYouMean(name, declarations.map(\.header.name.name)), at: e.subject.range)
             return nil
         }
         let d = checked[i]

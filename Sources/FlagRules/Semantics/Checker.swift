@@ -16,7 +16,9 @@ struct Checker {
     var diagnostics = DiagnosticBag()
     var schema: ContextSchema?
     var declarations: [DeclarationSyntax] = []
-    var index: [String: Int] = [:]
+    /// The declarations' names by position: the lookup of every name read in an
+    /// expression (most are attributes, a miss here), without SipHash. The program keeps it.
+    var names = StringTable([])
     var types: [FlagType] = []
     var edges: [[(target: Int, range: SourceRange)]] = []
     var current = 0
@@ -56,21 +58,29 @@ struct Checker {
                 firstContext = c
             }
         }
+        // One table of every declaration's name: a name whose first position is not its
+        // own is declared twice. Without duplicates (the usual case) it is the final table.
+        var candidates: [DeclarationSyntax] = []
         for d in file.declarations {
             if case .context = d { continue }
             if case .test(let t) = d {
                 testSyntax.append(t)
                 continue
             }
+            candidates.append(d)
+        }
+        let all = StringTable(candidates.map(\.header.name.name))
+        declarations.reserveCapacity(candidates.count)
+        for (k, d) in candidates.enumerated() {
             let name = d.header.name
-            if let existing = index[name.name] {
+            if let first = all.index(of: name.name), first != k {
                 diagnostics.error("duplicate-name", "'\(name.name)' is declared twice", at: name.range,
-                                  notes: [.init("the first declaration is here", at: declarations[existing].header.name.range)])
+                                  notes: [.init("the first declaration is here", at: candidates[first].header.name.range)])
                 continue
             }
-            index[name.name] = declarations.count
             declarations.append(d)
         }
+        names = declarations.count == candidates.count ? all : StringTable(declarations.map(\.header.name.name))
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)
         edges = Array(repeating: [], count: declarations.count)
@@ -81,7 +91,7 @@ struct Checker {
         }
         checkCycles()
         let tests = checkTests(checked)
-        return CheckedProgram(schema: schema, declarations: checked, index: index, tests: tests)
+        return CheckedProgram(schema: schema, declarations: checked, names: names, tests: tests)
     }
 
     // MARK: Schema
@@ -105,7 +115,7 @@ struct Checker {
                                   help: "pass 'now' in the context to override the evaluation time")
                 continue
             }
-            if let d = index[name] {
+            if let d = names.index(of: name) {
                 diagnostics.error("duplicate-name", "'\(name)' is both a context attribute and a declaration", at: f.name.range,
                                   notes: [.init("the declaration is here", at: declarations[d].header.name.range)])
             }

@@ -93,17 +93,17 @@ public struct ContextSchema: Sendable {
 
     /// The attributes in declaration order.
     public let attributes: [Attribute]
-    let slots: [String: Int]
+    /// The attributes' names by slot (a name listed twice keeps its first slot): looked
+    /// up for every attribute a rule reads, without SipHash.
+    let slots: StringTable
 
     init(_ attributes: [(String, FlagType)]) {
         self.attributes = attributes.enumerated().map { Attribute(name: $1.0, type: $1.1, slot: $0) }
-        var slots: [String: Int] = [:]
-        for a in self.attributes where slots[a.name] == nil { slots[a.name] = a.slot }
-        self.slots = slots
+        slots = StringTable(attributes.map(\.0))
     }
 
     /// The attribute called `name`.
     public subscript(name: String) -> Attribute? {
-        slots[name].map { attributes[$0] }
+        slots.index(of: name).map { attributes[$0] }
     }
 }

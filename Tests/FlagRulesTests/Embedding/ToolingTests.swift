@@ -139,4 +139,33 @@ import Testing
             #expect(error.errors.map(\.message) == [message])
         }
     }
+
+    /// Names are looked up in the checker's name table: a name declared three times is
+    /// reported twice, each time pointing at the first; a name that is also an attribute,
+    /// and a misspelt declaration in a test are each reported.
+    @Test func namesDeclaredTwiceOrClashing() {
+        let source = """
+            context { build: enum(debug, release); f: string }
+            flag f { enabled when build == debug }
+            flag beta { enabled when has(g) }
+            flag f { enabled when build == release }
+            value f: int = 3
+            segment g = build == debug
+            test "t" { expect betta }
+            """
+        do {
+            _ = try RuleSet(source: source)
+            Issue.record("loaded")
+        } catch {
+            let errors = error.errors
+            #expect(errors.map(\.message) == [
+                "'f' is declared twice", "'f' is declared twice",
+                "'f' is both a context attribute and a declaration",
+                "unknown context attribute 'g'",
+                "unknown declaration 'betta'; did you mean 'beta'?",
+            ])
+            #expect(errors.prefix(2).map { $0.range.start.line } == [4, 5])
+            #expect(errors.prefix(3).allSatisfy { $0.notes.first?.range?.start.line == 2 })
+        }
+    }
 }
