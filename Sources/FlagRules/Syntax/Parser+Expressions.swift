@@ -5,12 +5,13 @@ extension Parser {
         try parseOr()
     }
 
-    /// An empty list of nodes with room for a few (one allocation, not one for each
-    /// doubling), holding `first` if given.
-    static func nodeList(_ first: ExprSyntax? = nil) -> [ExprSyntax] {
+    /// The operands of a binary operator, starting with `first`: room for two at once (an
+    /// operator was seen, so there are two), not room for one and then a copy. No more: the
+    /// rule set keeps its syntax tree, and room not used would be held with it.
+    static func operandList(_ first: ExprSyntax) -> [ExprSyntax] {
         var nodes: [ExprSyntax] = []
-        nodes.reserveCapacity(4)
-        if let first { nodes.append(first) }
+        nodes.reserveCapacity(2)
+        nodes.append(first)
         return nodes
     }
 
@@ -26,7 +27,7 @@ extension Parser {
         let first = try parseAnd()
         // Most operands stand alone: the list is made only when an operator follows.
         guard isKeyword(.or) || isPunctuation(.bars) else { return first }
-        var operands = Parser.nodeList(first)
+        var operands = Parser.operandList(first)
         var progress = LoopProgress()
         while isKeyword(.or) || isPunctuation(.bars), progress.advanced(index) {
             advance()
@@ -40,7 +41,7 @@ extension Parser {
         let first = try parseNot()
         // Most operands stand alone: the list is made only when an operator follows.
         guard isKeyword(.and) || isPunctuation(.ampersands) else { return first }
-        var operands = Parser.nodeList(first)
+        var operands = Parser.operandList(first)
         var progress = LoopProgress()
         while isKeyword(.and) || isPunctuation(.ampersands), progress.advanced(index) {
             advance()
@@ -127,7 +128,7 @@ extension Parser {
         let first = try parsePrimary()
         // Most operands stand alone: the list is made only when an operator follows.
         guard isPunctuation(.coalesce) else { return first }
-        var operands = Parser.nodeList(first)
+        var operands = Parser.operandList(first)
         var progress = LoopProgress()
         while isPunctuation(.coalesce), progress.advanced(index) {
             advance()
@@ -152,7 +153,7 @@ extension Parser {
             defer { depth -= 1 }
             advance()
             newlineSuppression += 1
-            var arguments = Parser.nodeList()
+            var arguments: [ExprSyntax] = []
             var progress = LoopProgress()
             while !isPunctuation(.rightParen), current.kind != .endOfFile, progress.advanced(index) {
                 arguments.append(try parseExpression())
@@ -179,7 +180,7 @@ extension Parser {
             defer { depth -= 1 }
             advance()
             newlineSuppression += 1
-            var elements = Parser.nodeList()
+            var elements: [ExprSyntax] = []
             var progress = LoopProgress()
             while !isPunctuation(.rightBracket), current.kind != .endOfFile, progress.advanced(index) {
                 elements.append(try parsePrimary())
