@@ -41,11 +41,14 @@ func exampleFiles() throws -> [URL] {
             for d in rules.declarations where d.kind == .flag {
                 flags += 1
                 let handle = try #require(rules.handle(d.name))
+                var expectedAll: [Bool] = []
                 for context in contexts {
                     let expected = rules.evaluate(d.name, in: context).value == .bool(true)
                     #expect(rules.isEnabled(d.name, in: context) == expected, "\(d.name) \(context)")
                     #expect(rules.isEnabled(handle, in: rules.prepare(context)) == expected, "\(d.name) \(context)")
+                    expectedAll.append(expected)
                 }
+                #expect(rules.isEnabled(handle, in: contexts.map(rules.prepare)) == expectedAll, "\(d.name), in a batch")
             }
         }
         #expect(flags >= 5)

@@ -32,6 +32,9 @@ import Testing
             let on = try #require(list["onFraction"] as? Double)
             #expect(on > 0.4 && on < 0.6, "\(list)")
         }
+        // Each list size is also measured as one batch call (its ON fraction is checked
+        // against the one-call-a-context row's: a disagreement is a failure).
+        #expect(lists.allSatisfy { $0["batchNsPerEvaluation"] is Double })
         let load = try #require(report["load10k"] as? [String: Any])
         let held = try #require(load["bytes"] as? Int), peak = try #require(load["peakBytesWhileLoading"] as? Int)
         #expect(held > 1_000_000 && peak >= held)
@@ -65,6 +68,7 @@ import Testing
         let lists = try #require(report["in"] as? [[String: Any]])
         #expect(lists.map { $0["onFraction"] is Double } == [false, false, true])
         #expect(lists.map { $0["handWrittenSetNsPerEvaluation"] is Double } == [false, false, false])
+        #expect(lists.map { $0["batchNsPerEvaluation"] is Double } == [false, false, true])  // "batch: in over 100000 …
         let text = try run(bench, ["--contexts", "2000", "--runs", "1", "--only", "in over 100000"])
         #expect(text.status == 0)
         #expect(text.stdout.contains("\n  3      ") && !text.stdout.contains("nan") && !text.stdout.contains("targets"))

@@ -71,4 +71,11 @@ static inline __attribute__((always_inline, pure)) const uint64_t *flagrules_pre
     return p;
 }
 
+/// Starts reading the cache line at `p` for a load well after this call (a batch loading
+/// a lookup a few evaluations ahead). Not pure, unlike `flagrules_prefetch`: its only
+/// effect is the prefetch, and a pure call whose result is unused would be removed.
+static inline __attribute__((always_inline)) void flagrules_prefetch_ahead(const void *p) {
+    __builtin_prefetch(p, 0, 3);
+}
+
 #endif

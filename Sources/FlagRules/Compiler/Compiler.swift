@@ -17,6 +17,15 @@ struct Compiler {
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
     let coercions: [Coercion]
+    /// The large string tables the declaration being compiled reads from slots, gathered
+    /// as its conditions compile (see `prefetcher(since:)`).
+    let largeTables = LargeTables()
+
+    /// String tables that outgrow the cache (those with a miss filter), with the slot of
+    /// the attribute each is looked up by.
+    final class LargeTables {
+        var found: [(slot: Int, table: StringTable)] = []
+    }
 
     static func compile(_ checked: CheckedProgram) -> Program {
         let coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
@@ -33,6 +42,7 @@ struct Compiler {
     }
 
     func declaration(_ d: CheckedDeclaration) -> CompiledDeclaration {
+        let tablesBefore = largeTables.found.count
         func resolution(_ value: Value, _ reason: Resolution.Reason, _ rule: CheckedRule? = nil) -> Outcome {
             Outcome(value, reason, rule: rule?.index ?? 0, line: rule?.line ?? 0)
         }
@@ -41,7 +51,7 @@ struct Compiler {
             let yes = Outcome(.bool(true), .targetingMatch), no = Outcome(.bool(false), .default)
             return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
                                        resolve: { f in segment(f) == .yes ? yes : no }, segment: segment,
-                                       isOn: CompiledDeclaration.notAFlag)
+                                       isOn: CompiledDeclaration.notAFlag, prefetch: prefetcher(since: tablesBefore))
         }
         let resolve: ResolveFunction
         // For a flag, the same chain answering only whether it is on (no outcome to build
@@ -110,7 +120,25 @@ struct Compiler {
             isOn = { f in resolve(f).value == .bool(true) }
         }
         return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
-                                   isOn: isOn)
+                                   isOn: isOn, prefetch: prefetcher(since: tablesBefore))
+    }
+
+    /// For a declaration whose conditions look a slot's string up in large tables (those
+    /// found since `start`), a function that starts loading what those lookups will read
+    /// first, for a batch to call a few contexts ahead; nil for every other declaration.
+    func prefetcher(since start: Int) -> PrefetchFunction? {
+        var prefetch: PrefetchFunction?
+        // One closure a table, each calling the one before: a table read from a captured
+        // constant is not retained, one read from an array is.
+        for (slot, table) in largeTables.found[start...] {
+            let before = prefetch
+            prefetch = { f in
+                before?(f)
+                guard let slots = f.slots, case .string(let s)? = slots[slot].typed else { return }
+                table.prefetch(s)
+            }
+        }
+        return prefetch
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {
@@ -484,6 +512,7 @@ struct Compiler {
     /// value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
+        if table.hasMissFilter { largeTables.found.append((slot, table)) }
         return { f in
             guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: name), table, negated: negated) }
             guard case .string(let s)? = slots[slot].typed else { return .unknown }

@@ -150,6 +150,7 @@ typealias ValueFunction = @Sendable (Frame) -> Value?
 typealias ConditionFunction = @Sendable (Frame) -> Truth
 typealias ResolveFunction = @Sendable (Frame) -> Outcome
 typealias FlagFunction = @Sendable (Frame) -> Bool
+typealias PrefetchFunction = @Sendable (Frame) -> Void
 
 /// What a compiled declaration returns: a `Resolution` without its strings, cheap to pass
 /// up the closure chain (the variant is the value's string; rule and line are 0 for none).
@@ -180,15 +181,19 @@ final class CompiledDeclaration: Sendable {
     /// constant (no outcome to build and take apart), else its value. (Not optional: a
     /// closure read out of an optional is retained and released around its call.)
     let isOn: FlagFunction
+    /// Starts loading the memory the declaration's large literal lists will read for a
+    /// context (see `Compiler.prefetcher(since:)`); nil when it has none.
+    let prefetch: PrefetchFunction?
 
     init(name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?,
-         isOn: @escaping FlagFunction) {
+         isOn: @escaping FlagFunction, prefetch: PrefetchFunction? = nil) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
         self.resolve = resolve
         self.segment = segment
         self.isOn = isOn
+        self.prefetch = prefetch
     }
 
     /// `isOn` for declarations that are not flags (`isEnabled` never calls it): one

@@ -198,14 +198,27 @@ extension RuleSet {
     /// rule set, else its values by name.
     @inline(__always)
     private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
-        context.withStorage { storage in
-            guard storage.isLaidOut(for: program) else {
-                let dictionary = context.dictionary
-                return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
-            }
-            guard program.schema != nil else { return body(Frame(storage.extra, program: program)) }
-            return body(Frame(storage, program: program))
+        context.withStorage { storage in withFrame(storage, context, body) }
+    }
+
+    /// `withFrame` for the context at `p` (in a batch), read where it is: its one stored
+    /// property is its storage's reference, read here unretained, so a batch costs no
+    /// reference counting (a context copied out of the array is retained and released).
+    @inline(__always)
+    private func withFrame<R>(at p: UnsafePointer<PreparedContext>, _ body: (Frame) -> R) -> R {
+        UnsafeRawPointer(p).load(as: Unmanaged<PreparedStorage>.self)._withUnsafeGuaranteedRef { storage in
+            withFrame(storage, p.pointee, body)
         }
+    }
+
+    @inline(__always)
+    private func withFrame<R>(_ storage: PreparedStorage, _ context: @autoclosure () -> PreparedContext, _ body: (Frame) -> R) -> R {
+        guard storage.isLaidOut(for: program) else {
+            let dictionary = context().dictionary
+            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
+        }
+        guard program.schema != nil else { return body(Frame(storage.extra, program: program)) }
+        return body(Frame(storage, program: program))
     }
 
     /// The declaration a handle names in this rule set: by index when the handle was made
@@ -237,6 +250,44 @@ extension RuleSet {
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return fallback }
             return withFrame(context) { d.isOn($0) }
+        }
+    }
+
+    /// How many contexts ahead a batch starts loading what a flag's large literal lists
+    /// will read (4, 8 and 16 measured alike over 100,000 literals; 8 leaves time for a
+    /// read from memory, not only from the last-level cache).
+    static let batchPrefetchDistance = 8
+
+    /// Whether a flag is on for each context, in order: the same answers as one
+    /// `isEnabled(_:in:)` call a context, faster over many users (a rollout's reach, the
+    /// users a change moves). When the flag tests an attribute against a literal list too
+    /// large for the cache, the lookup a few contexts ahead starts loading while this one
+    /// is evaluated, so the list's size costs almost nothing.
+    ///
+    /// ```swift
+    /// let on = rules.isEnabled(handle, in: users.map(rules.prepare))
+    /// let share = Double(on.filter { $0 }.count) / Double(on.count)
+    /// ```
+    public func isEnabled(_ handle: DeclarationHandle, in contexts: [PreparedContext], default fallback: Bool = false) -> [Bool] {
+        guard let i = index(of: handle) else { return Array(repeating: fallback, count: contexts.count) }
+        return program.withDeclaration(i) { d in
+            guard d.kind == .flag else { return Array(repeating: fallback, count: contexts.count) }
+            return [Bool](unsafeUninitializedCapacity: contexts.count) { out, initialized in
+                contexts.withUnsafeBufferPointer { cs in
+                    guard let base = cs.baseAddress else { return }
+                    if let prefetch = d.prefetch {
+                        let ahead = RuleSet.batchPrefetchDistance
+                        for k in 0..<min(ahead, cs.count) { withFrame(at: base + k) { prefetch($0) } }
+                        for k in cs.indices {
+                            if k + ahead < cs.count { withFrame(at: base + k + ahead) { prefetch($0) } }
+                            out[k] = withFrame(at: base + k) { d.isOn($0) }
+                        }
+                    } else {
+                        for k in cs.indices { out[k] = withFrame(at: base + k) { d.isOn($0) } }
+                    }
+                }
+                initialized = contexts.count
+            }
         }
     }
 }

@@ -86,6 +86,15 @@ struct StringTable: Sendable {
         return withBytes(s) { storage.index(ofBytes: $0) }
     }
 
+    /// Starts loading the memory a lookup of `s` reads first (its miss-filter word and its
+    /// first line), without waiting for it: a batch calls this for a value a few places
+    /// ahead, so that its lookup finds them in the cache. Does nothing in a scanned table.
+    func prefetch(_ s: String) {
+        guard storage.layout != .scanned else { return }
+        let h = StringBits.packedKey(s).map(TableHash.inline) ?? withBytes(s) { TableHash.of($0) }
+        storage.prefetch(h)
+    }
+
     /// Whether the table holds `s` (without reading its position).
     @inline(__always)
     func contains(_ s: String) -> Bool {
@@ -432,6 +441,14 @@ final class StringTableStorage: @unchecked Sendable {
     /// every distinct key (those in the overflow list too) and is small enough to stay in
     /// cache, so a miss reads neither a slot nor, once predicted, waits on one.
     @inline(__always)
+    /// Starts loading the filter word and first line of a key with hash `h` (see
+    /// `StringTable.prefetch`).
+    func prefetch(_ h: UInt64) {
+        guard lineCount > 0 else { return }
+        flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
+        if filterWords > 0 { flagrules_prefetch_ahead(filter + TableHash.filter(h, filterWords).word) }
+    }
+
     func mayContain(_ h: UInt64) -> Bool {
         guard filterWords > 0 else { return true }
         let (word, mask) = TableHash.filter(h, filterWords)

@@ -121,4 +121,52 @@ import Testing
         c["other"] = "x"
         #expect(r.isEnabled(r.handle("f")!, in: c))
     }
+
+    /// A batch gives what one call a context gives, whether or not the flag's lists are
+    /// large enough to be loaded ahead (one large list, two, a small one), for members,
+    /// non-members, absent and mistyped values, long strings, contexts prepared by
+    /// another rule set, and batches shorter than the distance loaded ahead.
+    @Test func batchesAgreeWithOneCallAContext() throws {
+        let members = (0..<20_000).map { "member-\($0)" } + ["a string longer than fifteen bytes"]
+        let plans = (0..<17_000).map { "p\($0)" }
+        func list(_ strings: [String]) -> String { strings.map { "\"\($0)\"" }.joined(separator: ", ") }
+        let rules = try RuleSet(source: """
+            context { country: string; plan: string; age: int }
+            flag big { enabled when country in [\(list(members))] }
+            flag both { enabled when country not in [\(list(members))] and plan in [\(list(plans))] }
+            flag small { enabled when country in ["US", "member-3"] or age > 40 }
+            segment s = age > 10
+            """)
+        let flags = ["big", "both", "small"]
+        let loadedAhead = flags.map { name in rules.program.withDeclaration(rules.handle(name)!.index) { $0.prefetch != nil } }
+        #expect(loadedAhead == [true, true, false])
+
+        var state: UInt64 = 3
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 17
+        }
+        var contexts: [EvaluationContext] = [[:], ["country": 5], ["country": "a string longer than fifteen bytes", "plan": "p7"]]
+        for k in 0..<300 {
+            let country: Value = k % 3 == 0 ? .string("elsewhere-\(k)") : .string(members[Int(next() % UInt64(members.count))])
+            contexts.append(["country": country, "plan": .string("p\(next() % 20_000)"), "age": .int(k % 60)])
+        }
+        let other = try RuleSet(source: "context { country: string; plan: string }\nflag x = true")
+        for name in flags {
+            let handle = try #require(rules.handle(name))
+            let prepared = contexts.enumerated().map { $0 % 7 == 6 ? other.prepare($1) : rules.prepare($1) }
+            let oneByOne = prepared.map { rules.isEnabled(handle, in: $0) }
+            #expect(rules.isEnabled(handle, in: prepared) == oneByOne, "\(name)")
+            #expect(oneByOne.contains(true) && oneByOne.contains(false), "\(name) decides both ways")
+            for count in [0, 1, 5, 8, 9] {
+                #expect(rules.isEnabled(handle, in: Array(prepared.prefix(count))) == Array(oneByOne.prefix(count)), "\(name), \(count)")
+            }
+        }
+        // Not a flag, or no declaration: the fallback for every context.
+        let few = contexts.prefix(3).map(rules.prepare)
+        #expect(rules.isEnabled(rules.handle("s")!, in: few, default: true) == [true, true, true])
+        #expect(rules.isEnabled(other.handle("x")!, in: few) == [false, false, false])
+        // The batch reads each context's storage reference in place.
+        #expect(MemoryLayout<PreparedContext>.size == MemoryLayout<Unmanaged<PreparedStorage>>.size)
+    }
 }
