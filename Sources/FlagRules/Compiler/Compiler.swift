@@ -184,39 +184,57 @@ struct Compiler {
     }
 
     /// Replaces constant sub-expressions by their values and simplifies `and`/`or`.
-    func fold(_ b: Bound) -> Bound {
+    func fold(_ b: Bound) -> Bound { folded(b) ?? b }
+
+    /// The value of a `true` or `false` constant; nil for anything else.
+    private static func boolConstant(_ b: Bound) -> Bool? {
+        if case .constant(.bool(let v)) = b.kind { return v }
+        return nil
+    }
+
+    /// `fold(b)`, or nil when nothing in `b` folds (most conditions: nothing is copied or
+    /// rebuilt for them).
+    func folded(_ b: Bound) -> Bound? {
         switch b.kind {
         case .constant, .percent, .attribute, .declaration, .now, .has:
-            return b
+            return nil
         case .and(let xs), .or(let xs):
             let isAnd: Bool
             if case .and = b.kind { isAnd = true } else { isAnd = false }
-            var kept: [Bound] = []
-            for x in xs {
-                let f = fold(x)
-                if case .constant(.bool(let v)) = f.kind {
-                    if v == isAnd { continue }  // `true and x` → x; `false or x` → x
-                    return Bound(kind: .constant(.bool(v)), type: .bool, range: b.range)
+            var kept: [Bound]?  // made at the first operand that folds
+            for (k, x) in xs.enumerated() {
+                let f = folded(x)
+                if let v = Compiler.boolConstant(f ?? x) {
+                    if v != isAnd { return Bound(kind: .constant(.bool(v)), type: .bool, range: b.range) }
+                    // `true and x` → x; `false or x` → x
+                    if kept == nil { kept = Array(xs[..<k]) }
+                    continue
                 }
-                kept.append(f)
+                if let f {
+                    if kept == nil { kept = Array(xs[..<k]) }
+                    kept?.append(f)
+                } else {
+                    kept?.append(x)
+                }
             }
+            guard let kept else { return nil }
             if kept.isEmpty { return Bound(kind: .constant(.bool(isAnd)), type: .bool, range: b.range) }
             if kept.count == 1 { return kept[0] }
             return Bound(kind: isAnd ? .and(kept) : .or(kept), type: .bool, range: b.range)
         default:
-            guard isPure(b) else { return b }
+            guard isPure(b) else { return nil }
             let frame = Frame.empty
             if b.type == .bool {
                 switch condition(b)(frame) {
                 case .yes: return Bound(kind: .constant(.bool(true)), type: .bool, range: b.range)
                 case .no: return Bound(kind: .constant(.bool(false)), type: .bool, range: b.range)
-                case .unknown: return b
+                case .unknown: return nil
                 }
             }
             if let v = value(b)(frame) {
                 return Bound(kind: .constant(v), type: b.type, range: b.range)
             }
-            return b
+            return nil
         }
     }
 

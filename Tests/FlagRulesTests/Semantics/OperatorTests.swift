@@ -206,4 +206,37 @@ let schema = """
     func withoutSchema(_ expression: String, _ context: EvaluationContext, _ expected: Truth) throws {
         #expect(try truth(of: expression, in: context) == expected)
     }
+
+    /// Constant folding's shapes: constant operands of `and`/`or` are dropped or decide the
+    /// whole, pure comparisons become constants, and a condition with nothing to fold is
+    /// left as it is (`folded` answers nil, so nothing is rebuilt).
+    @Test(arguments: [
+        ("true and beta", "beta"),
+        ("beta and true", "beta"),
+        ("false and beta", "false"),
+        ("beta or (1 > 2) or age > 1", "(beta or age>1)"),
+        ("beta or (1 < 2)", "true"),
+        ("true and (false or true)", "true"),
+        ("beta and (age > 1 or true)", "beta"),
+        ("beta and age > 1", "unchanged"),
+        ("not (1 > 2)", "true"),
+    ])
+    func folding(_ expression: String, _ expected: String) throws {
+        let rules = try RuleSet(source: "context { beta: bool; age: int }\nsegment s = \(expression)\n")
+        let condition = try #require(rules.checked.declarations[0].condition)
+        let compiler = Compiler(checked: rules.checked, coercions: [])
+        func shape(_ b: Bound) -> String {
+            switch b.kind {
+            case .constant(let v): return "\(v)"
+            case .attribute(let name, _, _): return name
+            case .and(let xs): return "(" + xs.map(shape).joined(separator: " and ") + ")"
+            case .or(let xs): return "(" + xs.map(shape).joined(separator: " or ") + ")"
+            case .compare(let op, let l, let r): return shape(l) + op.rawValue + shape(r)
+            default: return "?"
+            }
+        }
+        let folded = compiler.folded(condition)
+        #expect(folded.map(shape) ?? "unchanged" == expected)
+        #expect(shape(compiler.fold(condition)) == shape(folded ?? condition))
+    }
 }
