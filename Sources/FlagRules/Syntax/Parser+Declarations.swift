@@ -29,7 +29,7 @@ extension Parser {
         var first = true
         while current.kind != .endOfFile {
             let t = tokens[index]
-            if !first, braces <= 0, index > 0, tokens[index - 1].kind == .newline {
+            if !first, braces <= 0, index > 0, tags[index - 1] == TokenTag.newline {
                 if case .identifier(let name) = t.kind, Parser.declarationKeywords.contains(name) { return }
                 if t.kind == .punctuation(.at) { return }
             }
@@ -202,7 +202,7 @@ extension Parser {
         var fields: [ContextFieldSyntax] = []
         var progress = LoopProgress()
         while true {
-            while tokens[index].kind == .newline || isPunctuation(.semicolon) || isPunctuation(.comma) { advance() }
+            while tags[index] == TokenTag.newline || isPunctuation(.semicolon) || isPunctuation(.comma) { advance() }
             if isPunctuation(.rightBrace) { advance(); break }
             if current.kind == .endOfFile { throw fail("expected '}' to close the context block") }
             guard progress.advanced(index) else { advance(); continue }
@@ -345,11 +345,11 @@ extension Parser {
 
     /// True at `flag NAME`, `variant NAME`, … or `@` at the start of a line: a declaration.
     var startsDeclaration: Bool {
-        guard index > 0, tokens[index - 1].kind == .newline else { return false }
+        guard index > 0, tags[index - 1] == TokenTag.newline else { return false }
         if isPunctuation(.at) { return true }
         guard let word = currentIdentifier, Parser.declarationKeywords.contains(word) else { return false }
-        if case .identifier = tokens[index + 1].kind { return true }
-        return word == "context" && tokens[index + 1].kind == .punctuation(.leftBrace)
+        if tags[index + 1] == TokenTag.identifier { return true }
+        return word == "context" && tags[index + 1] == TokenTag.punctuation(.leftBrace)
     }
 
     /// Skips to the end of the current rule: a newline or ';' outside brackets, or a '}'
@@ -379,7 +379,7 @@ extension Parser {
         let start = current.range.start
         var outcome: RuleSyntax.Outcome
         let t = current
-        if kind != .flag, t.kind == .identifier("split"), tokens[index + 1].kind == .punctuation(.leftParen) {
+        if kind != .flag, t.kind == .identifier("split"), tags[index + 1] == TokenTag.punctuation(.leftParen) {
             outcome = .split(try parseSplit(kind))
         } else {
             switch kind {

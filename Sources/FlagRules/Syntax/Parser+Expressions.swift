@@ -84,9 +84,9 @@ extension Parser {
     /// The token after `current` (skipping newlines inside brackets).
     private var tokenAfterCurrent: Token {
         var k = index
-        if newlineSuppression > 0 { while tokens[k].kind == .newline { k += 1 } }
-        if tokens[k].kind != .endOfFile { k += 1 }
-        if newlineSuppression > 0 { while tokens[k].kind == .newline { k += 1 } }
+        if newlineSuppression > 0 { while tags[k] == TokenTag.newline { k += 1 } }
+        if tags[k] != TokenTag.endOfFile { k += 1 }
+        if newlineSuppression > 0 { while tags[k] == TokenTag.newline { k += 1 } }
         return tokens[k]
     }
 

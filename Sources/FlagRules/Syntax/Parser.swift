@@ -11,7 +11,10 @@ public struct Parser {
     /// Thrown inside the parser after a diagnostic was recorded, to unwind to a recovery point.
     struct Recovery: Error {}
 
-    var tokens: [Token]
+    let tokens: [Token]
+    /// Each token's kind in one byte, without its payload (`TokenTag`): the checks made
+    /// at every token read these, not the tokens, so no token or string is copied.
+    let tags: [UInt8]
     var index = 0
     var diagnostics = DiagnosticBag()
     /// While > 0 (inside `(…)` or `[…]`), newlines are skipped.
@@ -47,6 +50,7 @@ public struct Parser {
 
     init(lexer: Lexer) {
         tokens = lexer.tokens
+        tags = lexer.tokens.map { TokenTag.of($0.kind) }
         comments = lexer.comments
         var docs: [Int: Comment] = [:]
         for c in lexer.comments where c.isDoc { docs[c.range.start.line] = c }
@@ -59,7 +63,7 @@ public struct Parser {
     var currentIndex: Int {
         var k = index
         if newlineSuppression > 0 {
-            while case .newline = tokens[k].kind { k += 1 }
+            while tags[k] == TokenTag.newline { k += 1 }
         }
         return k
     }
@@ -68,7 +72,7 @@ public struct Parser {
 
     mutating func syncPastSuppressedNewlines() {
         if newlineSuppression > 0 {
-            while tokens[index].kind == .newline { index += 1 }
+            while tags[index] == TokenTag.newline { index += 1 }
         }
     }
 
@@ -76,43 +80,43 @@ public struct Parser {
     mutating func advance() -> Token {
         syncPastSuppressedNewlines()
         let t = tokens[index]
-        if t.kind != .endOfFile { index += 1 }
+        if tags[index] != TokenTag.endOfFile { index += 1 }
         return t
     }
 
     /// The end of the previous non-newline token.
     var previousEnd: SourceLocation {
         var k = index - 1
-        while k > 0, tokens[k].kind == .newline { k -= 1 }
+        while k > 0, tags[k] == TokenTag.newline { k -= 1 }
         return k >= 0 ? tokens[k].range.end : tokens[0].range.start
     }
 
     func isPunctuation(_ p: Punctuation) -> Bool {
-        if case .punctuation(let q) = tokens[currentIndex].kind { return q == p }
-        return false
+        tags[currentIndex] == TokenTag.punctuation(p)
     }
 
     func isKeyword(_ k: Keyword) -> Bool {
-        if case .keyword(let q) = tokens[currentIndex].kind { return q == k }
-        return false
+        tags[currentIndex] == TokenTag.keyword(k)
     }
 
     func isIdentifier(_ name: String) -> Bool {
-        if case .identifier(let n) = tokens[currentIndex].kind { return n == name }
-        return false
+        let k = currentIndex
+        guard tags[k] == TokenTag.identifier, case .identifier(let n) = tokens[k].kind else { return false }
+        return n == name
     }
 
     var currentIdentifier: String? {
-        if case .identifier(let name) = tokens[currentIndex].kind { return name }
-        return nil
+        let k = currentIndex
+        guard tags[k] == TokenTag.identifier, case .identifier(let name) = tokens[k].kind else { return nil }
+        return name
     }
 
     mutating func skipNewlines() {
-        while tokens[index].kind == .newline { index += 1 }
+        while tags[index] == TokenTag.newline { index += 1 }
     }
 
     mutating func skipSeparators() {
-        while tokens[index].kind == .newline || tokens[index].kind == .punctuation(.semicolon) { index += 1 }
+        while tags[index] == TokenTag.newline || tags[index] == TokenTag.punctuation(.semicolon) { index += 1 }
     }
 
     /// How a token reads in a message: `'foo'`, `end of line`, `end of file`.
@@ -160,6 +164,30 @@ public struct Parser {
 
     func range(from start: SourceLocation) -> SourceRange {
         SourceRange(start: start, end: max(previousEnd, start))
+    }
+}
+
+/// A token's kind in one byte, without its payload: what the parser tests at every token.
+enum TokenTag {
+    static let newline: UInt8 = 0, endOfFile: UInt8 = 1, identifier: UInt8 = 2, literal: UInt8 = 3
+
+    /// 16 + the keyword's position among `Keyword`'s cases.
+    @inline(__always)
+    static func keyword(_ k: Keyword) -> UInt8 { 16 &+ unsafeBitCast(k, to: UInt8.self) }
+
+    /// 64 + the mark's position among `Punctuation`'s cases.
+    @inline(__always)
+    static func punctuation(_ p: Punctuation) -> UInt8 { 64 &+ unsafeBitCast(p, to: UInt8.self) }
+
+    static func of(_ kind: TokenKind) -> UInt8 {
+        switch kind {
+        case .newline: return newline
+        case .endOfFile: return endOfFile
+        case .identifier: return identifier
+        case .keyword(let k): return keyword(k)
+        case .punctuation(let p): return punctuation(p)
+        case .int, .double, .percent, .version, .string: return literal
+        }
     }
 }
 

@@ -172,4 +172,15 @@ func condition(_ expression: String) -> String {
             _ = try? RuleSet(source: text)
         }
     }
+
+    /// The parser's one-byte token kinds: a keyword's or mark's is its case's position
+    /// (read from the enum's representation), so every case has its own, apart from the
+    /// kinds without payload.
+    @Test func tokenTagsAreDistinct() {
+        #expect(Keyword.allCases.map(TokenTag.keyword) == Keyword.allCases.indices.map { UInt8(16 + $0) })
+        #expect(Punctuation.allCases.map(TokenTag.punctuation) == Punctuation.allCases.indices.map { UInt8(64 + $0) })
+        let kinds: [TokenKind] = [.newline, .endOfFile, .identifier("a"), .int(1)]
+            + Keyword.allCases.map { .keyword($0) } + Punctuation.allCases.map { .punctuation($0) }
+        #expect(Set(kinds.map(TokenTag.of)).count == kinds.count)
+    }
 }
