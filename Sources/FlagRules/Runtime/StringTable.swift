@@ -446,9 +446,10 @@ final class StringTableStorage: @unchecked Sendable {
     func prefetch(_ h: UInt64) {
         guard lineCount > 0 else { return }
         flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
-        if filterWords > 0 { flagrules_prefetch_ahead(filter + TableHash.filter(h, filterWords).word) }
+        if filterWords > 0 { flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords)) }  // `filter(h, _).word`
     }
 
+    @inline(__always)
     func mayContain(_ h: UInt64) -> Bool {
         guard filterWords > 0 else { return true }
         let (word, mask) = TableHash.filter(h, filterWords)
