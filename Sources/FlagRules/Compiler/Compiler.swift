@@ -51,7 +51,7 @@ struct Compiler {
             let yes = Outcome(.bool(true), .targetingMatch), no = Outcome(.bool(false), .default)
             return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
                                        resolve: { f in segment(f) == .yes ? yes : no }, segment: segment,
-                                       isOn: CompiledDeclaration.notAFlag, prefetch: prefetcher(since: tablesBefore))
+                                       isOn: CompiledDeclaration.notAFlag, largeLists: largeLists(since: tablesBefore))
         }
         let resolve: ResolveFunction
         // For a flag, the same chain answering only whether it is on (no outcome to build
@@ -120,25 +120,13 @@ struct Compiler {
             isOn = { f in resolve(f).value == .bool(true) }
         }
         return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
-                                   isOn: isOn, prefetch: prefetcher(since: tablesBefore))
+                                   isOn: isOn, largeLists: largeLists(since: tablesBefore))
     }
 
-    /// For a declaration whose conditions look a slot's string up in large tables (those
-    /// found since `start`), a function that starts loading what those lookups will read
-    /// first, for a batch to call a few contexts ahead; nil for every other declaration.
-    func prefetcher(since start: Int) -> PrefetchFunction? {
-        var prefetch: PrefetchFunction?
-        // One closure a table, each calling the one before: a table read from a captured
-        // constant is not retained, one read from an array is.
-        for (slot, table) in largeTables.found[start...] {
-            let before = prefetch
-            prefetch = { f in
-                before?(f)
-                guard let slots = f.slots, case .string(let s)? = slots[slot].typed else { return }
-                table.prefetch(s)
-            }
-        }
-        return prefetch
+    /// The large tables (those found since `start`) whose lookups of a slot's string a
+    /// batch starts loading a few contexts ahead; empty for most declarations.
+    func largeLists(since start: Int) -> [LargeList] {
+        largeTables.found[start...].map { LargeList(slot: $0.slot, table: $0.table) }
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {

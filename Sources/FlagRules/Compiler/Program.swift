@@ -150,7 +150,21 @@ typealias ValueFunction = @Sendable (Frame) -> Value?
 typealias ConditionFunction = @Sendable (Frame) -> Truth
 typealias ResolveFunction = @Sendable (Frame) -> Outcome
 typealias FlagFunction = @Sendable (Frame) -> Bool
-typealias PrefetchFunction = @Sendable (Frame) -> Void
+
+/// A string table too large for the cache, looked up by a schema slot's string: a batch
+/// starts loading the lookup a few contexts ahead.
+struct LargeList: Sendable {
+    let slot: Int
+    /// Holds the table alive; `storage` reads it without reference counting.
+    let table: StringTable
+    let storage: Unmanaged<StringTableStorage>
+
+    init(slot: Int, table: StringTable) {
+        self.slot = slot
+        self.table = table
+        storage = table.unretainedStorage
+    }
+}
 
 /// What a compiled declaration returns: a `Resolution` without its strings, cheap to pass
 /// up the closure chain (the variant is the value's string; rule and line are 0 for none).
@@ -181,19 +195,18 @@ final class CompiledDeclaration: Sendable {
     /// constant (no outcome to build and take apart), else its value. (Not optional: a
     /// closure read out of an optional is retained and released around its call.)
     let isOn: FlagFunction
-    /// Starts loading the memory the declaration's large literal lists will read for a
-    /// context (see `Compiler.prefetcher(since:)`); nil when it has none.
-    let prefetch: PrefetchFunction?
+    /// The large literal lists its conditions look slots' strings up in (most often none).
+    let largeLists: [LargeList]
 
     init(name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?,
-         isOn: @escaping FlagFunction, prefetch: PrefetchFunction? = nil) {
+         isOn: @escaping FlagFunction, largeLists: [LargeList] = []) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
         self.resolve = resolve
         self.segment = segment
         self.isOn = isOn
-        self.prefetch = prefetch
+        self.largeLists = largeLists
     }
 
     /// `isOn` for declarations that are not flags (`isEnabled` never calls it): one

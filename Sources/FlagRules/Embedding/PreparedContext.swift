@@ -201,6 +201,21 @@ extension RuleSet {
         context.withStorage { storage in withFrame(storage, context, body) }
     }
 
+    /// Starts loading what the lookups of `lists` will read for the context at `p`, when
+    /// it is laid out for this rule set (else it is read by name, and nothing is loaded).
+    @inline(__always)
+    private func prefetch(_ lists: UnsafeBufferPointer<LargeList>, at p: UnsafePointer<PreparedContext>) {
+        UnsafeRawPointer(p).load(as: Unmanaged<PreparedStorage>.self)._withUnsafeGuaranteedRef { storage in
+            guard storage.isLaidOut(for: program) else { return }
+            storage.withUnsafeMutablePointerToElements { slots in
+                for i in lists.indices {
+                    guard case .string(let s)? = slots[lists[i].slot].typed else { continue }
+                    lists[i].storage._withUnsafeGuaranteedRef { $0.prefetch(s) }
+                }
+            }
+        }
+    }
+
     /// `withFrame` for the context at `p` (in a batch), read where it is: its one stored
     /// property is its storage's reference, read here unretained, so a batch costs no
     /// reference counting (a context copied out of the array is retained and released).
@@ -275,12 +290,14 @@ extension RuleSet {
             return [Bool](unsafeUninitializedCapacity: contexts.count) { out, initialized in
                 contexts.withUnsafeBufferPointer { cs in
                     guard let base = cs.baseAddress else { return }
-                    if let prefetch = d.prefetch {
-                        let ahead = RuleSet.batchPrefetchDistance
-                        for k in 0..<min(ahead, cs.count) { withFrame(at: base + k) { prefetch($0) } }
-                        for k in cs.indices {
-                            if k + ahead < cs.count { withFrame(at: base + k + ahead) { prefetch($0) } }
-                            out[k] = withFrame(at: base + k) { d.isOn($0) }
+                    if !d.largeLists.isEmpty {
+                        d.largeLists.withUnsafeBufferPointer { lists in
+                            let ahead = RuleSet.batchPrefetchDistance
+                            for k in 0..<min(ahead, cs.count) { prefetch(lists, at: base + k) }
+                            for k in cs.indices {
+                                if k + ahead < cs.count { prefetch(lists, at: base + k + ahead) }
+                                out[k] = withFrame(at: base + k) { d.isOn($0) }
+                            }
                         }
                     } else {
                         for k in cs.indices { out[k] = withFrame(at: base + k) { d.isOn($0) } }

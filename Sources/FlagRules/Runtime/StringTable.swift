@@ -90,10 +90,12 @@ struct StringTable: Sendable {
     /// first line), without waiting for it: a batch calls this for a value a few places
     /// ahead, so that its lookup finds them in the cache. Does nothing in a scanned table.
     func prefetch(_ s: String) {
-        guard storage.layout != .scanned else { return }
-        let h = StringBits.packedKey(s).map(TableHash.inline) ?? withBytes(s) { TableHash.of($0) }
-        storage.prefetch(h)
+        storage.prefetch(s)
     }
+
+    /// The storage, unretained, for a reader that keeps the table alive otherwise (a
+    /// batch reading a declaration's large tables without reference counting).
+    var unretainedStorage: Unmanaged<StringTableStorage> { Unmanaged.passUnretained(storage) }
 
     /// Whether the table holds `s` (without reading its position).
     @inline(__always)
@@ -437,18 +439,35 @@ final class StringTableStorage: @unchecked Sendable {
         return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(probe, h, key)
     }
 
-    /// False when the miss filter proves the key with hash `h` absent. The filter holds
-    /// every distinct key (those in the overflow list too) and is small enough to stay in
-    /// cache, so a miss reads neither a slot nor, once predicted, waits on one.
+    /// `StringTable.prefetch`.
     @inline(__always)
-    /// Starts loading the filter word and first line of a key with hash `h` (see
-    /// `StringTable.prefetch`).
+    func prefetch(_ s: String) {
+        guard lineCount > 0 else { return }
+        if let packed = StringBits.packedKey(s) {
+            prefetch(TableHash.inline(packed))
+        } else {
+            prefetch(Self.hashOfBytes(s))
+        }
+    }
+
+    /// The table hash of a string longer than 15 bytes (out of line: rare).
+    @inline(never)
+    private static func hashOfBytes(_ s: String) -> UInt64 {
+        var s = s
+        return s.withUTF8 { TableHash.of($0) }
+    }
+
+    /// Starts loading the filter word and first line of a key with hash `h`.
+    @inline(__always)
     func prefetch(_ h: UInt64) {
         guard lineCount > 0 else { return }
         flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
         if filterWords > 0 { flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords)) }  // `filter(h, _).word`
     }
 
+    /// False when the miss filter proves the key with hash `h` absent. The filter holds
+    /// every distinct key (those in the overflow list too) and is small enough to stay in
+    /// cache, so a miss reads neither a slot nor, once predicted, waits on one.
     @inline(__always)
     func mayContain(_ h: UInt64) -> Bool {
         guard filterWords > 0 else { return true }

@@ -138,8 +138,8 @@ import Testing
             segment s = age > 10
             """)
         let flags = ["big", "both", "small"]
-        let loadedAhead = flags.map { name in rules.program.withDeclaration(rules.handle(name)!.index) { $0.prefetch != nil } }
-        #expect(loadedAhead == [true, true, false])
+        let loadedAhead = flags.map { name in rules.program.withDeclaration(rules.handle(name)!.index) { $0.largeLists.count } }
+        #expect(loadedAhead == [1, 2, 0])
 
         var state: UInt64 = 3
         func next() -> UInt64 {
