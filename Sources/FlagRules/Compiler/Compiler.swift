@@ -17,14 +17,14 @@ struct Compiler {
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
     let coercions: [Coercion]
-    /// The large string tables the declaration being compiled reads from slots, gathered
-    /// as its conditions compile (see `prefetcher(since:)`).
+    /// The large string tables the declarations read from slots, gathered as their
+    /// conditions compile (see `largeLists(since:)`).
     let largeTables = LargeTables()
 
     /// String tables that outgrow the cache (those with a miss filter), with the slot of
     /// the attribute each is looked up by.
     final class LargeTables {
-        var found: [(slot: Int, table: StringTable)] = []
+        var found: [LargeList] = []
     }
 
     static func compile(_ checked: CheckedProgram) -> Program {
@@ -126,7 +126,7 @@ struct Compiler {
     /// The large tables (those found since `start`) whose lookups of a slot's string a
     /// batch starts loading a few contexts ahead; empty for most declarations.
     func largeLists(since start: Int) -> [LargeList] {
-        largeTables.found[start...].map { LargeList(slot: $0.slot, table: $0.table) }
+        Array(largeTables.found[start...])
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {
@@ -518,7 +518,7 @@ struct Compiler {
     /// value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
-        if table.hasMissFilter { largeTables.found.append((slot, table)) }
+        if table.hasMissFilter { largeTables.found.append(LargeList(slot: slot, table: table)) }
         return { f in
             guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: name), table, negated: negated) }
             guard case .string(let s)? = slots[slot].typed else { return .unknown }

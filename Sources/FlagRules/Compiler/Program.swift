@@ -209,14 +209,14 @@ final class CompiledDeclaration: Sendable {
         self.largeLists = largeLists
     }
 
-    /// `isOn` for declarations that are not flags (`isEnabled` never calls it): one
-    /// function for all of them, not one each.
-    static let notAFlag: FlagFunction = { _ in false }
-
     /// The end of a flag's on/off chain: its default, shared (a closure capturing the
     /// default would be an allocation for every declaration).
     static let alwaysOn: FlagFunction = { _ in true }
     static let alwaysOff: FlagFunction = { _ in false }
+
+    /// `isOn` for declarations that are not flags (`isEnabled` never calls it): one
+    /// function for all of them, not one each.
+    static var notAFlag: FlagFunction { alwaysOff }
 
     /// The full resolution, built in place from the outcome (through the public
     /// initialiser it was built in a temporary, copied out and destroyed: three string

@@ -276,8 +276,8 @@ extension RuleSet {
     /// Whether a flag is on for each context, in order: the same answers as one
     /// `isEnabled(_:in:)` call a context, faster over many users (a rollout's reach, the
     /// users a change moves). When the flag tests an attribute against a literal list too
-    /// large for the cache, the lookup a few contexts ahead starts loading while this one
-    /// is evaluated, so the list's size costs almost nothing.
+    /// large for the cache (16,384 strings or more), the lookup eight contexts ahead starts
+    /// loading while this one is evaluated, so a lookup seldom waits for memory.
     ///
     /// ```swift
     /// let on = rules.isEnabled(handle, in: users.map(rules.prepare))
