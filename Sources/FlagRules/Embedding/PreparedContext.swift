@@ -210,7 +210,8 @@ extension RuleSet {
             storage.withUnsafeMutablePointerToElements { slots in
                 for i in lists.indices {
                     guard case .string(let s)? = slots[lists[i].slot].typed else { continue }
-                    lists[i].storage._withUnsafeGuaranteedRef { $0.prefetch(s) }
+                    let h = StringTableStorage.hash(s)
+                    lists[i].storage._withUnsafeGuaranteedRef { $0.prefetch(h) }
                 }
             }
         }

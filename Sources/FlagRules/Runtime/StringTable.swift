@@ -442,12 +442,14 @@ final class StringTableStorage: @unchecked Sendable {
     /// `StringTable.prefetch`.
     @inline(__always)
     func prefetch(_ s: String) {
-        guard lineCount > 0 else { return }
-        if let packed = StringBits.packedKey(s) {
-            prefetch(TableHash.inline(packed))
-        } else {
-            prefetch(Self.hashOfBytes(s))
-        }
+        prefetch(Self.hash(s))
+    }
+
+    /// The table hash of `s` (every table hashes alike).
+    @inline(__always)
+    static func hash(_ s: String) -> UInt64 {
+        if let packed = StringBits.packedKey(s) { return TableHash.inline(packed) }
+        return hashOfBytes(s)
     }
 
     /// The table hash of a string longer than 15 bytes (out of line: rare).
