@@ -23,7 +23,7 @@ import Testing
             #expect((fractions.first ?? 0) > 0)
         }
         let targets = try #require(report["targets"] as? [String: Bool])
-        #expect(targets.count >= 9)
+        #expect(targets.count >= 11)
         #expect(report["allocationCounting"] as? Bool == true)
         // Half the values the in-list rows look up are members.
         let lists = try #require(report["in"] as? [[String: Any]])
