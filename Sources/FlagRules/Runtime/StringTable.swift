@@ -86,13 +86,6 @@ struct StringTable: Sendable {
         return withBytes(s) { storage.index(ofBytes: $0) }
     }
 
-    /// Starts loading the memory a lookup of `s` reads first (its miss-filter word and its
-    /// first line), without waiting for it: a batch calls this for a value a few places
-    /// ahead, so that its lookup finds them in the cache. Does nothing in a scanned table.
-    func prefetch(_ s: String) {
-        storage.prefetch(s)
-    }
-
     /// The storage, unretained, for a reader that keeps the table alive otherwise (a
     /// batch reading a declaration's large tables without reference counting).
     var unretainedStorage: Unmanaged<StringTableStorage> { Unmanaged.passUnretained(storage) }
@@ -439,12 +432,6 @@ final class StringTableStorage: @unchecked Sendable {
         return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(probe, h, key)
     }
 
-    /// `StringTable.prefetch`.
-    @inline(__always)
-    func prefetch(_ s: String) {
-        prefetch(Self.hash(s))
-    }
-
     /// The table hash of `s` (every table hashes alike).
     @inline(__always)
     static func hash(_ s: String) -> UInt64 {
@@ -459,7 +446,10 @@ final class StringTableStorage: @unchecked Sendable {
         return s.withUTF8 { TableHash.of($0) }
     }
 
-    /// Starts loading the filter word and first line of a key with hash `h`.
+    /// Starts loading the memory a lookup of a key with hash `h` reads first (its miss-
+    /// filter word and its first line), without waiting for it: a batch calls this for a
+    /// value a few places ahead, so that its lookup finds them in the cache. Does nothing
+    /// in a scanned table.
     @inline(__always)
     func prefetch(_ h: UInt64) {
         guard lineCount > 0 else { return }
