@@ -518,11 +518,12 @@ struct Compiler {
     /// value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
-        if table.hasMissFilter { largeTables.found.append(LargeList(slot: slot, table: table)) }
+        if let list = LargeList(slot: slot, table: table) { largeTables.found.append(list) }
         return { f in
             guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: name), table, negated: negated) }
             guard case .string(let s)? = slots[slot].typed else { return .unknown }
-            return Truth(table.contains(s) != negated)
+            // The key hash prepared with the string: a table in lines need not hash it.
+            return Truth(table.contains(s, keyHash: slots[slot].keyHash) != negated)
         }
     }
 

@@ -128,10 +128,14 @@ enum Coercion: Sendable {
         }
     }
 
-    /// The case ordinal of an enum value, or -1.
-    func ordinal(_ v: Value?) -> Int32 {
-        guard case .enumeration(let table) = self, case .string(let s)? = v, let o = table.ordinal(of: s) else { return -1 }
-        return Int32(o)
+    /// A prepared slot's tag for its typed value `v`: an enum value's case ordinal, a
+    /// string's key hash (`TableHash.key`), else -1.
+    func tag(_ v: Value?) -> Int32 {
+        switch (self, v) {
+        case (.enumeration(let table), .string(let s)?): return table.ordinal(of: s).map { Int32($0) } ?? -1
+        case (.string, .string(let s)?): return Int32(bitPattern: TableHash.key(s))
+        default: return -1
+        }
     }
 }
 
@@ -155,14 +159,16 @@ typealias FlagFunction = @Sendable (Frame) -> Bool
 /// starts loading the lookup a few contexts ahead.
 struct LargeList: Sendable {
     let slot: Int
-    /// Holds the table alive; `storage` reads it without reference counting.
+    /// Holds the table alive, for `readAhead`.
     let table: StringTable
-    let storage: Unmanaged<StringTableStorage>
+    let readAhead: TableReadAhead
 
-    init(slot: Int, table: StringTable) {
+    /// The list for a table with lines and a miss filter; nil for another.
+    init?(slot: Int, table: StringTable) {
+        guard let readAhead = table.readAhead else { return nil }
         self.slot = slot
         self.table = table
-        storage = table.unretainedStorage
+        self.readAhead = readAhead
     }
 }
 

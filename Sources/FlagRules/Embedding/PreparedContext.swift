@@ -80,16 +80,28 @@ public struct PreparedContext: Sendable {
 /// One attribute of a prepared context, in 24 bytes: its value checked against the schema
 /// (nil when absent or mistyped), whether the value as given differs from that (mistyped,
 /// or converted, like a version given as a string: the storage then keeps the given value
-/// aside), and its enum case ordinal (-1: absent, mistyped or not an enum). Small, so that
-/// a million contexts held for a batch take less cache from the rules they are read by.
+/// aside), and a tag worked out once: an enum's case ordinal, or a string's key hash. Small,
+/// so that a million contexts held for a batch take less cache from the rules they are read
+/// by.
 struct PreparedSlot {
     var typed: Value?
     var givenDiffers: Bool
-    var ordinal: Int32
+    /// For an enum slot, the case ordinal (-1: absent or mistyped); for a string slot, the
+    /// string's key hash (`TableHash.key`), so that a lookup in a large literal list does
+    /// not hash it on every evaluation; else -1 (`Coercion.tag`).
+    var tag: Int32
 
     /// Whether a value was given (for `has`), of the right type or not.
     @inline(__always)
     var isGiven: Bool { typed != nil || givenDiffers }
+
+    /// An enum slot's case ordinal (-1: absent or mistyped).
+    @inline(__always)
+    var ordinal: Int32 { tag }
+
+    /// A string slot's key hash (meaningful only when `typed` holds a string).
+    @inline(__always)
+    var keyHash: UInt32 { UInt32(bitPattern: tag) }
 }
 
 /// A prepared context's header: the number of slots, the values as given for the slots
@@ -111,7 +123,7 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
             PreparedHeader(count: count, differing: [], program: program, extra: extra)
         }
         buffer.withUnsafeMutablePointerToElements {
-            $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, ordinal: -1), count: count)
+            $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, tag: -1), count: count)
         }
         return unsafeDowncast(buffer, to: PreparedStorage.self)
     }
@@ -160,7 +172,7 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
         let differs = given != nil && typed != given
         if differs && header.differing.isEmpty { header.differing = Array(repeating: nil, count: header.count) }
         if !header.differing.isEmpty { header.differing[slot] = differs ? given : nil }
-        withUnsafeMutablePointerToElements { $0[slot] = PreparedSlot(typed: typed, givenDiffers: differs, ordinal: coercion.ordinal(given)) }
+        withUnsafeMutablePointerToElements { $0[slot] = PreparedSlot(typed: typed, givenDiffers: differs, tag: coercion.tag(typed)) }
     }
 }
 
@@ -219,11 +231,10 @@ extension RuleSet {
         PreparedContext.withStorage(at: p) { storage in
             guard storage.isLaidOut(for: program) else { return }
             storage.withUnsafeMutablePointerToElements { slots in
-                for i in lists.indices {
-                    guard case .string(let s)? = slots[lists[i].slot].typed else { continue }
-                    let h = StringTableStorage.hash(s)
-                    lists[i].storage._withUnsafeGuaranteedRef { $0.prefetch(h) }
-                }
+                // The key hash prepared with the slot, read whatever the slot holds: when it
+                // holds no string, the lines loaded are harmless and never read.
+                // By index, not `for list in lists`: a copied list would retain its table.
+                for i in lists.indices { lists[i].readAhead.start(TableHash.spread(slots[lists[i].slot].keyHash)) }
             }
         }
     }

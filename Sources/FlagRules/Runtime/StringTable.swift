@@ -86,14 +86,24 @@ struct StringTable: Sendable {
         return withBytes(s) { storage.index(ofBytes: $0) }
     }
 
-    /// The storage, unretained, for a reader that keeps the table alive otherwise (a
-    /// batch reading a declaration's large tables without reference counting).
-    var unretainedStorage: Unmanaged<StringTableStorage> { Unmanaged.passUnretained(storage) }
+    /// Where a lookup reads first (its first line and miss-filter word), for a batch
+    /// that starts loading them a few values ahead; nil unless the table has lines and a
+    /// miss filter. Valid while the table is alive.
+    var readAhead: TableReadAhead? { storage.readAhead }
 
     /// Whether the table holds `s` (without reading its position).
     @inline(__always)
     func contains(_ s: String) -> Bool {
         if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed, inline: true) { return hit != .none }
+        return withBytes(s) { storage.find($0) != .none }
+    }
+
+    /// Whether the table holds `s`, whose key hash (`TableHash.key(s)`) is `keyHash`: the
+    /// lookup of a prepared context's string, hashed when the context was prepared. (A
+    /// scanned table does not hash.)
+    @inline(__always)
+    func contains(_ s: String, keyHash: UInt32) -> Bool {
+        if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed, spread: TableHash.spread(keyHash)) { return hit != .none }
         return withBytes(s) { storage.find($0) != .none }
     }
 
@@ -153,10 +163,13 @@ struct PackedKey: Equatable {
     static func longHigh(_ length: Int) -> UInt64 { longTag | UInt64(truncatingIfNeeded: length) }
 }
 
-/// Hashing for the table: a multiply-fold (as in wyhash) over the key's 8-byte words. For
-/// inline keys the constants each have a 0xFF byte, which UTF-8 never holds, so no key
-/// makes a factor zero. A crafted collision costs only speed: colliding keys that find no
-/// room in their lines go to the overflow list.
+/// Hashing for the table: a multiply-fold (as in wyhash) over the key's 8-byte words, to
+/// a 32-bit key hash, which one multiply spreads to the 64 bits that pick a key's lines and
+/// its miss-filter bits. A prepared context keeps each string's key hash (`key(_:)`), so a
+/// lookup of a slot's string need not hash it again. For inline keys the constants each
+/// have a 0xFF byte, which UTF-8 never holds, so no key makes a factor zero. A crafted
+/// collision costs only speed: colliding keys that find no room in their lines go to the
+/// overflow list.
 enum TableHash {
     @inline(__always)
     static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
@@ -164,12 +177,22 @@ enum TableHash {
         return p.high ^ p.low
     }
 
+    /// The 64 bits a table reads for a key with key hash `k`: its lines and filter word
+    /// from the high bits, its filter bits from the low ones (a bijection of `k`: the low
+    /// half is `k` times an odd number, so it also serves as a long key's fingerprint).
     @inline(__always)
-    static func inline(_ key: PackedKey) -> UInt64 {
-        fold(key.low ^ 0xE703_7ED1_A0B4_28FF, key.high ^ 0x8EBC_6AF0_9C88_C6FF)
+    static func spread(_ k: UInt32) -> UInt64 { UInt64(k) &* 0x9E37_79B9_7F4A_7C15 }
+
+    /// The key hash of an inline key (at most 15 bytes, packed).
+    @inline(__always)
+    static func key(_ key: PackedKey) -> UInt32 {
+        let h = fold(key.low ^ 0xE703_7ED1_A0B4_28FF, key.high ^ 0x8EBC_6AF0_9C88_C6FF)
+        return UInt32(truncatingIfNeeded: h ^ h >> 32)
     }
 
-    static func long(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+    /// The key hash of a key of any length, by its bytes.
+    static func key(_ key: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        if key.count <= 15 { return Self.key(PackedKey(inline: key)) }
         var h: UInt64 = 0xA076_1D64_78BD_642F
         var i = 0
         let p = UnsafeRawPointer(key.baseAddress!)
@@ -178,9 +201,32 @@ enum TableHash {
             i += 8
         }
         if i < key.count { h = fold(h ^ PackedKey.word(p + i, key.count - i), 0xE703_7ED1_A0B4_28FF) }
-        return fold(h ^ UInt64(key.count), 0x8EBC_6AF0_9C88_C6FF)
+        h = fold(h ^ UInt64(key.count), 0x8EBC_6AF0_9C88_C6FF)
+        return UInt32(truncatingIfNeeded: h ^ h >> 32)
     }
 
+    /// The key hash of a string (a small string's packed form, else its bytes).
+    @inline(__always)
+    static func key(_ s: String) -> UInt32 {
+        if let packed = StringBits.packedKey(s) { return key(packed) }
+        return keyOfBytes(s)
+    }
+
+    /// `key(_:)` for a string not held small (out of line: rare on hot paths).
+    @inline(never)
+    private static func keyOfBytes(_ s: String) -> UInt32 {
+        var s = s
+        return s.withUTF8 { key($0) }
+    }
+
+    /// The spread hash of an inline key.
+    @inline(__always)
+    static func inline(_ key: PackedKey) -> UInt64 { spread(Self.key(key)) }
+
+    /// The spread hash of a key longer than 15 bytes.
+    static func long(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { spread(Self.key(key)) }
+
+    /// The spread hash of a key of any length.
     @inline(__always)
     static func of(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
         key.count <= 15 ? inline(PackedKey(inline: key)) : long(key)
@@ -205,6 +251,25 @@ enum TableHash {
     @inline(__always)
     static func line(_ h: UInt64, attempt: Int, _ lines: Int) -> Int {
         range(fold(h ^ (UInt64(truncatingIfNeeded: attempt) &* 0x2D35_8DCC_AA6C_78A5), 0x8BB8_4B93_962E_ACC9), lines)
+    }
+}
+
+/// The memory a lookup in a table with lines and a miss filter reads first, for starting
+/// those reads ahead of the lookup: a batch calls `start` for a value a few places ahead,
+/// so that its lookup finds them in the cache. Points into the table's storage, which
+/// never changes: valid (and safe to share) while the table is alive.
+struct TableReadAhead: @unchecked Sendable {
+    let lines: UnsafePointer<UInt64>
+    let lineCount: Int
+    let filter: UnsafePointer<UInt64>
+    let filterWords: Int
+
+    /// Starts loading the first line and the filter word of a key with spread hash `h`
+    /// (`TableHash.spread`), without waiting for them.
+    @inline(__always)
+    func start(_ h: UInt64) {
+        flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
+        flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords))  // `TableHash.filter(h, _).word`
     }
 }
 
@@ -362,6 +427,13 @@ final class StringTableStorage: @unchecked Sendable {
         return overflowCount == 0 ? TableHit.none : nil
     }
 
+    /// `findSmall(_:inline: true)` for a key whose spread hash (`TableHash.inline(packed)`)
+    /// is known (a scanned table does not read it).
+    @inline(__always)
+    func findSmall(_ packed: PackedKey, spread h: UInt64) -> TableHit? {
+        lineCount == 0 ? findSmall(packed, inline: true) : findSmallInLinesInline(packed, h)
+    }
+
     /// `findSmall` in a table in lines, called rather than inlined.
     @inline(never)
     private func findSmallInLines(_ packed: PackedKey) -> TableHit? {
@@ -370,9 +442,9 @@ final class StringTableStorage: @unchecked Sendable {
 
     /// An inline key's first line (and the miss filter before it).
     @inline(__always)
-    private func findSmallInLinesInline(_ packed: PackedKey) -> TableHit? {
+    private func findSmallInLinesInline(_ packed: PackedKey, _ knownHash: UInt64? = nil) -> TableHit? {
         if narrow && packed.high >> 56 > 7 { return TableHit.none }
-        let h = TableHash.inline(packed)
+        let h = knownHash ?? TableHash.inline(packed)
         let line = TableHash.range(h, lineCount)
         // The line starts loading now, while the filter is read: a hit then waits for one
         // memory read, not two in turn (the filter's, then the line's).
@@ -432,29 +504,11 @@ final class StringTableStorage: @unchecked Sendable {
         return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(probe, h, key)
     }
 
-    /// The table hash of `s` (every table hashes alike).
-    @inline(__always)
-    static func hash(_ s: String) -> UInt64 {
-        if let packed = StringBits.packedKey(s) { return TableHash.inline(packed) }
-        return hashOfBytes(s)
-    }
-
-    /// The table hash of a string longer than 15 bytes (out of line: rare).
-    @inline(never)
-    private static func hashOfBytes(_ s: String) -> UInt64 {
-        var s = s
-        return s.withUTF8 { TableHash.of($0) }
-    }
-
-    /// Starts loading the memory a lookup of a key with hash `h` reads first (its miss-
-    /// filter word and its first line), without waiting for it: a batch calls this for a
-    /// value a few places ahead, so that its lookup finds them in the cache. Does nothing
-    /// in a scanned table.
-    @inline(__always)
-    func prefetch(_ h: UInt64) {
-        guard lineCount > 0 else { return }
-        flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
-        if filterWords > 0 { flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords)) }  // `filter(h, _).word`
+    /// Where a lookup reads first, for loading it ahead: nil for a table without lines
+    /// and a miss filter.
+    var readAhead: TableReadAhead? {
+        guard lineCount > 0, filterWords > 0 else { return nil }
+        return TableReadAhead(lines: lines, lineCount: lineCount, filter: filter, filterWords: filterWords)
     }
 
     /// False when the miss filter proves the key with hash `h` absent. The filter holds

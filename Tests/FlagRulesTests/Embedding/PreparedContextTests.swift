@@ -122,6 +122,42 @@ import Testing
         #expect(r.isEnabled(r.handle("f")!, in: c))
     }
 
+    /// A string slot carries its string's key hash, worked out when the value is set (small
+    /// strings, long ones, non-ASCII ones, set again, or copied), and an enum slot its case
+    /// ordinal; a lookup in a large list with the prepared hash answers as by name.
+    @Test func stringSlotsCarryTheirKeyHash() throws {
+        let members = (0..<20_000).map { "m\($0)" } + ["a string longer than fifteen bytes", "ünïcödé", "ü"]
+        let rules = try RuleSet(source: """
+            context { country: string; build: enum(debug, alpha) }
+            flag big { enabled when country in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
+            """)
+        let big = try #require(rules.handle("big"))
+        let slot = try #require(rules.schema?["country"]?.slot)
+        func tag(_ c: PreparedContext, _ slot: Int) -> Int32 {
+            c.withStorage { s in s.withUnsafeMutablePointerToElements { $0[slot].tag } }
+        }
+        var c = rules.makeContext()
+        #expect(tag(c, slot) == -1)
+        for value in ["m7", "m19999", "a string longer than fifteen bytes", "ünïcödé", "ü", "m20000", "", "a string longer than fifteen bytez"] {
+            c["country"] = .string(value)
+            #expect(UInt32(bitPattern: tag(c, slot)) == TableHash.key(value), "\(value)")
+            #expect(rules.isEnabled(big, in: c) == members.contains(value), "\(value)")
+            #expect(rules.isEnabled(big, in: c) == rules.isEnabled("big", in: ["country": .string(value)]), "\(value)")
+        }
+        c["country"] = "m5"
+        let copy = c
+        c["country"] = "elsewhere"
+        #expect(rules.isEnabled(big, in: copy) && !rules.isEnabled(big, in: c))
+        #expect(UInt32(bitPattern: tag(copy, slot)) == TableHash.key("m5"))
+        c["country"] = 5  // mistyped: no string, no hash
+        #expect(tag(c, slot) == -1 && !rules.isEnabled(big, in: c))
+        let build = try #require(rules.schema?["build"]?.slot)
+        c["build"] = "alpha"
+        #expect(tag(c, build) == 1)
+        c["build"] = "release"  // not a case
+        #expect(tag(c, build) == -1)
+    }
+
     /// A batch gives what one call a context gives, whether or not the flag's lists are
     /// large enough to be loaded ahead (one large list, two, a small one), for members,
     /// non-members, absent and mistyped values, long strings, contexts prepared by

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import FlagRules
 
 @Suite struct StringTableTests {
@@ -109,6 +110,29 @@ import Testing
         for i in 100_000..<200_000 where table.contains(key(i)) { Issue.record("\(key(i)) found"); break }
         let admitted = (100_000..<200_000).filter { table.missFilterAdmits(key($0)) }.count
         #expect(admitted < 5_000, "\(admitted) of 100,000 misses passed the filter")
+    }
+
+    /// A lookup given the key's hash (`TableHash.key`, as a prepared context keeps it)
+    /// answers as one that hashes the key: in scanned tables, narrow and wide lines, with
+    /// a miss filter, and for long keys; and the key hash of a string is that of its bytes,
+    /// however the string is held.
+    @Test(arguments: [5, 300, 20_000])
+    func lookupsWithAKnownHashAgree(_ count: Int) {
+        for long in [false, true] {
+            let strings = (0..<count).map { long && $0 % 2 == 0 ? "a key longer than fifteen bytes \($0)" : "k\($0)" }
+            let table = StringTable(strings)
+            for i in stride(from: 0, to: 2 * count, by: max(1, count / 500)) {
+                let s = i < count ? strings[i] : "k\(i)"
+                #expect(table.contains(s, keyHash: TableHash.key(s)) == (i < count), "\(s)")
+            }
+        }
+        let bytes = Array("a key longer than fifteen bytes".utf8)
+        let made = String(decoding: bytes, as: UTF8.self)
+        let bridged = NSString(string: made) as String
+        #expect(TableHash.key(made) == bytes.withUnsafeBufferPointer { TableHash.key($0) })
+        #expect(TableHash.key(bridged) == TableHash.key(made))
+        #expect(TableHash.key("k1") == Array("k1".utf8).withUnsafeBufferPointer { TableHash.key($0) })
+        #expect(TableHash.key("k1") != TableHash.key("k2"))
     }
 
     /// Two long keys of the same length whose hashes share the low half (the fingerprint a
