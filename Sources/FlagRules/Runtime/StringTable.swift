@@ -103,8 +103,9 @@ struct StringTable: Sendable {
     /// scanned table does not hash.)
     @inline(__always)
     func contains(_ s: String, keyHash: UInt32) -> Bool {
-        if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed, spread: TableHash.spread(keyHash)) { return hit != .none }
-        return withBytes(s) { storage.find($0) != .none }
+        let h = TableHash.spread(keyHash)
+        if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed, spread: h) { return hit != .none }
+        return withBytes(s) { storage.find($0, longKeySpread: h) != .none }
     }
 
     @inline(__always)
@@ -456,9 +457,10 @@ final class StringTableStorage: @unchecked Sendable {
 
     /// Where `key` is: in a scanned table, the slot equal to it; in a table in lines, its
     /// first line, then if that was full the next lines it tried, then the overflow list.
+    /// A key longer than 15 bytes is hashed unless its spread hash is given.
     @inline(__always)
-    func find(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
-        guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key) }
+    func find(_ key: UnsafeBufferPointer<UInt8>, longKeySpread: UInt64? = nil) -> TableHit {
+        guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeySpread) }
         // A short key's first steps need only its packed form; the overflow list and the
         // lines after a full one need its bytes.
         let packed = PackedKey(inline: key)
@@ -494,8 +496,8 @@ final class StringTableStorage: @unchecked Sendable {
     /// and a fingerprint (the hash's low half) beside the offset of its bytes, which the
     /// compare masks out. (The steps are `find`'s: a helper shared by both was left out
     /// of line in the `in` operator's lookup, a call on every evaluation.)
-    private func findLong(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
-        let h = TableHash.long(key)
+    private func findLong(_ key: UnsafeBufferPointer<UInt8>, _ knownHash: UInt64?) -> TableHit {
+        let h = knownHash ?? TableHash.long(key)
         let probe = PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count))
         let line = TableHash.range(h, lineCount)
         let words = flagrules_prefetch(lines + line &* 8)
