@@ -131,7 +131,9 @@ import Foundation
         let bridged = NSString(string: made) as String
         #expect(TableHash.key(made) == bytes.withUnsafeBufferPointer { TableHash.key($0) })
         #expect(TableHash.key(bridged) == TableHash.key(made))
-        #expect(TableHash.key("k1") == Array("k1".utf8).withUnsafeBufferPointer { TableHash.key($0) })
+        for s in ["k1", "", "ü", "ünïcödé", "fifteen bytes!!", "sixteen bytes!!!"] {
+            #expect(TableHash.key(s) == Array(s.utf8).withUnsafeBufferPointer { TableHash.key($0) }, "\(s)")
+        }
         #expect(TableHash.key("k1") != TableHash.key("k2"))
     }
 
