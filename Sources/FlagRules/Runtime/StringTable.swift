@@ -103,9 +103,8 @@ struct StringTable: Sendable {
     /// scanned table does not hash.)
     @inline(__always)
     func contains(_ s: String, keyHash: UInt32) -> Bool {
-        let h = TableHash.spread(keyHash)
-        if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed, spread: h) { return hit != .none }
-        return withBytes(s) { storage.find($0, longKeySpread: h) != .none }
+        if let packed = StringBits.packedKey(s), let hit = storage.findSmall(packed, keyHash: keyHash) { return hit != .none }
+        return withBytes(s) { storage.find($0, longKeyHash: keyHash) != .none }
     }
 
     @inline(__always)
@@ -428,11 +427,11 @@ final class StringTableStorage: @unchecked Sendable {
         return overflowCount == 0 ? TableHit.none : nil
     }
 
-    /// `findSmall(_:inline: true)` for a key whose spread hash (`TableHash.inline(packed)`)
-    /// is known (a scanned table does not read it).
+    /// `findSmall(_:inline: true)` for a key whose key hash (`TableHash.key(packed)`) is
+    /// known (a scanned table does not use it).
     @inline(__always)
-    func findSmall(_ packed: PackedKey, spread h: UInt64) -> TableHit? {
-        lineCount == 0 ? findSmall(packed, inline: true) : findSmallInLinesInline(packed, h)
+    func findSmall(_ packed: PackedKey, keyHash: UInt32) -> TableHit? {
+        lineCount == 0 ? findSmall(packed, inline: true) : findSmallInLinesInline(packed, TableHash.spread(keyHash))
     }
 
     /// `findSmall` in a table in lines, called rather than inlined.
@@ -457,10 +456,10 @@ final class StringTableStorage: @unchecked Sendable {
 
     /// Where `key` is: in a scanned table, the slot equal to it; in a table in lines, its
     /// first line, then if that was full the next lines it tried, then the overflow list.
-    /// A key longer than 15 bytes is hashed unless its spread hash is given.
+    /// A key longer than 15 bytes is hashed unless its key hash is given.
     @inline(__always)
-    func find(_ key: UnsafeBufferPointer<UInt8>, longKeySpread: UInt64? = nil) -> TableHit {
-        guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeySpread) }
+    func find(_ key: UnsafeBufferPointer<UInt8>, longKeyHash: UInt32? = nil) -> TableHit {
+        guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeyHash) }
         // A short key's first steps need only its packed form; the overflow list and the
         // lines after a full one need its bytes.
         let packed = PackedKey(inline: key)
@@ -496,8 +495,8 @@ final class StringTableStorage: @unchecked Sendable {
     /// and a fingerprint (the hash's low half) beside the offset of its bytes, which the
     /// compare masks out. (The steps are `find`'s: a helper shared by both was left out
     /// of line in the `in` operator's lookup, a call on every evaluation.)
-    private func findLong(_ key: UnsafeBufferPointer<UInt8>, _ knownHash: UInt64?) -> TableHit {
-        let h = knownHash ?? TableHash.long(key)
+    private func findLong(_ key: UnsafeBufferPointer<UInt8>, _ keyHash: UInt32?) -> TableHit {
+        let h = keyHash.map(TableHash.spread) ?? TableHash.long(key)
         let probe = PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count))
         let line = TableHash.range(h, lineCount)
         let words = flagrules_prefetch(lines + line &* 8)
