@@ -190,10 +190,12 @@ public struct DeclarationHandle: Sendable, Hashable {
     /// The program the index belongs to (held, so that its identity cannot be reused).
     let owner: Program
 
+    /// Handles are equal when they name the same declaration of the same loaded rule set.
     public static func == (a: DeclarationHandle, b: DeclarationHandle) -> Bool {
         a.name == b.name && a.index == b.index && a.owner === b.owner
     }
 
+    /// Hashes what `==` compares: the name, the position and the rule set's identity.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(index)

@@ -61,6 +61,8 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         }
     }
 
+    /// Contexts are equal when they hold the same attributes with equal values, in any
+    /// order.
     public static func == (a: EvaluationContext, b: EvaluationContext) -> Bool {
         guard a.count == b.count else { return false }
         for i in 0..<a.storage.count {
@@ -70,6 +72,7 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         return true
     }
 
+    /// Hashes the attributes without regard to their order, as `==` compares them.
     public func hash(into hasher: inout Hasher) {
         // Order-independent: the sum of each entry's own hash.
         var sum = 0
@@ -272,5 +275,6 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
 public struct ContextError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong.
     public let message: String
+    /// The message.
     public var description: String { message }
 }

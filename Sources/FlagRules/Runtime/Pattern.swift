@@ -41,6 +41,7 @@ public struct Pattern: Sendable, CustomStringConvertible {
         caseInsensitive = parser.caseInsensitive
     }
 
+    /// The pattern as written.
     public var description: String { source }
 
     /// Whether the pattern matches anywhere in `text`.

@@ -11,12 +11,15 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
         /// Anything else; compared by ASCII order.
         case alphanumeric(String)
 
+        /// The identifier as written.
         public var description: String {
             switch self {
             case .numeric(let s), .alphanumeric(let s): return s
             }
         }
 
+        /// SemVer 2.0.0 precedence: numeric identifiers by value, before alphanumeric
+        /// ones, which compare by ASCII order.
         public static func < (a: Identifier, b: Identifier) -> Bool {
             switch (a, b) {
             case (.numeric(let x), .numeric(let y)):
@@ -122,6 +125,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
         return SemanticVersion(major: major, minor: minor, patch: patch, prerelease: prerelease, build: build)
     }
 
+    /// The version as SemVer writes it (`1.2.3-beta.1+build.5`).
     public var description: String {
         var s = "\(major).\(minor).\(patch)"
         if !prerelease.isEmpty { s += "-" + prerelease.map(\.description).joined(separator: ".") }
@@ -129,6 +133,9 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
         return s
     }
 
+    /// SemVer 2.0.0 precedence: major, minor and patch numerically, then a pre-release
+    /// before its release and pre-releases identifier by identifier (a shorter list first
+    /// when one is a prefix of the other); build metadata is ignored.
     public static func < (a: SemanticVersion, b: SemanticVersion) -> Bool {
         if a.major != b.major { return a.major < b.major }
         if a.minor != b.minor { return a.minor < b.minor }
@@ -141,10 +148,12 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
         }
     }
 
+    /// Equal precedence: build metadata is ignored (`1.0.0+a == 1.0.0+b`).
     public static func == (a: SemanticVersion, b: SemanticVersion) -> Bool {
         a.major == b.major && a.minor == b.minor && a.patch == b.patch && a.prerelease == b.prerelease
     }
 
+    /// Hashes what `==` compares (not the build metadata).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(major)
         hasher.combine(minor)

@@ -112,6 +112,8 @@ public struct Expectation: Sendable {
         /// The 1-based index of the deciding rule.
         case rule(Int)
 
+        /// The expected value, reason or rule as test reports show it (`true`, `DEFAULT`,
+        /// `rule 2`).
         public var description: String {
             switch self {
             case .value(let v): return v.description

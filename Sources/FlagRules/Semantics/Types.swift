@@ -21,6 +21,7 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
     /// Without a schema: an attribute of unknown type, checked at evaluation.
     case dynamic
 
+    /// The type as messages name it (`bool`, `enum(debug, alpha)`, `variant of 'checkout'`).
     public var description: String {
         switch self {
         case .bool: return "bool"

@@ -28,6 +28,7 @@ public enum JSON: Sendable, Hashable {
         public let message: String
         /// The byte offset where it went wrong.
         public let offset: Int
+        /// The message and the byte offset, as one line.
         public var description: String { "\(message) at byte \(offset)" }
     }
 
@@ -43,6 +44,8 @@ public enum JSON: Sendable, Hashable {
         }
     }
 
+    /// Structural equality; objects are equal when they have the same keys with equal
+    /// values in the same order (an object keeps its keys in the order written).
     public static func == (a: JSON, b: JSON) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
@@ -57,6 +60,7 @@ public enum JSON: Sendable, Hashable {
         }
     }
 
+    /// Hashes the value as `==` compares it (an object's keys in order).
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)

@@ -29,8 +29,10 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
         storedColumn = Int32(clamping: column)
     }
 
+    /// Earlier in the text (by byte offset).
     public static func < (a: SourceLocation, b: SourceLocation) -> Bool { a.offset < b.offset }
 
+    /// `line:column`, both 1-based.
     public var description: String { "\(line):\(column)" }
 }
 
@@ -52,6 +54,7 @@ public struct SourceRange: Sendable, Hashable, CustomStringConvertible {
         SourceRange(start: min(start, other.start), end: max(end, other.end))
     }
 
+    /// `line:column-line:column`.
     public var description: String { "\(start)-\(end)" }
 }
 
