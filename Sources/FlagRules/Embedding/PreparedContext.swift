@@ -241,6 +241,38 @@ extension RuleSet {
         }
     }
 
+    /// Starts loading the bytes of the long keys that the lookups of `lists` will compare
+    /// for the context at `p`, when it holds a string longer than 15 bytes for a list
+    /// whose lines hold such keys (the line itself was loaded a few contexts before).
+    @inline(__always)
+    private func prefetchKeyBytes(_ lists: UnsafeBufferPointer<LargeList>, at p: UnsafePointer<PreparedContext>) {
+        PreparedContext.withStorage(at: p) { storage in
+            guard storage.isLaidOut(for: program) else { return }
+            storage.withUnsafeMutablePointerToElements { slots in
+                for i in lists.indices where lists[i].readAhead.longKeyBytes != nil {
+                    guard case .string(let s)? = slots[lists[i].slot].typed else { continue }
+                    let length = s.utf8.count
+                    if length > 15 { lists[i].readAhead.startKeyBytes(TableHash.spread(slots[lists[i].slot].keyHash), length: length) }
+                }
+            }
+        }
+    }
+
+    /// The batch over the `count` contexts at `base` for a flag whose large `lists` are
+    /// loaded ahead: each context's lines `batchPrefetchDistance` contexts ahead, and
+    /// when `keyBytes`, the bytes of long keys half as far ahead, once their line is in.
+    @inline(__always)
+    private func isEnabled(_ d: CompiledDeclaration, _ base: UnsafePointer<PreparedContext>, _ count: Int,
+                           _ lists: UnsafeBufferPointer<LargeList>, keyBytes: Bool, into out: UnsafeMutableBufferPointer<Bool>) {
+        let ahead = RuleSet.batchPrefetchDistance, bytesAhead = ahead / 2
+        for k in 0..<min(ahead, count) { prefetch(lists, at: base + k) }
+        for k in 0..<count {
+            if k + ahead < count { prefetch(lists, at: base + k + ahead) }
+            if keyBytes, k + bytesAhead < count { prefetchKeyBytes(lists, at: base + k + bytesAhead) }
+            out[k] = withFrame(at: base + k) { d.isOn($0) }
+        }
+    }
+
     /// `withFrame` for the context at `p` (in a batch), read where it is.
     @inline(__always)
     private func withFrame<R>(at p: UnsafePointer<PreparedContext>, _ body: (Frame) -> R) -> R {
@@ -313,11 +345,11 @@ extension RuleSet {
                     guard let base = cs.baseAddress else { return }
                     if !d.largeLists.isEmpty {
                         d.largeLists.withUnsafeBufferPointer { lists in
-                            let ahead = RuleSet.batchPrefetchDistance
-                            for k in 0..<min(ahead, cs.count) { prefetch(lists, at: base + k) }
-                            for k in cs.indices {
-                                if k + ahead < cs.count { prefetch(lists, at: base + k + ahead) }
-                                out[k] = withFrame(at: base + k) { d.isOn($0) }
+                            // Two copies of the loop, so that lists of short keys test nothing more.
+                            if lists.contains(where: { $0.readAhead.longKeyBytes != nil }) {
+                                isEnabled(d, base, cs.count, lists, keyBytes: true, into: out)
+                            } else {
+                                isEnabled(d, base, cs.count, lists, keyBytes: false, into: out)
                             }
                         }
                     } else {

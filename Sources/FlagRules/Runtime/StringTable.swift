@@ -263,6 +263,8 @@ struct TableReadAhead: @unchecked Sendable {
     let lineCount: Int
     let filter: UnsafePointer<UInt64>
     let filterWords: Int
+    /// The bytes of keys longer than 15 bytes, when the lines hold some (nil otherwise).
+    let longKeyBytes: UnsafePointer<UInt8>?
 
     /// Starts loading the first line and the filter word of a key with spread hash `h`
     /// (`TableHash.spread`), without waiting for them.
@@ -270,6 +272,24 @@ struct TableReadAhead: @unchecked Sendable {
     func start(_ h: UInt64) {
         flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
         flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords))  // `TableHash.filter(h, _).word`
+    }
+
+    /// Starts loading the bytes of the long keys in the first line of a key of `length`
+    /// bytes (more than 15) with spread hash `h` that share its length and fingerprint
+    /// (almost always one key, or none): a lookup of a long key reads its line, then those
+    /// bytes. The line should be in the cache already (`start` a few values before), or
+    /// this waits for it.
+    @inline(__always)
+    func startKeyBytes(_ h: UInt64, length: Int) {
+        guard let longKeyBytes else { return }
+        let words = lines + TableHash.range(h, lineCount) &* 8
+        var candidates = flagrules_wide_line_matches(words, UInt64(UInt32(truncatingIfNeeded: h)) << 32, PackedKey.longHigh(length), 0xFFFF_FFFF_0000_0000)
+        while candidates != 0 {
+            let offset = Int(truncatingIfNeeded: words[2 &* Int(candidates.trailingZeroBitCount)] & 0xFFFF_FFFF)
+            flagrules_prefetch_ahead(longKeyBytes + offset)
+            flagrules_prefetch_ahead(longKeyBytes + (offset &+ length &- 1))
+            candidates &= candidates &- 1
+        }
     }
 }
 
@@ -317,6 +337,8 @@ final class StringTableStorage: @unchecked Sendable {
     private let positions: UnsafeMutablePointer<UInt32>
     private let overflow: UnsafeMutablePointer<OverflowRecord>
     private let bytes: UnsafeMutablePointer<UInt8>
+    /// Whether some slot holds a key longer than 15 bytes (its bytes in `bytes`).
+    private let hasLongKeys: Bool
 
     /// Tables of at most this many strings are scanned: comparing a few packed keys costs
     /// less than hashing.
@@ -366,6 +388,7 @@ final class StringTableStorage: @unchecked Sendable {
         positions = carve(UInt32.self, slotCount)
         overflow = carve(OverflowRecord.self, overflowCount)
         bytes = carve(UInt8.self, build.tailBytes.count)
+        hasLongKeys = build.hasLongKeysInSlots
         slots.initialize(from: build.slots, count: build.slots.count)
         lines.initialize(from: build.lineWords, count: build.lineWords.count)
         spilled.initialize(from: build.spilled, count: build.spilled.count)
@@ -509,7 +532,8 @@ final class StringTableStorage: @unchecked Sendable {
     /// and a miss filter.
     var readAhead: TableReadAhead? {
         guard lineCount > 0, filterWords > 0 else { return nil }
-        return TableReadAhead(lines: lines, lineCount: lineCount, filter: filter, filterWords: filterWords)
+        return TableReadAhead(lines: lines, lineCount: lineCount, filter: filter, filterWords: filterWords,
+                              longKeyBytes: narrow || !hasLongKeys ? nil : UnsafePointer(bytes))
     }
 
     /// False when the miss filter proves the key with hash `h` absent. The filter holds
@@ -605,6 +629,9 @@ struct TableBuild {
     var filter: [UInt64] = []
     /// The bytes of long keys and of keys in the overflow list.
     var tailBytes: [UInt8] = []
+    /// Whether a slot holds a key longer than 15 bytes (by its length, fingerprint and
+    /// the offset of its bytes in the tail).
+    var hasLongKeysInSlots = false
 
     /// One distinct key: its hash, its first position and where its bytes are.
     private struct Key {
@@ -647,6 +674,7 @@ struct TableBuild {
     private mutating func appendLongKey(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> PackedKey {
         let offset = UInt64(truncatingIfNeeded: tailBytes.count)
         tailBytes.append(contentsOf: key)
+        hasLongKeysInSlots = true
         return PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: hash)) << 32, high: PackedKey.longHigh(key.count))
     }
 

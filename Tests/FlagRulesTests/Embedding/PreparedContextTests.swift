@@ -122,6 +122,35 @@ import Testing
         #expect(r.isEnabled(r.handle("f")!, in: c))
     }
 
+    /// A batch over a list of long keys (UUID-like, kept apart from their slots) also loads
+    /// their bytes ahead; it answers as one call a context for members, non-members of the
+    /// same length and of other lengths, absent and mistyped values, and contexts prepared
+    /// by another rule set, in batches shorter and longer than the distance loaded ahead.
+    @Test func batchesOfLongKeysAgreeWithOneCallAContext() throws {
+        func key(_ i: Int) -> String { "0000-\(String(100_000_000 + i))-aaaa-bbbb-cccc-\(i % 7)" }
+        let members = (0..<20_000).map(key)
+        let rules = try RuleSet(source: """
+            context { userId: string; age: int }
+            flag ids { enabled when userId in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
+            """)
+        let handle = try #require(rules.handle("ids"))
+        let loadsKeyBytes = rules.program.withDeclaration(handle.index) { $0.largeLists.map { $0.readAhead.longKeyBytes != nil } }
+        #expect(loadsKeyBytes == [true])
+        var contexts: [EvaluationContext] = [[:], ["userId": 5], ["userId": "short"], ["userId": .string(key(3) + "x")]]
+        for k in 0..<400 {
+            let i = (k &* 7_919) % 40_000  // half members, half the same shape but not members
+            contexts.append(["userId": .string(i < 20_000 ? key(i) : key(i).replacingOccurrences(of: "aaaa", with: "aaab")), "age": .int(k)])
+        }
+        let other = try RuleSet(source: "context { userId: string }\nflag x = true")
+        let prepared = contexts.enumerated().map { $0 % 9 == 8 ? other.prepare($1) : rules.prepare($1) }
+        let oneByOne = prepared.map { rules.isEnabled(handle, in: $0) }
+        #expect(oneByOne.contains(true) && oneByOne.contains(false))
+        #expect(oneByOne == contexts.map { rules.isEnabled("ids", in: $0) })
+        for count in [0, 1, 3, 4, 5, 9, prepared.count] {
+            #expect(rules.isEnabled(handle, in: Array(prepared.prefix(count))) == Array(oneByOne.prefix(count)), "\(count)")
+        }
+    }
+
     /// A string slot carries its string's key hash, worked out when the value is set (small
     /// strings, long ones, non-ASCII ones, set again, or copied), and an enum slot its case
     /// ordinal; a lookup in a large list with the prepared hash answers as by name.
