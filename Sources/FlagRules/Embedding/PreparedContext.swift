@@ -262,8 +262,9 @@ extension RuleSet {
     /// loaded ahead: each context's lines `batchPrefetchDistance` contexts ahead, and
     /// when `keyBytes`, the bytes of long keys half as far ahead, once their line is in.
     @inline(__always)
-    private func isEnabled(_ d: CompiledDeclaration, _ base: UnsafePointer<PreparedContext>, _ count: Int,
-                           _ lists: UnsafeBufferPointer<LargeList>, keyBytes: Bool, into out: UnsafeMutableBufferPointer<Bool>) {
+    private func evaluateLoadingAhead(_ d: CompiledDeclaration, _ base: UnsafePointer<PreparedContext>, _ count: Int,
+                                      _ lists: UnsafeBufferPointer<LargeList>, keyBytes: Bool,
+                                      into out: UnsafeMutableBufferPointer<Bool>) {
         let ahead = RuleSet.batchPrefetchDistance, bytesAhead = ahead / 2
         for k in 0..<min(ahead, count) { prefetch(lists, at: base + k) }
         for k in 0..<count {
@@ -347,9 +348,9 @@ extension RuleSet {
                         d.largeLists.withUnsafeBufferPointer { lists in
                             // Two copies of the loop, so that lists of short keys test nothing more.
                             if lists.contains(where: { $0.readAhead.longKeyBytes != nil }) {
-                                isEnabled(d, base, cs.count, lists, keyBytes: true, into: out)
+                                evaluateLoadingAhead(d, base, cs.count, lists, keyBytes: true, into: out)
                             } else {
-                                isEnabled(d, base, cs.count, lists, keyBytes: false, into: out)
+                                evaluateLoadingAhead(d, base, cs.count, lists, keyBytes: false, into: out)
                             }
                         }
                     } else {
