@@ -59,6 +59,10 @@ struct Compiler {
         // optional: a function kept in an optional is called through conversion thunks.
         var isOn = d.defaultValue.boolValue == true ? CompiledDeclaration.alwaysOn : CompiledDeclaration.alwaysOff
         var isOnIsTheChain = d.kind == .flag
+        // What `isOn` answers whatever the context, while it does (the rules after this one
+        // all give the default): a last rule with a condition then answers with no branch
+        // on it, so a miss in the cache or an unpredictable answer does not stall the caller.
+        var isOnConstant: Bool? = d.defaultValue.boolValue == true
         if d.disabled {
             let r = resolution(d.defaultValue, .disabled)
             resolve = { _ in r }
@@ -90,9 +94,22 @@ struct Compiler {
                     if isOnIsTheChain, case .bool(let on) = v {
                         let restOn = isOn
                         if let condition {
-                            isOn = { f in condition(f) == .yes ? on : restOn(f) }
+                            if let rest = isOnConstant {
+                                // (A rule giving what the rest gives anyway changes nothing.)
+                                if rest != on {
+                                    if on {
+                                        isOn = { f in condition(f) == .yes }
+                                    } else {
+                                        isOn = { f in condition(f) != .yes }
+                                    }
+                                    isOnConstant = nil
+                                }
+                            } else {
+                                isOn = { f in condition(f) == .yes ? on : restOn(f) }
+                            }
                         } else {
-                            isOn = { _ in on }
+                            isOn = on ? CompiledDeclaration.alwaysOn : CompiledDeclaration.alwaysOff
+                            isOnConstant = on
                         }
                     } else {
                         isOnIsTheChain = false

@@ -115,8 +115,9 @@ import Foundation
     /// A lookup given the key's hash (`TableHash.key`, as a prepared context keeps it)
     /// answers as one that hashes the key: in scanned tables, narrow and wide lines, with
     /// a miss filter, and for long keys; and the key hash of a string is that of its bytes,
-    /// however the string is held.
-    @Test(arguments: [5, 300, 20_000])
+    /// however the string is held. (Scanned tables of 1 to 8 strings, padded to 4 or 8
+    /// slots, answer with no branch on the answer.)
+    @Test(arguments: [1, 4, 5, 8, 300, 20_000])
     func lookupsWithAKnownHashAgree(_ count: Int) {
         for long in [false, true] {
             let strings = (0..<count).map { long && $0 % 2 == 0 ? "a key longer than fifteen bytes \($0)" : "k\($0)" }
@@ -125,6 +126,8 @@ import Foundation
                 let s = i < count ? strings[i] : "k\(i)"
                 #expect(table.contains(s, keyHash: TableHash.key(s)) == (i < count), "\(s)")
             }
+            // Not a padding slot's key either.
+            #expect(!table.contains("", keyHash: TableHash.key("")))
         }
         let bytes = Array("a key longer than fifteen bytes".utf8)
         let made = String(decoding: bytes, as: UTF8.self)

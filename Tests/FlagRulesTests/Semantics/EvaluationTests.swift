@@ -181,6 +181,52 @@ let specExample = """
         #expect(r.evaluate("v", in: ["userId": "u"]).reason == .split)
     }
 
+    /// `isEnabled` answers from a chain of its own (no resolution built), which for a last
+    /// conditional rule opposite to what follows it is the condition alone, with no branch
+    /// on it. For every shape of rules, over every mix of true, false, absent and mistyped
+    /// operands, it answers as `evaluate` does, by name and by handle on a prepared context.
+    @Test func isEnabledAnswersAsEvaluateForEveryShapeOfRules() throws {
+        let r = try RuleSet(source: """
+            context { x: bool, y: bool, n: int }
+            flag onWhen { enabled when x }
+            flag offWhen = true { disabled when x }
+            flag onWhenOnAnyway = true { enabled when x }
+            flag offWhenOffAnyway { disabled when x }
+            flag onThenOff { enabled when x; disabled when y }
+            flag offThenOnThenOff = true { disabled when x; enabled when y; disabled when n > 3 }
+            flag onWhenUnknown { enabled when n > 3 }
+            flag offWhenUnknown = true { disabled when n > 3 }
+            flag offThenAlwaysOn { disabled when x; enabled }
+            flag onWhenNot { enabled when not y }
+            flag offWhenEither = true { disabled when x or y }
+            """)
+        let truths: [Value?] = [true, false, nil, "mistyped"]
+        let numbers: [Value?] = [1, 5, nil, "five"]
+        var checked = 0
+        for x in truths {
+            for y in truths {
+                for n in numbers {
+                    var context: EvaluationContext = [:]
+                    context["x"] = x
+                    context["y"] = y
+                    context["n"] = n
+                    let prepared = r.prepare(context)
+                    for d in r.declarations {
+                        let expected = r.evaluate(d.name, in: context).value == .bool(true)
+                        #expect(r.isEnabled(d.name, in: context) == expected, "\(d.name) in \(context)")
+                        #expect(r.isEnabled(r.handle(d.name)!, in: prepared) == expected, "\(d.name) in \(context)")
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked == 64 * 11)
+        // Some of each answer: a test whose flags never change answer would pin nothing.
+        #expect(r.isEnabled("onWhen", in: ["x": true]) && !r.isEnabled("onWhen", in: ["x": false]))
+        #expect(!r.isEnabled("offWhen", in: ["x": true]) && r.isEnabled("offWhen", in: [:]))
+        #expect(r.isEnabled("offWhenUnknown", in: ["n": "five"]) && !r.isEnabled("onWhenUnknown", in: ["n": "five"]))
+    }
+
     @Test func prerequisitesReadResolvedValues() throws {
         let r = try RuleSet(source: """
             flag base { enabled when on }
