@@ -534,13 +534,31 @@ struct Compiler {
     /// prepared context's slot, or the dictionary's entry), without the general path's
     /// value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
-        let name = Frame.Key(attribute)
         if let list = LargeList(slot: slot, table: table) { largeTables.found.append(list) }
+        // One capture: the closure's call then passes it in a register (captured one by
+        // one, the slot, table, flag and name went through the stack on every call).
+        let test = StringAttributeTest(name: Frame.Key(attribute), slot: slot, table: table, negated: negated)
         return { f in
-            guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: name), table, negated: negated) }
-            guard case .string(let s)? = slots[slot].typed else { return .unknown }
+            guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: test.name), test.table, negated: test.negated) }
+            let slot = slots[test.slot]
+            guard case .string(let s)? = slot.typed else { return .unknown }
             // The key hash prepared with the string: a table in lines need not hash it.
-            return Truth(table.contains(s, keyHash: slots[slot].keyHash) != negated)
+            return Truth(test.table.contains(s, keyHash: slot.keyHash) != test.negated)
+        }
+    }
+
+    /// What `stringAttributeTest`'s closure reads, in one object.
+    final class StringAttributeTest: Sendable {
+        let name: Frame.Key
+        let slot: Int
+        let table: StringTable
+        let negated: Bool
+
+        init(name: Frame.Key, slot: Int, table: StringTable, negated: Bool) {
+            self.name = name
+            self.slot = slot
+            self.table = table
+            self.negated = negated
         }
     }
 

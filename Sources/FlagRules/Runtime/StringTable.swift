@@ -104,7 +104,15 @@ struct StringTable: Sendable {
     @inline(__always)
     func contains(_ s: String, keyHash: UInt32) -> Bool {
         if let packed = StringBits.packedKey(s), let found = storage.containsSmall(packed, keyHash: keyHash) { return found }
-        return withBytes(s) { storage.find($0, longKeyHash: keyHash) != .none }
+        return containsByBytes(s, keyHash: keyHash)
+    }
+
+    /// `contains(_:keyHash:)` for a string not held small, or a small one whose answer
+    /// needs its bytes: out of line, so that the inlined lookup keeps few values alive
+    /// across calls (fewer registers to save and restore on every lookup).
+    @inline(never)
+    private func containsByBytes(_ s: String, keyHash: UInt32) -> Bool {
+        withBytes(s) { storage.find($0, longKeyHash: keyHash) != .none }
     }
 
     @inline(__always)
