@@ -78,4 +78,15 @@ static inline __attribute__((always_inline)) void flagrules_prefetch_ahead(const
     __builtin_prefetch(p, 0, 3);
 }
 
+/// `x`, as a value whose origin the optimiser cannot see, so that a branch on something
+/// computed from it is not split into branches on what that was computed from (a lookup's
+/// rare branch would become a branch on its answer). Declared const: Swift then sees no
+/// side effect, and keeps no copy of a value alive across it.
+static inline __attribute__((always_inline, const)) uint64_t flagrules_opaque(uint64_t x) {
+#if defined(__GNUC__)
+    __asm__("" : "+r"(x));
+#endif
+    return x;
+}
+
 #endif

@@ -534,16 +534,24 @@ struct Compiler {
     /// prepared context's slot, or the dictionary's entry), without the general path's
     /// value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
-        if let list = LargeList(slot: slot, table: table) { largeTables.found.append(list) }
         // One capture: the closure's call then passes it in a register (captured one by
         // one, the slot, table, flag and name went through the stack on every call).
         let test = StringAttributeTest(name: Frame.Key(attribute), slot: slot, table: table, negated: negated)
+        if let list = LargeList(slot: slot, table: table) {
+            largeTables.found.append(list)
+            // A large list's lookup branches on its miss filter, unless a batch has loaded
+            // it ahead (`Frame.loadsAhead`).
+            return { f in
+                guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: test.name), test.table, negated: test.negated) }
+                guard case .string(let s)? = slots[test.slot].typed else { return .unknown }
+                return Truth(test.table.contains(s, keyHash: slots[test.slot].keyHash, loadedAhead: f.loadsAhead) != test.negated)
+            }
+        }
         return { f in
             guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: test.name), test.table, negated: test.negated) }
-            let slot = slots[test.slot]
-            guard case .string(let s)? = slot.typed else { return .unknown }
+            guard case .string(let s)? = slots[test.slot].typed else { return .unknown }
             // The key hash prepared with the string: a table in lines need not hash it.
-            return Truth(test.table.contains(s, keyHash: slot.keyHash) != test.negated)
+            return Truth(test.table.contains(s, keyHash: slots[test.slot].keyHash) != test.negated)
         }
     }
 

@@ -72,6 +72,11 @@ struct Frame {
         program._withUnsafeGuaranteedRef { $0.withDeclaration(i, body) }
     }
 
+    /// Whether a batch is evaluating, with large lists' lookups loaded ahead
+    /// (`Program.loadsAhead`).
+    @inline(__always)
+    var loadsAhead: Bool { program._withUnsafeGuaranteedRef { $0.loadsAhead } }
+
     /// An attribute by name.
     @inline(__always)
     func value(named name: Key) -> Value? {
@@ -257,16 +262,40 @@ final class Program: Sendable {
     /// Schema attribute names by slot.
     let attributeNames: StringTable
 
+    /// Whether this is the program a batch evaluates with (`loadingAhead`): the batch has
+    /// started loading each large literal list's lookup a few contexts before, so the
+    /// lookup may answer with no branch on its answer (see `StringTableStorage.containsSmall`).
+    let loadsAhead: Bool
+    /// The same program, with `loadsAhead`, for a batch; nil when no declaration has a
+    /// large list (and in that program itself).
+    private let loadingAheadTwin: Program?
+
     /// A program of `declarations` over `schema`, whose attributes' coercions are
     /// `coercions` by slot (made from the schema when nil), and whose names are `names` by
     /// position (made from the declarations when nil).
-    init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil, names: StringTable? = nil) {
-        self.declarations = declarations
-        self.names = names ?? StringTable(declarations.map(\.name))
-        self.schema = schema
-        self.coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
-        self.attributeNames = schema?.slots ?? StringTable([])
+    convenience init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil, names: StringTable? = nil) {
+        let names = names ?? StringTable(declarations.map(\.name))
+        let coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
+        let twin = declarations.contains { !$0.largeLists.isEmpty }
+            ? Program(declarations, schema, coercions, names, loadsAhead: true, twin: nil)
+            : nil
+        self.init(declarations, schema, coercions, names, loadsAhead: false, twin: twin)
     }
+
+    private init(_ declarations: [CompiledDeclaration], _ schema: ContextSchema?, _ coercions: [Coercion], _ names: StringTable,
+                 loadsAhead: Bool, twin: Program?) {
+        self.declarations = declarations
+        self.names = names
+        self.schema = schema
+        self.coercions = coercions
+        self.attributeNames = schema?.slots ?? StringTable([])
+        self.loadsAhead = loadsAhead
+        loadingAheadTwin = twin
+    }
+
+    /// The program a batch that loads large lists' lookups ahead evaluates with: the same
+    /// declarations, read by lookups that need not branch on their answer.
+    var loadingAhead: Program { loadingAheadTwin ?? self }
 
     /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains
     /// and releases nothing (a retain of a closure's context is an atomic operation). `i`

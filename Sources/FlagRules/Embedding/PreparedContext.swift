@@ -223,7 +223,7 @@ extension RuleSet {
     /// rule set, else its values by name.
     @inline(__always)
     private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
-        context.withStorage { storage in withFrame(storage, context, body) }
+        context.withStorage { storage in withFrame(storage, context, evaluatingWith: program, body) }
     }
 
     /// Starts loading what the lookups of `lists` will read for the context at `p`, when
@@ -266,28 +266,31 @@ extension RuleSet {
                                       _ lists: UnsafeBufferPointer<LargeList>, keyBytes: Bool,
                                       into out: UnsafeMutableBufferPointer<Bool>) {
         let ahead = RuleSet.batchPrefetchDistance, bytesAhead = ahead / 2
+        let twin = program.loadingAhead
         for k in 0..<min(ahead, count) { prefetch(lists, at: base + k) }
         for k in 0..<count {
             if k + ahead < count { prefetch(lists, at: base + k + ahead) }
             if keyBytes, k + bytesAhead < count { prefetchKeyBytes(lists, at: base + k + bytesAhead) }
-            out[k] = withFrame(at: base + k) { d.isOn($0) }
+            out[k] = withFrame(at: base + k, evaluatingWith: twin) { d.isOn($0) }
         }
     }
 
-    /// `withFrame` for the context at `p` (in a batch), read where it is.
+    /// `withFrame` for the context at `p` (in a batch), read where it is, its frame over
+    /// `evaluated`: the program, or its twin for a batch that loads ahead.
     @inline(__always)
-    private func withFrame<R>(at p: UnsafePointer<PreparedContext>, _ body: (Frame) -> R) -> R {
-        PreparedContext.withStorage(at: p) { storage in withFrame(storage, p.pointee, body) }
+    private func withFrame<R>(at p: UnsafePointer<PreparedContext>, evaluatingWith evaluated: Program, _ body: (Frame) -> R) -> R {
+        PreparedContext.withStorage(at: p) { storage in withFrame(storage, p.pointee, evaluatingWith: evaluated, body) }
     }
 
     @inline(__always)
-    private func withFrame<R>(_ storage: PreparedStorage, _ context: @autoclosure () -> PreparedContext, _ body: (Frame) -> R) -> R {
+    private func withFrame<R>(_ storage: PreparedStorage, _ context: @autoclosure () -> PreparedContext, evaluatingWith evaluated: Program,
+                              _ body: (Frame) -> R) -> R {
         guard storage.isLaidOut(for: program) else {
             let dictionary = context().dictionary
-            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
+            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: evaluated)) }
         }
-        guard program.schema != nil else { return body(Frame(storage.extra, program: program)) }
-        return body(Frame(storage, program: program))
+        guard program.schema != nil else { return body(Frame(storage.extra, program: evaluated)) }
+        return body(Frame(storage, program: evaluated))
     }
 
     /// The declaration a handle names in this rule set: by index when the handle was made
@@ -354,7 +357,7 @@ extension RuleSet {
                             }
                         }
                     } else {
-                        for k in cs.indices { out[k] = withFrame(at: base + k) { d.isOn($0) } }
+                        for k in cs.indices { out[k] = withFrame(at: base + k, evaluatingWith: program) { d.isOn($0) } }
                     }
                 }
                 initialized = contexts.count

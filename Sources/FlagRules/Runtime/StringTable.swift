@@ -101,9 +101,11 @@ struct StringTable: Sendable {
     /// Whether the table holds `s`, whose key hash (`TableHash.key(s)`) is `keyHash`: the
     /// lookup of a prepared context's string, hashed when the context was prepared. (A
     /// scanned table does not hash.)
+    /// `loadedAhead`: a batch has started loading the lookup's line a few values before,
+    /// so a table with a miss filter need not read it (`StringTableStorage.containsSmall`).
     @inline(__always)
-    func contains(_ s: String, keyHash: UInt32) -> Bool {
-        if let packed = StringBits.packedKey(s), let found = storage.containsSmall(packed, keyHash: keyHash) { return found }
+    func contains(_ s: String, keyHash: UInt32, loadedAhead: Bool = false) -> Bool {
+        if let packed = StringBits.packedKey(s) { return storage.containsSmall(packed, keyHash: keyHash, loadedAhead: loadedAhead) }
         return containsByBytes(s, keyHash: keyHash)
     }
 
@@ -465,22 +467,50 @@ final class StringTableStorage: @unchecked Sendable {
         lineCount == 0 ? findSmall(packed, inline: true) : findSmallInLinesInline(packed, TableHash.spread(keyHash))
     }
 
-    /// Whether the table holds the inline key `packed`, whose key hash is `keyHash`; nil
-    /// when the answer needs the key's bytes (as for `findSmall`).
+    /// Whether the table holds the inline key `packed`, whose key hash is `keyHash`.
     ///
-    /// A scanned table answers with no branch on the answer: which of a few literals a
-    /// value is, or whether it is one, is as random as the value, and `findSmall`'s branch
-    /// on a match was mispredicted on about half the lookups of a half-and-half mix (3
-    /// literals, one call a context: 33 → 29 ns; a batch: 25 → 18 ns). A table in lines
-    /// keeps `findSmall`'s branch on the miss filter: a caller that branches on the answer
-    /// (most do) then learns a miss from the filter, which stays in the cache, instead of
-    /// waiting for the line (without that branch, 100,000 literals one call a context went
-    /// from 43 to 53 ns).
+    /// No branch depends on the answer, except for a table with a miss filter read one
+    /// lookup at a time (not `loadedAhead`). Whether a value is in a list, or which of a
+    /// few literals it is, is as random as the value: in a half-and-half mix a branch on it
+    /// is mispredicted on about half the lookups (3 literals, one call a context: 33 → 29
+    /// ns; a batch: 25 → 18 ns; 1,000 literals in a batch: 24 → 19 ns). A table with a
+    /// filter keeps `findSmall`'s branch on the filter when read one lookup at a time: a
+    /// caller that branches on the answer (most do) then learns a miss from the filter,
+    /// which stays in the cache, without waiting for the line (with no branch, 100,000
+    /// literals one call a context went from 41 to 50 ns). A batch has loaded the line
+    /// ahead, so it neither waits for it nor needs the filter.
     @inline(__always)
-    func containsSmall(_ packed: PackedKey, keyHash: UInt32) -> Bool? {
-        guard lineCount == 0 else { return findSmallInLinesInline(packed, TableHash.spread(keyHash)).map { $0 != .none } }
-        let found = scannedMatches(packed) != 0
-        return overflowCount == 0 || found ? found : nil
+    func containsSmall(_ packed: PackedKey, keyHash: UInt32, loadedAhead: Bool = false) -> Bool {
+        // (Scanned tables have no overflow list; tables in lines may.)
+        guard lineCount > 0 else { return scannedMatches(packed) != 0 || overflowCount != 0 && containsAfterFirstLine(packed, 0) }
+        if narrow && packed.high >> 56 > 7 { return false }
+        let h = TableHash.spread(keyHash)
+        guard loadedAhead || filterWords == 0 else {
+            guard let hit = findSmallInLinesInline(packed, h) else { return containsAfterFirstLine(packed, h) }
+            return hit != .none
+        }
+        let line = TableHash.range(h, lineCount)
+        let words = lines + line &* 8
+        let found = narrow
+            ? flagrules_line_index(words, packed.low | packed.high) < 8
+            : flagrules_wide_line_matches(words, packed.low, packed.high, ~0) != 0
+        // A miss in a line some key found full: the key may sit in a line tried after.
+        // (Opaque: else the compiler tests `found` first, which is a branch on the answer.)
+        let unsettled = flagrules_opaque(spilled[line >> 6] >> UInt64(line & 63) & (found ? 0 : 1))
+        return unsettled == 0 ? found : containsAfterFirstLine(packed, h)
+    }
+
+    /// Whether the table holds the inline key `packed` (spread hash `h`), for a key not in
+    /// its first line, which was full: the lines after it, then the overflow list (by the
+    /// key's bytes, which the packed form holds). Out of line: rare.
+    @inline(never)
+    private func containsAfterFirstLine(_ packed: PackedKey, _ h: UInt64) -> Bool {
+        var words = (packed.low.littleEndian, packed.high.littleEndian)
+        let length = Int(truncatingIfNeeded: packed.high >> 56)
+        return withUnsafeBytes(of: &words) { raw in
+            let key = UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: length)
+            return lineCount == 0 ? findInOverflow(key) != .none : findInLaterLines(packed, h, key) != .none
+        }
     }
 
     /// `findSmall` in a table in lines, called rather than inlined.
