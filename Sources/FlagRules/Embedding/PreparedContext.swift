@@ -230,13 +230,19 @@ extension RuleSet {
     /// it is laid out for this rule set (else it is read by name, and nothing is loaded).
     @inline(__always)
     private func prefetch(_ lists: UnsafeBufferPointer<LargeList>, at p: UnsafePointer<PreparedContext>) {
+        // By index, not `for list in lists`: a copied list would retain its table.
+        for i in lists.indices { prefetch(lists[i].slot, lists[i].readAhead, at: p) }
+    }
+
+    /// `prefetch(_:at:)` for one list, looked up by the string in `slot`.
+    @inline(__always)
+    private func prefetch(_ slot: Int, _ readAhead: TableReadAhead, at p: UnsafePointer<PreparedContext>) {
         PreparedContext.withStorage(at: p) { storage in
             guard storage.isLaidOut(for: program) else { return }
             storage.withUnsafeMutablePointerToElements { slots in
                 // The key hash prepared with the slot, read whatever the slot holds: when it
                 // holds no string, the lines loaded are harmless and never read.
-                // By index, not `for list in lists`: a copied list would retain its table.
-                for i in lists.indices { lists[i].readAhead.start(TableHash.spread(slots[lists[i].slot].keyHash)) }
+                readAhead.start(TableHash.spread(slots[slot].keyHash))
             }
         }
     }
@@ -258,19 +264,28 @@ extension RuleSet {
         }
     }
 
-    /// The batch over the `count` contexts at `base` for a flag whose large `lists` are
-    /// loaded ahead: each context's lines `batchPrefetchDistance` contexts ahead, and
-    /// when `keyBytes`, the bytes of long keys half as far ahead, once their line is in.
+    /// The batch over the `count` contexts at `base` for a flag with large lists: `start`
+    /// starts loading what a context's lookups will read, `batchPrefetchDistance` contexts
+    /// ahead, and `startKeyBytes` (for lists of long keys) the bytes of its long keys, half
+    /// as far ahead, once their line is in. The contexts are evaluated with the program's
+    /// twin that loads ahead (`Program.loadingAhead`).
     @inline(__always)
     private func evaluateLoadingAhead(_ d: CompiledDeclaration, _ base: UnsafePointer<PreparedContext>, _ count: Int,
-                                      _ lists: UnsafeBufferPointer<LargeList>, keyBytes: Bool,
-                                      into out: UnsafeMutableBufferPointer<Bool>) {
+                                      into out: UnsafeMutableBufferPointer<Bool>,
+                                      start: (UnsafePointer<PreparedContext>) -> Void,
+                                      startKeyBytes: ((UnsafePointer<PreparedContext>) -> Void)? = nil) {
         let ahead = RuleSet.batchPrefetchDistance, bytesAhead = ahead / 2
         let twin = program.loadingAhead
-        for k in 0..<min(ahead, count) { prefetch(lists, at: base + k) }
-        for k in 0..<count {
-            if k + ahead < count { prefetch(lists, at: base + k + ahead) }
-            if keyBytes, k + bytesAhead < count { prefetchKeyBytes(lists, at: base + k + bytesAhead) }
+        for k in 0..<min(ahead, count) { start(base + k) }
+        // While there are contexts `ahead` further on, with no test of the distance left.
+        let steady = max(0, count - ahead)
+        for k in 0..<steady {
+            start(base + (k &+ ahead))
+            startKeyBytes?(base + (k &+ bytesAhead))
+            out[k] = withFrame(at: base + k, evaluatingWith: twin) { d.isOn($0) }
+        }
+        for k in steady..<count {
+            if let startKeyBytes, k + bytesAhead < count { startKeyBytes(base + k + bytesAhead) }
             out[k] = withFrame(at: base + k, evaluatingWith: twin) { d.isOn($0) }
         }
     }
@@ -349,11 +364,16 @@ extension RuleSet {
                     guard let base = cs.baseAddress else { return }
                     if !d.largeLists.isEmpty {
                         d.largeLists.withUnsafeBufferPointer { lists in
-                            // Two copies of the loop, so that lists of short keys test nothing more.
+                            // Three copies of the loop: lists of short keys test nothing more,
+                            // and one list (the most common case) is read once, not per context.
                             if lists.contains(where: { $0.readAhead.longKeyBytes != nil }) {
-                                evaluateLoadingAhead(d, base, cs.count, lists, keyBytes: true, into: out)
+                                evaluateLoadingAhead(d, base, cs.count, into: out, start: { prefetch(lists, at: $0) },
+                                                     startKeyBytes: { prefetchKeyBytes(lists, at: $0) })
+                            } else if lists.count == 1 {
+                                let slot = lists[0].slot, readAhead = lists[0].readAhead
+                                evaluateLoadingAhead(d, base, cs.count, into: out, start: { prefetch(slot, readAhead, at: $0) })
                             } else {
-                                evaluateLoadingAhead(d, base, cs.count, lists, keyBytes: false, into: out)
+                                evaluateLoadingAhead(d, base, cs.count, into: out, start: { prefetch(lists, at: $0) })
                             }
                         }
                     } else {

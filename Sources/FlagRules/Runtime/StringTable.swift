@@ -276,12 +276,13 @@ struct TableReadAhead: @unchecked Sendable {
     /// The bytes of keys longer than 15 bytes, when the lines hold some (nil otherwise).
     let longKeyBytes: UnsafePointer<UInt8>?
 
-    /// Starts loading the first line and the filter word of a key with spread hash `h`
-    /// (`TableHash.spread`), without waiting for them.
+    /// Starts loading the first line of a key with spread hash `h` (`TableHash.spread`),
+    /// without waiting for it, and for a table with long keys its filter word too (a short
+    /// key's lookup in a batch does not read the filter; a long key's does).
     @inline(__always)
     func start(_ h: UInt64) {
         flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
-        flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords))  // `TableHash.filter(h, _).word`
+        if longKeyBytes != nil { flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords)) }  // `TableHash.filter(h, _).word`
     }
 
     /// Starts loading the bytes of the long keys in the first line of a key of `length`
@@ -481,8 +482,8 @@ final class StringTableStorage: @unchecked Sendable {
     /// ahead, so it neither waits for it nor needs the filter.
     @inline(__always)
     func containsSmall(_ packed: PackedKey, keyHash: UInt32, loadedAhead: Bool = false) -> Bool {
-        // (Scanned tables have no overflow list; tables in lines may.)
-        guard lineCount > 0 else { return scannedMatches(packed) != 0 || overflowCount != 0 && containsAfterFirstLine(packed, 0) }
+        // A scanned table has no overflow list (`TableBuild.scan`).
+        guard lineCount > 0 else { return scannedMatches(packed) != 0 }
         if narrow && packed.high >> 56 > 7 { return false }
         let h = TableHash.spread(keyHash)
         guard loadedAhead || filterWords == 0 else {
@@ -500,16 +501,16 @@ final class StringTableStorage: @unchecked Sendable {
         return unsettled == 0 ? found : containsAfterFirstLine(packed, h)
     }
 
-    /// Whether the table holds the inline key `packed` (spread hash `h`), for a key not in
-    /// its first line, which was full: the lines after it, then the overflow list (by the
-    /// key's bytes, which the packed form holds). Out of line: rare.
+    /// Whether a table in lines holds the inline key `packed` (spread hash `h`), for a key
+    /// not in its first line, which was full: the lines after it, then the overflow list
+    /// (by the key's bytes, which the packed form holds). Out of line: rare.
     @inline(never)
     private func containsAfterFirstLine(_ packed: PackedKey, _ h: UInt64) -> Bool {
         var words = (packed.low.littleEndian, packed.high.littleEndian)
         let length = Int(truncatingIfNeeded: packed.high >> 56)
         return withUnsafeBytes(of: &words) { raw in
             let key = UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: length)
-            return lineCount == 0 ? findInOverflow(key) != .none : findInLaterLines(packed, h, key) != .none
+            return findInLaterLines(packed, h, key) != .none
         }
     }
 

@@ -128,6 +128,11 @@ import Foundation
             }
             // Not a padding slot's key either.
             #expect(!table.contains("", keyHash: TableHash.key("")))
+            // A scanned table never has an overflow list (its lookup does not ask one).
+            if count <= StringTableStorage.scanLimit {
+                let scanned = StringTable(strings, everyKeyInOverflow: true)
+                #expect(scanned.layout == .scanned && scanned.overflowCount == 0)
+            }
         }
         let bytes = Array("a key longer than fifteen bytes".utf8)
         let made = String(decoding: bytes, as: UTF8.self)
@@ -159,7 +164,7 @@ import Foundation
                 let ahead = table.contains(s, keyHash: TableHash.key(s), loadedAhead: true)
                 if ahead != (i < count) || ahead != table.contains(s, keyHash: TableHash.key(s)) { wrong.append(s) }
             }
-            #expect(wrong.isEmpty, "\(wrong.prefix(5)) of \(wrong.count)")
+            #expect(wrong.count == 0, "wrong for \(wrong.prefix(5)), …")
         }
     }
 
