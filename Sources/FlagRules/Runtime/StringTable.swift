@@ -86,9 +86,9 @@ struct StringTable: Sendable {
         return withBytes(s) { storage.index(ofBytes: $0) }
     }
 
-    /// Where a lookup reads first (its first line and miss-filter word), for a batch
-    /// that starts loading them a few values ahead; nil unless the table has lines and a
-    /// miss filter. Valid while the table is alive.
+    /// Where a lookup reads (its first line, and a long key's bytes), for a batch that
+    /// starts loading them a few values ahead; nil unless the table has lines and a miss
+    /// filter (a large table). Valid while the table is alive.
     var readAhead: TableReadAhead? { storage.readAhead }
 
     /// Whether the table holds `s` (without reading its position).
@@ -101,20 +101,13 @@ struct StringTable: Sendable {
     /// Whether the table holds `s`, whose key hash (`TableHash.key(s)`) is `keyHash`: the
     /// lookup of a prepared context's string, hashed when the context was prepared. (A
     /// scanned table does not hash.)
-    /// `loadedAhead`: a batch has started loading the lookup's line a few values before,
-    /// so a table with a miss filter need not read it (`StringTableStorage.containsSmall`).
+    /// `loadedAhead`: a batch has started loading the lookup's line (and a long key's
+    /// bytes) a few values before, so a table with a miss filter need not read the filter
+    /// (`StringTableStorage.containsSmall`).
     @inline(__always)
     func contains(_ s: String, keyHash: UInt32, loadedAhead: Bool = false) -> Bool {
         if let packed = StringBits.packedKey(s) { return storage.containsSmall(packed, keyHash: keyHash, loadedAhead: loadedAhead) }
-        return containsByBytes(s, keyHash: keyHash)
-    }
-
-    /// `contains(_:keyHash:)` for a string not held small, or a small one whose answer
-    /// needs its bytes: out of line, so that the inlined lookup keeps few values alive
-    /// across calls (fewer registers to save and restore on every lookup).
-    @inline(never)
-    private func containsByBytes(_ s: String, keyHash: UInt32) -> Bool {
-        withBytes(s) { storage.find($0, longKeyHash: keyHash) != .none }
+        return withBytes(s) { storage.find($0, longKeyHash: keyHash, loadedAhead: loadedAhead) != .none }
     }
 
     @inline(__always)
@@ -264,25 +257,22 @@ enum TableHash {
     }
 }
 
-/// The memory a lookup in a table with lines and a miss filter reads first, for starting
+/// The memory a lookup in a large table (lines and a miss filter) reads, for starting
 /// those reads ahead of the lookup: a batch calls `start` for a value a few places ahead,
-/// so that its lookup finds them in the cache. Points into the table's storage, which
-/// never changes: valid (and safe to share) while the table is alive.
+/// so that its lookup finds its line in the cache (and then reads no filter). Points into
+/// the table's storage, which never changes: valid (and safe to share) while the table is
+/// alive.
 struct TableReadAhead: @unchecked Sendable {
     let lines: UnsafePointer<UInt64>
     let lineCount: Int
-    let filter: UnsafePointer<UInt64>
-    let filterWords: Int
     /// The bytes of keys longer than 15 bytes, when the lines hold some (nil otherwise).
     let longKeyBytes: UnsafePointer<UInt8>?
 
     /// Starts loading the first line of a key with spread hash `h` (`TableHash.spread`),
-    /// without waiting for it, and for a table with long keys its filter word too (a short
-    /// key's lookup in a batch does not read the filter; a long key's does).
+    /// without waiting for it. (A lookup in a batch, loaded ahead, reads no miss filter.)
     @inline(__always)
     func start(_ h: UInt64) {
         flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
-        if longKeyBytes != nil { flagrules_prefetch_ahead(filter + TableHash.range(h, filterWords)) }  // `TableHash.filter(h, _).word`
     }
 
     /// Starts loading the bytes of the long keys in the first line of a key of `length`
@@ -538,8 +528,10 @@ final class StringTableStorage: @unchecked Sendable {
     /// first line, then if that was full the next lines it tried, then the overflow list.
     /// A key longer than 15 bytes is hashed unless its key hash is given.
     @inline(__always)
-    func find(_ key: UnsafeBufferPointer<UInt8>, longKeyHash: UInt32? = nil) -> TableHit {
-        guard key.count <= 15 else { return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeyHash) }
+    func find(_ key: UnsafeBufferPointer<UInt8>, longKeyHash: UInt32? = nil, loadedAhead: Bool = false) -> TableHit {
+        guard key.count <= 15 else {
+            return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeyHash, loadedAhead: loadedAhead)
+        }
         // A short key's first steps need only its packed form; the overflow list and the
         // lines after a full one need its bytes.
         let packed = PackedKey(inline: key)
@@ -575,12 +567,12 @@ final class StringTableStorage: @unchecked Sendable {
     /// and a fingerprint (the hash's low half) beside the offset of its bytes, which the
     /// compare masks out. (The steps are `find`'s: a helper shared by both was left out
     /// of line in the `in` operator's lookup, a call on every evaluation.)
-    private func findLong(_ key: UnsafeBufferPointer<UInt8>, _ keyHash: UInt32?) -> TableHit {
+    private func findLong(_ key: UnsafeBufferPointer<UInt8>, _ keyHash: UInt32?, loadedAhead: Bool) -> TableHit {
         let h = keyHash.map(TableHash.spread) ?? TableHash.long(key)
         let probe = PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count))
         let line = TableHash.range(h, lineCount)
         let words = flagrules_prefetch(lines + line &* 8)
-        guard mayContain(h) else { return .none }
+        guard loadedAhead || mayContain(h) else { return .none }  // (a batch has loaded the line and bytes)
         if let s = slot(of: probe, key, in: words, line) { return .slot(s) }
         return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(probe, h, key)
     }
@@ -589,8 +581,7 @@ final class StringTableStorage: @unchecked Sendable {
     /// and a miss filter.
     var readAhead: TableReadAhead? {
         guard lineCount > 0, filterWords > 0 else { return nil }
-        return TableReadAhead(lines: lines, lineCount: lineCount, filter: filter, filterWords: filterWords,
-                              longKeyBytes: narrow || !hasLongKeys ? nil : UnsafePointer(bytes))
+        return TableReadAhead(lines: lines, lineCount: lineCount, longKeyBytes: narrow || !hasLongKeys ? nil : UnsafePointer(bytes))
     }
 
     /// False when the miss filter proves the key with hash `h` absent. The filter holds
