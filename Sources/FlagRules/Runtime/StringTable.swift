@@ -451,13 +451,6 @@ final class StringTableStorage: @unchecked Sendable {
         return overflowCount == 0 ? TableHit.none : nil
     }
 
-    /// `findSmall(_:inline: true)` for a key whose key hash (`TableHash.key(packed)`) is
-    /// known (a scanned table does not use it).
-    @inline(__always)
-    func findSmall(_ packed: PackedKey, keyHash: UInt32) -> TableHit? {
-        lineCount == 0 ? findSmall(packed, inline: true) : findSmallInLinesInline(packed, TableHash.spread(keyHash))
-    }
-
     /// Whether the table holds the inline key `packed`, whose key hash is `keyHash`.
     ///
     /// No branch depends on the answer, except for a table with a miss filter read one
