@@ -441,14 +441,13 @@ final class StringTableStorage: @unchecked Sendable {
 
     /// `find` for a key of at most 15 bytes, from its packed form alone (a small string's
     /// comes straight from `StringBits.packedKey`); nil when the answer needs the key's
-    /// bytes: a scanned table with an overflow list (tests), or a key whose line was full.
-    /// A lookup in lines is a call unless `inline`.
+    /// bytes: a key whose line was full (a scanned table has no overflow list). A lookup
+    /// in lines is a call unless `inline`.
     @inline(__always)
     func findSmall(_ packed: PackedKey, inline: Bool = false) -> TableHit? {
         guard lineCount == 0 else { return inline ? findSmallInLinesInline(packed) : findSmallInLines(packed) }
         let matches = scannedMatches(packed)
-        if matches != 0 { return .slot(matches.trailingZeroBitCount) }
-        return overflowCount == 0 ? TableHit.none : nil
+        return matches != 0 ? .slot(matches.trailingZeroBitCount) : TableHit.none
     }
 
     /// Whether the table holds the inline key `packed`, whose key hash is `keyHash`.
@@ -529,7 +528,7 @@ final class StringTableStorage: @unchecked Sendable {
         // lines after a full one need its bytes.
         let packed = PackedKey(inline: key)
         if let hit = findSmall(packed, inline: true) { return hit }
-        return lineCount == 0 ? findInOverflow(key) : findInLaterLines(packed, TableHash.inline(packed), key)
+        return findInLaterLines(packed, TableHash.inline(packed), key)  // (only lines answer nil)
     }
 
     /// A bit for each slot of a scanned table equal to `probe` (at most one), from the
@@ -549,11 +548,11 @@ final class StringTableStorage: @unchecked Sendable {
         find(key)
     }
 
-    /// A key longer than 15 bytes in a scanned table.
+    /// A key longer than 15 bytes in a scanned table (which has no overflow list).
     private func findScannedLong(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
         let high = PackedKey.longHigh(key.count)
         for s in 0..<slotCount where slots[s].high == high && isKey(key, at: slots[s].low) { return .slot(s) }
-        return overflowCount == 0 ? .none : findInOverflow(key)
+        return .none
     }
 
     /// A key longer than 15 bytes in a table of 16-byte slots: its slot holds its length,
