@@ -71,13 +71,6 @@ static inline __attribute__((always_inline, pure)) const uint64_t *flagrules_pre
     return p;
 }
 
-/// Starts reading the cache line at `p` for a load well after this call (a batch loading
-/// a lookup a few evaluations ahead). Not pure, unlike `flagrules_prefetch`: its only
-/// effect is the prefetch, and a pure call whose result is unused would be removed.
-static inline __attribute__((always_inline)) void flagrules_prefetch_ahead(const void *p) {
-    __builtin_prefetch(p, 0, 3);
-}
-
 /// `x`, as a value whose origin the optimiser cannot see, so that a branch on something
 /// computed from it is not split into branches on what that was computed from (a lookup's
 /// rare branch would become a branch on its answer). Declared const: Swift then sees no

@@ -17,21 +17,34 @@ struct Compiler {
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
     let coercions: [Coercion]
-    /// The large string tables the declarations read from slots, gathered as their
-    /// conditions compile (see `largeLists(since:)`).
-    let largeTables = LargeTables()
+    /// The large literal lists that slots' strings are looked up in when a context is
+    /// prepared, gathered as the conditions compile.
+    let preparedLists: PreparedLists
 
-    /// String tables that outgrow the cache (those with a miss filter), with the slot of
-    /// the attribute each is looked up by.
-    final class LargeTables {
-        var found: [LargeList] = []
+    /// String tables that outgrow the cache (those with a miss filter) tested against a
+    /// schema slot's string, by slot (`Program.preparedLists`).
+    final class PreparedLists {
+        var bySlot: [[StringTable]]
+
+        init(slots: Int) { bySlot = Array(repeating: [], count: slots) }
+
+        /// The bit of a prepared slot's `memberships` that answers whether its string is
+        /// in `table`: nil for a table small enough to stay in the cache, or when the slot
+        /// already has `Program.membershipLimit` lists (the lookup is then made when
+        /// evaluated).
+        func membership(slot: Int, _ table: StringTable) -> UInt16? {
+            guard table.hasMissFilter, bySlot.indices.contains(slot), bySlot[slot].count < Program.membershipLimit else { return nil }
+            bySlot[slot].append(table)
+            return 1 << (bySlot[slot].count - 1)
+        }
     }
 
     static func compile(_ checked: CheckedProgram) -> Program {
         let coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
-        let compiler = Compiler(checked: checked, coercions: coercions)
+        let compiler = Compiler(checked: checked, coercions: coercions, preparedLists: PreparedLists(slots: coercions.count))
         let declarations = checked.declarations.map(compiler.declaration)
-        return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names)
+        return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names,
+                       preparedLists: compiler.preparedLists.bySlot)
     }
 
     /// How an attribute read is checked: the schema slot's coercion, or one for `type`
@@ -42,7 +55,6 @@ struct Compiler {
     }
 
     func declaration(_ d: CheckedDeclaration) -> CompiledDeclaration {
-        let tablesBefore = largeTables.found.count
         func resolution(_ value: Value, _ reason: Resolution.Reason, _ rule: CheckedRule? = nil) -> Outcome {
             Outcome(value, reason, rule: rule?.index ?? 0, line: rule?.line ?? 0)
         }
@@ -51,7 +63,7 @@ struct Compiler {
             let yes = Outcome(.bool(true), .targetingMatch), no = Outcome(.bool(false), .default)
             return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
                                        resolve: { f in segment(f) == .yes ? yes : no }, segment: segment,
-                                       isOn: CompiledDeclaration.notAFlag, largeLists: largeLists(since: tablesBefore))
+                                       isOn: CompiledDeclaration.notAFlag)
         }
         let resolve: ResolveFunction
         // For a flag, the same chain answering only whether it is on (no outcome to build
@@ -137,13 +149,7 @@ struct Compiler {
             isOn = { f in resolve(f).value == .bool(true) }
         }
         return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
-                                   isOn: isOn, largeLists: largeLists(since: tablesBefore))
-    }
-
-    /// The large tables (those found since `start`) whose lookups of a slot's string a
-    /// batch starts loading a few contexts ahead; empty for most declarations.
-    func largeLists(since start: Int) -> [LargeList] {
-        Array(largeTables.found[start...])
+                                   isOn: isOn)
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {
@@ -536,15 +542,15 @@ struct Compiler {
     func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
         // One capture: the closure's call then passes it in a register (captured one by
         // one, the slot, table, flag and name went through the stack on every call).
-        let test = StringAttributeTest(name: Frame.Key(attribute), slot: slot, table: table, negated: negated)
-        if let list = LargeList(slot: slot, table: table) {
-            largeTables.found.append(list)
-            // A large list's lookup branches on its miss filter, unless a batch has loaded
-            // it ahead (`Frame.loadsAhead`).
+        let test = StringAttributeTest(name: Frame.Key(attribute), slot: slot, table: table, negated: negated,
+                                       membership: preparedLists.membership(slot: slot, table) ?? 0)
+        if test.membership != 0 {
+            // A list too large for the cache: the string was looked up in it when the
+            // context was prepared, so evaluating reads one bit, and waits for no memory.
             return { f in
                 guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: test.name), test.table, negated: test.negated) }
-                guard case .string(let s)? = slots[test.slot].typed else { return .unknown }
-                return Truth(test.table.contains(s, keyHash: slots[test.slot].keyHash, loadedAhead: f.loadsAhead) != test.negated)
+                guard case .string? = slots[test.slot].typed else { return .unknown }
+                return Truth((slots[test.slot].memberships & test.membership != 0) != test.negated)
             }
         }
         return { f in
@@ -561,12 +567,16 @@ struct Compiler {
         let slot: Int
         let table: StringTable
         let negated: Bool
+        /// The bit of the slot's prepared memberships that answers the lookup (zero when
+        /// the table is looked up when evaluated).
+        let membership: UInt16
 
-        init(name: Frame.Key, slot: Int, table: StringTable, negated: Bool) {
+        init(name: Frame.Key, slot: Int, table: StringTable, negated: Bool, membership: UInt16) {
             self.name = name
             self.slot = slot
             self.table = table
             self.negated = negated
+            self.membership = membership
         }
     }
 

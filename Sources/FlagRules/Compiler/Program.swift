@@ -72,11 +72,6 @@ struct Frame {
         program._withUnsafeGuaranteedRef { $0.withDeclaration(i, body) }
     }
 
-    /// Whether a batch is evaluating, with large lists' lookups loaded ahead
-    /// (`Program.loadsAhead`).
-    @inline(__always)
-    var loadsAhead: Bool { program._withUnsafeGuaranteedRef { $0.loadsAhead } }
-
     /// An attribute by name.
     @inline(__always)
     func value(named name: Key) -> Value? {
@@ -160,23 +155,6 @@ typealias ConditionFunction = @Sendable (Frame) -> Truth
 typealias ResolveFunction = @Sendable (Frame) -> Outcome
 typealias FlagFunction = @Sendable (Frame) -> Bool
 
-/// A string table too large for the cache, looked up by a schema slot's string: a batch
-/// starts loading the lookup a few contexts ahead.
-struct LargeList: Sendable {
-    let slot: Int
-    /// Holds the table alive, for `readAhead`.
-    let table: StringTable
-    let readAhead: TableReadAhead
-
-    /// The list for a table with lines and a miss filter; nil for another.
-    init?(slot: Int, table: StringTable) {
-        guard let readAhead = table.readAhead else { return nil }
-        self.slot = slot
-        self.table = table
-        self.readAhead = readAhead
-    }
-}
-
 /// What a compiled declaration returns: a `Resolution` without its strings, cheap to pass
 /// up the closure chain (the variant is the value's string; rule and line are 0 for none).
 struct Outcome: Sendable {
@@ -206,18 +184,15 @@ final class CompiledDeclaration: Sendable {
     /// constant (no outcome to build and take apart), else its value. (Not optional: a
     /// closure read out of an optional is retained and released around its call.)
     let isOn: FlagFunction
-    /// The large literal lists its conditions look slots' strings up in (most often none).
-    let largeLists: [LargeList]
 
     init(name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?,
-         isOn: @escaping FlagFunction, largeLists: [LargeList] = []) {
+         isOn: @escaping FlagFunction) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
         self.resolve = resolve
         self.segment = segment
         self.isOn = isOn
-        self.largeLists = largeLists
     }
 
     /// The end of a flag's on/off chain: its default, shared (a closure capturing the
@@ -262,40 +237,30 @@ final class Program: Sendable {
     /// Schema attribute names by slot.
     let attributeNames: StringTable
 
-    /// Whether this is the program a batch evaluates with (`loadingAhead`): the batch has
-    /// started loading each large literal list's lookup a few contexts before, so the
-    /// lookup may answer with no branch on its answer (see `StringTableStorage.containsSmall`).
-    let loadsAhead: Bool
-    /// The same program, with `loadsAhead`, for a batch; nil when no declaration has a
-    /// large list (and in that program itself).
-    private let loadingAheadTwin: Program?
+    /// The large literal lists (16,384 strings or more) that each string slot's value is
+    /// looked up in when it is set (`PreparedStorage.set`), by slot, at most
+    /// `membershipLimit` a slot: bit `i` of a prepared slot's `memberships` is whether its
+    /// string is in the slot's list `i`. Empty for most slots.
+    let preparedLists: [[StringTable]]
+
+    /// How many large lists a slot's prepared memberships hold (the bits of
+    /// `PreparedSlot.memberships`); a slot's further lists are looked up when evaluated.
+    static let membershipLimit = 16
 
     /// A program of `declarations` over `schema`, whose attributes' coercions are
-    /// `coercions` by slot (made from the schema when nil), and whose names are `names` by
-    /// position (made from the declarations when nil).
-    convenience init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil, names: StringTable? = nil) {
-        let names = names ?? StringTable(declarations.map(\.name))
-        let coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
-        let twin = declarations.contains { !$0.largeLists.isEmpty }
-            ? Program(declarations, schema, coercions, names, loadsAhead: true, twin: nil)
-            : nil
-        self.init(declarations, schema, coercions, names, loadsAhead: false, twin: twin)
-    }
-
-    private init(_ declarations: [CompiledDeclaration], _ schema: ContextSchema?, _ coercions: [Coercion], _ names: StringTable,
-                 loadsAhead: Bool, twin: Program?) {
+    /// `coercions` by slot (made from the schema when nil), whose names are `names` by
+    /// position (made from the declarations when nil), and whose slots' strings are looked
+    /// up in `preparedLists` (by slot) when a context is prepared.
+    init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil, names: StringTable? = nil,
+         preparedLists: [[StringTable]] = []) {
         self.declarations = declarations
-        self.names = names
+        self.names = names ?? StringTable(declarations.map(\.name))
         self.schema = schema
+        let coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
         self.coercions = coercions
         self.attributeNames = schema?.slots ?? StringTable([])
-        self.loadsAhead = loadsAhead
-        loadingAheadTwin = twin
+        self.preparedLists = coercions.indices.map { $0 < preparedLists.count ? preparedLists[$0] : [] }
     }
-
-    /// The program a batch that loads large lists' lookups ahead evaluates with: the same
-    /// declarations, read by lookups that need not branch on their answer.
-    var loadingAhead: Program { loadingAheadTwin ?? self }
 
     /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains
     /// and releases nothing (a retain of a closure's context is an atomic operation). `i`

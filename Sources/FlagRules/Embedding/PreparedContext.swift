@@ -57,7 +57,7 @@ public struct PreparedContext: Sendable {
                 return
             }
             if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
-            box.buffer.set(slot, given: newValue, program.coercions[slot])
+            box.buffer.set(slot, given: newValue, program.coercions[slot], lists: program.preparedLists[slot])
         }
     }
 
@@ -80,12 +80,15 @@ public struct PreparedContext: Sendable {
 /// One attribute of a prepared context, in 24 bytes: its value checked against the schema
 /// (nil when absent or mistyped), whether the value as given differs from that (mistyped,
 /// or converted, like a version given as a string: the storage then keeps the given value
-/// aside), and a tag worked out once: an enum's case ordinal, or a string's key hash. Small,
-/// so that a million contexts held for a batch take less cache from the rules they are read
-/// by.
+/// aside), a string's memberships in the rule set's large literal lists, and a tag worked
+/// out once: an enum's case ordinal, or a string's key hash. Small, so that a million
+/// contexts held for a batch take less cache from the rules they are read by.
 struct PreparedSlot {
     var typed: Value?
     var givenDiffers: Bool
+    /// For a string slot, bit `i`: whether the string is in the slot's large literal list
+    /// `i` (`Program.preparedLists`), looked up when the value was set.
+    var memberships: UInt16
     /// For an enum slot, the case ordinal (-1: absent or mistyped); for a string slot, the
     /// string's key hash (`TableHash.key`), so that a lookup in a large literal list does
     /// not hash it on every evaluation; else -1 (`Coercion.tag`).
@@ -123,7 +126,7 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
             PreparedHeader(count: count, differing: [], program: program, extra: extra)
         }
         buffer.withUnsafeMutablePointerToElements {
-            $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, tag: -1), count: count)
+            $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, memberships: 0, tag: -1), count: count)
         }
         return unsafeDowncast(buffer, to: PreparedStorage.self)
     }
@@ -166,13 +169,23 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
         withUnsafeMutablePointers { header, slots in slots[slot].givenDiffers ? header.pointee.differing[slot] : slots[slot].typed }
     }
 
-    /// Sets a slot to a value as given (nil: absent), checked and converted by `coercion`.
-    func set(_ slot: Int, given: Value?, _ coercion: Coercion) {
+    /// Sets a slot to a value as given (nil: absent), checked and converted by `coercion`,
+    /// and a string looked up in `lists`, the slot's large literal lists.
+    func set(_ slot: Int, given: Value?, _ coercion: Coercion, lists: [StringTable]) {
         let typed = given.flatMap(coercion.apply)
         let differs = given != nil && typed != given
         if differs && header.differing.isEmpty { header.differing = Array(repeating: nil, count: header.count) }
         if !header.differing.isEmpty { header.differing[slot] = differs ? given : nil }
-        withUnsafeMutablePointerToElements { $0[slot] = PreparedSlot(typed: typed, givenDiffers: differs, tag: coercion.tag(typed)) }
+        let tag = coercion.tag(typed)
+        var memberships: UInt16 = 0
+        if !lists.isEmpty, case .string(let s)? = typed {
+            // The lookups a large list's `in` would make on every evaluation, made once:
+            // each may wait for memory, once per context rather than per evaluation.
+            for (i, table) in lists.enumerated() where table.contains(s, keyHash: UInt32(bitPattern: tag)) { memberships |= 1 << i }
+        }
+        withUnsafeMutablePointerToElements {
+            $0[slot] = PreparedSlot(typed: typed, givenDiffers: differs, memberships: memberships, tag: tag)
+        }
     }
 }
 
@@ -223,89 +236,23 @@ extension RuleSet {
     /// rule set, else its values by name.
     @inline(__always)
     private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
-        context.withStorage { storage in withFrame(storage, context, evaluatingWith: program, body) }
+        context.withStorage { storage in withFrame(storage, context, body) }
     }
 
-    /// Starts loading what the lookups of `lists` will read for the context at `p`, when
-    /// it is laid out for this rule set (else it is read by name, and nothing is loaded).
+    /// `withFrame` for the context at `p` (in a batch), read where it is.
     @inline(__always)
-    private func prefetch(_ lists: UnsafeBufferPointer<LargeList>, at p: UnsafePointer<PreparedContext>) {
-        // By index, not `for list in lists`: a copied list would retain its table.
-        for i in lists.indices { prefetch(lists[i].slot, lists[i].readAhead, at: p) }
-    }
-
-    /// `prefetch(_:at:)` for one list, looked up by the string in `slot`.
-    @inline(__always)
-    private func prefetch(_ slot: Int, _ readAhead: TableReadAhead, at p: UnsafePointer<PreparedContext>) {
-        PreparedContext.withStorage(at: p) { storage in
-            guard storage.isLaidOut(for: program) else { return }
-            storage.withUnsafeMutablePointerToElements { slots in
-                // The key hash prepared with the slot, read whatever the slot holds: when it
-                // holds no string, the lines loaded are harmless and never read.
-                readAhead.start(TableHash.spread(slots[slot].keyHash))
-            }
-        }
-    }
-
-    /// Starts loading the bytes of the long keys that the lookups of `lists` will compare
-    /// for the context at `p`, when it holds a string longer than 15 bytes for a list
-    /// whose lines hold such keys (the line itself was loaded a few contexts before).
-    @inline(__always)
-    private func prefetchKeyBytes(_ lists: UnsafeBufferPointer<LargeList>, at p: UnsafePointer<PreparedContext>) {
-        PreparedContext.withStorage(at: p) { storage in
-            guard storage.isLaidOut(for: program) else { return }
-            storage.withUnsafeMutablePointerToElements { slots in
-                for i in lists.indices where lists[i].readAhead.longKeyBytes != nil {
-                    guard case .string(let s)? = slots[lists[i].slot].typed else { continue }
-                    let length = s.utf8.count
-                    if length > 15 { lists[i].readAhead.startKeyBytes(TableHash.spread(slots[lists[i].slot].keyHash), length: length) }
-                }
-            }
-        }
-    }
-
-    /// The batch over the `count` contexts at `base` for a flag with large lists: `start`
-    /// starts loading what a context's lookups will read, `batchPrefetchDistance` contexts
-    /// ahead, and `startKeyBytes` (for lists of long keys) the bytes of its long keys, half
-    /// as far ahead, once their line is in. The contexts are evaluated with the program's
-    /// twin that loads ahead (`Program.loadingAhead`).
-    @inline(__always)
-    private func evaluateLoadingAhead(_ d: CompiledDeclaration, _ base: UnsafePointer<PreparedContext>, _ count: Int,
-                                      into out: UnsafeMutableBufferPointer<Bool>,
-                                      start: (UnsafePointer<PreparedContext>) -> Void,
-                                      startKeyBytes: ((UnsafePointer<PreparedContext>) -> Void)? = nil) {
-        let ahead = RuleSet.batchPrefetchDistance, bytesAhead = ahead / 2
-        let twin = program.loadingAhead
-        for k in 0..<min(ahead, count) { start(base + k) }
-        // While there are contexts `ahead` further on, with no test of the distance left.
-        let steady = max(0, count - ahead)
-        for k in 0..<steady {
-            start(base + (k &+ ahead))
-            startKeyBytes?(base + (k &+ bytesAhead))
-            out[k] = withFrame(at: base + k, evaluatingWith: twin) { d.isOn($0) }
-        }
-        for k in steady..<count {
-            if let startKeyBytes, k + bytesAhead < count { startKeyBytes(base + k + bytesAhead) }
-            out[k] = withFrame(at: base + k, evaluatingWith: twin) { d.isOn($0) }
-        }
-    }
-
-    /// `withFrame` for the context at `p` (in a batch), read where it is, its frame over
-    /// `evaluated`: the program, or its twin for a batch that loads ahead.
-    @inline(__always)
-    private func withFrame<R>(at p: UnsafePointer<PreparedContext>, evaluatingWith evaluated: Program, _ body: (Frame) -> R) -> R {
-        PreparedContext.withStorage(at: p) { storage in withFrame(storage, p.pointee, evaluatingWith: evaluated, body) }
+    private func withFrame<R>(at p: UnsafePointer<PreparedContext>, _ body: (Frame) -> R) -> R {
+        PreparedContext.withStorage(at: p) { storage in withFrame(storage, p.pointee, body) }
     }
 
     @inline(__always)
-    private func withFrame<R>(_ storage: PreparedStorage, _ context: @autoclosure () -> PreparedContext, evaluatingWith evaluated: Program,
-                              _ body: (Frame) -> R) -> R {
+    private func withFrame<R>(_ storage: PreparedStorage, _ context: @autoclosure () -> PreparedContext, _ body: (Frame) -> R) -> R {
         guard storage.isLaidOut(for: program) else {
             let dictionary = context().dictionary
-            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: evaluated)) }
+            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
         }
-        guard program.schema != nil else { return body(Frame(storage.extra, program: evaluated)) }
-        return body(Frame(storage, program: evaluated))
+        guard program.schema != nil else { return body(Frame(storage.extra, program: program)) }
+        return body(Frame(storage, program: program))
     }
 
     /// The declaration a handle names in this rule set: by index when the handle was made
@@ -340,16 +287,9 @@ extension RuleSet {
         }
     }
 
-    /// How many contexts ahead a batch starts loading what a flag's large literal lists
-    /// will read (4, 8 and 16 measured alike over 100,000 literals; 8 leaves time for a
-    /// read from memory, not only from the last-level cache).
-    static let batchPrefetchDistance = 8
-
     /// Whether a flag is on for each context, in order: the same answers as one
-    /// `isEnabled(_:in:)` call a context, faster over many users (a rollout's reach, the
-    /// users a change moves). When the flag tests an attribute against a literal list too
-    /// large for the cache (16,384 strings or more), the lookup eight contexts ahead starts
-    /// loading while this one is evaluated, so a lookup seldom waits for memory.
+    /// `isEnabled(_:in:)` call a context, with each context read where it is in the array
+    /// (a rollout's reach, the users a change moves).
     ///
     /// ```swift
     /// let on = rules.isEnabled(handle, in: users.map(rules.prepare))
@@ -362,23 +302,7 @@ extension RuleSet {
             return [Bool](unsafeUninitializedCapacity: contexts.count) { out, initialized in
                 contexts.withUnsafeBufferPointer { cs in
                     guard let base = cs.baseAddress else { return }
-                    if !d.largeLists.isEmpty {
-                        d.largeLists.withUnsafeBufferPointer { lists in
-                            // Three copies of the loop: lists of short keys test nothing more,
-                            // and one list (the most common case) is read once, not per context.
-                            if lists.contains(where: { $0.readAhead.longKeyBytes != nil }) {
-                                evaluateLoadingAhead(d, base, cs.count, into: out, start: { prefetch(lists, at: $0) },
-                                                     startKeyBytes: { prefetchKeyBytes(lists, at: $0) })
-                            } else if lists.count == 1 {
-                                let slot = lists[0].slot, readAhead = lists[0].readAhead
-                                evaluateLoadingAhead(d, base, cs.count, into: out, start: { prefetch(slot, readAhead, at: $0) })
-                            } else {
-                                evaluateLoadingAhead(d, base, cs.count, into: out, start: { prefetch(lists, at: $0) })
-                            }
-                        }
-                    } else {
-                        for k in cs.indices { out[k] = withFrame(at: base + k, evaluatingWith: program) { d.isOn($0) } }
-                    }
+                    for k in cs.indices { out[k] = withFrame(at: base + k) { d.isOn($0) } }
                 }
                 initialized = contexts.count
             }

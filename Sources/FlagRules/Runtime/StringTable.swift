@@ -86,11 +86,6 @@ struct StringTable: Sendable {
         return withBytes(s) { storage.index(ofBytes: $0) }
     }
 
-    /// Where a lookup reads (its first line, and a long key's bytes), for a batch that
-    /// starts loading them a few values ahead; nil unless the table has lines and a miss
-    /// filter (a large table). Valid while the table is alive.
-    var readAhead: TableReadAhead? { storage.readAhead }
-
     /// Whether the table holds `s` (without reading its position).
     @inline(__always)
     func contains(_ s: String) -> Bool {
@@ -101,13 +96,10 @@ struct StringTable: Sendable {
     /// Whether the table holds `s`, whose key hash (`TableHash.key(s)`) is `keyHash`: the
     /// lookup of a prepared context's string, hashed when the context was prepared. (A
     /// scanned table does not hash.)
-    /// `loadedAhead`: a batch has started loading the lookup's line (and a long key's
-    /// bytes) a few values before, so a table with a miss filter need not read the filter
-    /// (`StringTableStorage.containsSmall`).
     @inline(__always)
-    func contains(_ s: String, keyHash: UInt32, loadedAhead: Bool = false) -> Bool {
-        if let packed = StringBits.packedKey(s) { return storage.containsSmall(packed, keyHash: keyHash, loadedAhead: loadedAhead) }
-        return withBytes(s) { storage.find($0, longKeyHash: keyHash, loadedAhead: loadedAhead) != .none }
+    func contains(_ s: String, keyHash: UInt32) -> Bool {
+        if let packed = StringBits.packedKey(s) { return storage.containsSmall(packed, keyHash: keyHash) }
+        return withBytes(s) { storage.find($0, longKeyHash: keyHash) != .none }
     }
 
     @inline(__always)
@@ -257,43 +249,6 @@ enum TableHash {
     }
 }
 
-/// The memory a lookup in a large table (lines and a miss filter) reads, for starting
-/// those reads ahead of the lookup: a batch calls `start` for a value a few places ahead,
-/// so that its lookup finds its line in the cache (and then reads no filter). Points into
-/// the table's storage, which never changes: valid (and safe to share) while the table is
-/// alive.
-struct TableReadAhead: @unchecked Sendable {
-    let lines: UnsafePointer<UInt64>
-    let lineCount: Int
-    /// The bytes of keys longer than 15 bytes, when the lines hold some (nil otherwise).
-    let longKeyBytes: UnsafePointer<UInt8>?
-
-    /// Starts loading the first line of a key with spread hash `h` (`TableHash.spread`),
-    /// without waiting for it. (A lookup in a batch, loaded ahead, reads no miss filter.)
-    @inline(__always)
-    func start(_ h: UInt64) {
-        flagrules_prefetch_ahead(lines + TableHash.range(h, lineCount) &* 8)
-    }
-
-    /// Starts loading the bytes of the long keys in the first line of a key of `length`
-    /// bytes (more than 15) with spread hash `h` that share its length and fingerprint
-    /// (almost always one key, or none): a lookup of a long key reads its line, then those
-    /// bytes. The line should be in the cache already (`start` a few values before), or
-    /// this waits for it.
-    @inline(__always)
-    func startKeyBytes(_ h: UInt64, length: Int) {
-        guard let longKeyBytes else { return }
-        let words = lines + TableHash.range(h, lineCount) &* 8
-        var candidates = flagrules_wide_line_matches(words, UInt64(UInt32(truncatingIfNeeded: h)) << 32, PackedKey.longHigh(length), 0xFFFF_FFFF_0000_0000)
-        while candidates != 0 {
-            let offset = Int(truncatingIfNeeded: words[2 &* Int(candidates.trailingZeroBitCount)] & 0xFFFF_FFFF)
-            flagrules_prefetch_ahead(longKeyBytes + offset)
-            flagrules_prefetch_ahead(longKeyBytes + (offset &+ length &- 1))
-            candidates &= candidates &- 1
-        }
-    }
-}
-
 /// Where a lookup found its key: a slot, an overflow record, or nowhere.
 enum TableHit: Equatable {
     case slot(Int)
@@ -338,8 +293,6 @@ final class StringTableStorage: @unchecked Sendable {
     private let positions: UnsafeMutablePointer<UInt32>
     private let overflow: UnsafeMutablePointer<OverflowRecord>
     private let bytes: UnsafeMutablePointer<UInt8>
-    /// Whether some slot holds a key longer than 15 bytes (its bytes in `bytes`).
-    private let hasLongKeys: Bool
 
     /// Tables of at most this many strings are scanned: comparing a few packed keys costs
     /// less than hashing.
@@ -389,7 +342,6 @@ final class StringTableStorage: @unchecked Sendable {
         positions = carve(UInt32.self, slotCount)
         overflow = carve(OverflowRecord.self, overflowCount)
         bytes = carve(UInt8.self, build.tailBytes.count)
-        hasLongKeys = build.hasLongKeysInSlots
         slots.initialize(from: build.slots, count: build.slots.count)
         lines.initialize(from: build.lineWords, count: build.lineWords.count)
         spilled.initialize(from: build.spilled, count: build.spilled.count)
@@ -452,23 +404,21 @@ final class StringTableStorage: @unchecked Sendable {
 
     /// Whether the table holds the inline key `packed`, whose key hash is `keyHash`.
     ///
-    /// No branch depends on the answer, except for a table with a miss filter read one
-    /// lookup at a time (not `loadedAhead`). Whether a value is in a list, or which of a
-    /// few literals it is, is as random as the value: in a half-and-half mix a branch on it
-    /// is mispredicted on about half the lookups (3 literals, one call a context: 33 → 29
-    /// ns; a batch: 25 → 18 ns; 1,000 literals in a batch: 24 → 19 ns). A table with a
-    /// filter keeps `findSmall`'s branch on the filter when read one lookup at a time: a
-    /// caller that branches on the answer (most do) then learns a miss from the filter,
+    /// No branch depends on the answer, except for a table with a miss filter. Whether a
+    /// value is in a list, or which of a few literals it is, is as random as the value: in
+    /// a half-and-half mix a branch on it is mispredicted on about half the lookups (3
+    /// literals, one call a context: 33 → 29 ns; a batch: 25 → 18 ns; 1,000 literals in a
+    /// batch: 24 → 19 ns). A table with a filter keeps `findSmall`'s branch on the filter:
+    /// a caller that branches on the answer (most do) then learns a miss from the filter,
     /// which stays in the cache, without waiting for the line (with no branch, 100,000
-    /// literals one call a context went from 41 to 50 ns). A batch has loaded the line
-    /// ahead, so it neither waits for it nor needs the filter.
+    /// literals one call a context went from 41 to 50 ns).
     @inline(__always)
-    func containsSmall(_ packed: PackedKey, keyHash: UInt32, loadedAhead: Bool = false) -> Bool {
+    func containsSmall(_ packed: PackedKey, keyHash: UInt32) -> Bool {
         // A scanned table has no overflow list (`TableBuild.scan`).
         guard lineCount > 0 else { return scannedMatches(packed) != 0 }
         if narrow && packed.high >> 56 > 7 { return false }
         let h = TableHash.spread(keyHash)
-        guard loadedAhead || filterWords == 0 else {
+        guard filterWords == 0 else {
             guard let hit = findSmallInLinesInline(packed, h) else { return containsAfterFirstLine(packed, h) }
             return hit != .none
         }
@@ -520,9 +470,9 @@ final class StringTableStorage: @unchecked Sendable {
     /// first line, then if that was full the next lines it tried, then the overflow list.
     /// A key longer than 15 bytes is hashed unless its key hash is given.
     @inline(__always)
-    func find(_ key: UnsafeBufferPointer<UInt8>, longKeyHash: UInt32? = nil, loadedAhead: Bool = false) -> TableHit {
+    func find(_ key: UnsafeBufferPointer<UInt8>, longKeyHash: UInt32? = nil) -> TableHit {
         guard key.count <= 15 else {
-            return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeyHash, loadedAhead: loadedAhead)
+            return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeyHash)
         }
         // A short key's first steps need only its packed form; the overflow list and the
         // lines after a full one need its bytes.
@@ -559,21 +509,14 @@ final class StringTableStorage: @unchecked Sendable {
     /// and a fingerprint (the hash's low half) beside the offset of its bytes, which the
     /// compare masks out. (The steps are `find`'s: a helper shared by both was left out
     /// of line in the `in` operator's lookup, a call on every evaluation.)
-    private func findLong(_ key: UnsafeBufferPointer<UInt8>, _ keyHash: UInt32?, loadedAhead: Bool) -> TableHit {
+    private func findLong(_ key: UnsafeBufferPointer<UInt8>, _ keyHash: UInt32?) -> TableHit {
         let h = keyHash.map(TableHash.spread) ?? TableHash.long(key)
         let probe = PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count))
         let line = TableHash.range(h, lineCount)
         let words = flagrules_prefetch(lines + line &* 8)
-        guard loadedAhead || mayContain(h) else { return .none }  // (a batch has loaded the line and bytes)
+        guard mayContain(h) else { return .none }
         if let s = slot(of: probe, key, in: words, line) { return .slot(s) }
         return spilled[line >> 6] & 1 << (line & 63) == 0 ? .none : findInLaterLines(probe, h, key)
-    }
-
-    /// Where a lookup reads first, for loading it ahead: nil for a table without lines
-    /// and a miss filter.
-    var readAhead: TableReadAhead? {
-        guard lineCount > 0, filterWords > 0 else { return nil }
-        return TableReadAhead(lines: lines, lineCount: lineCount, longKeyBytes: narrow || !hasLongKeys ? nil : UnsafePointer(bytes))
     }
 
     /// False when the miss filter proves the key with hash `h` absent. The filter holds
@@ -669,9 +612,6 @@ struct TableBuild {
     var filter: [UInt64] = []
     /// The bytes of long keys and of keys in the overflow list.
     var tailBytes: [UInt8] = []
-    /// Whether a slot holds a key longer than 15 bytes (by its length, fingerprint and
-    /// the offset of its bytes in the tail).
-    var hasLongKeysInSlots = false
 
     /// One distinct key: its hash, its first position and where its bytes are.
     private struct Key {
@@ -714,7 +654,6 @@ struct TableBuild {
     private mutating func appendLongKey(_ key: UnsafeBufferPointer<UInt8>, hash: UInt64) -> PackedKey {
         let offset = UInt64(truncatingIfNeeded: tailBytes.count)
         tailBytes.append(contentsOf: key)
-        hasLongKeysInSlots = true
         return PackedKey(low: offset | UInt64(UInt32(truncatingIfNeeded: hash)) << 32, high: PackedKey.longHigh(key.count))
     }
 

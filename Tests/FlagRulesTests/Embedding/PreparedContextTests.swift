@@ -122,10 +122,10 @@ import Testing
         #expect(r.isEnabled(r.handle("f")!, in: c))
     }
 
-    /// A batch over a list of long keys (UUID-like, kept apart from their slots) also loads
-    /// their bytes ahead; it answers as one call a context for members, non-members of the
-    /// same length and of other lengths, absent and mistyped values, and contexts prepared
-    /// by another rule set, in batches shorter and longer than the distance loaded ahead.
+    /// A batch over a list of long keys (UUID-like, kept apart from their slots, their
+    /// memberships prepared) answers as one call a context and as by name, for members,
+    /// non-members of the same length and of other lengths, absent and mistyped values, and
+    /// contexts prepared by another rule set, in batches of every length.
     @Test func batchesOfLongKeysAgreeWithOneCallAContext() throws {
         func key(_ i: Int) -> String { "0000-\(String(100_000_000 + i))-aaaa-bbbb-cccc-\(i % 7)" }
         let members = (0..<20_000).map(key)
@@ -134,8 +134,7 @@ import Testing
             flag ids { enabled when userId in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
             """)
         let handle = try #require(rules.handle("ids"))
-        let loadsKeyBytes = rules.program.withDeclaration(handle.index) { $0.largeLists.map { $0.readAhead.longKeyBytes != nil } }
-        #expect(loadsKeyBytes == [true])
+        #expect(rules.program.preparedLists[try #require(rules.schema?["userId"]?.slot)].count == 1)
         var contexts: [EvaluationContext] = [[:], ["userId": 5], ["userId": "short"], ["userId": .string(key(3) + "x")]]
         for k in 0..<400 {
             let i = (k &* 7_919) % 40_000  // half members, half the same shape but not members
@@ -149,6 +148,67 @@ import Testing
         for count in [0, 1, 3, 4, 5, 9, prepared.count] {
             #expect(rules.isEnabled(handle, in: Array(prepared.prefix(count))) == Array(oneByOne.prefix(count)), "\(count)")
         }
+    }
+
+    /// A string slot's value is looked up in the slot's large literal lists when it is set,
+    /// the first 16 of them (in source order) to a bit each; evaluating reads the bit, and a
+    /// slot's further lists are looked up when evaluated. Both answer as by name, for `in`
+    /// and `not in`, members of some lists and of none, set again, copied, mistyped and
+    /// absent values, and a second slot with lists of its own.
+    @Test func largeListsAreLookedUpWhenAContextIsPrepared() throws {
+        func list(_ k: Int) -> [String] { (k * 1_000..<(k * 1_000 + StringTableStorage.filterMinimum)).map { "m\($0)" } }
+        func literal(_ strings: [String]) -> String { "[" + strings.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
+        // `country`: 18 large lists (the first negated, the last negated and past the limit)
+        // and a small one; `plan`: one large list.
+        var source = "context { country: string; plan: string }\nflag notFirst { enabled when country not in \(literal(list(0))) }\n"
+        for k in 1...16 { source += "flag in\(k) { enabled when country in \(literal(list(k))) }\n" }
+        source += "flag notLast { enabled when country not in \(literal(list(17))) }\n"
+        source += "flag few { enabled when country in [\"m1\", \"m2\"] }\n"
+        source += "flag planned { enabled when plan in \(literal(list(2))) }\n"
+        let rules = try RuleSet(source: source)
+        let country = try #require(rules.schema?["country"]?.slot), plan = try #require(rules.schema?["plan"]?.slot)
+        #expect(rules.program.preparedLists[country].count == Program.membershipLimit && rules.program.preparedLists[plan].count == 1)
+        let flags = ["notFirst"] + (1...16).map { "in\($0)" } + ["notLast", "few", "planned"]
+        let handles = try flags.map { try #require(rules.handle($0)) }
+        func memberships(_ c: PreparedContext, _ slot: Int) -> UInt16 {
+            c.withStorage { s in s.withUnsafeMutablePointerToElements { $0[slot].memberships } }
+        }
+        func agrees(_ c: PreparedContext, _ note: String) {
+            for (name, handle) in zip(flags, handles) {
+                #expect(rules.isEnabled(handle, in: c) == rules.isEnabled(name, in: c.dictionary), "\(name), \(note)")
+            }
+        }
+        var c = rules.makeContext()
+        for value in ["m0", "m999", "m1000", "m16383", "m16384", "m17000", "m33383", "m40000", "x", "", "a string longer than fifteen bytes"] {
+            c["country"] = .string(value)
+            c["plan"] = .string(value)
+            agrees(c, value)
+            let n = Int(value.dropFirst()) ?? -1
+            let expected = (0..<16).reduce(UInt16(0)) { bits, k in list(k).contains(value) ? bits | 1 << k : bits }
+            #expect(memberships(c, country) == expected, "\(value)")
+            #expect(memberships(c, plan) == (list(2).contains(value) ? 1 : 0), "\(value)")
+            #expect(rules.isEnabled(handles[0], in: c) == !(0..<16_384).contains(n), "\(value)")
+            #expect(rules.isEnabled(handles[17], in: c) == !(17_000..<33_384).contains(n), "\(value)")
+        }
+        c["country"] = "m16500"  // in lists 1 to 16 (16 looked up when evaluated), not 0 or 17
+        let copy = c
+        c["country"] = "m500"  // in list 0 only
+        #expect(memberships(copy, country) == 0xFFFE && memberships(c, country) == 1)
+        #expect(rules.isEnabled(handles[16], in: copy) && !rules.isEnabled(handles[16], in: c))
+        #expect(rules.isEnabled(handles[17], in: copy) && rules.isEnabled(handles[17], in: c))
+        agrees(copy, "copy")
+        c["country"] = "m17500"  // in lists 2 to 17
+        #expect(memberships(c, country) == 0xFFFC && rules.isEnabled(handles[16], in: c) && !rules.isEnabled(handles[17], in: c))
+        c["country"] = 5  // mistyped: no string, no memberships, every test unknown
+        #expect(memberships(c, country) == 0)
+        #expect(handles.dropLast().allSatisfy { !rules.isEnabled($0, in: c) })
+        agrees(c, "mistyped")
+        c["country"] = nil
+        agrees(c, "absent")
+        // Prepared by another rule set: read by name.
+        let other = try RuleSet(source: "context { plan: string; country: string }\nflag x = true")
+        agrees(other.prepare(["country": "m16500", "plan": "m2500"]), "prepared elsewhere")
+        #expect(rules.isEnabled(handles[19], in: other.prepare(["country": "m16500", "plan": "m2500"])))
     }
 
     /// A string slot carries its string's key hash, worked out when the value is set (small
@@ -188,9 +248,9 @@ import Testing
     }
 
     /// A batch gives what one call a context gives, whether or not the flag's lists are
-    /// large enough to be loaded ahead (one large list, two, a small one), for members,
-    /// non-members, absent and mistyped values, long strings, contexts prepared by
-    /// another rule set, and batches shorter than the distance loaded ahead.
+    /// large enough for prepared memberships (one large list, two, a small one), for
+    /// members, non-members, absent and mistyped values, long strings, contexts prepared by
+    /// another rule set, and short batches.
     @Test func batchesAgreeWithOneCallAContext() throws {
         let members = (0..<20_000).map { "member-\($0)" } + ["a string longer than fifteen bytes"]
         let plans = (0..<17_000).map { "p\($0)" }
@@ -203,8 +263,8 @@ import Testing
             segment s = age > 10
             """)
         let flags = ["big", "both", "small"]
-        let loadedAhead = flags.map { name in rules.program.withDeclaration(rules.handle(name)!.index) { $0.largeLists.count } }
-        #expect(loadedAhead == [1, 2, 0])
+        // Prepared memberships: the two large lists of `country`, the one of `plan`.
+        #expect(rules.program.preparedLists.map(\.count) == [2, 1, 0])
 
         var state: UInt64 = 3
         func next() -> UInt64 {
