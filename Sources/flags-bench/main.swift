@@ -440,12 +440,17 @@ func inRule(_ count: Int) -> String {
 }
 
 /// One list size: FlagRules' fastest path, one call a context and one batch call over all
-/// of them, and hand-written Swift looking the same value up in a `Set<String>` of the
-/// same literals (read from the same prepared context).
+/// of them; the plain path (by name, a dictionary context), which looks the value up in the
+/// list's table when it evaluates; setting the value on a prepared context, which looks it
+/// up in a large list (16,384 strings or more) then, so that the fastest path reads a bit;
+/// and hand-written Swift looking the same value up in a `Set<String>` of the same
+/// literals (read from the same prepared context).
 struct InRow {
     let size: Int
     let flagRules: Row
     let batch: Row
+    let plain: Row
+    let prepare: Row
     let handWritten: Row
 }
 
@@ -463,16 +468,25 @@ do {
         let values = options.inValues.range(size)
         let contexts = (0..<n).map { _ in rules.prepare(["country": .string(options.inKeys.key(Int.random(in: values, using: &g)))]) }
         let set = Set((0..<size).map(options.inKeys.key))
+        let dictionaries = contexts.map(\.dictionary)
+        var prepared = rules.makeContext()
         rows.append(("in over \(size) literals", .each { rules.isEnabled(handle, in: contexts[$0]) }))
         rows.append(("batch: in over \(size) literals", .batch { rules.isEnabled(handle, in: contexts) }))
+        rows.append(("plain: in over \(size) literals", .each { rules.isEnabled("member", in: dictionaries[$0]) }))
+        rows.append(("prepare: in over \(size) literals (setting the value)", .each {
+            prepared["country"] = contexts[$0][slot: slot]
+            return false
+        }))
         rows.append(("Set<String> of \(size) literals (hand-written)", .each {
             guard case .string(let country)? = contexts[$0][slot: slot] else { return false }
             return set.contains(country)
         }))
     }
     let measured = measureInterleaved(count: n, runs: runs, rows)
+    let perSize = rows.count / sizes.count
     inRows = sizes.enumerated().map {
-        InRow(size: $1, flagRules: measured[3 * $0], batch: measured[3 * $0 + 1], handWritten: measured[3 * $0 + 2])
+        let m = Array(measured[perSize * $0..<perSize * ($0 + 1)])
+        return InRow(size: $1, flagRules: m[0], batch: m[1], plain: m[2], prepare: m[3], handWritten: m[4])
     }
 }
 
@@ -528,8 +542,8 @@ for report in reports {
 }
 let in3 = inRows[0].flagRules.nanoseconds, in100k = inRows[2].flagRules.nanoseconds
 for row in inRows {
-    let fractions = Set([row.flagRules, row.batch, row.handWritten].filter(\.measured).map(\.onFraction))
-    if fractions.count > 1 { failures.append("in over \(row.size): FlagRules, its batch and Set<String> disagree on the ON fraction") }
+    let fractions = Set([row.flagRules, row.batch, row.plain, row.handWritten].filter(\.measured).map(\.onFraction))
+    if fractions.count > 1 { failures.append("in over \(row.size): FlagRules (fastest, batch, plain) and Set<String> disagree on the ON fraction") }
 }
 targets.append(("in over 100,000 literals within 20% of in over 3", in100k <= in3 * 1.2))
 // The same over one batch call (`isEnabled(_:in: [PreparedContext])`), reported beside it.
@@ -552,6 +566,8 @@ if options.json {
     out.append(("in", .array(inRows.map {
         .object([("literals", .int($0.size)), ("nsPerEvaluation", .double($0.flagRules.nanoseconds)), ("onFraction", .double($0.flagRules.onFraction)),
                  ("batchNsPerEvaluation", .double($0.batch.nanoseconds)),
+                 ("plainNsPerEvaluation", .double($0.plain.nanoseconds)),
+                 ("prepareNsPerValue", .double($0.prepare.nanoseconds)),
                  ("handWrittenSetNsPerEvaluation", .double($0.handWritten.nanoseconds))])
     })))
     out.append(("load10k", .object([("milliseconds", .double(loadMilliseconds)), ("minimumMilliseconds", .double(loadTimes[0])),
@@ -574,13 +590,16 @@ if options.json {
                   + f(row.allocations, 2).leftPad(14))
         }
     }
-    print("\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path, and hand-written Set<String>.contains on the same context")
-    print("  " + "literals".padding(toLength: 30, withPad: " ", startingAt: 0) + "   ns/eval  vs 3    ON %   batch ns/eval  vs 3   Set ns/eval  vs 3")
+    print("\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path (one call a context, one batch call), plain path (by name, dictionary context), setting the value on a prepared context (which looks it up in a list of 16,384 strings or more), and hand-written Set<String>.contains on the same context")
+    print("  " + "literals".padding(toLength: 10, withPad: " ", startingAt: 0) + "   ns/eval  vs 3    ON %   batch  vs 3   plain  vs 3   prepare  vs 3   Set  vs 3")
+    func column(_ row: Row, _ first: Row, _ width: Int) -> String {
+        f(row.nanoseconds).leftPad(width) + f(row.nanoseconds / first.nanoseconds, 2).leftPad(6)
+    }
     for row in inRows {
-        print("  " + "\(row.size)".padding(toLength: 30, withPad: " ", startingAt: 0) + f(row.flagRules.nanoseconds).leftPad(10)
-              + f(row.flagRules.nanoseconds / in3, 2).leftPad(6) + f(row.flagRules.onFraction * 100, 2).leftPad(8)
-              + f(row.batch.nanoseconds).leftPad(16) + f(row.batch.nanoseconds / inRows[0].batch.nanoseconds, 2).leftPad(6)
-              + f(row.handWritten.nanoseconds).leftPad(14) + f(row.handWritten.nanoseconds / inRows[0].handWritten.nanoseconds, 2).leftPad(6))
+        print("  " + "\(row.size)".padding(toLength: 10, withPad: " ", startingAt: 0) + column(row.flagRules, inRows[0].flagRules, 10)
+              + f(row.flagRules.onFraction * 100, 2).leftPad(8) + column(row.batch, inRows[0].batch, 8)
+              + column(row.plain, inRows[0].plain, 8) + column(row.prepare, inRows[0].prepare, 10)
+              + column(row.handWritten, inRows[0].handWritten, 6))
     }
     print("\nload 10,000 declarations (parse + check + compile): \(f(loadMilliseconds)) ms median, \(f(loadTimes[0])) ms min, \(f(Double(heldBytes) / 1e6)) MB held (\(f(Double(peakLoadBytes) / 1e6)) MB at the peak of loading)")
     if let evalProcess { print("flags eval examples/app.flags (whole process): \(f(evalProcess)) ms") }
