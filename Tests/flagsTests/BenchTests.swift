@@ -32,9 +32,12 @@ import Testing
             let on = try #require(list["onFraction"] as? Double)
             #expect(on > 0.4 && on < 0.6, "\(list)")
         }
-        // Each list size is also measured as one batch call (its ON fraction is checked
-        // against the one-call-a-context row's: a disagreement is a failure).
-        #expect(lists.allSatisfy { $0["batchNsPerEvaluation"] is Double })
+        // Each list size is also measured as one batch call and on the plain path (their ON
+        // fractions are checked against the one-call-a-context row's: a disagreement is a
+        // failure), and the cost of setting the value on a prepared context.
+        for key in ["batchNsPerEvaluation", "plainNsPerEvaluation", "prepareNsPerValue"] {
+            #expect(lists.allSatisfy { ($0[key] as? Double).map { $0 > 0 } == true }, "\(key)")
+        }
         let load = try #require(report["load10k"] as? [String: Any])
         let held = try #require(load["bytes"] as? Int), peak = try #require(load["peakBytesWhileLoading"] as? Int)
         #expect(held > 1_000_000 && peak >= held)
