@@ -2,6 +2,11 @@
 /// once (versions and datetimes included): the fastest way to evaluate many declarations,
 /// or the same declaration many times, for one user.
 ///
+/// Setting a string attribute also looks it up in the rule set's `in` lists of 16,384
+/// strings or more over that attribute (its first 16 of them), whose tables outgrow the
+/// processor's cache: the lookup, which may wait for memory, is made once per value, and
+/// evaluating such an `in` reads one bit.
+///
 /// ```swift
 /// var context = rules.makeContext()
 /// context["build"] = "alpha"
@@ -220,7 +225,8 @@ extension RuleSet {
     /// An empty context laid out for this rule set's schema.
     public func makeContext() -> PreparedContext { PreparedContext(program: program) }
 
-    /// `context` laid out for this rule set's schema, each value checked once.
+    /// `context` laid out for this rule set's schema, each value checked once (and each
+    /// string looked up in the large literal lists over its attribute: `PreparedContext`).
     public func prepare(_ context: EvaluationContext) -> PreparedContext {
         var prepared = PreparedContext(program: program)
         for (k, v) in context.values { prepared[k] = v }
