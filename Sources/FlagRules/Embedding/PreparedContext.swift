@@ -54,15 +54,15 @@ public struct PreparedContext: Sendable {
             return extra[name]
         }
         set {
-            let program = program
-            guard let slot = program.schema?.slots.index(of: name) else {
-                guard program.schema == nil || name == "now" else { return }
+            let (slot, hasSchema) = withStorage { storage in storage.withProgram { ($0.attributeNames.index(of: name), $0.schema != nil) } }
+            guard let slot else {
+                guard !hasSchema || name == "now" else { return }
                 if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
                 box.buffer.header.extra[name] = newValue
                 return
             }
             if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
-            box.buffer.set(slot, given: newValue, program.coercions[slot], lists: program.preparedLists[slot])
+            box.buffer.set(slot, given: newValue)
         }
     }
 
@@ -160,6 +160,12 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     @inline(__always)
     var program: Program { withUnsafeMutablePointerToHeader { $0.pointee.program } }
 
+    /// Runs `body` with the program borrowed from the header: no reference counting.
+    @inline(__always)
+    func withProgram<R>(_ body: (Program) -> R) -> R {
+        withUnsafeMutablePointerToHeader { Unmanaged.passUnretained($0.pointee.program)._withUnsafeGuaranteedRef(body) }
+    }
+
     /// Whether the slots are laid out for `other`, with no reference counting.
     @inline(__always)
     func isLaidOut(for other: Program) -> Bool { withUnsafeMutablePointerToHeader { $0.pointee.program === other } }
@@ -174,22 +180,35 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
         withUnsafeMutablePointers { header, slots in slots[slot].givenDiffers ? header.pointee.differing[slot] : slots[slot].typed }
     }
 
-    /// Sets a slot to a value as given (nil: absent), checked and converted by `coercion`,
-    /// and a string looked up in `lists`, the slot's large literal lists.
-    func set(_ slot: Int, given: Value?, _ coercion: Coercion, lists: [StringTable]) {
+    /// Sets a slot to a value as given (nil: absent), checked and converted by the slot's
+    /// coercion, and a string looked up in the slot's large literal lists.
+    func set(_ slot: Int, given: Value?) {
+        withProgram { program in
+            program.coercions.withUnsafeBufferPointer { coercions in
+                program.preparedLists.withUnsafeBufferPointer { lists in set(slot, given: given, coercions[slot], lists: lists[slot]) }
+            }
+        }
+    }
+
+    @inline(__always)
+    private func set(_ slot: Int, given: Value?, _ coercion: Coercion, lists: [StringTable]) {
         let typed = given.flatMap(coercion.apply)
         let differs = given != nil && typed != given
-        if differs && header.differing.isEmpty { header.differing = Array(repeating: nil, count: header.count) }
-        if !header.differing.isEmpty { header.differing[slot] = differs ? given : nil }
         let tag = coercion.tag(typed)
         var memberships: UInt16 = 0
         if !lists.isEmpty, case .string(let s)? = typed {
             // The lookups a large list's `in` would make on every evaluation, made once:
             // each may wait for memory, once per context rather than per evaluation.
-            for (i, table) in lists.enumerated() where table.contains(s, keyHash: UInt32(bitPattern: tag)) { memberships |= 1 << i }
+            lists.withUnsafeBufferPointer { tables in
+                for i in tables.indices where tables[i].contains(s, keyHash: UInt32(bitPattern: tag)) { memberships |= 1 << i }
+            }
         }
-        withUnsafeMutablePointerToElements {
-            $0[slot] = PreparedSlot(typed: typed, givenDiffers: differs, memberships: memberships, tag: tag)
+        // Through the header's pointer: `header` (a class's stored property) costs a
+        // dynamic exclusivity check on every access.
+        withUnsafeMutablePointers { header, slots in
+            if differs && header.pointee.differing.isEmpty { header.pointee.differing = Array(repeating: nil, count: header.pointee.count) }
+            if !header.pointee.differing.isEmpty { header.pointee.differing[slot] = differs ? given : nil }
+            slots[slot] = PreparedSlot(typed: typed, givenDiffers: differs, memberships: memberships, tag: tag)
         }
     }
 }
