@@ -472,7 +472,7 @@ final class StringTableStorage: @unchecked Sendable {
     @inline(__always)
     func find(_ key: UnsafeBufferPointer<UInt8>, longKeyHash: UInt32? = nil) -> TableHit {
         guard key.count <= 15 else {
-            return lineCount == 0 ? findScannedLong(key) : narrow ? .none : findLong(key, longKeyHash)
+            return lineCount == 0 ? findScannedLong(key, longKeyHash) : narrow ? .none : findLong(key, longKeyHash)
         }
         // A short key's first steps need only its packed form; the overflow list and the
         // lines after a full one need its bytes.
@@ -484,12 +484,14 @@ final class StringTableStorage: @unchecked Sendable {
     /// A bit for each slot of a scanned table equal to `probe` (at most one), from the
     /// slots compared four at a time as vectors: which of a few literals a value equals is
     /// as random as the value, and a branch on it would be mispredicted on most hits.
+    /// (`lowMask`: the bits of the low words compared; a long key's slot is matched by its
+    /// length and fingerprint, not the offset of its bytes.)
     @inline(__always)
-    private func scannedMatches(_ probe: PackedKey) -> UInt32 {
+    private func scannedMatches(_ probe: PackedKey, lowMask: UInt64 = ~0) -> UInt32 {
         guard slotCount > 0 else { return 0 }
         let words = UnsafeRawPointer(slots).assumingMemoryBound(to: UInt64.self)
-        let first = flagrules_wide_line_matches(words, probe.low, probe.high, ~0)
-        return slotCount <= 4 ? first : first | flagrules_wide_line_matches(words + 8, probe.low, probe.high, ~0) << 4
+        let first = flagrules_wide_line_matches(words, probe.low, probe.high, lowMask)
+        return slotCount <= 4 ? first : first | flagrules_wide_line_matches(words + 8, probe.low, probe.high, lowMask) << 4
     }
 
     /// `find` in a table in lines, called rather than inlined.
@@ -498,10 +500,20 @@ final class StringTableStorage: @unchecked Sendable {
         find(key)
     }
 
-    /// A key longer than 15 bytes in a scanned table (which has no overflow list).
-    private func findScannedLong(_ key: UnsafeBufferPointer<UInt8>) -> TableHit {
-        let high = PackedKey.longHigh(key.count)
-        for s in 0..<slotCount where slots[s].high == high && isKey(key, at: slots[s].low) { return .slot(s) }
+    /// A key longer than 15 bytes in a scanned table (which has no overflow list): the
+    /// slots of its length and fingerprint (almost always one, or none), compared as
+    /// vectors, then their bytes. Hashing the key (unless its key hash is given) costs less
+    /// than comparing its bytes with each literal of its length (3 UUIDs, by name: 120 →
+    /// NEW ns).
+    private func findScannedLong(_ key: UnsafeBufferPointer<UInt8>, _ keyHash: UInt32?) -> TableHit {
+        let h = keyHash.map(TableHash.spread) ?? TableHash.long(key)
+        var candidates = scannedMatches(PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count)),
+                                        lowMask: 0xFFFF_FFFF_0000_0000)
+        while candidates != 0 {
+            let s = candidates.trailingZeroBitCount
+            if isKey(key, at: slots[s].low) { return .slot(s) }
+            candidates &= candidates &- 1
+        }
         return .none
     }
 

@@ -170,7 +170,8 @@ import Foundation
     }
 
     /// Two long keys of the same length whose hashes share the low half (the fingerprint a
-    /// slot keeps) and their line: a lookup compares the bytes of both candidates.
+    /// slot keeps) and their line: a lookup compares the bytes of both candidates, in lines
+    /// and in a scanned table.
     @Test func longKeysWithTheSameFingerprintInOneLine() {
         let lines = 5  // for 9 keys, two a line
         func key(_ i: Int) -> String { "long-key-\(String(100_000_000 + i))-padding" }
@@ -195,6 +196,18 @@ import Foundation
         #expect(table.layout == .wideLines && table.overflowCount == 0)
         for (i, s) in strings.enumerated() { #expect(table.index(of: s) == i, "\(s)") }
         #expect(!table.contains(key(a + b)))
+        // A scanned table matches long keys by length and fingerprint too.
+        for scanned in [[key(a), key(b), "k"], [key(b), "k", key(a)], ["k", "l", "m", "n", key(b), "o", key(a)]] {
+            let table = StringTable(scanned)
+            #expect(table.layout == .scanned)
+            for (i, s) in scanned.enumerated() {
+                #expect(table.index(of: s) == i, "\(s)")
+                #expect(table.contains(s, keyHash: TableHash.key(s)), "\(s)")
+            }
+            for miss in [key(a + b), key(a) + "x", String(key(a).dropLast())] {
+                #expect(!table.contains(miss) && !table.contains(miss, keyHash: TableHash.key(miss)), "\(miss)")
+            }
+        }
     }
 
     /// Keys of every length around the inline limit (15 bytes) and the word boundaries, and
