@@ -503,8 +503,8 @@ final class StringTableStorage: @unchecked Sendable {
     /// A key longer than 15 bytes in a scanned table (which has no overflow list): the
     /// slots of its length and fingerprint (almost always one, or none), compared as
     /// vectors, then their bytes. Hashing the key (unless its key hash is given) costs less
-    /// than comparing its bytes with each literal of its length (3 UUIDs, by name: 120 →
-    /// NEW ns).
+    /// than comparing its bytes with each literal of its length (3 UUIDs, by name: 112–120 →
+    /// 79–84 ns; on the fastest path 41–47 → 38–39 ns).
     private func findScannedLong(_ key: UnsafeBufferPointer<UInt8>, _ keyHash: UInt32?) -> TableHit {
         let h = keyHash.map(TableHash.spread) ?? TableHash.long(key)
         var candidates = scannedMatches(PackedKey(low: UInt64(UInt32(truncatingIfNeeded: h)) << 32, high: PackedKey.longHigh(key.count)),
