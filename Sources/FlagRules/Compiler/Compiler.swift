@@ -9,7 +9,8 @@ import Foundation
 /// - enum comparisons (`build in [debug, alpha]`, `build == beta`) test a bit of a mask by
 ///   case ordinal;
 /// - literal lists become string tables or hash sets, so `in` costs the same for 3
-///   literals or 100,000;
+///   literals or 100,000; a list of 16,384 strings or more over a string attribute is
+///   looked up when a context is prepared, and its `in` reads a bit of the slot;
 /// - patterns are compiled once; sub-expressions without attributes are folded;
 /// - `rollout(…) < N%` compares integer buckets exactly, with the salt's hash precomputed.
 struct Compiler {

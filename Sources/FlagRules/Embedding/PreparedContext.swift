@@ -95,8 +95,8 @@ struct PreparedSlot {
     /// `i` (`Program.preparedLists`), looked up when the value was set.
     var memberships: UInt16
     /// For an enum slot, the case ordinal (-1: absent or mistyped); for a string slot, the
-    /// string's key hash (`TableHash.key`), so that a lookup in a large literal list does
-    /// not hash it on every evaluation; else -1 (`Coercion.tag`).
+    /// string's key hash (`TableHash.key`), so that a lookup in a literal list held in lines
+    /// (9 strings or more) does not hash it on every evaluation; else -1 (`Coercion.tag`).
     var tag: Int32
 
     /// Whether a value was given (for `has`), of the right type or not.
