@@ -17,7 +17,7 @@ import Testing
         #expect(rules.count == 2)
         for rule in rules {
             let rows = try #require(rule["rows"] as? [[String: Any]])
-            #expect(rows.count == 5)
+            #expect(rows.count == 6)
             let fractions = Set(rows.compactMap { $0["onFraction"] as? Double })
             #expect(fractions.count == 1)
             #expect((fractions.first ?? 0) > 0)

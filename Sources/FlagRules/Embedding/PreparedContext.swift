@@ -248,7 +248,12 @@ extension RuleSet {
     /// string looked up in the large literal lists over its attribute: `PreparedContext`).
     public func prepare(_ context: EvaluationContext) -> PreparedContext {
         var prepared = PreparedContext(program: program)
-        for (k, v) in context.values { prepared[k] = v }
+        // The entries as stored (`values` would build a dictionary of them first).
+        let storage = context.storage
+        for i in 0..<storage.count {
+            let entry = storage.entry(i)
+            prepared[entry.key] = entry.value
+        }
         return prepared
     }
 
