@@ -1,6 +1,7 @@
 /// A context laid out in a rule set's schema slots, with every value checked and parsed
 /// once (versions and datetimes included): the fastest way to evaluate many declarations,
-/// or the same declaration many times, for one user.
+/// or the same declaration many times, for one user. (Preparing costs about as much as
+/// ten evaluations save: for one or two flags, evaluate an `EvaluationContext`.)
 ///
 /// Setting a string attribute also looks it up in the rule set's `in` lists of 16,384
 /// strings or more over that attribute (its first 16 of them), whose tables outgrow the
