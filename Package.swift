@@ -9,9 +9,7 @@ let package = Package(
         .executable(name: "flags-bench", targets: ["flags-bench"]),
     ],
     targets: [
-        .target(name: "FlagRules", dependencies: ["CFlagRules"]),
-        // Inline helpers for the string tables: a vector compare of a cache line, a prefetch.
-        .target(name: "CFlagRules"),
+        .target(name: "FlagRules"),
         .executableTarget(name: "flags", dependencies: ["FlagRules"]),
         // Counts heap allocations for the benchmark (glibc); linked into flags-bench only.
         .target(name: "MallocCounter"),

@@ -8,9 +8,8 @@ import Foundation
 ///   or to the dictionary by name (checked on read: a mistyped value reads as absent);
 /// - enum comparisons (`build in [debug, alpha]`, `build == beta`) test a bit of a mask by
 ///   case ordinal;
-/// - literal lists become string tables or hash sets, so `in` costs the same for 3
-///   literals or 100,000; a list of 16,384 strings or more over a string attribute is
-///   looked up when a context is prepared, and its `in` reads a bit of the slot;
+/// - literal lists become literal sets or hash sets, so `in` costs about the same for 3
+///   literals or 100,000;
 /// - patterns are compiled once; sub-expressions without attributes are folded;
 /// - `rollout(…) < N%` compares integer buckets exactly, with the salt's hash precomputed.
 struct Compiler {
@@ -18,34 +17,11 @@ struct Compiler {
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
     let coercions: [Coercion]
-    /// The large literal lists that slots' strings are looked up in when a context is
-    /// prepared, gathered as the conditions compile.
-    let preparedLists: PreparedLists
-
-    /// String tables that outgrow the cache (those with a miss filter) tested against a
-    /// schema slot's string, by slot (`Program.preparedLists`).
-    final class PreparedLists {
-        var bySlot: [[StringTable]]
-
-        init(slots: Int) { bySlot = Array(repeating: [], count: slots) }
-
-        /// The bit of a prepared slot's `memberships` that answers whether its string is
-        /// in `table`: nil for a table small enough to stay in the cache, or when the slot
-        /// already has `Program.membershipLimit` lists (the lookup is then made when
-        /// evaluated).
-        func membership(slot: Int, _ table: StringTable) -> UInt16? {
-            guard table.hasMissFilter, bySlot.indices.contains(slot), bySlot[slot].count < Program.membershipLimit else { return nil }
-            bySlot[slot].append(table)
-            return 1 << (bySlot[slot].count - 1)
-        }
-    }
-
     static func compile(_ checked: CheckedProgram) -> Program {
         let coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
-        let compiler = Compiler(checked: checked, coercions: coercions, preparedLists: PreparedLists(slots: coercions.count))
+        let compiler = Compiler(checked: checked, coercions: coercions)
         let declarations = checked.declarations.map(compiler.declaration)
-        return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names,
-                       preparedLists: compiler.preparedLists.bySlot)
+        return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names)
     }
 
     /// How an attribute read is checked: the schema slot's coercion, or one for `type`
@@ -527,7 +503,7 @@ struct Compiler {
         }
         if strings.count == values.count, !values.isEmpty, case .attribute(let attribute, let slot?, let type) = x.kind,
            case .string = coercion(type, slot: slot) {
-            return stringAttributeTest(attribute, slot: slot, StringTable(strings), negated: negated)
+            return stringAttributeTest(attribute, slot: slot, LiteralSet(strings), negated: negated)
         }
         let xf = value(x)
         let test = MemberTest(values)
@@ -538,54 +514,17 @@ struct Compiler {
     }
 
     /// `stringAttribute in [strings]`: the attribute's string looked up where it is (a
-    /// prepared context's slot, or the dictionary's entry), without the general path's
-    /// value closure and test of the value's type.
-    func stringAttributeTest(_ attribute: String, slot: Int, _ table: StringTable, negated: Bool) -> ConditionFunction {
-        // One capture: the closure's call then passes it in a register (captured one by
-        // one, the slot, table, flag and name went through the stack on every call).
-        let test = StringAttributeTest(name: Frame.Key(attribute), slot: slot, table: table, negated: negated,
-                                       membership: preparedLists.membership(slot: slot, table) ?? 0)
-        if test.membership != 0 {
-            // A list too large for the cache: the string was looked up in it when the
-            // context was prepared, so evaluating reads one bit, and waits for no memory.
-            return { f in
-                guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: test.name), test.table, negated: test.negated) }
-                guard case .string? = slots[test.slot].typed else { return .unknown }
-                return Truth((slots[test.slot].memberships & test.membership != 0) != test.negated)
-            }
-        }
+    /// prepared context's slot, with its hash, or the dictionary's entry), without the
+    /// general path's value closure and test of the value's type.
+    func stringAttributeTest(_ attribute: String, slot: Int, _ set: LiteralSet, negated: Bool) -> ConditionFunction {
+        let name = Frame.Key(attribute)
         return { f in
-            guard let slots = f.slots else { return Compiler.stringAttributeTest(f.value(named: test.name), test.table, negated: test.negated) }
-            guard case .string(let s)? = slots[test.slot].typed else { return .unknown }
-            // The key hash prepared with the string: a table in lines need not hash it.
-            return Truth(test.table.contains(s, keyHash: slots[test.slot].keyHash) != test.negated)
+            guard let slots = f.slots else {
+                guard case .string(let s)? = f.value(named: name) else { return .unknown }
+                return Truth(set.contains(s) != negated)
+            }
+            guard case .string(let s)? = slots[slot].typed else { return .unknown }
+            return Truth(set.contains(s, hash: slots[slot].hash) != negated)
         }
-    }
-
-    /// What `stringAttributeTest`'s closure reads, in one object.
-    final class StringAttributeTest: Sendable {
-        let name: Frame.Key
-        let slot: Int
-        let table: StringTable
-        let negated: Bool
-        /// The bit of the slot's prepared memberships that answers the lookup (zero when
-        /// the table is looked up when evaluated).
-        let membership: UInt16
-
-        init(name: Frame.Key, slot: Int, table: StringTable, negated: Bool, membership: UInt16) {
-            self.name = name
-            self.slot = slot
-            self.table = table
-            self.negated = negated
-            self.membership = membership
-        }
-    }
-
-    /// `stringAttributeTest` for a dictionary context's value: out of line, so that the
-    /// prepared path's lookup is the closure's only one, and inlined.
-    @inline(never)
-    static func stringAttributeTest(_ value: Value?, _ table: StringTable, negated: Bool) -> Truth {
-        guard case .string(let s)? = value else { return .unknown }
-        return Truth(table.contains(s) != negated)
     }
 }

@@ -129,11 +129,11 @@ enum Coercion: Sendable {
     }
 
     /// A prepared slot's tag for its typed value `v`: an enum value's case ordinal, a
-    /// string's key hash (`TableHash.key`), else -1.
-    func tag(_ v: Value?) -> Int32 {
+    /// string's `StringHash`, else -1.
+    func tag(_ v: Value?) -> Int64 {
         switch (self, v) {
-        case (.enumeration(let table), .string(let s)?): return table.ordinal(of: s).map { Int32($0) } ?? -1
-        case (.string, .string(let s)?): return Int32(bitPattern: TableHash.key(s))
+        case (.enumeration(let table), .string(let s)?): return table.ordinal(of: s).map { Int64($0) } ?? -1
+        case (.string, .string(let s)?): return Int64(bitPattern: StringHash.of(s))
         default: return -1
         }
     }
@@ -142,9 +142,9 @@ enum Coercion: Sendable {
 /// An enum's cases, looked up by their bytes: a linear scan for a few cases, a hash table
 /// for many.
 struct EnumTable: Sendable {
-    let strings: StringTable
+    let strings: LiteralSet
 
-    init(_ cases: [String]) { strings = StringTable(cases) }
+    init(_ cases: [String]) { strings = LiteralSet(cases) }
 
     @inline(__always)
     func ordinal(of s: String) -> Int? { strings.index(of: s) }
@@ -230,36 +230,23 @@ final class CompiledDeclaration: Sendable {
 final class Program: Sendable {
     let declarations: [CompiledDeclaration]
     /// Declaration names by position: name → index without SipHash.
-    let names: StringTable
+    let names: LiteralSet
     let schema: ContextSchema?
     /// Each schema attribute's coercion, by slot.
     let coercions: [Coercion]
     /// Schema attribute names by slot.
-    let attributeNames: StringTable
-
-    /// The large literal lists (16,384 strings or more) that each string slot's value is
-    /// looked up in when it is set (`PreparedStorage.set`), by slot, at most
-    /// `membershipLimit` a slot: bit `i` of a prepared slot's `memberships` is whether its
-    /// string is in the slot's list `i`. Empty for most slots.
-    let preparedLists: [[StringTable]]
-
-    /// How many large lists a slot's prepared memberships hold (the bits of
-    /// `PreparedSlot.memberships`); a slot's further lists are looked up when evaluated.
-    static let membershipLimit = 16
+    let attributeNames: LiteralSet
 
     /// A program of `declarations` over `schema`, whose attributes' coercions are
-    /// `coercions` by slot (made from the schema when nil), whose names are `names` by
-    /// position (made from the declarations when nil), and whose slots' strings are looked
-    /// up in `preparedLists` (by slot) when a context is prepared.
-    init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil, names: StringTable? = nil,
-         preparedLists: [[StringTable]] = []) {
+    /// `coercions` by slot (made from the schema when nil), and whose names are `names` by
+    /// position (made from the declarations when nil).
+    init(declarations: [CompiledDeclaration], schema: ContextSchema?, coercions: [Coercion]? = nil, names: LiteralSet? = nil) {
         self.declarations = declarations
-        self.names = names ?? StringTable(declarations.map(\.name))
+        self.names = names ?? LiteralSet(declarations.map(\.name))
         self.schema = schema
         let coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
         self.coercions = coercions
-        self.attributeNames = schema?.slots ?? StringTable([])
-        self.preparedLists = coercions.indices.map { $0 < preparedLists.count ? preparedLists[$0] : [] }
+        self.attributeNames = schema?.slots ?? LiteralSet([])
     }
 
     /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains

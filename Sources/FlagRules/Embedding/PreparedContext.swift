@@ -3,11 +3,6 @@
 /// or the same declaration many times, for one user. (Preparing costs about as much as
 /// ten evaluations save: for one or two flags, evaluate an `EvaluationContext`.)
 ///
-/// Setting a string attribute also looks it up in the rule set's `in` lists of 16,384
-/// strings or more over that attribute (its first 16 of them), whose tables outgrow the
-/// processor's cache: the lookup, which may wait for memory, is made once per value, and
-/// evaluating such an `in` reads one bit.
-///
 /// ```swift
 /// var context = rules.makeContext()
 /// context["build"] = "alpha"
@@ -30,16 +25,6 @@ public struct PreparedContext: Sendable {
     @inline(__always)
     func withStorage<R>(_ body: (PreparedStorage) -> R) -> R { body(box.buffer) }
 
-    /// Runs `body` with the storage of the context at `p` (in an array, for a batch), read
-    /// where it is and unretained: a context's one stored property is its storage's
-    /// reference (a test pins the size), and copying the context out of the array would
-    /// retain and release it.
-    @inline(__always)
-    static func withStorage<R>(at p: UnsafePointer<PreparedContext>, _ body: (PreparedStorage) -> R) -> R {
-        // `body` wrapped in a closure, not passed on: passed on, the batch took 300
-        // instructions a context instead of 240.
-        UnsafeRawPointer(p).load(as: Unmanaged<PreparedStorage>.self)._withUnsafeGuaranteedRef { body($0) }
-    }
     /// `now`, and every attribute when the rule set has no schema.
     var extra: EvaluationContext { storage.extra }
 
@@ -83,22 +68,17 @@ public struct PreparedContext: Sendable {
     }
 }
 
-/// One attribute of a prepared context, in 24 bytes: its value checked against the schema
-/// (nil when absent or mistyped), whether the value as given differs from that (mistyped,
-/// or converted, like a version given as a string: the storage then keeps the given value
-/// aside), a string's memberships in the rule set's large literal lists, and a tag worked
-/// out once: an enum's case ordinal, or a string's key hash. Small, so that a million
-/// contexts held for a batch take less cache from the rules they are read by.
+/// One attribute of a prepared context: its value checked against the schema (nil when
+/// absent or mistyped), whether the value as given differs from that (mistyped, or
+/// converted, like a version given as a string: the storage then keeps the given value
+/// aside), and a tag worked out once: an enum's case ordinal, or a string's hash.
 struct PreparedSlot {
     var typed: Value?
     var givenDiffers: Bool
-    /// For a string slot, bit `i`: whether the string is in the slot's large literal list
-    /// `i` (`Program.preparedLists`), looked up when the value was set.
-    var memberships: UInt16
     /// For an enum slot, the case ordinal (-1: absent or mistyped); for a string slot, the
-    /// string's key hash (`TableHash.key`), so that a lookup in a literal list held in lines
-    /// (9 strings or more) does not hash it on every evaluation; else -1 (`Coercion.tag`).
-    var tag: Int32
+    /// string's `StringHash`, so that a lookup in a large literal set does not hash it on
+    /// every evaluation; else -1 (`Coercion.tag`).
+    var tag: Int64
 
     /// Whether a value was given (for `has`), of the right type or not.
     @inline(__always)
@@ -106,11 +86,11 @@ struct PreparedSlot {
 
     /// An enum slot's case ordinal (-1: absent or mistyped).
     @inline(__always)
-    var ordinal: Int32 { tag }
+    var ordinal: Int64 { tag }
 
-    /// A string slot's key hash (meaningful only when `typed` holds a string).
+    /// A string slot's hash (meaningful only when `typed` holds a string).
     @inline(__always)
-    var keyHash: UInt32 { UInt32(bitPattern: tag) }
+    var hash: UInt64 { UInt64(bitPattern: tag) }
 }
 
 /// A prepared context's header: the number of slots, the values as given for the slots
@@ -132,7 +112,7 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
             PreparedHeader(count: count, differing: [], program: program, extra: extra)
         }
         buffer.withUnsafeMutablePointerToElements {
-            $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, memberships: 0, tag: -1), count: count)
+            $0.initialize(repeating: PreparedSlot(typed: nil, givenDiffers: false, tag: -1), count: count)
         }
         return unsafeDowncast(buffer, to: PreparedStorage.self)
     }
@@ -182,34 +162,17 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     }
 
     /// Sets a slot to a value as given (nil: absent), checked and converted by the slot's
-    /// coercion, and a string looked up in the slot's large literal lists.
+    /// coercion.
     func set(_ slot: Int, given: Value?) {
-        withProgram { program in
-            program.coercions.withUnsafeBufferPointer { coercions in
-                program.preparedLists.withUnsafeBufferPointer { lists in set(slot, given: given, coercions[slot], lists: lists[slot]) }
-            }
-        }
-    }
-
-    @inline(__always)
-    private func set(_ slot: Int, given: Value?, _ coercion: Coercion, lists: [StringTable]) {
-        let typed = given.flatMap(coercion.apply)
+        let typed = withProgram { program in given.flatMap(program.coercions[slot].apply) }
+        let tag = withProgram { program in program.coercions[slot].tag(typed) }
         let differs = given != nil && typed != given
-        let tag = coercion.tag(typed)
-        var memberships: UInt16 = 0
-        if !lists.isEmpty, case .string(let s)? = typed {
-            // The lookups a large list's `in` would make on every evaluation, made once:
-            // each may wait for memory, once per context rather than per evaluation.
-            lists.withUnsafeBufferPointer { tables in
-                for i in tables.indices where tables[i].contains(s, keyHash: UInt32(bitPattern: tag)) { memberships |= 1 << i }
-            }
-        }
         // Through the header's pointer: `header` (a class's stored property) costs a
         // dynamic exclusivity check on every access.
         withUnsafeMutablePointers { header, slots in
             if differs && header.pointee.differing.isEmpty { header.pointee.differing = Array(repeating: nil, count: header.pointee.count) }
             if !header.pointee.differing.isEmpty { header.pointee.differing[slot] = differs ? given : nil }
-            slots[slot] = PreparedSlot(typed: typed, givenDiffers: differs, memberships: memberships, tag: tag)
+            slots[slot] = PreparedSlot(typed: typed, givenDiffers: differs, tag: tag)
         }
     }
 }
@@ -245,8 +208,7 @@ extension RuleSet {
     /// An empty context laid out for this rule set's schema.
     public func makeContext() -> PreparedContext { PreparedContext(program: program) }
 
-    /// `context` laid out for this rule set's schema, each value checked once (and each
-    /// string looked up in the large literal lists over its attribute: `PreparedContext`).
+    /// `context` laid out for this rule set's schema, each value checked once.
     public func prepare(_ context: EvaluationContext) -> PreparedContext {
         var prepared = PreparedContext(program: program)
         // The entries as stored (`values` would build a dictionary of them first).
@@ -268,12 +230,6 @@ extension RuleSet {
     @inline(__always)
     private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
         context.withStorage { storage in withFrame(storage, context, body) }
-    }
-
-    /// `withFrame` for the context at `p` (in a batch), read where it is.
-    @inline(__always)
-    private func withFrame<R>(at p: UnsafePointer<PreparedContext>, _ body: (Frame) -> R) -> R {
-        PreparedContext.withStorage(at: p) { storage in withFrame(storage, p.pointee, body) }
     }
 
     @inline(__always)
@@ -319,8 +275,7 @@ extension RuleSet {
     }
 
     /// Whether a flag is on for each context, in order: the same answers as one
-    /// `isEnabled(_:in:)` call a context, with each context read where it is in the array
-    /// (a rollout's reach, the users a change moves).
+    /// `isEnabled(_:in:)` call a context (a rollout's reach, the users a change moves).
     ///
     /// ```swift
     /// let on = rules.isEnabled(handle, in: users.map(rules.prepare))
@@ -330,13 +285,7 @@ extension RuleSet {
         guard let i = index(of: handle) else { return Array(repeating: fallback, count: contexts.count) }
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return Array(repeating: fallback, count: contexts.count) }
-            return [Bool](unsafeUninitializedCapacity: contexts.count) { out, initialized in
-                contexts.withUnsafeBufferPointer { cs in
-                    guard let base = cs.baseAddress else { return }
-                    for k in cs.indices { out[k] = withFrame(at: base + k) { d.isOn($0) } }
-                }
-                initialized = contexts.count
-            }
+            return contexts.map { context in withFrame(context) { d.isOn($0) } }
         }
     }
 }

@@ -53,16 +53,10 @@ enum Comparison {
         return Array(a.utf8).withUnsafeBufferPointer { x in Array(b.utf8).withUnsafeBufferPointer { y in body(x, y) } }
     }
 
-    /// Whether two strings have the same UTF-8 bytes: from their representations when
-    /// that answers (two small strings, or one string twice), else by their bytes.
+    /// Whether two strings have the same UTF-8 bytes (the same Unicode scalars).
     @inline(__always)
     static func bytesEqual(_ a: String, _ b: String) -> Bool {
-        StringBits.equal(a, b) ?? heldApartBytesEqual(a, b)
-    }
-
-    @inline(never)
-    static func heldApartBytesEqual(_ a: String, _ b: String) -> Bool {
-        withBytes(a, b) { x, y in StringTable.equal(x, y) }
+        a.utf8.count == b.utf8.count && withBytes(a, b) { x, y in LiteralSet.equal(x, y) }
     }
 
     static func compareBytes(_ a: String, _ b: String) -> Int {
@@ -109,7 +103,7 @@ enum Comparison {
 struct MemberTest: Sendable {
     private enum Storage: Sendable {
         case empty
-        case strings(StringTable)
+        case strings(LiteralSet)
         case keys(Set<MemberKey>, families: Set<Int>)
     }
     private let storage: Storage
@@ -119,7 +113,7 @@ struct MemberTest: Sendable {
         if values.isEmpty {
             storage = .empty
         } else if strings.count == values.count {
-            storage = .strings(StringTable(strings))
+            storage = .strings(LiteralSet(strings))
         } else {
             let keys = Set(values.map(MemberKey.init))
             storage = .keys(keys, families: Set(keys.map(\.family)))

@@ -176,23 +176,11 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
 
     func entry(_ i: Int) -> ContextEntry { withUnsafeMutablePointerToElements { $0[i] } }
 
-    /// The hash every lookup uses (computed once per attribute name by compiled rules).
+    /// The hash every lookup uses (computed once per attribute name by compiled rules):
+    /// `StringHash`, seeded per process, so that a context's keys cannot be chosen to
+    /// collide.
     @inline(__always)
-    static func hash(_ key: String) -> UInt64 {
-        if let h = key.utf8.withContiguousStorageIfAvailable(fnv1a) { return h }
-        return Array(key.utf8).withUnsafeBufferPointer(fnv1a)
-    }
-
-    /// FNV-1a over the bytes, then a final mix so that the low bits spread (cheap for the
-    /// short names attributes have).
-    @inline(__always)
-    static func fnv1a(_ b: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in b { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        h ^= h >> 29
-        h = h &* 0xbf58_476d_1ce4_e5b9
-        return h ^ (h >> 32)
-    }
+    static func hash(_ key: String) -> UInt64 { StringHash.of(key) }
 
     @inline(__always)
     func index(of key: String, hash: UInt64) -> Int? {

@@ -85,7 +85,7 @@ struct CheckedProgram: Sendable {
     var schema: ContextSchema?
     var declarations: [CheckedDeclaration]
     /// The declarations' names by position.
-    var names: StringTable
+    var names: LiteralSet
     var tests: [TestCase] = []
 }
 

@@ -18,7 +18,7 @@ struct Checker {
     var declarations: [DeclarationSyntax] = []
     /// The declarations' names by position: the lookup of every name read in an
     /// expression (most are attributes, a miss here), without SipHash. The program keeps it.
-    var names = StringTable([])
+    var names = LiteralSet([])
     var types: [FlagType] = []
     var edges: [[(target: Int, range: SourceRange)]] = []
     var current = 0
@@ -69,7 +69,7 @@ struct Checker {
             }
             candidates.append(d)
         }
-        let all = StringTable(candidates.map(\.header.name.name))
+        let all = LiteralSet(candidates.map(\.header.name.name))
         declarations.reserveCapacity(candidates.count)
         for (k, d) in candidates.enumerated() {
             let name = d.header.name
@@ -80,7 +80,7 @@ struct Checker {
             }
             declarations.append(d)
         }
-        names = declarations.count == candidates.count ? all : StringTable(declarations.map(\.header.name.name))
+        names = declarations.count == candidates.count ? all : LiteralSet(declarations.map(\.header.name.name))
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)
         edges = Array(repeating: [], count: declarations.count)

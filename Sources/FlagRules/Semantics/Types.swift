@@ -96,11 +96,11 @@ public struct ContextSchema: Sendable {
     public let attributes: [Attribute]
     /// The attributes' names by slot (a name listed twice keeps its first slot): looked
     /// up for every attribute a rule reads, without SipHash.
-    let slots: StringTable
+    let slots: LiteralSet
 
     init(_ attributes: [(String, FlagType)]) {
         self.attributes = attributes.enumerated().map { Attribute(name: $1.0, type: $1.1, slot: $0) }
-        slots = StringTable(attributes.map(\.0))
+        slots = LiteralSet(attributes.map(\.0))
     }
 
     /// The attribute called `name`.

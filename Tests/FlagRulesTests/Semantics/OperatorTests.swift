@@ -224,7 +224,7 @@ let schema = """
     func folding(_ expression: String, _ expected: String) throws {
         let rules = try RuleSet(source: "context { beta: bool; age: int }\nsegment s = \(expression)\n")
         let condition = try #require(rules.checked.declarations[0].condition)
-        let compiler = Compiler(checked: rules.checked, coercions: [], preparedLists: .init(slots: 0))
+        let compiler = Compiler(checked: rules.checked, coercions: [])
         func shape(_ b: Bound) -> String {
             switch b.kind {
             case .constant(let v): return "\(v)"

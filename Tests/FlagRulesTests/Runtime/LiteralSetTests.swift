@@ -1,0 +1,82 @@
+import Testing
+@testable import FlagRules
+
+@Suite struct LiteralSetTests {
+    /// Every string is found at its position and nothing else is, for scanned sets (up to
+    /// eight strings) and hashed ones.
+    @Test(arguments: [0, 1, 3, 8, 9, 100, 5_000, 100_000])
+    func findsEveryStringAndNothingElse(_ count: Int) {
+        let strings = (0..<count).map { "k\($0)" }
+        let set = LiteralSet(strings)
+        #expect(set.count == count)
+        #expect(set.isHashed == (count > LiteralSet.scanLimit))
+        for (i, s) in strings.enumerated() { #expect(set.index(of: s) == i, "\(s)") }
+        for i in count..<(count + 50) { #expect(!set.contains("k\(i)")) }
+        #expect(!set.contains("") && !set.contains("k") && !set.contains("k0 "))
+    }
+
+    /// Short keys and long ones (UUIDs) in one set.
+    @Test func aHundredThousandShortAndLongKeys() {
+        let strings = (0..<100_000).map { $0 % 2 == 0 ? "s\($0)" : "0000-\(100_000_000 + $0)-aaaa-bbbb-cccc" }
+        let set = LiteralSet(strings)
+        for i in stride(from: 0, to: strings.count, by: 97) { #expect(set.index(of: strings[i]) == i) }
+        #expect(!set.contains("0000-100000000-aaaa-bbbb-cccd") && !set.contains("s1"))
+    }
+
+    /// A string listed twice keeps its first position.
+    @Test(arguments: [4, 40])
+    func duplicatesKeepTheirFirstPosition(_ count: Int) {
+        let strings = (0..<count).map { "d\($0 % (count / 2))" }
+        let set = LiteralSet(strings)
+        for i in 0..<(count / 2) { #expect(set.index(of: "d\(i)") == i) }
+    }
+
+    /// A lookup given the string's hash (as a prepared context keeps it) answers as one
+    /// that hashes the string, in scanned and hashed sets; the hash of a string is that of
+    /// its bytes, however the string is held.
+    @Test(arguments: [1, 8, 300, 20_000])
+    func lookupsWithAKnownHashAgree(_ count: Int) {
+        let strings = (0..<count).map { $0 % 3 == 0 ? "a string longer than fifteen bytes \($0)" : "m\($0)" }
+        let set = LiteralSet(strings)
+        for probe in strings.prefix(200) + ["m\(count)", "", "zz", "a string longer than fifteen bytes"] {
+            #expect(set.contains(probe, hash: StringHash.of(probe)) == set.contains(probe), "\(probe)")
+            #expect(set.contains(probe) == strings.contains(probe), "\(probe)")
+        }
+        let bridged = String(decoding: Array("a string longer than fifteen bytes 0".utf8), as: UTF8.self)
+        #expect(StringHash.of(bridged) == StringHash.of("a string longer than fifteen bytes 0"))
+        #expect(set.contains(bridged))
+    }
+
+    /// Keys of every length around the word boundaries, and near misses that differ from a
+    /// key in one byte, in the length, or by a NUL.
+    @Test(arguments: [6, 40])
+    func everyKeyLengthAndItsNearMisses(_ size: Int) {
+        let keys = (0...40).map { String(repeating: "x", count: $0) + "y" }
+        let set = LiteralSet(Array(keys.prefix(size)))
+        for (i, k) in keys.prefix(size).enumerated() {
+            #expect(set.index(of: k) == i)
+            #expect(!set.contains(k + "\u{0}"))
+            #expect(!set.contains(String(k.dropLast()) + "z"))
+            #expect(!set.contains(String(k.dropLast())) || k == "y")
+        }
+    }
+
+    /// Strings compare by their Unicode scalars, without normalisation: "é" written as one
+    /// scalar and as "e" plus a combining accent are different strings.
+    @Test(arguments: [2, 20])
+    func stringsCompareByScalarsNotByCanonicalEquivalence(_ size: Int) {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        let set = LiteralSet([composed] + (1..<size).map { "other\($0)" })
+        #expect(set.contains(composed) && !set.contains(decomposed))
+        #expect(composed == decomposed)  // Swift's own `==` would call them equal
+        #expect(!Comparison.bytesEqual(composed, decomposed) && Comparison.bytesEqual(composed, "caf\u{E9}"))
+    }
+
+    /// Non-contiguous strings (bridged or lazily built) are read through a copy of their bytes.
+    @Test func substringsAndBuiltStringsAreFound() {
+        let set = LiteralSet((0..<50).map { "key-\($0)" })
+        let built = String("xxkey-7xx".dropFirst(2).dropLast(2))
+        #expect(set.index(of: built) == 7)
+        #expect(set.index(of: "key-\(49)") == 49)
+    }
+}
