@@ -139,8 +139,50 @@ final class User {
     }
 }
 
-let seedKey = Bucketing.RolloutKey(salt: "seed")
-let largeKey = Bucketing.RolloutKey(salt: "large")
+/// `rollout(unit)` with a fixed salt, hand-written: MurmurHash3 (x86, 32-bit, seed 0) of
+/// `salt:unit`, then the bucket in thousandths of a percent.
+struct RolloutKey {
+    let prefix: [UInt8]
+
+    init(salt: String) { prefix = Array((salt + ":").utf8) }
+
+    @inline(__always)
+    static func mix(_ k: UInt32) -> UInt32 {
+        var k = k &* 0xcc9e_2d51
+        k = (k << 15) | (k >> 17)
+        return k &* 0x1b87_3593
+    }
+
+    func bucket(for unit: String) -> Int {
+        var unit = unit
+        return unit.withUTF8 { u in
+            var h: UInt32 = 0, block: UInt32 = 0, filled: UInt32 = 0
+            func add(_ byte: UInt8) {
+                block |= UInt32(byte) << (filled * 8)
+                filled += 1
+                if filled == 4 {
+                    h ^= RolloutKey.mix(block)
+                    h = ((h << 13) | (h >> 19)) &* 5 &+ 0xe654_6b64
+                    block = 0
+                    filled = 0
+                }
+            }
+            for b in prefix { add(b) }
+            for b in u { add(b) }
+            if filled > 0 { h ^= RolloutKey.mix(block) }
+            h ^= UInt32(truncatingIfNeeded: prefix.count + u.count)
+            h ^= h >> 16
+            h = h &* 0x85eb_ca6b
+            h ^= h >> 13
+            h = h &* 0xc2b2_ae35
+            h ^= h >> 16
+            return Int(h % 100) * 1000 + Int((h / 100) % 1000)
+        }
+    }
+}
+
+let seedKey = RolloutKey(salt: "seed")
+let largeKey = RolloutKey(salt: "large")
 let baselineCountries: Set<String> = ["US", "CA", "GB", "DE", "FR"]
 let minimumVersion = SemanticVersion("2.3.0")!
 
@@ -186,33 +228,33 @@ func dictionary(_ u: User) -> EvaluationContext {
      "appVersion": .version(u.appVersion), "email": .string(u.email)]
 }
 
-/// The same logic hand-written against the same prepared context, read by slot.
-struct HandWrittenOnSlots {
-    let build: Int, userId: Int, country: Int, appVersion: Int, email: Int
+/// A context as hand-written code would hold it for the rule set's schema: the same
+/// checked values, one array a context, read by position (as a prepared context's slots).
+final class Slots {
+    let values: ContiguousArray<Value?>
 
-    init(_ rules: RuleSet) {
-        func slot(_ name: String) -> Int { rules.schema?[name]?.slot ?? -1 }
-        build = slot("build")
-        userId = slot("userId")
-        country = slot("country")
-        appVersion = slot("appVersion")
-        email = slot("email")
-    }
+    init(_ c: PreparedContext, _ names: [String]) { values = ContiguousArray(names.map { c[$0] }) }
+}
+
+/// The same logic hand-written against the same values, read by position.
+enum HandWrittenOnSlots {
+    static let names = ["build", "userId", "country", "appVersion", "email"]
+    static let build = 0, userId = 1, country = 2, appVersion = 3, email = 4
 
     @inline(never)
-    func seed(_ c: PreparedContext) -> Bool {
-        guard case .string(let b)? = c[slot: build], b == "debug" || b == "alpha",
-              case .string(let u)? = c[slot: userId] else { return false }
+    static func seed(_ c: Slots) -> Bool {
+        guard case .string(let b)? = c.values[build], b == "debug" || b == "alpha",
+              case .string(let u)? = c.values[userId] else { return false }
         return seedKey.bucket(for: u) < 20_000
     }
 
     @inline(never)
-    func large(_ c: PreparedContext) -> Bool {
-        guard case .string(let b)? = c[slot: build], b == "debug" || b == "alpha",
-              case .string(let u)? = c[slot: userId], largeKey.bucket(for: u) < 20_000,
-              case .string(let country)? = c[slot: country], baselineCountries.contains(country),
-              case .version(let v)? = c[slot: appVersion], v >= minimumVersion,
-              case .string(let e)? = c[slot: email] else { return false }
+    static func large(_ c: Slots) -> Bool {
+        guard case .string(let b)? = c.values[build], b == "debug" || b == "alpha",
+              case .string(let u)? = c.values[userId], largeKey.bucket(for: u) < 20_000,
+              case .string(let country)? = c.values[country], baselineCountries.contains(country),
+              case .version(let v)? = c.values[appVersion], v >= minimumVersion,
+              case .string(let e)? = c.values[email] else { return false }
         return !e.hasSuffix("@example.com")
     }
 }
@@ -421,10 +463,10 @@ for (name, rule, handWritten) in [("seed", seedRule, handWrittenSeed), ("large",
         guard let u = object as? User else { return false }
         return handWritten(u)
     }
-    let onSlots = HandWrittenOnSlots(rules)
-    let onSlotsRow: (Int) -> Bool = name == "seed" ? { onSlots.seed(prepared[$0]) } : { onSlots.large(prepared[$0]) }
+    let slots = prepared.map { Slots($0, HandWrittenOnSlots.names) }
+    let onSlotsRow: (Int) -> Bool = name == "seed" ? { HandWrittenOnSlots.seed(slots[$0]) } : { HandWrittenOnSlots.large(slots[$0]) }
     let rows = measureInterleaved(count: n, runs: runs, [
-        ("hand-written Swift (same prepared context)", onSlotsRow),
+        ("hand-written Swift (same values, by position)", onSlotsRow),
         ("FlagRules fastest (handle, prepared context)", { rules.isEnabled(handle, in: prepared[$0]) }),
         ("FlagRules plain (name, dictionary context)", { rules.evaluate(name, in: dictionaries[$0]).value == .bool(true) }),
         ("NSPredicate(block:)", { predicate.evaluate(with: boxed[$0]) }),
@@ -446,7 +488,7 @@ func inRule(_ count: Int) -> String {
 /// list's literal set when it evaluates and hashes the value first when the set is large;
 /// setting the value on a prepared context, which checks it once and keeps its hash; and
 /// hand-written Swift looking the same value up in a `Set<String>` of the same
-/// literals (read from the same prepared context).
+/// literals (the same values).
 struct InRow {
     let size: Int
     let flagRules: Row
@@ -465,22 +507,23 @@ do {
     let sizes = [3, 1_000, 100_000]
     for size in sizes {
         let rules = load(schema + "\n" + inRule(size))
-        guard let handle = rules.handle("member"), let slot = rules.schema?["country"]?.slot else { exit(1) }
+        guard let handle = rules.handle("member") else { exit(1) }
         // Keys 0..<size are in the list, size..<2*size are not.
         let values = options.inValues.range(size)
         let contexts = (0..<n).map { _ in rules.prepare(["country": .string(options.inKeys.key(Int.random(in: values, using: &g)))]) }
         let set = Set((0..<size).map(options.inKeys.key))
         let dictionaries = contexts.map(\.dictionary)
+        let countries = contexts.map { $0["country"] }
         var prepared = rules.makeContext()
         rows.append(("in over \(size) literals", .each { rules.isEnabled(handle, in: contexts[$0]) }))
         rows.append(("batch: in over \(size) literals", .batch { rules.isEnabled(handle, in: contexts) }))
         rows.append(("plain: in over \(size) literals", .each { rules.isEnabled("member", in: dictionaries[$0]) }))
         rows.append(("prepare: in over \(size) literals (setting the value)", .each {
-            prepared["country"] = contexts[$0][slot: slot]
+            prepared["country"] = countries[$0]
             return false
         }))
         rows.append(("Set<String> of \(size) literals (hand-written)", .each {
-            guard case .string(let country)? = contexts[$0][slot: slot] else { return false }
+            guard case .string(let country)? = countries[$0] else { return false }
             return set.contains(country)
         }))
     }

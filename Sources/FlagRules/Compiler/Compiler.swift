@@ -13,6 +13,9 @@ import Foundation
 /// - patterns are compiled once; sub-expressions without attributes are folded;
 /// - `rollout(…) < N%` compares integer buckets exactly, with the salt's hash precomputed.
 struct Compiler {
+    /// `and`/`or` chains of up to this many operands become nested closures; longer ones
+    /// a loop over an array, so that no length of chain recurses deeply.
+    static let foldedOperands = 8
     let checked: CheckedProgram
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
@@ -134,11 +137,10 @@ struct Compiler {
         let prefix = BucketKeyPrefix(salt: s.salt)
         let weights = s.weights
         let outcomes = s.outcomes
-        let total = UInt32(weights.reduce(0, +))
+        let total = weights.reduce(0, +)
         return { f in
             guard let u = unit(f) else { return nil }
-            let target = Int(prefix.hash(u, split: true) % total) + 1
-            return Bucketing.choose(target: target, weights: weights).map { outcomes[$0] }
+            return Bucketing.split(prefix, u, weights: weights, total: total).choice.map { outcomes[$0] }
         }
     }
 
@@ -289,30 +291,51 @@ struct Compiler {
             let c = condition(x)
             return { f in c(f).negated }
         case .and(let xs):
-            // A right fold of binary closures: Kleene `and` is associative, and no array of
-            // closures (with its reabstraction thunks) is walked per evaluation.
+            if xs.count > Compiler.foldedOperands {
+                let cs = xs.map(condition)
+                return { f in
+                    var result = Truth.yes
+                    for c in cs {
+                        let t = c(f)
+                        if t == .no { return .no }
+                        if t == .unknown { result = .unknown }
+                    }
+                    return result
+                }
+            }
+            // A right fold of binary closures for a few operands: Kleene `and` is
+            // associative, and no array of closures (called through reabstraction thunks)
+            // is walked per evaluation.
             var chain = condition(xs[xs.count - 1])
             for x in xs.dropLast().reversed() {
                 let first = condition(x), rest = chain
                 chain = { f in
                     let a = first(f)
                     if a == .no { return .no }
-                    let b = rest(f)
-                    if b == .no { return .no }
-                    return a == .yes && b == .yes ? .yes : .unknown
+                    return Truth.and(a, rest(f))
                 }
             }
             return chain
         case .or(let xs):
+            if xs.count > Compiler.foldedOperands {
+                let cs = xs.map(condition)
+                return { f in
+                    var result = Truth.no
+                    for c in cs {
+                        let t = c(f)
+                        if t == .yes { return .yes }
+                        if t == .unknown { result = .unknown }
+                    }
+                    return result
+                }
+            }
             var chain = condition(xs[xs.count - 1])
             for x in xs.dropLast().reversed() {
                 let first = condition(x), rest = chain
                 chain = { f in
                     let a = first(f)
                     if a == .yes { return .yes }
-                    let b = rest(f)
-                    if b == .yes { return .yes }
-                    return a == .no && b == .no ? .no : .unknown
+                    return Truth.or(a, rest(f))
                 }
             }
             return chain
@@ -371,35 +394,8 @@ struct Compiler {
     static func thousandths(_ b: Bound) -> Int? {
         switch b.kind {
         case .percent(let t): return t
-        case .constant(.int(let i)):
-            let (v, o) = i.multipliedReportingOverflow(by: 1000)
-            return o ? nil : v
-        case .constant(.double(let d)):
-            let scaled = (d * 1000).rounded()
-            guard abs(scaled) < 1e15, Double(Int(scaled)) / 1000 == d else { return nil }
-            return Int(scaled)
+        case .constant(let v): return Bucketing.thousandths(v)
         default: return nil
-        }
-    }
-
-    static func holds(_ op: ComparisonOperator, _ order: Int) -> Bool {
-        switch op {
-        case .equal: return order == 0
-        case .notEqual: return order != 0
-        case .less: return order < 0
-        case .lessEqual: return order <= 0
-        case .greater: return order > 0
-        default: return order >= 0
-        }
-    }
-
-    static func flipped(_ op: ComparisonOperator) -> ComparisonOperator {
-        switch op {
-        case .less: return .greater
-        case .lessEqual: return .greaterEqual
-        case .greater: return .less
-        case .greaterEqual: return .lessEqual
-        default: return op
         }
     }
 
@@ -409,7 +405,7 @@ struct Compiler {
             return rolloutCompare(op, unit, salt, t)
         }
         if case .rollout(let unit, let salt) = r.kind, let t = Compiler.thousandths(l) {
-            return rolloutCompare(Compiler.flipped(op), unit, salt, t)
+            return rolloutCompare(op.flipped, unit, salt, t)
         }
         // An enum attribute against a case: one ordinal comparison.
         if op == .equal || op == .notEqual, case .constant(.string(let c)) = r.kind, let test = enumTest(l, [c], negated: op == .notEqual) {
@@ -433,13 +429,13 @@ struct Compiler {
         if case .constant(let c) = r.kind {
             return { f in
                 guard let a = lf(f), let o = Comparison.order(a, c) else { return .unknown }
-                return Truth(Compiler.holds(op, o))
+                return Truth.comparison(op, order: o)
             }
         }
         let rf = value(r)
         return { f in
             guard let a = lf(f), let b = rf(f), let o = Comparison.order(a, b) else { return .unknown }
-            return Truth(Compiler.holds(op, o))
+            return Truth.comparison(op, order: o)
         }
     }
 
@@ -466,7 +462,7 @@ struct Compiler {
         return { f in
             guard let bucketUnit = u(f) else { return .unknown }
             let bucket = Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false))
-            return Truth(Compiler.holds(op, bucket < t ? -1 : bucket == t ? 0 : 1))
+            return Truth(Bucketing.rolloutHolds(op, bucket: bucket, threshold: t))
         }
     }
 

@@ -81,8 +81,8 @@ struct Explainer {
                               note: "no choice: " + (unitTrace.note ?? "\(unitTrace.text) is unknown"))
         }
         let unitText = Explainer.unitText(bucketUnit)
-        let target = Int(BucketKeyPrefix(salt: s.salt).hash(bucketUnit, split: true) % UInt32(total)) + 1
-        let choice = Bucketing.choose(target: target, weights: s.weights).map { s.outcomes[$0] }
+        let (target, chosen) = Bucketing.split(BucketKeyPrefix(salt: s.salt), bucketUnit, weights: s.weights, total: total)
+        let choice = chosen.map { s.outcomes[$0] }
         return SplitTrace(unit: unitText, key: s.salt + ":" + unitText, target: target, total: total,
                           choice: choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }, note: nil)
     }
@@ -227,13 +227,13 @@ struct Explainer {
                 let (v, trace) = value(l)
                 guard case .double? = v else { return make(.unknown, [trace]) }
                 let bucket = rolloutBucket(l)
-                return make(Truth(Compiler.holds(op, bucket < th ? -1 : bucket == th ? 0 : 1)), [trace])
+                return make(Truth(Bucketing.rolloutHolds(op, bucket: bucket, threshold: th)), [trace])
             }
             if case .rollout = r.kind, let th = Compiler.thousandths(l) {
                 let (v, trace) = value(r)
                 guard case .double? = v else { return make(.unknown, [trace]) }
                 let bucket = rolloutBucket(r)
-                return make(Truth(Compiler.holds(Compiler.flipped(op), bucket < th ? -1 : bucket == th ? 0 : 1)), [trace])
+                return make(Truth(Bucketing.rolloutHolds(op.flipped, bucket: bucket, threshold: th)), [trace])
             }
             let (a, lt) = value(l)
             let (c, rt) = value(r)
@@ -243,7 +243,7 @@ struct Explainer {
                 return make(Truth(eq != (op == .notEqual)), [lt, rt])
             }
             guard let o = Comparison.order(a, c) else { return make(.unknown, [lt, rt], note: Explainer.incomparable(a, c)) }
-            return make(Truth(Compiler.holds(op, o)), [lt, rt])
+            return make(Truth.comparison(op, order: o), [lt, rt])
         case .member(let x, let list, let negated):
             let (v, trace) = value(x)
             guard let v else { return make(.unknown, [trace]) }

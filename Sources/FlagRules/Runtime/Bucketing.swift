@@ -1,4 +1,6 @@
-/// `rollout` and `split` exactly as `shared/spec/bucketing.md` defines them (Unleash-compatible).
+/// `rollout` and `split`, bit for bit as Unleash buckets (the Performance and language
+/// articles of the documentation give the algorithm): MurmurHash3 (x86, 32-bit) of
+/// `salt:unit`, seed 0 for rollouts and 86028157 for splits.
 public enum Bucketing {
     /// The seed Unleash uses for variant (split) hashing.
     public static let splitSeed: UInt32 = 86_028_157
@@ -23,8 +25,9 @@ public enum Bucketing {
         Double(rolloutBucket(salt: salt, unit: unit)) / 1000
     }
 
-    /// The 1-based split target: `hash % total + 1`.
-    public static func splitTarget(salt: String, unit: String, totalWeight: Int) -> Int {
+    /// The 1-based split target: `hash % total + 1`; nil when `totalWeight` is not positive.
+    public static func splitTarget(salt: String, unit: String, totalWeight: Int) -> Int? {
+        guard totalWeight > 0, totalWeight <= Int(UInt32.max) else { return nil }
         var hasher = Murmur3(seed: splitSeed)
         hasher.combine(salt)
         hasher.combine(byte: UInt8(ascii: ":"))
@@ -41,6 +44,39 @@ public enum Bucketing {
             if w > 0, sum >= target { return i }
         }
         return nil
+    }
+}
+
+extension Bucketing {
+    /// The exact thousandths of a percent that a numeric threshold stands for (`20%`,
+    /// `20`, `20.5`), or nil when it has no exact value in thousandths.
+    static func thousandths(_ v: Value) -> Int? {
+        switch v {
+        case .int(let i):
+            let (t, overflow) = i.multipliedReportingOverflow(by: 1000)
+            return overflow ? nil : t
+        case .double(let d):
+            let scaled = (d * 1000).rounded()
+            guard abs(scaled) < 1e15, Double(Int(scaled)) / 1000 == d else { return nil }
+            return Int(scaled)
+        default: return nil
+        }
+    }
+
+    /// Whether `rollout(…) op threshold` holds for a bucket, both in thousandths: integers
+    /// compared exactly, never through floating point.
+    @inline(__always)
+    static func rolloutHolds(_ op: ComparisonOperator, bucket: Int, threshold: Int) -> Bool {
+        Truth.comparison(op, order: bucket < threshold ? -1 : bucket == threshold ? 0 : 1) == .yes
+    }
+
+    /// The split target of a unit, and the index of the outcome it chooses (nil when none
+    /// has weight there): `hash % total + 1`, then the first running sum of weights at
+    /// least the target.
+    static func split(_ prefix: BucketKeyPrefix, _ unit: BucketUnit, weights: [Int], total: Int) -> (target: Int, choice: Int?) {
+        guard total > 0 else { return (0, nil) }
+        let target = Int(prefix.hash(unit, split: true) % UInt32(truncatingIfNeeded: total)) + 1
+        return (target, choose(target: target, weights: weights))
     }
 }
 
@@ -90,23 +126,5 @@ enum BucketUnit {
         case .int(let i): self = .int(i)
         default: return nil
         }
-    }
-}
-
-extension Bucketing {
-    /// A salt with its hash state precomputed, for hand-written code that buckets many
-    /// units with the same salt (what `rollout(unit)` does inside a compiled rule set).
-    public struct RolloutKey: Sendable {
-        let prefix: BucketKeyPrefix
-
-        /// A key for `salt` (usually a declaration's name).
-        public init(salt: String) { prefix = BucketKeyPrefix(salt: salt) }
-
-        /// `rollout(unit)` in thousandths of a percent, `[0, 100000)`.
-        @inlinable
-        public func bucket(for unit: String) -> Int { Bucketing.bucket(hash: hash(unit)) }
-
-        @usableFromInline
-        func hash(_ unit: String) -> UInt32 { prefix.hash(string: unit) }
     }
 }

@@ -309,6 +309,17 @@ public enum ComparisonOperator: String, Sendable, CaseIterable {
         default: return false
         }
     }
+
+    /// The operator with its operands swapped (`a < b` is `b > a`).
+    var flipped: ComparisonOperator {
+        switch self {
+        case .less: return .greater
+        case .lessEqual: return .greaterEqual
+        case .greater: return .less
+        case .greaterEqual: return .lessEqual
+        default: return self
+        }
+    }
 }
 
 /// An expression with its source range.

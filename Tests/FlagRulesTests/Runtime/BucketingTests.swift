@@ -43,7 +43,7 @@ import Testing
     func rolloutKeysMatchTheReference(_ unit: String) {
         let expected = Bucketing.bucket(hash: Murmur3.hash(Array(("darkMode:" + unit).utf8), seed: 0))
         #expect(Bucketing.rolloutBucket(salt: "darkMode", unit: unit) == expected)
-        #expect(Bucketing.RolloutKey(salt: "darkMode").bucket(for: unit) == expected)
+        #expect(Bucketing.bucket(hash: BucketKeyPrefix(salt: "darkMode").hash(string: unit)) == expected)
     }
 
     @Test(arguments: [0, 7, -7, 174, Int.max, Int.min, 1_000_000_007])
@@ -127,6 +127,14 @@ import Testing
         ("Feature.Variants.C", "607", [:], ["variant1", "variant2", "variant3"], 58, "variant2"),
         ("Feature.Variants.C", "656", [:], ["variant1", "variant2", "variant3"], 94, "variant3"),
     ]
+
+    /// A split over no weight chooses nothing, and never traps.
+    @Test func splitTargetsOfNoWeightAreNil() {
+        #expect(Bucketing.splitTarget(salt: "s", unit: "u", totalWeight: 0) == nil)
+        #expect(Bucketing.splitTarget(salt: "s", unit: "u", totalWeight: -5) == nil)
+        #expect(Bucketing.split(BucketKeyPrefix(salt: "s"), .string("u"), weights: [0, 0], total: 0).choice == nil)
+        #expect(Bucketing.choose(target: 1, weights: []) == nil)
+    }
 
     @Test(arguments: [("232", 18, "variant1"), ("607", 58, "variant2"), ("656", 94, "variant3")])
     func unleashVariantVector(unit: String, target: Int, choice: String) throws {

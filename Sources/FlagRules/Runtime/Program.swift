@@ -1,20 +1,5 @@
 import Foundation
 
-/// The three truth values of a condition: a rule matches only on `yes`.
-enum Truth: UInt8, Sendable {
-    case no, yes, unknown
-
-    @inline(__always) init(_ b: Bool) { self = b ? .yes : .no }
-
-    @inline(__always) var negated: Truth {
-        switch self {
-        case .no: return .yes
-        case .yes: return .no
-        case .unknown: return .unknown
-        }
-    }
-}
-
 /// What one evaluation reads: a dictionary context, or the slots of a prepared context
 /// (borrowed for the duration of the evaluation), and the program for prerequisites.
 ///
@@ -129,11 +114,11 @@ enum Coercion: Sendable {
     }
 
     /// A prepared slot's tag for its typed value `v`: an enum value's case ordinal, a
-    /// string's `StringHash`, else -1.
-    func tag(_ v: Value?) -> Int64 {
+    /// string's `StringHash.key`, else -1.
+    func tag(_ v: Value?) -> Int32 {
         switch (self, v) {
-        case (.enumeration(let table), .string(let s)?): return table.ordinal(of: s).map { Int64($0) } ?? -1
-        case (.string, .string(let s)?): return Int64(bitPattern: StringHash.of(s))
+        case (.enumeration(let table), .string(let s)?): return table.ordinal(of: s).map { Int32($0) } ?? -1
+        case (.string, .string(let s)?): return Int32(bitPattern: StringHash.key(s))
         default: return -1
         }
     }
