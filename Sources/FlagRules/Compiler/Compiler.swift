@@ -390,21 +390,12 @@ struct Compiler {
         }
     }
 
-    /// The exact thousandths of a numeric constant, for comparing with a rollout bucket.
-    static func thousandths(_ b: Bound) -> Int? {
-        switch b.kind {
-        case .percent(let t): return t
-        case .constant(let v): return Bucketing.thousandths(v)
-        default: return nil
-        }
-    }
-
     func compare(_ op: ComparisonOperator, _ l: Bound, _ r: Bound) -> ConditionFunction {
         // rollout(unit) OP N% compares integer buckets, never through floating point.
-        if case .rollout(let unit, let salt) = l.kind, let t = Compiler.thousandths(r) {
+        if case .rollout(let unit, let salt) = l.kind, let t = r.rolloutThreshold {
             return rolloutCompare(op, unit, salt, t)
         }
-        if case .rollout(let unit, let salt) = r.kind, let t = Compiler.thousandths(l) {
+        if case .rollout(let unit, let salt) = r.kind, let t = l.rolloutThreshold {
             return rolloutCompare(op.flipped, unit, salt, t)
         }
         // An enum attribute against a case: one ordinal comparison.

@@ -4,7 +4,7 @@ extension RuleSet {
     /// declaration has that name.
     public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
         guard let i = program.names.index(of: name) else { return nil }
-        return Explainer(checked: checked, program: program, source: source, values: context.values).explain(i)
+        return Explainer(checked: checked, source: source, values: context.values).explain(i)
     }
 
     /// The `test "…" { … }` declarations, in source order.
@@ -71,9 +71,9 @@ extension RuleSet {
         guard let syntax, !parseDiagnostics.contains(where: { $0.severity == .error }) else {
             throw RuleSetError(source: source, diagnostics: parseDiagnostics)
         }
-        let (bound, diagnostics) = Checker.check(expression: syntax, in: self.syntax)
+        let (bound, diagnostics) = Checker.check(expression: syntax, in: checked.symbols)
         guard let bound else { throw RuleSetError(source: source, diagnostics: diagnostics) }
-        let explainer = Explainer(checked: checked, program: program, source: source, fileSource: self.source, values: context.values)
+        let explainer = Explainer(checked: checked, source: source, fileSource: self.source, values: context.values)
         let (value, trace) = explainer.value(bound)
         return ExpressionResult(value: value, trace: trace)
     }

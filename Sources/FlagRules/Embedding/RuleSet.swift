@@ -10,9 +10,9 @@ import Foundation
 /// ```
 public struct RuleSet: Sendable {
     let program: Program
+    /// The checked declarations (for explanations), the tests and the symbol table (for
+    /// checking an expression against the file, as the REPL does).
     let checked: CheckedProgram
-    /// The parsed file, for checking expressions against it (the REPL).
-    let syntax: FileSyntax
     /// The source the rules were compiled from (for rendering diagnostics and explanations).
     public let source: SourceText
     /// Warnings found while loading (an `@expires` date in the past, …).
@@ -58,7 +58,6 @@ public struct RuleSet: Sendable {
         self.warnings = diagnostics
         self.program = Compiler.compile(checked)
         self.checked = checked
-        self.syntax = file
         self.declarations = checked.declarations.map(DeclarationInfo.init)
     }
 

@@ -1,27 +1,32 @@
 import Foundation
 
 /// Evaluates a checked program step by step, recording why each sub-expression has its
-/// value. It follows exactly the semantics of the compiled closures (a test compares the
-/// two on every operator table and example) but is slower: it is for `--explain`, test
-/// failures and the REPL, not for hot paths.
+/// value. It is an evaluator of its own, over the checked declarations rather than the
+/// compiled closures, sharing only the runtime's operations (comparison, three-valued
+/// logic, bucketing): a differential test compares its resolutions with the closures' on
+/// every operator table, every example and seeded random programs. It is slower: it is
+/// for `--explain`, test failures and the REPL, not for hot paths.
 struct Explainer {
     let checked: CheckedProgram
-    let program: Program
     /// The source the traced expressions were written in.
     var source: SourceText
     /// The rule set's file (segments' conditions are written there).
     let fileSource: SourceText
     let values: [String: Value]
-    /// The same values as a context, for the compiled declarations the explanation reads.
-    let context: EvaluationContext
+    /// The resolutions of declarations and the truths of segments read as operands,
+    /// worked out once each.
+    private let memo = Memo()
 
-    init(checked: CheckedProgram, program: Program, source: SourceText, fileSource: SourceText? = nil, values: [String: Value]) {
+    final class Memo {
+        var resolutions: [Int: Resolution] = [:]
+        var segments: [Int: Truth] = [:]
+    }
+
+    init(checked: CheckedProgram, source: SourceText, fileSource: SourceText? = nil, values: [String: Value]) {
         self.checked = checked
-        self.program = program
         self.source = source
         self.fileSource = fileSource ?? source
         self.values = values
-        self.context = EvaluationContext(values)
     }
     /// How many levels of segments to expand inside a trace.
     var segmentDepth = 0
@@ -30,22 +35,38 @@ struct Explainer {
         source.text(of: range)
     }
 
+    /// The resolution of declaration `index`, worked out by this evaluator (once).
+    func resolve(_ index: Int) -> Resolution {
+        if let known = memo.resolutions[index] { return known }
+        var inner = self
+        inner.source = fileSource
+        inner.segmentDepth = 3  // no segment traces are kept
+        let r = inner.explain(index).resolution
+        memo.resolutions[index] = r
+        return r
+    }
+
     func explain(_ index: Int) -> Explanation {
         let d = checked.declarations[index]
-        let resolution = program.declarations[index].resolution(Frame(context, program: program))
+        let isVariant = d.kind == .variant
+        func resolution(_ value: Value, _ reason: Resolution.Reason, _ rule: CheckedRule? = nil) -> Resolution {
+            Resolution(value: value, variant: isVariant ? value.stringValue : nil, reason: reason, rule: rule?.index, line: rule?.line)
+        }
         if let condition = d.condition {
-            let (_, trace) = truth(condition)
-            return Explanation(name: d.name, resolution: resolution, rules: [], condition: trace, summary: "")
+            let (truth, trace) = self.truth(condition)
+            let r = truth == .yes ? resolution(.bool(true), .targetingMatch) : resolution(.bool(false), .default)
+            return Explanation(name: d.name, resolution: r, rules: [], condition: trace, summary: "")
         }
         if d.disabled {
-            return Explanation(name: d.name, resolution: resolution, rules: [], condition: nil,
+            return Explanation(name: d.name, resolution: resolution(d.defaultValue, .disabled), rules: [], condition: nil,
                                summary: "@disabled: the default, whatever the rules say")
         }
         if d.rules.isEmpty {
-            return Explanation(name: d.name, resolution: resolution, rules: [], condition: nil, summary: "no rules: the default")
+            return Explanation(name: d.name, resolution: resolution(d.defaultValue, .static), rules: [], condition: nil,
+                               summary: "no rules: the default")
         }
         var traces: [RuleTrace] = []
-        var decided = false
+        var decided: Resolution?
         for rule in d.rules {
             let ruleText = text(rule.range)
             var condition: ExpressionTrace?
@@ -58,33 +79,34 @@ struct Explainer {
                 }
             }
             switch rule.outcome {
-            case .value:
+            case .value(let v):
                 traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: nil, matched: true))
-                decided = true
+                decided = resolution(v, .targetingMatch, rule)
             case .split(let s):
-                let trace = split(s, variants: d.kind == .variant)
-                let matched = trace.choice != nil
-                traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: trace, matched: matched))
-                decided = matched
+                let (choice, trace) = split(s, variants: isVariant)
+                traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: trace,
+                                        matched: choice != nil))
+                decided = choice.map { resolution($0, .split, rule) }
             }
-            if decided { break }
+            if decided != nil { break }
         }
-        return Explanation(name: d.name, resolution: resolution, rules: traces, condition: nil,
-                           summary: decided ? "" : "no rule matched: the default")
+        return Explanation(name: d.name, resolution: decided ?? resolution(d.defaultValue, .default), rules: traces, condition: nil,
+                           summary: decided != nil ? "" : "no rule matched: the default")
     }
 
-    func split(_ s: CheckedSplit, variants: Bool) -> SplitTrace {
+    /// The outcome a split chooses (nil: none, as for an unknown unit) and its trace.
+    func split(_ s: CheckedSplit, variants: Bool) -> (Value?, SplitTrace) {
         let total = s.weights.reduce(0, +)
         let (unit, unitTrace) = value(s.unit)
         guard let unit, let bucketUnit = BucketUnit(unit) else {
-            return SplitTrace(unit: nil, key: nil, target: nil, total: total, choice: nil,
-                              note: "no choice: " + (unitTrace.note ?? "\(unitTrace.text) is unknown"))
+            return (nil, SplitTrace(unit: nil, key: nil, target: nil, total: total, choice: nil,
+                                    note: "no choice: " + (unitTrace.note ?? "\(unitTrace.text) is unknown")))
         }
         let unitText = Explainer.unitText(bucketUnit)
         let (target, chosen) = Bucketing.split(BucketKeyPrefix(salt: s.salt), bucketUnit, weights: s.weights, total: total)
         let choice = chosen.map { s.outcomes[$0] }
-        return SplitTrace(unit: unitText, key: s.salt + ":" + unitText, target: target, total: total,
-                          choice: choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }, note: nil)
+        return (choice, SplitTrace(unit: unitText, key: s.salt + ":" + unitText, target: target, total: total,
+                                   choice: choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }, note: nil))
     }
 
     static func unitText(_ u: BucketUnit) -> String {
@@ -136,7 +158,7 @@ struct Explainer {
                 let (truth, trace) = self.truth(b)
                 return (truth == .unknown ? nil : .bool(truth == .yes), trace)
             }
-            let r = program.declarations[i].resolution(Frame(context, program: program))
+            let r = resolve(i)
             var details = [r.reason.rawValue]
             if let rule = r.rule { details.append("rule \(rule)") }
             return (r.value, ExpressionTrace(text: t, result: r.variant ?? Explainer.show(r.value),
@@ -223,13 +245,13 @@ struct Explainer {
             let present = values[name] != nil
             return make(Truth(present), [], note: "\(name) is \(present ? "present" : "absent")")
         case .compare(let op, let l, let r):
-            if case .rollout = l.kind, let th = Compiler.thousandths(r) {
+            if case .rollout = l.kind, let th = r.rolloutThreshold {
                 let (v, trace) = value(l)
                 guard case .double? = v else { return make(.unknown, [trace]) }
                 let bucket = rolloutBucket(l)
                 return make(Truth(Bucketing.rolloutHolds(op, bucket: bucket, threshold: th)), [trace])
             }
-            if case .rollout = r.kind, let th = Compiler.thousandths(l) {
+            if case .rollout = r.kind, let th = l.rolloutThreshold {
                 let (v, trace) = value(r)
                 guard case .double? = v else { return make(.unknown, [trace]) }
                 let bucket = rolloutBucket(r)
@@ -281,8 +303,9 @@ struct Explainer {
                     let (truth, trace) = inner.truth(condition)
                     return make(truth, [trace], note: "segment")
                 }
-                let frame = Frame(context, program: program)
-                let truth = program.declarations[i].segment.map { $0(frame) } ?? .unknown
+                if let known = memo.segments[i] { return make(known, [], note: "segment") }
+                let (truth, _) = inner.truth(condition)
+                memo.segments[i] = truth
                 return make(truth, [], note: "segment")
             }
             let (v, trace) = value(b)

@@ -80,13 +80,27 @@ struct CheckedDeclaration: Sendable {
     var range: SourceRange
 }
 
+/// The names a file defines, by position, with their types and the schema: what an
+/// expression written against the file (the REPL) is checked with.
+struct SymbolTable: Sendable {
+    var schema: ContextSchema?
+    /// The declarations' names by position, looked up.
+    var names: LiteralSet
+    /// The declarations' names by position.
+    var declarationNames: [String]
+    /// The declarations' result types, by position.
+    var types: [FlagType]
+}
+
 /// The output of the checker: everything the compiler needs, nothing it must look up again.
 struct CheckedProgram: Sendable {
-    var schema: ContextSchema?
+    var symbols: SymbolTable
     var declarations: [CheckedDeclaration]
-    /// The declarations' names by position.
-    var names: LiteralSet
     var tests: [TestCase] = []
+
+    var schema: ContextSchema? { symbols.schema }
+    /// The declarations' names by position.
+    var names: LiteralSet { symbols.names }
 }
 
 /// A `test "…" { … }` declaration after checking: a context and expectations on resolutions.
@@ -142,5 +156,17 @@ public struct Expectation: Sendable {
         case .rule(let i): equal = r.rule == i
         }
         return equal != negated
+    }
+}
+
+extension Bound {
+    /// The exact thousandths of a percent of a numeric constant (`20%`, `20`, `20.5`), for
+    /// comparing with a rollout bucket; nil for anything else.
+    var rolloutThreshold: Int? {
+        switch kind {
+        case .percent(let t): return t
+        case .constant(let v): return Bucketing.thousandths(v)
+        default: return nil
+        }
     }
 }

@@ -33,7 +33,7 @@ extension Checker {
             return Bound(kind: .constant(.string(name)), type: other, range: range)
         }
         let declared = names.index(of: name)
-        if let i = declared, case .context = declarations[i] {} else if let i = declared {
+        if let i = declared {
             if i == current {
                 diagnostics.error("cycle", "'\(name)' reads itself", at: range,
                                   help: "a declaration cannot depend on its own value")
@@ -53,7 +53,7 @@ extension Checker {
                 diagnostics.error("unknown-case", "'\(name)' is not \(what)" + didYouMean(name, cases), at: range)
                 return nil
             }
-            let candidates = schema.attributes.map(\.name) + declarations.map(\.header.name.name) + ["now"]
+            let candidates = schema.attributes.map(\.name) + declarationNames + ["now"]
             diagnostics.error("unknown-name", "unknown name '\(name)'" + didYouMean(name, candidates), at: range)
             return nil
         }
@@ -170,7 +170,7 @@ extension Checker {
                                   at: range)
                 return nil
             }
-            var salt = current >= 0 ? declarations[current].header.name.name : ""
+            var salt = current >= 0 ? declarationNames[current] : ""
             if arguments.count == 2 {
                 guard case .literal(.string(let s, _)) = arguments[1].kind else {
                     diagnostics.error("invalid-call", "rollout()'s salt must be a string literal", at: arguments[1].range)

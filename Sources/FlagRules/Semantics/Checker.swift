@@ -19,6 +19,8 @@ struct Checker {
     /// The declarations' names by position: the lookup of every name read in an
     /// expression (most are attributes, a miss here), without SipHash. The program keeps it.
     var names = LiteralSet([])
+    /// The declarations' names, by position.
+    var declarationNames: [String] = []
     var types: [FlagType] = []
     var edges: [[(target: Int, range: SourceRange)]] = []
     var current = 0
@@ -37,11 +39,13 @@ struct Checker {
     }
 
     /// Checks one expression written outside any declaration (the REPL), with the names of
-    /// an already checked file in scope.
-    static func check(expression: ExprSyntax, in file: FileSyntax, today: Date = Date()) -> (Bound?, [Diagnostic]) {
+    /// an already checked file in scope: its symbol table, not the file again.
+    static func check(expression: ExprSyntax, in symbols: SymbolTable, today: Date = Date()) -> (Bound?, [Diagnostic]) {
         var checker = Checker(today: today)
-        _ = checker.run(file)
-        checker.diagnostics = DiagnosticBag()
+        checker.schema = symbols.schema
+        checker.names = symbols.names
+        checker.declarationNames = symbols.declarationNames
+        checker.types = symbols.types
         checker.current = -1
         let bound = checker.expression(expression)
         return (checker.diagnostics.hasErrors ? nil : bound, checker.diagnostics.items)
@@ -80,7 +84,8 @@ struct Checker {
             }
             declarations.append(d)
         }
-        names = declarations.count == candidates.count ? all : LiteralSet(declarations.map(\.header.name.name))
+        declarationNames = declarations.map(\.header.name.name)
+        names = declarations.count == candidates.count ? all : LiteralSet(declarationNames)
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)
         edges = Array(repeating: [], count: declarations.count)
@@ -91,7 +96,8 @@ struct Checker {
         }
         checkCycles()
         let tests = checkTests(checked)
-        return CheckedProgram(schema: schema, declarations: checked, names: names, tests: tests)
+        let symbols = SymbolTable(schema: schema, names: names, declarationNames: declarationNames, types: types)
+        return CheckedProgram(symbols: symbols, declarations: checked, tests: tests)
     }
 
     // MARK: Schema

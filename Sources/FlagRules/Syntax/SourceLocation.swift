@@ -107,3 +107,12 @@ public struct SourceText: Sendable {
         String(decoding: lineBytes(line), as: UTF8.self)
     }
 }
+
+extension SourceText {
+    /// The source text of a range.
+    public func text(of range: SourceRange) -> String {
+        let start = min(max(range.start.offset, 0), bytes.count)
+        let end = min(max(range.end.offset, start), bytes.count)
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+}
