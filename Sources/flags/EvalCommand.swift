@@ -79,7 +79,7 @@ enum EvalCommand {
             do {
                 context = try EvaluationContext(json: String(decoding: bytes, as: UTF8.self))
                 if let schema {
-                    for (key, value) in context.values.sorted(by: { $0.key < $1.key }) { try schema.validate(key, value) }
+                    for (key, value) in context.entries.sorted(by: { $0.name < $1.name }) { try schema.validate(key, value) }
                 }
             } catch {
                 throw UsageError(message: "\(jsonPath == "-" ? "<stdin>" : jsonPath): \(error.message)")

@@ -42,7 +42,7 @@ enum FmtCommand {
             let source = SourceText(bytes: bytes, name: path == "-" ? "<stdin>" : path)
             let formatted: String
             do {
-                formatted = try Formatter.format(source)
+                formatted = try FlagsFormatter.format(source)
             } catch {
                 Terminal.writeError(renderer.render(error.diagnostics, in: source))
                 status = 1

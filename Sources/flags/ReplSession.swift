@@ -55,7 +55,7 @@ struct ReplSession {
     /// Names to complete: commands, declarations, attributes, functions and `now`.
     var completions: [String] {
         var names = ReplSession.commands + rules.declarations.map(\.name) + ["has", "rollout", "now"]
-        names += rules.schema?.attributes.map(\.name) ?? Array(context.values.keys)
+        names += rules.schema?.attributes.map(\.name) ?? context.entries.map(\.name)
         return Array(Set(names))
     }
 
@@ -93,10 +93,10 @@ struct ReplSession {
                 context[argument] = nil
             }
         case ":context":
-            if context.values.isEmpty {
+            if context.count == 0 {
                 out.stdout += "(empty)\n"
             }
-            for (k, v) in context.values.sorted(by: { $0.key < $1.key }) { out.stdout += "\(k) = \(v)\n" }
+            for (k, v) in context.entries.sorted(by: { $0.name < $1.name }) { out.stdout += "\(k) = \(v)\n" }
         case ":load":
             guard !argument.isEmpty else {
                 out.stderr += "error: :load needs a file\n"

@@ -27,8 +27,8 @@ func formatterInputs() throws -> [(String, String)] {
         let inputs = try formatterInputs()
         #expect(inputs.count > 40)
         for (name, text) in inputs {
-            let once = try Formatter.format(text, name: name)
-            let twice = try Formatter.format(once, name: name)
+            let once = try FlagsFormatter.format(text, name: name)
+            let twice = try FlagsFormatter.format(once, name: name)
             #expect(once == twice, "not idempotent: \(name)")
         }
     }
@@ -36,14 +36,14 @@ func formatterInputs() throws -> [(String, String)] {
     @Test func examplesAreFormatted() throws {
         for file in try exampleFiles() {
             let text = try String(contentsOf: file, encoding: .utf8)
-            #expect(try Formatter.format(text) == text, "\(file.lastPathComponent) is not formatted")
+            #expect(try FlagsFormatter.format(text) == text, "\(file.lastPathComponent) is not formatted")
         }
     }
 
     @Test func keepsEveryComment() throws {
         for (name, text) in try formatterInputs() {
             let before = Lexer(SourceText(text, name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }
-            let after = Lexer(SourceText(try Formatter.format(text), name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }
+            let after = Lexer(SourceText(try FlagsFormatter.format(text), name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }
             #expect(before == after, "comments changed in \(name)")
         }
     }
@@ -53,7 +53,7 @@ func formatterInputs() throws -> [(String, String)] {
     @Test func neverChangesMeaning() throws {
         for (name, text) in try formatterInputs() {
             guard let original = try? RuleSet(source: text, name: name) else { continue }
-            let formatted = try RuleSet(source: try Formatter.format(text), name: name)
+            let formatted = try RuleSet(source: try FlagsFormatter.format(text), name: name)
             #expect(formatted.declarations.map(\.name) == original.declarations.map(\.name))
             #expect(formatted.declarations.map(\.defaultValue) == original.declarations.map(\.defaultValue))
             #expect(formatted.declarations.map(\.doc) == original.declarations.map(\.doc))
@@ -96,18 +96,18 @@ func formatterInputs() throws -> [(String, String)] {
     }
 
     @Test func normalises() throws {
-        #expect(try Formatter.format("flag  a=true{enabled when x&&!y||z}") == "flag a = true { enabled when x and not y or z }\n")
-        #expect(try Formatter.format("value v: double = 2.50 { 0.000010 when p >= 007.0 }") == "value v: double = 2.5 { 0.00001 when p >= 7.0 }\n")
-        #expect(try Formatter.format("flag f { enabled when rollout(u) < 20.500% }") == "flag f { enabled when rollout(u) < 20.5% }\n")
-        #expect(try Formatter.format("flag f {}") == "flag f\n")
-        #expect(try Formatter.format(#"value s: string = "a\u{41}\t" "#) == "value s: string = \"aA\\t\"\n")
+        #expect(try FlagsFormatter.format("flag  a=true{enabled when x&&!y||z}") == "flag a = true { enabled when x and not y or z }\n")
+        #expect(try FlagsFormatter.format("value v: double = 2.50 { 0.000010 when p >= 007.0 }") == "value v: double = 2.5 { 0.00001 when p >= 7.0 }\n")
+        #expect(try FlagsFormatter.format("flag f { enabled when rollout(u) < 20.500% }") == "flag f { enabled when rollout(u) < 20.5% }\n")
+        #expect(try FlagsFormatter.format("flag f {}") == "flag f\n")
+        #expect(try FlagsFormatter.format(#"value s: string = "a\u{41}\t" "#) == "value s: string = \"aA\\t\"\n")
         #expect(Printer.decimal(1e-7) == "0.0000001")
         #expect(Printer.decimal(1.5e20) == "150000000000000000000.0")
         #expect(Printer.decimal(-0.25) == "-0.25")
     }
 
     @Test func refusesFilesThatDoNotParse() {
-        #expect(throws: RuleSetError.self) { try Formatter.format("flag {") }
+        #expect(throws: RuleSetError.self) { try FlagsFormatter.format("flag {") }
     }
 }
 

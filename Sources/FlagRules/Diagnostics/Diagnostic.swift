@@ -16,7 +16,7 @@ public struct Diagnostic: Sendable, Hashable {
         public var range: SourceRange?
 
         /// A note.
-        public init(_ message: String, at range: SourceRange? = nil) {
+        package init(_ message: String, at range: SourceRange? = nil) {
             self.message = message
             self.range = range
         }
@@ -36,7 +36,7 @@ public struct Diagnostic: Sendable, Hashable {
     public var help: String?
 
     /// A diagnostic.
-    public init(_ severity: Severity, _ code: String, _ message: String, at range: SourceRange,
+    package init(_ severity: Severity, _ code: String, _ message: String, at range: SourceRange,
                 notes: [Note] = [], help: String? = nil) {
         self.severity = severity
         self.code = code
@@ -47,13 +47,13 @@ public struct Diagnostic: Sendable, Hashable {
     }
 
     /// An error.
-    public static func error(_ code: String, _ message: String, at range: SourceRange,
+    package static func error(_ code: String, _ message: String, at range: SourceRange,
                              notes: [Note] = [], help: String? = nil) -> Diagnostic {
         Diagnostic(.error, code, message, at: range, notes: notes, help: help)
     }
 
     /// A warning.
-    public static func warning(_ code: String, _ message: String, at range: SourceRange,
+    package static func warning(_ code: String, _ message: String, at range: SourceRange,
                                notes: [Note] = [], help: String? = nil) -> Diagnostic {
         Diagnostic(.warning, code, message, at: range, notes: notes, help: help)
     }

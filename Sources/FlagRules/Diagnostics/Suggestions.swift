@@ -1,9 +1,9 @@
 /// "Did you mean" suggestions by edit distance.
-public enum Suggestions {
+package enum Suggestions {
     /// The candidate closest to `name` within an edit distance of 2 (1 for names of 3
     /// characters, 0 for shorter ones),
     /// or nil. A candidate that differs only in letter case always wins.
-    public static func closest<S: Sequence>(to name: String, in candidates: S) -> String? where S.Element == String {
+    package static func closest<S: Sequence>(to name: String, in candidates: S) -> String? where S.Element == String {
         let lowered = name.lowercased()
         var best: (distance: Int, name: String)?
         let limit = name.count <= 2 ? 0 : name.count == 3 ? 1 : 2
@@ -19,7 +19,7 @@ public enum Suggestions {
 
     /// The optimal-string-alignment distance (insertions, deletions, substitutions and
     /// swaps of neighbours each cost 1), stopping early past 3.
-    public static func distance(_ a: String, _ b: String) -> Int {
+    package static func distance(_ a: String, _ b: String) -> Int {
         let x = Array(a.unicodeScalars), y = Array(b.unicodeScalars)
         if abs(x.count - y.count) > 3 { return 4 }
         if x.isEmpty { return y.count }

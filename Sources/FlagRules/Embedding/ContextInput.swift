@@ -6,7 +6,7 @@ extension ContextSchema {
     /// The value for `name` from command-line text, typed by the schema. Throws a
     /// `ContextError` for an undeclared attribute (with "did you mean") or for text
     /// that does not fit the attribute's type (naming the expected type).
-    public func value(for name: String, text: String) throws(ContextError) -> Value {
+    package func value(for name: String, text: String) throws(ContextError) -> Value {
         if name == "now" {
             guard DateTime.parse(text) != nil else {
                 throw ContextError(message: "'now' expects an ISO 8601 datetime, got '\(text)'")
@@ -49,7 +49,7 @@ extension ContextSchema {
 
     /// Checks a value (from JSON or Swift) against the schema; throws for an undeclared
     /// attribute or a value of the wrong type.
-    public func validate(_ name: String, _ value: Value) throws(ContextError) {
+    package func validate(_ name: String, _ value: Value) throws(ContextError) {
         if name == "now" {
             switch value {
             case .datetime: return
@@ -95,7 +95,7 @@ extension ContextSchema {
 extension Value {
     /// A value typed from text without a schema: `true`/`false` are bools, integers are
     /// ints, decimals are doubles, anything else (including `nan` and `inf`) is a string.
-    public static func inferred(from text: String) -> Value {
+    package static func inferred(from text: String) -> Value {
         if text == "true" { return .bool(true) }
         if text == "false" { return .bool(false) }
         if let i = Int(text) { return .int(i) }
@@ -112,7 +112,7 @@ extension Value {
     }
 
     /// The value as JSON: bools, numbers and strings as such; versions and datetimes as strings.
-    public var json: JSON {
+    package var json: JSON {
         switch self {
         case .bool(let b): return .bool(b)
         case .int(let i): return .int(i)
@@ -131,7 +131,7 @@ extension Character {
 extension Resolution {
     /// `{"value": …, "variant": …, "reason": …, "errorCode": …, "rule": …, "line": …}`,
     /// with only the members that apply.
-    public var json: JSON {
+    package var json: JSON {
         var members: [(String, JSON)] = [("value", value.json)]
         if let variant { members.append(("variant", .string(variant))) }
         members.append(("reason", .string(reason.rawValue)))
@@ -143,7 +143,7 @@ extension Resolution {
     }
 
     /// One line for terminals: `darkMode = true  (TARGETING_MATCH, rule 1, line 14)`.
-    public func summary(name: String) -> String {
+    package func summary(name: String) -> String {
         let shown: String
         if let variant { shown = variant } else { shown = value.description }
         var details = [reason.rawValue]

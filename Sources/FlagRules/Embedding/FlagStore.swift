@@ -52,28 +52,34 @@ public final class FlagStore: @unchecked Sendable {
         }
     }
 
-    /// Resolves a declaration with the rules in force; `fallback` is the value when no
-    /// rules have loaded.
-    public func evaluate(_ name: String, in context: EvaluationContext, default fallback: Value = .bool(false)) -> Resolution {
+    /// Resolves a declaration with the rules in force. `fallback` (else `false`) is the
+    /// value, with reason `ERROR`, when no rules have loaded or the name is unknown, and a
+    /// given `fallback` also when the declaration's value is of another type
+    /// (`RuleSet.evaluate(_:in:default:)`).
+    public func evaluate(_ name: String, in context: EvaluationContext, default fallback: Value? = nil) -> Resolution {
         let (rules, failure) = lock.withLock { (current, lastFailure) }
         guard let rules else {
-            if let failure, failure.readFailure == nil {
-                return .error(.parseError, "the rules have errors: " + (failure.errors.first?.message ?? "unknown"), default: fallback)
+            switch failure {
+            case .invalid?:
+                return .error(.parseError, "the rules have errors: " + (failure?.errors.first?.message ?? "unknown"), default: fallback ?? .bool(false))
+            case .unreadable?:
+                return .error(.general, failure?.description ?? "", default: fallback ?? .bool(false))
+            case nil:
+                return .error(.general, "no rules have been loaded", default: fallback ?? .bool(false))
             }
-            return .error(.general, failure?.readFailure ?? "no rules have been loaded", default: fallback)
         }
-        return rules.evaluate(name, in: context)
+        return rules.evaluate(name, in: context, default: fallback)
     }
 }
 
 extension RuleSet {
     /// Resolves a declaration against a context given as a JSON object; malformed JSON
-    /// resolves to `fallback` with reason `ERROR` and code `INVALID_CONTEXT`.
-    public func evaluate(_ name: String, jsonContext: String, default fallback: Value = .bool(false)) -> Resolution {
+    /// resolves to `fallback` (else `false`) with reason `ERROR` and code `INVALID_CONTEXT`.
+    public func evaluate(_ name: String, jsonContext: String, default fallback: Value? = nil) -> Resolution {
         do {
-            return evaluate(name, in: try EvaluationContext(json: jsonContext))
+            return evaluate(name, in: try EvaluationContext(json: jsonContext), default: fallback)
         } catch {
-            return .error(.invalidContext, error.message, default: fallback)
+            return .error(.invalidContext, error.message, default: fallback ?? .bool(false))
         }
     }
 }

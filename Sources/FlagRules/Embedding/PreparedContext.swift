@@ -54,7 +54,7 @@ public struct PreparedContext: Sendable {
 
     /// The value in a schema slot (`rules.schema?["userId"]?.slot`) as given: the way
     /// hand-written code reads a prepared context without a name lookup.
-    public subscript(slot slot: Int) -> Value? {
+    subscript(slot slot: Int) -> Value? {
         slot >= 0 && slot < storage.count ? storage.given(slot) : nil
     }
 
@@ -134,20 +134,24 @@ extension RuleSet {
         handle.owner === program ? handle.index : program.names.index(of: handle.name)
     }
 
-    /// Resolves a declaration by handle against a prepared context.
-    public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext) -> Resolution {
+    /// Resolves a declaration by handle against a prepared context; an unknown name or a
+    /// mistyped value answers as `evaluate(_:in:default:)` does.
+    public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
         guard let i = index(of: handle) else {
-            return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: .bool(false))
+            return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: fallback ?? .bool(false))
         }
-        return withFrame(context) { program.resolution(i, $0) }
+        let r = withFrame(context) { program.resolution(i, $0) }
+        return fallback.map { RuleSet.typed(r, handle.name, $0) } ?? r
     }
 
-    /// Resolves a declaration by name against a prepared context.
-    public func evaluate(_ name: String, in context: PreparedContext) -> Resolution {
+    /// Resolves a declaration by name against a prepared context; an unknown name or a
+    /// mistyped value answers as `evaluate(_:in:default:)` does.
+    public func evaluate(_ name: String, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
         guard let i = program.names.index(of: name) else {
-            return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
+            return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
-        return withFrame(context) { program.resolution(i, $0) }
+        let r = withFrame(context) { program.resolution(i, $0) }
+        return fallback.map { RuleSet.typed(r, name, $0) } ?? r
     }
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.

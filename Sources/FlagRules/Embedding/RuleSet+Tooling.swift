@@ -4,7 +4,7 @@ extension RuleSet {
     /// declaration has that name.
     public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
         guard let i = program.names.index(of: name) else { return nil }
-        return Explainer(checked: checked, source: source, values: context.values).explain(i)
+        return Explainer(checked: checked, source: source, context: context).explain(i)
     }
 
     /// The `test "…" { … }` declarations, in source order.
@@ -30,7 +30,7 @@ public struct TestResult: Sendable {
     /// An expectation that did not hold, with what happened instead.
     public struct Failure: Sendable {
         /// The expectation.
-        public let expectation: Expectation
+        public let expectation: TestExpectation
         /// The actual resolution.
         public let actual: Resolution
         /// How the actual resolution came about.
@@ -47,14 +47,14 @@ public struct TestResult: Sendable {
 }
 
 /// The result of evaluating an expression typed at a REPL.
-public struct ExpressionResult: Sendable {
+package struct ExpressionResult: Sendable {
     /// The value; nil when it is unknown (an absent or mistyped attribute).
-    public let value: Value?
+    package let value: Value?
     /// How it came about.
-    public let trace: ExpressionTrace
+    package let trace: ExpressionTrace
 
     /// `true`, `42`, `"Howdy"`, or `unknown (country is absent)`.
-    public var text: String {
+    package var text: String {
         guard let value else { return "unknown" + (trace.note.map { " (\($0))" } ?? "") }
         return value.description
     }
@@ -65,15 +65,15 @@ extension RuleSet {
     /// declarations, segments, `now`), as the REPL does. `rollout` needs an explicit salt
     /// here, since there is no declaration to take it from. Throws every diagnostic of an
     /// expression that does not parse or check.
-    public func evaluate(expression text: String, in context: EvaluationContext, name: String = "<expression>") throws(RuleSetError) -> ExpressionResult {
+    package func evaluate(expression text: String, in context: EvaluationContext, name: String = "<expression>") throws(RuleSetError) -> ExpressionResult {
         let source = SourceText(text, name: name)
         let (syntax, parseDiagnostics) = Parser.parseExpression(source)
         guard let syntax, !parseDiagnostics.contains(where: { $0.severity == .error }) else {
-            throw RuleSetError(source: source, diagnostics: parseDiagnostics)
+            throw .invalid(source: source, diagnostics: parseDiagnostics)
         }
         let (bound, diagnostics) = Checker.check(expression: syntax, in: checked.symbols)
-        guard let bound else { throw RuleSetError(source: source, diagnostics: diagnostics) }
-        let explainer = Explainer(checked: checked, source: source, fileSource: self.source, values: context.values)
+        guard let bound else { throw .invalid(source: source, diagnostics: diagnostics) }
+        let explainer = Explainer(checked: checked, source: source, fileSource: self.source, context: context)
         let (value, trace) = explainer.value(bound)
         return ExpressionResult(value: value, trace: trace)
     }

@@ -36,7 +36,7 @@ public struct RuleSet: Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw RuleSetError(readFailure: "cannot read \(name): \(error.localizedDescription)", name: name)
+            throw .unreadable(name: name, underlying: error)
         }
         try self.init(source: SourceText(bytes: Array(data), name: name), today: Date())
     }
@@ -52,7 +52,7 @@ public struct RuleSet: Sendable {
             diagnostics += result.1
         }
         guard let checked, !diagnostics.contains(where: { $0.severity == .error }) else {
-            throw RuleSetError(source: source, diagnostics: diagnostics)
+            throw .invalid(source: source, diagnostics: diagnostics)
         }
         self.source = source
         self.warnings = diagnostics
@@ -63,13 +63,31 @@ public struct RuleSet: Sendable {
 
     // MARK: Evaluation
 
-    /// Resolves one declaration. An unknown name gives reason `ERROR` with
-    /// `FLAG_NOT_FOUND` and the value `false`.
-    public func evaluate(_ name: String, in context: EvaluationContext) -> Resolution {
+    /// Resolves one declaration. An unknown name gives `fallback` (or `false` when none is
+    /// given) with reason `ERROR` and `FLAG_NOT_FOUND`; with a `fallback`, a declaration whose
+    /// value is of another type gives `fallback` with `TYPE_MISMATCH` (an int where a double
+    /// is expected is converted).
+    public func evaluate(_ name: String, in context: EvaluationContext, default fallback: Value? = nil) -> Resolution {
         guard let i = program.names.index(of: name) else {
-            return .error(.flagNotFound, "no declaration named '\(name)'", default: .bool(false))
+            return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
-        return program.resolution(i, Frame(context, program: program))
+        let r = program.resolution(i, Frame(context, program: program))
+        guard let fallback else { return r }
+        return RuleSet.typed(r, name, fallback)
+    }
+
+    /// `r` when its value has `fallback`'s type (an int converted to a double), else
+    /// `fallback` with reason `ERROR` and `TYPE_MISMATCH`.
+    static func typed(_ r: Resolution, _ name: String, _ fallback: Value) -> Resolution {
+        switch (r.value, fallback) {
+        case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
+        case (.int(let i), .double):
+            var copy = r
+            copy.value = .double(Double(i))
+            return copy
+        default:
+            return .error(.typeMismatch, "'\(name)' is \(r.value.typeName), not \(fallback.typeName)", default: fallback)
+        }
     }
 
     /// Resolves every flag, variant and value (not segments), keyed by name.
@@ -93,13 +111,7 @@ public struct RuleSet: Sendable {
         guard actual == kind else {
             return .error(.typeMismatch, "'\(name)' is a \(actual.rawValue), not a \(kind.rawValue)", default: fallback)
         }
-        let r = program.resolution(i, Frame(context, program: program))
-        switch (r.value, fallback) {
-        case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
-        case (.int(let i), .double): var copy = r; copy.value = .double(Double(i)); return copy
-        default:
-            return .error(.typeMismatch, "'\(name)' is \(r.value.typeName), not \(fallback.typeName)", default: fallback)
-        }
+        return RuleSet.typed(program.resolution(i, Frame(context, program: program)), name, fallback)
     }
 
     /// Whether a flag is on; `fallback` when the flag is unknown or is not a flag.
@@ -180,33 +192,20 @@ public struct DeclarationInfo: Sendable, Hashable {
     }
 }
 
-/// Why a rule set did not load: every diagnostic, renderable with source lines.
-public struct RuleSetError: Error, Sendable, CustomStringConvertible {
-    /// The source that failed (empty when the file could not be read).
-    public let source: SourceText
-    /// Every diagnostic, errors and warnings, in order.
-    public let diagnostics: [Diagnostic]
-    /// Set when the file could not be read at all.
-    public let readFailure: String?
-
-    init(source: SourceText, diagnostics: [Diagnostic]) {
-        self.source = source
-        self.diagnostics = diagnostics
-        self.readFailure = nil
-    }
-
-    init(readFailure: String, name: String) {
-        self.source = SourceText("", name: name)
-        self.diagnostics = []
-        self.readFailure = readFailure
-    }
-
-    /// Only the errors.
-    public var errors: [Diagnostic] { diagnostics.filter { $0.severity == .error } }
-
-    /// Every diagnostic rendered as `path:line:col: error: message` with source lines.
-    public var description: String {
-        if let readFailure { return readFailure }
-        return DiagnosticRenderer().render(diagnostics, in: source)
+extension DeclarationInfo {
+    /// The declaration's metadata as JSON (for `flags list --json` and debug screens).
+    package var json: JSON {
+        var members: [(String, JSON)] = [
+            ("name", .string(name)), ("kind", .string(kind.rawValue)), ("type", .string(type)),
+            ("default", defaultValue.json),
+        ]
+        if kind == .variant { members.append(("variants", .array(variants.map { .string($0) }))) }
+        if let owner { members.append(("owner", .string(owner))) }
+        if let expires { members.append(("expires", .string(String(DateTime.format(expires).prefix(10))))) }
+        if let doc { members.append(("doc", .string(doc))) }
+        members.append(("disabled", .bool(isDisabled)))
+        members.append(("rules", .int(ruleCount)))
+        members.append(("line", .int(line)))
+        return .object(members)
     }
 }

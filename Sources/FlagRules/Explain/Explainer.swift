@@ -12,7 +12,8 @@ struct Explainer {
     var source: SourceText
     /// The rule set's file (segments' conditions are written there).
     let fileSource: SourceText
-    let values: [String: Value]
+    /// The context, read by name with the bytes-wise equality of every string.
+    let values: EvaluationContext
     /// The resolutions of declarations and the truths of segments read as operands,
     /// worked out once each.
     private let memo = Memo()
@@ -22,11 +23,11 @@ struct Explainer {
         var segments: [Int: Truth] = [:]
     }
 
-    init(checked: CheckedProgram, source: SourceText, fileSource: SourceText? = nil, values: [String: Value]) {
+    init(checked: CheckedProgram, source: SourceText, fileSource: SourceText? = nil, context: EvaluationContext) {
         self.checked = checked
         self.source = source
         self.fileSource = fileSource ?? source
-        self.values = values
+        self.values = context
     }
     /// How many levels of segments to expand inside a trace.
     var segmentDepth = 0

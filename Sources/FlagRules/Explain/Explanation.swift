@@ -80,7 +80,7 @@ extension Explanation {
     }
 
     /// The explanation as JSON.
-    public var json: JSON {
+    package var json: JSON {
         var members: [(String, JSON)] = [("resolution", resolution.json)]
         if !summary.isEmpty { members.append(("summary", .string(summary))) }
         if let condition { members.append(("condition", condition.json)) }
@@ -112,7 +112,7 @@ extension ExpressionTrace {
     }
 
     /// The trace as JSON.
-    public var json: JSON {
+    package var json: JSON {
         var members: [(String, JSON)] = [("expression", .string(text)), ("result", .string(result))]
         if let note { members.append(("note", .string(note))) }
         if !children.isEmpty { members.append(("operands", .array(children.map(\.json)))) }

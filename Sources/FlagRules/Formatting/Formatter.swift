@@ -12,15 +12,15 @@
 ///
 /// Formatting is idempotent and never changes meaning; both are tested over every example
 /// and every golden input.
-public enum Formatter {
+public enum FlagsFormatter {
     /// The width a line may reach before a long rule is broken.
-    public static let lineWidth = 100
+    package static let lineWidth = 100
 
     /// The formatted text; throws the syntax errors of a file that does not parse.
     public static func format(_ source: SourceText) throws(RuleSetError) -> String {
         let (file, diagnostics) = Parser.parse(source)
         if diagnostics.contains(where: { $0.severity == .error }) {
-            throw RuleSetError(source: source, diagnostics: diagnostics)
+            throw .invalid(source: source, diagnostics: diagnostics)
         }
         var printer = Printer(file: file, source: source)
         printer.printFile()
@@ -211,7 +211,7 @@ struct Printer {
         }
         if body.rules.count == 1, header.keyword.range.start.line == body.range.end.line, !hasComments(in: body.range) {
             let line = head + " { " + rule(self, body.rules[0]) + " }"
-            if indent.count + line.count <= Formatter.lineWidth {
+            if indent.count + line.count <= FlagsFormatter.lineWidth {
                 out += line
                 endLine(at: body.range.end.line, offset: body.range.end.offset)
                 return
@@ -236,7 +236,7 @@ struct Printer {
     /// A rule, broken after its top-level `and`/`or` when it is too long for one line.
     func ruleText(_ r: RuleSyntax, _ rule: (Printer, RuleSyntax) -> String) -> String {
         let flat = rule(self, r)
-        guard indent.count + flat.count > Formatter.lineWidth, let condition = r.condition else { return flat }
+        guard indent.count + flat.count > FlagsFormatter.lineWidth, let condition = r.condition else { return flat }
         var copy = r
         copy.condition = nil
         let head = rule(self, copy) + " when "
@@ -247,7 +247,7 @@ struct Printer {
     /// would pass the width.
     func wrapped(_ e: ExprSyntax, column: Int, continuation: String) -> String {
         let flat = expression(e)
-        guard column + flat.count > Formatter.lineWidth else { return flat }
+        guard column + flat.count > FlagsFormatter.lineWidth else { return flat }
         switch e.kind {
         case .and(let xs): return xs.map(expression).joined(separator: " and\n" + continuation)
         case .or(let xs): return xs.map(expression).joined(separator: " or\n" + continuation)

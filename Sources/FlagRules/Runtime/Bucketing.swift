@@ -3,11 +3,11 @@
 /// `salt:unit`, seed 0 for rollouts and 86028157 for splits.
 public enum Bucketing {
     /// The seed Unleash uses for variant (split) hashing.
-    public static let splitSeed: UInt32 = 86_028_157
+    static let splitSeed: UInt32 = 86_028_157
 
     /// The rollout bucket of a hash, in thousandths of a percent: `[0, 100000)`.
     @inlinable
-    public static func bucket(hash h: UInt32) -> Int {
+    static func bucket(hash h: UInt32) -> Int {
         Int(h % 100) * 1000 + Int((h / 100) % 1000)
     }
 

@@ -20,7 +20,9 @@ enum Comparison {
         case (.int(let x), .int(let y)): return x < y ? -1 : x == y ? 0 : 1
         case (.int(let x), .double(let y)): return compareNumbers(x, y)
         case (.double(let x), .int(let y)): return compareNumbers(y, x).map { -$0 }
-        case (.double(let x), .double(let y)): return x < y ? -1 : x == y ? 0 : 1
+        case (.double(let x), .double(let y)):
+            guard !x.isNaN, !y.isNaN else { return nil }
+            return x < y ? -1 : x == y ? 0 : 1
         case (.string(let x), .string(let y)): return compareBytes(x, y)
         case (.version(let x), .version(let y)): return x < y ? -1 : x == y ? 0 : 1
         case (.string(let x), .version(let y)): return SemanticVersion(x).map { $0 < y ? -1 : $0 == y ? 0 : 1 }

@@ -3,15 +3,15 @@ import Foundation
 /// ISO 8601 datetimes as the language reads them: `2026-03-31` (midnight UTC),
 /// `2026-03-31T09:30`, `2026-03-31T09:30:00.250Z`, `2026-03-31T09:30:00+02:00`.
 /// A time without an offset is UTC.
-public enum DateTime {
+package enum DateTime {
     /// Parses an ISO 8601 date or datetime; nil when it is not one.
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(bytes: $0) }
     }
 
     /// Parses a date alone (`YYYY-MM-DD`).
-    public static func parseDate(_ text: String) -> Date? {
+    package static func parseDate(_ text: String) -> Date? {
         guard text.utf8.count == 10 else { return nil }
         return parse(text)
     }
@@ -107,7 +107,7 @@ public enum DateTime {
     }
 
     /// `YYYY-MM-DDTHH:MM:SSZ` (with milliseconds when there are any), in UTC.
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let t = date.timeIntervalSince1970
         // Years 0000–9999 only: anything else (a Date from arithmetic gone wrong) is shown as such.
         guard t.isFinite, t >= -62_167_219_200, t < 253_402_300_800 else { return "out-of-range date \(t)" }

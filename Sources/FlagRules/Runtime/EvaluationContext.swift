@@ -5,7 +5,9 @@ import Foundation
 /// A context is a plain value; build it from a dictionary literal, a dictionary, or JSON.
 /// A missing key and JSON `null` both mean the attribute is absent. The key `now`
 /// (a datetime or an ISO 8601 string) overrides the evaluation time. Keys compare by
-/// their bytes, without Unicode normalisation, like every string in the language.
+/// their bytes, without Unicode normalisation, like every string in the language. A
+/// double that is NaN or infinite is refused: the attribute is absent (and `init(json:)`
+/// throws).
 public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// Copy-on-write storage, read by compiled rules with precomputed key hashes.
     private var box: StorageBox
@@ -34,17 +36,14 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         for (k, v) in elements { storage.set(v, for: k) }
     }
 
-    /// The attributes by name.
-    public var values: [String: Value] {
-        get {
-            var out: [String: Value] = [:]
-            for i in 0..<storage.count {
-                let e = storage.entry(i)
-                out[e.key] = e.value
-            }
-            return out
+    /// The attributes, as names and values. (Names are distinct by their bytes: two
+    /// names that Swift's `String` equality calls equal, such as "é" written as one scalar
+    /// and as "e" and an accent, are two attributes here, as everywhere in the language.)
+    public var entries: [(name: String, value: Value)] {
+        (0..<storage.count).map { i in
+            let e = storage.entry(i)
+            return (e.key, e.value)
         }
-        set { self = EvaluationContext(newValue) }
     }
 
     /// The number of attributes.
@@ -106,7 +105,9 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
             case .null: storage.set(nil, for: key)
             case .bool(let b): storage.set(.bool(b), for: key)
             case .int(let i): storage.set(.int(i), for: key)
-            case .double(let d): storage.set(.double(d), for: key)
+            case .double(let d):
+                guard d.isFinite else { throw ContextError(message: "attribute '\(key)' is not a finite number") }
+                storage.set(.double(d), for: key)
             case .string(let s): storage.set(.string(s), for: key)
             case .array, .object:
                 throw ContextError(message: "attribute '\(key)' must be a string, number or boolean, not \(value.kindName)")
@@ -211,6 +212,7 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
 
     /// Sets or (with nil) removes a key; the caller guarantees room for one more entry.
     func set(_ value: Value?, for key: String) {
+        let value = value?.refusingNonFinite
         let h = ContextStorage.hash(key)
         if let i = index(of: key, hash: h) {
             withUnsafeMutablePointerToElements { entries in

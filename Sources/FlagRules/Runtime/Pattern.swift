@@ -7,26 +7,26 @@
 /// rejected at load time with a diagnostic. A pattern matches anywhere in the string;
 /// anchor it with `^`/`$` (`^` and `$` are the start and end of the whole string; `\A`
 /// and `\z` are the same). `(?i)` at the start makes it case-insensitive.
-public struct Pattern: Sendable, CustomStringConvertible {
+package struct Pattern: Sendable, CustomStringConvertible {
     /// The most NFA instructions a pattern may compile to (counted repetitions expand).
-    public static let maxProgramSize = 10_000
+    package static let maxProgramSize = 10_000
 
     /// Why a pattern does not compile.
-    public struct SyntaxError: Error, Sendable, Equatable {
+    package struct SyntaxError: Error, Sendable, Equatable {
         /// What is wrong, in the words of a diagnostic.
-        public let message: String
+        package let message: String
         /// The offset in Unicode scalars where it went wrong.
-        public let offset: Int
+        package let offset: Int
     }
 
     /// The source of the pattern.
-    public let source: String
+    package let source: String
     private let program: [Instruction]
     private let classes: [CharacterClass]
     private let caseInsensitive: Bool
 
     /// Compiles a pattern; throws `SyntaxError` naming the problem.
-    public init(_ source: String) throws(SyntaxError) {
+    package init(_ source: String) throws(SyntaxError) {
         self.source = source
         var parser = PatternParser(Array(source.unicodeScalars))
         let node = try parser.parse()
@@ -42,10 +42,10 @@ public struct Pattern: Sendable, CustomStringConvertible {
     }
 
     /// The pattern as written.
-    public var description: String { source }
+    package var description: String { source }
 
     /// Whether the pattern matches anywhere in `text`.
-    public func matches(_ text: String) -> Bool {
+    package func matches(_ text: String) -> Bool {
         let input = Array(text.unicodeScalars)
         let size = program.count
         var current = ThreadList(capacity: size)

@@ -95,6 +95,7 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     /// Sets a slot to a value as given (nil: absent), checked and converted by the slot's
     /// coercion.
     func set(_ slot: Int, given: Value?) {
+        let given = given?.refusingNonFinite
         let typed = withProgram { program in given.flatMap(program.coercions[slot].apply) }
         let tag = withProgram { program in program.coercions[slot].tag(typed) }
         let differs = given != nil && typed != given

@@ -114,3 +114,11 @@ enum StringEscaping {
         return out + "\""
     }
 }
+
+extension Value {
+    /// The value, or nil for a double that is NaN or infinite (which no context holds).
+    var refusingNonFinite: Value? {
+        if case .double(let d) = self, !d.isFinite { return nil }
+        return self
+    }
+}

@@ -112,11 +112,11 @@ public struct TestCase: Sendable {
     /// The context built from its `given` blocks.
     public let context: EvaluationContext
     /// Its expectations, in order.
-    public let expectations: [Expectation]
+    public let expectations: [TestExpectation]
 }
 
 /// One `expect` line of a test.
-public struct Expectation: Sendable {
+public struct TestExpectation: Sendable {
     /// What is compared.
     public enum Expected: Sendable, Hashable, CustomStringConvertible {
         /// The resolved value.

@@ -21,7 +21,7 @@ extension Checker {
             }
             var context = EvaluationContext()
             for g in t.givens { given(g, into: &context) }
-            var expectations: [Expectation] = []
+            var expectations: [TestExpectation] = []
             for e in t.expectations {
                 if let x = expectation(e, checked) { expectations.append(x) }
             }
@@ -76,7 +76,7 @@ extension Checker {
         context[key] = value
     }
 
-    mutating func expectation(_ e: ExpectationSyntax, _ checked: [CheckedDeclaration]) -> Expectation? {
+    mutating func expectation(_ e: ExpectationSyntax, _ checked: [CheckedDeclaration]) -> TestExpectation? {
         let name = e.subject.name
         guard let i = names.index(of: name) else {
             diagnostics.error("unknown-name", "unknown declaration '\(name)'" + didYouMean(name, declarations.map(\.header.name.name)), at: e.subject.range)
@@ -84,8 +84,8 @@ extension Checker {
         }
         let d = checked[i]
         let text = sourceText.map { $0.text(of: e.range) } ?? ""
-        func make(_ expected: Expectation.Expected) -> Expectation {
-            Expectation(subject: name, expected: expected, negated: e.negated, line: e.range.start.line, text: text)
+        func make(_ expected: TestExpectation.Expected) -> TestExpectation {
+            TestExpectation(subject: name, expected: expected, negated: e.negated, line: e.range.start.line, text: text)
         }
         if let property = e.property {
             switch property.name {
@@ -129,7 +129,7 @@ extension Checker {
                 diagnostics.error("type-mismatch", "'\(name)' is \(d.type), not a bool; write 'expect \(name) == …'", at: e.subject.range)
                 return nil
             }
-            return Expectation(subject: name, expected: .value(.bool(b)), negated: false, line: e.range.start.line, text: text)
+            return TestExpectation(subject: name, expected: .value(.bool(b)), negated: false, line: e.range.start.line, text: text)
         case .name(let id):
             guard let cases = d.type.cases else {
                 diagnostics.error("type-mismatch", "expected \(Checker.article(d.type)) \(d.type) for '\(name)', found the name '\(id.name)'",

@@ -3,7 +3,7 @@
 /// The parser accepts RFC 8259 JSON only, nests at most `maxDepth` levels, rejects
 /// numbers that do not fit a finite double, and reports the byte offset of the first
 /// problem. Object members keep their order.
-public enum JSON: Sendable, Hashable {
+package enum JSON: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` / `false`.
@@ -20,20 +20,20 @@ public enum JSON: Sendable, Hashable {
     case object([(String, JSON)])
 
     /// The deepest nesting the parser accepts.
-    public static let maxDepth = 64
+    package static let maxDepth = 64
 
     /// Why JSON did not parse.
-    public struct ParseError: Error, Sendable, CustomStringConvertible {
+    package struct ParseError: Error, Sendable, CustomStringConvertible {
         /// What is wrong.
-        public let message: String
+        package let message: String
         /// The byte offset where it went wrong.
-        public let offset: Int
+        package let offset: Int
         /// The message and the byte offset, as one line.
-        public var description: String { "\(message) at byte \(offset)" }
+        package var description: String { "\(message) at byte \(offset)" }
     }
 
     /// "object", "array", "string", … for messages.
-    public var kindName: String {
+    package var kindName: String {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"
@@ -46,7 +46,7 @@ public enum JSON: Sendable, Hashable {
 
     /// Structural equality; objects are equal when they have the same keys with equal
     /// values in the same order (an object keeps its keys in the order written).
-    public static func == (a: JSON, b: JSON) -> Bool {
+    package static func == (a: JSON, b: JSON) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y
@@ -61,7 +61,7 @@ public enum JSON: Sendable, Hashable {
     }
 
     /// Hashes the value as `==` compares it (an object's keys in order).
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let b): hasher.combine(b)
@@ -75,12 +75,12 @@ public enum JSON: Sendable, Hashable {
     }
 
     /// Parses a complete JSON text.
-    public static func parse(_ text: String) throws(ParseError) -> JSON {
+    package static func parse(_ text: String) throws(ParseError) -> JSON {
         try parse(bytes: Array(text.utf8))
     }
 
     /// Parses a complete JSON text from bytes (which must be UTF-8).
-    public static func parse(bytes: [UInt8]) throws(ParseError) -> JSON {
+    package static func parse(bytes: [UInt8]) throws(ParseError) -> JSON {
         var p = JSONParser(bytes: bytes)
         p.skipSpace()
         let value = try p.value(depth: 0)
@@ -90,7 +90,7 @@ public enum JSON: Sendable, Hashable {
     }
 
     /// Compact serialization (`{"a":1}`); with `pretty`, two-space indentation.
-    public func serialized(pretty: Bool = false) -> String {
+    package func serialized(pretty: Bool = false) -> String {
         var out = ""
         write(to: &out, pretty: pretty, indent: 0)
         return out

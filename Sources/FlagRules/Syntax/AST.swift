@@ -1,56 +1,56 @@
 /// A name as written, with where it was written.
-public struct Identifier: Sendable, Hashable {
+package struct Identifier: Sendable, Hashable {
     /// The name.
-    public var name: String
+    package var name: String
     /// Where it is.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// A parsed `.flags` file: its declarations in source order, and every comment.
-public struct FileSyntax: Sendable {
+package struct FileSyntax: Sendable {
     /// Declarations, in source order.
-    public var declarations: [DeclarationSyntax]
+    package var declarations: [DeclarationSyntax]
     /// All comments and doc comments, in source order (for the formatter).
-    public var comments: [Comment]
+    package var comments: [Comment]
 }
 
 /// `///` lines attached to the declaration below them.
-public struct DocCommentSyntax: Sendable, Hashable {
+package struct DocCommentSyntax: Sendable, Hashable {
     /// Each line's text after `///`, with one leading space removed.
-    public var lines: [String]
+    package var lines: [String]
     /// From the first `///` to the end of the last line.
-    public var range: SourceRange
+    package var range: SourceRange
 
     /// The lines joined with newlines.
-    public var text: String { lines.joined(separator: "\n") }
+    package var text: String { lines.joined(separator: "\n") }
 }
 
 /// `@name` or `@name("argument", …)` before a declaration.
-public struct AttributeSyntax: Sendable {
+package struct AttributeSyntax: Sendable {
     /// The attribute's name, without `@`.
-    public var name: Identifier
+    package var name: Identifier
     /// Its literal arguments.
-    public var arguments: [LiteralSyntax]
+    package var arguments: [LiteralSyntax]
     /// From `@` to the closing parenthesis.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// What every declaration has: its keyword, name, attributes and doc comment.
-public struct DeclarationHeader: Sendable {
+package struct DeclarationHeader: Sendable {
     /// The declaration keyword (`flag`, `variant`, …).
-    public var keyword: Identifier
+    package var keyword: Identifier
     /// The declared name (for `context`, the keyword itself).
-    public var name: Identifier
+    package var name: Identifier
     /// Attributes written before it.
-    public var attributes: [AttributeSyntax]
+    package var attributes: [AttributeSyntax]
     /// Its doc comment.
-    public var doc: DocCommentSyntax?
+    package var doc: DocCommentSyntax?
     /// The whole declaration, attributes included.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// One top-level declaration.
-public indirect enum DeclarationSyntax: Sendable {
+package indirect enum DeclarationSyntax: Sendable {
     /// `context { name: type … }`
     case context(ContextSyntax)
     /// `segment NAME = EXPR`
@@ -65,7 +65,7 @@ public indirect enum DeclarationSyntax: Sendable {
     case test(TestSyntax)
 
     /// The parts every declaration has.
-    public var header: DeclarationHeader {
+    package var header: DeclarationHeader {
         switch self {
         case .context(let d): return d.header
         case .segment(let d): return d.header
@@ -78,36 +78,36 @@ public indirect enum DeclarationSyntax: Sendable {
 }
 
 /// `test "name" { given { key: value, … } expect … }`: a test written next to the rules.
-public struct TestSyntax: Sendable {
+package struct TestSyntax: Sendable {
     /// Keyword and range; the name is the test's title (its range is the string's).
-    public var header: DeclarationHeader
+    package var header: DeclarationHeader
     /// The `given` entries, in order (several `given` blocks merge).
-    public var givens: [GivenSyntax]
+    package var givens: [GivenSyntax]
     /// The expectations, in order.
-    public var expectations: [ExpectationSyntax]
+    package var expectations: [ExpectationSyntax]
 }
 
 /// `key: value` inside `given { … }`.
-public struct GivenSyntax: Sendable {
+package struct GivenSyntax: Sendable {
     /// A literal, or a bare name (an enum case).
-    public enum Value: Sendable {
+    package enum Value: Sendable {
         /// A literal.
         case literal(LiteralSyntax)
         /// A bare name, taken as a case or symbol.
         case name(Identifier)
     }
     /// The context attribute.
-    public var key: Identifier
+    package var key: Identifier
     /// Its value.
-    public var value: Value
+    package var value: Value
     /// The whole entry.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// `expect NAME`, `expect not NAME`, `expect NAME == x`, `expect NAME.reason == SPLIT`, `expect NAME.rule == 2`.
-public struct ExpectationSyntax: Sendable {
+package struct ExpectationSyntax: Sendable {
     /// What is expected to be equal (or, with `!=`, different).
-    public enum Expected: Sendable {
+    package enum Expected: Sendable {
         /// `expect NAME` (true) or `expect not NAME` (false).
         case bare(Bool)
         /// A literal.
@@ -116,104 +116,104 @@ public struct ExpectationSyntax: Sendable {
         case name(Identifier)
     }
     /// The declaration under test.
-    public var subject: Identifier
+    package var subject: Identifier
     /// `reason`, `rule` or `variant` after a dot; nil for the value.
-    public var property: Identifier?
+    package var property: Identifier?
     /// True for `!=`.
-    public var negated: Bool
+    package var negated: Bool
     /// The expected value.
-    public var expected: Expected
+    package var expected: Expected
     /// The whole line.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// `context { … }`: the schema of the evaluation context.
-public struct ContextSyntax: Sendable {
+package struct ContextSyntax: Sendable {
     /// Keyword, attributes and range.
-    public var header: DeclarationHeader
+    package var header: DeclarationHeader
     /// The declared attributes, in order.
-    public var fields: [ContextFieldSyntax]
+    package var fields: [ContextFieldSyntax]
 }
 
 /// `name : type` inside `context { … }`.
-public struct ContextFieldSyntax: Sendable {
+package struct ContextFieldSyntax: Sendable {
     /// The attribute's name.
-    public var name: Identifier
+    package var name: Identifier
     /// Its declared type.
-    public var type: TypeSyntax
+    package var type: TypeSyntax
     /// The whole field.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// A type as written: `int`, `version`, `enum(debug, release)`.
-public struct TypeSyntax: Sendable {
+package struct TypeSyntax: Sendable {
     /// The form of the type.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// A named type: string, int, double, bool, version, datetime.
         case named(Identifier)
         /// `enum(a, b, …)`.
         case enumeration([Identifier])
     }
     /// What the type is.
-    public var kind: Kind
+    package var kind: Kind
     /// Where it is.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// `segment NAME = EXPR`
-public struct SegmentSyntax: Sendable {
+package struct SegmentSyntax: Sendable {
     /// Keyword, name, attributes.
-    public var header: DeclarationHeader
+    package var header: DeclarationHeader
     /// The segment's condition.
-    public var condition: ExprSyntax
+    package var condition: ExprSyntax
 }
 
 /// `flag NAME [= true|false] [{ RULES }]`
-public struct FlagSyntax: Sendable {
+package struct FlagSyntax: Sendable {
     /// Keyword, name, attributes.
-    public var header: DeclarationHeader
+    package var header: DeclarationHeader
     /// The default after `=`, if written.
-    public var defaultValue: LiteralSyntax?
+    package var defaultValue: LiteralSyntax?
     /// The rules, if there is a body.
-    public var body: BodySyntax?
+    package var body: BodySyntax?
 }
 
 /// `variant NAME [a, b, …] [= a] [{ RULES }]`
-public struct VariantSyntax: Sendable {
+package struct VariantSyntax: Sendable {
     /// Keyword, name, attributes.
-    public var header: DeclarationHeader
+    package var header: DeclarationHeader
     /// The variants, in the order written.
-    public var variants: [Identifier]
+    package var variants: [Identifier]
     /// The default after `=`, if written.
-    public var defaultVariant: Identifier?
+    package var defaultVariant: Identifier?
     /// The rules, if there is a body.
-    public var body: BodySyntax?
+    package var body: BodySyntax?
 }
 
 /// `value NAME: TYPE = LITERAL [{ RULES }]`
-public struct ValueSyntax: Sendable {
+package struct ValueSyntax: Sendable {
     /// Keyword, name, attributes.
-    public var header: DeclarationHeader
+    package var header: DeclarationHeader
     /// The declared type.
-    public var type: TypeSyntax
+    package var type: TypeSyntax
     /// The default literal (required; nil only after a syntax error).
-    public var defaultValue: LiteralSyntax?
+    package var defaultValue: LiteralSyntax?
     /// The rules, if there is a body.
-    public var body: BodySyntax?
+    package var body: BodySyntax?
 }
 
 /// `{ rule; rule … }`
-public struct BodySyntax: Sendable {
+package struct BodySyntax: Sendable {
     /// The rules in order.
-    public var rules: [RuleSyntax]
+    package var rules: [RuleSyntax]
     /// From `{` to `}`.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// One rule: an outcome and an optional `when` condition.
-public struct RuleSyntax: Sendable {
+package struct RuleSyntax: Sendable {
     /// What the rule resolves to.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         /// `enabled` (flags).
         case enabled(SourceRange)
         /// `disabled` (flags).
@@ -226,36 +226,36 @@ public struct RuleSyntax: Sendable {
         case split(SplitSyntax)
     }
     /// What the rule resolves to.
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// The condition after `when`.
-    public var condition: ExprSyntax?
+    package var condition: ExprSyntax?
     /// The whole rule.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// `split(unit[, "salt"]) { key: weight, … }`
-public struct SplitSyntax: Sendable {
+package struct SplitSyntax: Sendable {
     /// The bucketing unit.
-    public var unit: ExprSyntax
+    package var unit: ExprSyntax
     /// The salt, when given.
-    public var salt: LiteralSyntax?
+    package var salt: LiteralSyntax?
     /// The weighted entries in order.
-    public var entries: [SplitEntrySyntax]
+    package var entries: [SplitEntrySyntax]
     /// From `split` to `}`.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// `key: weight` inside a split.
-public struct SplitEntrySyntax: Sendable {
+package struct SplitEntrySyntax: Sendable {
     /// A variant name or a value literal.
-    public enum Key: Sendable {
+    package enum Key: Sendable {
         /// A variant name.
         case name(Identifier)
         /// A literal for a value declaration.
         case literal(LiteralSyntax)
 
         /// Where the key is.
-        public var range: SourceRange {
+        package var range: SourceRange {
             switch self {
             case .name(let i): return i.range
             case .literal(let l): return l.range
@@ -263,15 +263,15 @@ public struct SplitEntrySyntax: Sendable {
         }
     }
     /// The entry's key.
-    public var key: Key
+    package var key: Key
     /// Its weight: an int or a percentage literal.
-    public var weight: LiteralSyntax
+    package var weight: LiteralSyntax
     /// The whole entry.
-    public var range: SourceRange
+    package var range: SourceRange
 }
 
 /// A literal's decoded value.
-public enum LiteralValue: Sendable, Hashable {
+package enum LiteralValue: Sendable, Hashable {
     /// `true` / `false`
     case bool(Bool)
     /// A 64-bit integer.
@@ -287,23 +287,23 @@ public enum LiteralValue: Sendable, Hashable {
 }
 
 /// A literal with its range and spelling.
-public struct LiteralSyntax: Sendable {
+package struct LiteralSyntax: Sendable {
     /// The decoded value.
-    public var value: LiteralValue
+    package var value: LiteralValue
     /// Where it is.
-    public var range: SourceRange
+    package var range: SourceRange
     /// The exact source text.
-    public var text: String
+    package var text: String
 }
 
 /// Comparison operators, from `==` to `matches`.
-public enum ComparisonOperator: String, Sendable, CaseIterable {
+package enum ComparisonOperator: String, Sendable, CaseIterable {
     case equal = "==", notEqual = "!=", less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
     case `in` = "in", notIn = "not in", contains = "contains", startsWith = "starts with"
     case endsWith = "ends with", matches = "matches"
 
     /// `<`, `<=`, `>`, `>=`.
-    public var isOrdering: Bool {
+    package var isOrdering: Bool {
         switch self {
         case .less, .lessEqual, .greater, .greaterEqual: return true
         default: return false
@@ -323,10 +323,10 @@ public enum ComparisonOperator: String, Sendable, CaseIterable {
 }
 
 /// An expression with its source range.
-public struct ExprSyntax: Sendable {
+package struct ExprSyntax: Sendable {
     /// The forms of expressions. Only the cases holding an expression directly are boxed:
     /// names and literals, most of a file's nodes, cost no allocation of their own.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// A literal.
         case literal(LiteralValue)
         /// A name: attribute, declaration, segment, `now`, or a case/symbol.
@@ -349,7 +349,7 @@ public struct ExprSyntax: Sendable {
         indirect case parenthesized(ExprSyntax)
     }
     /// The form.
-    public var kind: Kind
+    package var kind: Kind
     /// Where it is.
-    public var range: SourceRange
+    package var range: SourceRange
 }

@@ -3,16 +3,16 @@
 /// Works over UTF-8 bytes. A byte-order mark at the start is skipped; LF, CRLF and a lone
 /// CR each end a line. Invalid UTF-8, NUL bytes and characters outside the language are
 /// reported as diagnostics and skipped, so lexing always reaches the end of the input.
-public struct Lexer {
+package struct Lexer {
     /// The largest source the lexer accepts (16 MiB); larger input is one error.
-    public static let maxSourceSize = 16 << 20
+    package static let maxSourceSize = 16 << 20
 
     /// The tokens, ending with `.endOfFile`.
-    public private(set) var tokens: [Token] = []
+    package private(set) var tokens: [Token] = []
     /// Every comment and doc comment, in order.
-    public private(set) var comments: [Comment] = []
+    package private(set) var comments: [Comment] = []
     /// Lexical errors.
-    public private(set) var diagnostics: [Diagnostic] = []
+    package private(set) var diagnostics: [Diagnostic] = []
 
     private let b: [UInt8]
     private var i = 0
@@ -20,7 +20,7 @@ public struct Lexer {
     private var column = 1
 
     /// Lexes a whole source file.
-    public init(_ source: SourceText) {
+    package init(_ source: SourceText) {
         b = source.bytes
         if b.count > Lexer.maxSourceSize {
             let here = location
@@ -37,7 +37,7 @@ public struct Lexer {
         run()
     }
 
-    private var location: SourceLocation { SourceLocation(offset: i, line: line, column: column) }
+    private var location: SourcePosition { SourcePosition(offset: i, line: line, column: column) }
 
     private func peek(_ k: Int = 0) -> UInt8 { i + k < b.count ? b[i + k] : 0 }
     private var atEnd: Bool { i >= b.count }
@@ -55,11 +55,11 @@ public struct Lexer {
         column = 1
     }
 
-    private mutating func error(_ code: String, _ message: String, from start: SourceLocation, help: String? = nil) {
+    private mutating func error(_ code: String, _ message: String, from start: SourcePosition, help: String? = nil) {
         diagnostics.append(.error(code, message, at: SourceRange(start: start, end: location), help: help))
     }
 
-    private mutating func add(_ kind: TokenKind, from start: SourceLocation) {
+    private mutating func add(_ kind: TokenKind, from start: SourcePosition) {
         let text: String
         switch kind {
         case .identifier(let name): text = name
@@ -182,7 +182,7 @@ public struct Lexer {
         tokens.append(Token(kind: .endOfFile, range: SourceRange(start: end, end: end), text: ""))
     }
 
-    private mutating func lexPunctuation(_ start: SourceLocation) {
+    private mutating func lexPunctuation(_ start: SourcePosition) {
         let c = b[i], n = peek(1)
         func two(_ p: Punctuation) { bump(); bump(); add(.punctuation(p), from: start) }
         func one(_ p: Punctuation) { bump(); add(.punctuation(p), from: start) }
@@ -461,7 +461,7 @@ public struct Lexer {
         return value
     }
 
-    private mutating func lexVersionTail(start: SourceLocation, negative: Bool) {
+    private mutating func lexVersionTail(start: SourcePosition, negative: Bool) {
         func isIdentifierByte(_ c: UInt8) -> Bool { Lexer.isIdentContinue(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".") }
         if peek() == UInt8(ascii: "-"), isIdentifierByte(peek(1)) {
             bump()

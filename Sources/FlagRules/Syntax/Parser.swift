@@ -4,9 +4,9 @@
 /// declaration) so that every syntax error in a file is reported. Every loop checks that
 /// it consumed a token, and expressions nested deeper than `maxNesting` are an error
 /// rather than a stack overflow.
-public struct Parser {
+package struct Parser {
     /// The deepest nesting of parentheses, lists, `not` and calls accepted in one expression.
-    public static let maxNesting = 64
+    package static let maxNesting = 64
 
     /// Thrown inside the parser after a diagnostic was recorded, to unwind to a recovery point.
     struct Recovery: Error {}
@@ -24,7 +24,7 @@ public struct Parser {
     let comments: [Comment]
 
     /// Parses a whole file; returns the syntax tree and every diagnostic (lexical and syntactic).
-    public static func parse(_ source: SourceText) -> (FileSyntax, [Diagnostic]) {
+    package static func parse(_ source: SourceText) -> (FileSyntax, [Diagnostic]) {
         let lexer = Lexer(source)
         var parser = Parser(lexer: lexer)
         let file = parser.parseFile()
@@ -32,7 +32,7 @@ public struct Parser {
     }
 
     /// Parses a source that holds one expression and nothing else (the REPL's input).
-    public static func parseExpression(_ source: SourceText) -> (ExprSyntax?, [Diagnostic]) {
+    package static func parseExpression(_ source: SourceText) -> (ExprSyntax?, [Diagnostic]) {
         let lexer = Lexer(source)
         var parser = Parser(lexer: lexer)
         parser.newlineSuppression = 1
@@ -85,7 +85,7 @@ public struct Parser {
     }
 
     /// The end of the previous non-newline token.
-    var previousEnd: SourceLocation {
+    var previousEnd: SourcePosition {
         var k = index - 1
         while k > 0, tags[k] == TokenTag.newline { k -= 1 }
         return k >= 0 ? tokens[k].range.end : tokens[0].range.start
@@ -162,7 +162,7 @@ public struct Parser {
         }
     }
 
-    func range(from start: SourceLocation) -> SourceRange {
+    func range(from start: SourcePosition) -> SourceRange {
         SourceRange(start: start, end: max(previousEnd, start))
     }
 }

@@ -1,10 +1,10 @@
 /// The reserved words: never names.
-public enum Keyword: String, Sendable, CaseIterable {
+package enum Keyword: String, Sendable, CaseIterable {
     case `true`, `false`, and, or, not, `in`, when
 }
 
 /// Operators and punctuation.
-public enum Punctuation: String, Sendable, CaseIterable {
+package enum Punctuation: String, Sendable, CaseIterable {
     case leftBrace = "{", rightBrace = "}", leftParen = "(", rightParen = ")"
     case leftBracket = "[", rightBracket = "]", comma = ",", colon = ":", semicolon = ";"
     case assign = "=", at = "@", coalesce = "??", equal = "==", notEqual = "!="
@@ -13,7 +13,7 @@ public enum Punctuation: String, Sendable, CaseIterable {
 }
 
 /// What a token is, with its decoded value.
-public enum TokenKind: Sendable, Equatable {
+package enum TokenKind: Sendable, Equatable {
     /// `[A-Za-z_][A-Za-z0-9_]*` that is not reserved.
     case identifier(String)
     /// A reserved word.
@@ -37,21 +37,21 @@ public enum TokenKind: Sendable, Equatable {
 }
 
 /// A token with its source range and its exact spelling.
-public struct Token: Sendable {
+package struct Token: Sendable {
     /// What the token is.
-    public var kind: TokenKind
+    package var kind: TokenKind
     /// Where it is.
-    public var range: SourceRange
+    package var range: SourceRange
     /// The exact source text (for literals, as written).
-    public var text: String
+    package var text: String
 }
 
 /// A comment kept for the formatter: `# …` or a `/// …` doc comment.
-public struct Comment: Sendable, Hashable {
+package struct Comment: Sendable, Hashable {
     /// The text after `#` or `///`, including leading spaces.
-    public var text: String
+    package var text: String
     /// Where it is.
-    public var range: SourceRange
+    package var range: SourceRange
     /// True for `///` doc comments.
-    public var isDoc: Bool
+    package var isDoc: Bool
 }

@@ -43,7 +43,7 @@ import Testing
 
     @Test func contextsFromJSON() throws {
         let c = try EvaluationContext(json: #"{"userId": "u1", "age": 31, "score": 0.5, "beta": true, "country": null}"#)
-        #expect(c.values == ["userId": .string("u1"), "age": .int(31), "score": .double(0.5), "beta": .bool(true)])
+        #expect(c == ["userId": .string("u1"), "age": .int(31), "score": .double(0.5), "beta": .bool(true)])
         #expect(throws: ContextError(message: "attribute 'tags' must be a string, number or boolean, not an array")) {
             try EvaluationContext(json: #"{"tags": []}"#)
         }

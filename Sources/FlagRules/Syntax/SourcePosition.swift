@@ -1,6 +1,6 @@
 /// A position in a source file: a byte offset, and the 1-based line and column that
 /// editors show. Columns count Unicode scalars; a tab counts 1.
-public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct SourcePosition: Sendable, Hashable, Comparable, CustomStringConvertible {
     // 32 bits each (sources are at most 16 MiB): every token and node carries two of these.
     private var storedOffset: Int32
     private var storedLine: Int32
@@ -23,14 +23,14 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
     }
 
     /// A location.
-    public init(offset: Int, line: Int, column: Int) {
+    package init(offset: Int, line: Int, column: Int) {
         storedOffset = Int32(clamping: offset)
         storedLine = Int32(clamping: line)
         storedColumn = Int32(clamping: column)
     }
 
     /// Earlier in the text (by byte offset).
-    public static func < (a: SourceLocation, b: SourceLocation) -> Bool { a.offset < b.offset }
+    public static func < (a: SourcePosition, b: SourcePosition) -> Bool { a.offset < b.offset }
 
     /// `line:column`, both 1-based.
     public var description: String { "\(line):\(column)" }
@@ -39,18 +39,18 @@ public struct SourceLocation: Sendable, Hashable, Comparable, CustomStringConver
 /// A half-open span of source text, `start..<end`.
 public struct SourceRange: Sendable, Hashable, CustomStringConvertible {
     /// The first position in the span.
-    public var start: SourceLocation
+    public var start: SourcePosition
     /// The position just past the span.
-    public var end: SourceLocation
+    public var end: SourcePosition
 
     /// A span.
-    public init(start: SourceLocation, end: SourceLocation) {
+    package init(start: SourcePosition, end: SourcePosition) {
         self.start = start
         self.end = end
     }
 
     /// The smallest span covering both.
-    public func union(_ other: SourceRange) -> SourceRange {
+    package func union(_ other: SourceRange) -> SourceRange {
         SourceRange(start: min(start, other.start), end: max(end, other.end))
     }
 
@@ -63,7 +63,7 @@ public struct SourceText: Sendable {
     /// The name shown in diagnostics (usually the path).
     public let name: String
     /// The raw bytes, as read.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     /// Byte offsets where each line starts.
     let lineStarts: [Int]
 
@@ -73,7 +73,7 @@ public struct SourceText: Sendable {
     }
 
     /// Source from raw bytes (which need not be valid UTF-8).
-    public init(bytes: [UInt8], name: String) {
+    package init(bytes: [UInt8], name: String) {
         self.name = name
         self.bytes = bytes
         var starts = [0]
@@ -91,7 +91,7 @@ public struct SourceText: Sendable {
     }
 
     /// The number of lines.
-    public var lineCount: Int { lineStarts.count }
+    package var lineCount: Int { lineStarts.count }
 
     /// The bytes of a 1-based line, without its line ending.
     func lineBytes(_ line: Int) -> ArraySlice<UInt8> {
@@ -103,7 +103,7 @@ public struct SourceText: Sendable {
     }
 
     /// The text of a 1-based line (invalid UTF-8 shown as U+FFFD).
-    public func line(_ line: Int) -> String {
+    package func line(_ line: Int) -> String {
         String(decoding: lineBytes(line), as: UTF8.self)
     }
 }
