@@ -233,13 +233,8 @@ struct Explainer {
             for x in xs {
                 let (truth, trace) = self.truth(x)
                 traces.append(trace)
-                if isAnd {
-                    if truth == .no { return make(.no, traces) }
-                    if truth == .unknown { result = .unknown }
-                } else {
-                    if truth == .yes { return make(.yes, traces) }
-                    if truth == .unknown { result = .unknown }
-                }
+                result = isAnd ? Truth.and(result, truth) : Truth.or(result, truth)
+                if result == (isAnd ? .no : .yes) { return make(result, traces) }  // decided
             }
             return make(result, traces)
         case .has(let name, _):
