@@ -20,10 +20,24 @@ struct Compiler {
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
     let coercions: [Coercion]
+    /// The string slots that a hashed literal set reads, gathered as conditions compile.
+    let hashedSlots = SlotMarks()
+
+    final class SlotMarks {
+        var slots = Set<Int>()
+    }
+
+    init(checked: CheckedProgram, coercions: [Coercion]) {
+        self.checked = checked
+        self.coercions = coercions
+    }
+
     static func compile(_ checked: CheckedProgram) -> Program {
-        let coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
+        var coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
         let compiler = Compiler(checked: checked, coercions: coercions)
         let declarations = checked.declarations.map(compiler.declaration)
+        // A prepared context hashes only the strings that a hashed literal set reads.
+        for slot in compiler.hashedSlots.slots where coercions.indices.contains(slot) { coercions[slot] = .hashedString }
         return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names)
     }
 
@@ -505,6 +519,17 @@ struct Compiler {
     /// general path's value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ set: LiteralSet, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
+        guard set.isHashed else {
+            return { f in
+                guard let slots = f.slots else {
+                    guard case .string(let s)? = f.value(named: name) else { return .unknown }
+                    return Truth(set.contains(s) != negated)
+                }
+                guard case .string(let s)? = slots[slot].typed else { return .unknown }
+                return Truth(set.contains(s) != negated)
+            }
+        }
+        hashedSlots.slots.insert(slot)
         return { f in
             guard let slots = f.slots else {
                 guard case .string(let s)? = f.value(named: name) else { return .unknown }

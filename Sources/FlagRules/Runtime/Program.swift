@@ -86,6 +86,9 @@ struct Frame {
 enum Coercion: Sendable {
     case any, string, int, double, bool, version, datetime
     case enumeration(EnumTable)
+    /// A string attribute that a large (hashed) literal set reads: a prepared context keeps
+    /// its string's hash.
+    case hashedString
 
     init(_ type: FlagType) {
         switch type {
@@ -103,7 +106,7 @@ enum Coercion: Sendable {
     @inline(__always)
     func apply(_ v: Value) -> Value? {
         switch (self, v) {
-        case (.any, _), (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
+        case (.any, _), (.string, .string), (.hashedString, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
              (.version, .version), (.datetime, .datetime):
             return v
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
@@ -113,12 +116,12 @@ enum Coercion: Sendable {
         }
     }
 
-    /// A prepared slot's tag for its typed value `v`: an enum value's case ordinal, a
-    /// string's `StringHash.key`, else -1.
+    /// A prepared slot's tag for its typed value `v`: an enum value's case ordinal, the
+    /// `StringHash.key` of a string that a large literal set reads, else -1.
     func tag(_ v: Value?) -> Int32 {
         switch (self, v) {
         case (.enumeration(let table), .string(let s)?): return table.ordinal(of: s).map { Int32($0) } ?? -1
-        case (.string, .string(let s)?): return Int32(bitPattern: StringHash.key(s))
+        case (.hashedString, .string(let s)?): return Int32(bitPattern: StringHash.key(s))
         default: return -1
         }
     }

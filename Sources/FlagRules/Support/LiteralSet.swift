@@ -5,11 +5,12 @@ import Foundation
 ///
 /// The strings' bytes are stored once, end to end. A set of up to `scanLimit` strings
 /// (enum cases, most `in` lists) is scanned: a lookup compares lengths, then bytes. A
-/// larger set adds an open-addressing table of 8-byte slots, at most half full, each
-/// holding a string's position and a 32-bit key of its hash, so that a lookup reads one
-/// slot for most misses and one slot and one string's bytes for a hit: the cost does not
-/// grow with the number of strings. Hashes come from `StringHash`, seeded per process, so
-/// literals cannot be chosen to collide.
+/// larger set adds an open-addressing table of 8-byte slots, at most half full. A string
+/// of up to 7 bytes (codes, short ids) is held in its slot whole, with its length, so one
+/// read of a slot answers a lookup of it; a longer string's slot holds 31 bits of its hash
+/// and its position, and a lookup that matches them compares the stored bytes. The cost
+/// does not grow with the number of strings. Hashes come from `StringHash`, seeded per
+/// process, so literals cannot be chosen to collide.
 ///
 /// The same code runs on every platform; it reads strings only through their UTF-8 view.
 struct LiteralSet: Sendable {
@@ -22,21 +23,46 @@ struct LiteralSet: Sendable {
         let bytes: [UInt8]
         /// Where each string starts in `bytes`, by position, and one more entry: the end.
         let starts: [UInt32]
-        /// The hash table (empty for a scanned set): a slot is `position + 1` in its low
-        /// half (0: empty) and the string's 32-bit key (`StringHash.key`) in its high half.
+        /// The hash table (empty for a scanned set): `Slot.short` or `Slot.long` of a
+        /// string, 0 for an empty slot.
         let slots: [UInt64]
+        /// Each slot's string's position (read by `index(of:)` only).
+        let positions: [UInt32]
 
-        init(bytes: [UInt8], starts: [UInt32], slots: [UInt64]) {
+        init(bytes: [UInt8], starts: [UInt32], slots: [UInt64], positions: [UInt32]) {
             self.bytes = bytes
             self.starts = starts
             self.slots = slots
+            self.positions = positions
         }
     }
 
     private let storage: Storage
-    private var bytes: [UInt8] { storage.bytes }
-    private var starts: [UInt32] { storage.starts }
-    private var slots: [UInt64] { storage.slots }
+
+    /// What a slot holds.
+    enum Slot {
+        /// A string of up to 7 bytes: its bytes, zero-padded, and its length + 1 in the top
+        /// byte (never 0, never with the top bit set).
+        @inline(__always)
+        static func short(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
+            var word = UInt64(key.count + 1) << 56
+            guard let base = key.baseAddress else { return word }
+            for i in 0..<key.count { word |= UInt64(base[i]) << (8 * UInt64(i)) }
+            return word
+        }
+
+        /// A longer string: the top bit set, 31 bits of its hash, and its position.
+        @inline(__always)
+        static func long(hash: UInt32, position: Int) -> UInt64 {
+            1 << 63 | UInt64(hash >> 1) << 32 | UInt64(UInt32(truncatingIfNeeded: position))
+        }
+
+        /// Whether a long string's slot has `hash`.
+        @inline(__always)
+        static func matches(_ slot: UInt64, longHash hash: UInt32) -> Bool {
+            slot >> 32 == (1 << 31 | UInt64(hash >> 1))
+        }
+    }
 
     /// The set of `strings`; a string listed twice keeps its first position.
     init(_ strings: [String]) {
@@ -49,63 +75,63 @@ struct LiteralSet: Sendable {
         }
         starts.append(UInt32(truncatingIfNeeded: bytes.count))
         guard strings.count > Self.scanLimit else {
-            storage = Storage(bytes: bytes, starts: starts, slots: [])
+            storage = Storage(bytes: bytes, starts: starts, slots: [], positions: [])
             return
         }
         var capacity = 16
         while capacity < strings.count * 2 { capacity *= 2 }
         var slots = [UInt64](repeating: 0, count: capacity)
+        var positions = [UInt32](repeating: 0, count: capacity)
         bytes.withUnsafeBufferPointer { all in
             for position in strings.indices {
                 let key = UnsafeBufferPointer(rebasing: all[Int(starts[position])..<Int(starts[position + 1])])
-                let h = UInt64(StringHash.key(key))
+                let h = StringHash.key(key)
+                let existing = slots.withUnsafeBufferPointer { Self.findSlot(key, hash: h, $0, all, starts) }
+                guard existing == nil else { continue }
                 var i = Int(truncatingIfNeeded: h) & (capacity - 1)
-                var isDuplicate = false
-                while slots[i] != 0 {
-                    let other = Int(truncatingIfNeeded: slots[i] & 0xFFFF_FFFF) - 1
-                    if slots[i] >> 32 == h,
-                       Self.equal(key, UnsafeBufferPointer(rebasing: all[Int(starts[other])..<Int(starts[other + 1])])) {
-                        isDuplicate = true
-                        break
-                    }
-                    i = (i + 1) & (capacity - 1)
-                }
-                if !isDuplicate { slots[i] = h << 32 | UInt64(position + 1) }
+                while slots[i] != 0 { i = (i + 1) & (capacity - 1) }
+                slots[i] = key.count <= 7 ? Slot.short(key) : Slot.long(hash: h, position: position)
+                positions[i] = UInt32(truncatingIfNeeded: position)
             }
         }
-        storage = Storage(bytes: bytes, starts: starts, slots: slots)
+        storage = Storage(bytes: bytes, starts: starts, slots: slots, positions: positions)
     }
 
     /// The number of strings, duplicates included.
-    var count: Int { starts.count - 1 }
+    var count: Int { storage.starts.count - 1 }
 
     /// Whether lookups hash (true) or scan (false).
-    var isHashed: Bool { !slots.isEmpty }
+    var isHashed: Bool { !storage.slots.isEmpty }
 
     /// The position of `s`, or nil when it is not in the set.
     @inline(__always)
     func index(of s: String) -> Int? {
         StringHash.withBytes(s) { key in
-            isHashed ? find(key, hash: StringHash.key(key)) : scan(key)
+            guard isHashed else { return scan(key) }
+            return findSlot(key, hash: StringHash.key(key)).map { Int(storage.positions[$0]) }
         }
     }
 
     /// Whether `s` is in the set.
     @inline(__always)
-    func contains(_ s: String) -> Bool { index(of: s) != nil }
+    func contains(_ s: String) -> Bool {
+        StringHash.withBytes(s) { key in
+            (isHashed ? findSlot(key, hash: StringHash.key(key)) : scan(key)) != nil
+        }
+    }
 
     /// Whether `s`, whose `StringHash.key` is `hash`, is in the set (a prepared context
     /// keeps its strings' keys, so a large set's lookup does not hash them again).
     @inline(__always)
     func contains(_ s: String, hash: UInt32) -> Bool {
         StringHash.withBytes(s) { key in
-            (isHashed ? find(key, hash: hash) : scan(key)) != nil
+            (isHashed ? findSlot(key, hash: hash) : scan(key)) != nil
         }
     }
 
     private func scan(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
-        bytes.withUnsafeBufferPointer { all in
-            starts.withUnsafeBufferPointer { starts in
+        storage.bytes.withUnsafeBufferPointer { all in
+            storage.starts.withUnsafeBufferPointer { starts in
                 for position in 0..<(starts.count - 1) {
                     let start = Int(starts[position]), end = Int(starts[position + 1])
                     if end - start == key.count, Self.equal(key, UnsafeBufferPointer(rebasing: all[start..<end])) {
@@ -117,30 +143,59 @@ struct LiteralSet: Sendable {
         }
     }
 
-    private func find(_ key: UnsafeBufferPointer<UInt8>, hash: UInt32) -> Int? {
-        slots.withUnsafeBufferPointer { slots in
-            let mask = slots.count - 1
-            var i = Int(truncatingIfNeeded: hash) & mask
-            while true {
-                let slot = slots[i]
-                if slot == 0 { return nil }
-                if slot >> 32 == UInt64(hash) {
-                    let position = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
-                    let start = Int(starts[position]), end = Int(starts[position + 1])
-                    let found = bytes.withUnsafeBufferPointer { Self.equal(key, UnsafeBufferPointer(rebasing: $0[start..<end])) }
-                    if found { return position }
-                }
-                i = (i + 1) & mask
-            }
+    private func findSlot(_ key: UnsafeBufferPointer<UInt8>, hash: UInt32) -> Int? {
+        storage.slots.withUnsafeBufferPointer { slots in
+            storage.bytes.withUnsafeBufferPointer { bytes in Self.findSlot(key, hash: hash, slots, bytes, storage.starts) }
         }
     }
 
-    /// Whether two byte strings are equal.
+    /// The slot holding `key` in the table `slots` (built so far) over the strings'
+    /// `bytes` and `starts`, found by its hash.
+    @inline(__always)
+    private static func findSlot(_ key: UnsafeBufferPointer<UInt8>, hash: UInt32, _ slots: UnsafeBufferPointer<UInt64>,
+                                 _ bytes: UnsafeBufferPointer<UInt8>, _ starts: [UInt32]) -> Int? {
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: hash) & mask
+        if key.count <= 7 {
+            let wanted = Slot.short(key)
+            while true {
+                let slot = slots[i]
+                if slot == wanted { return i }
+                if slot == 0 { return nil }
+                i = (i + 1) & mask
+            }
+        }
+        while true {
+            let slot = slots[i]
+            if slot == 0 { return nil }
+            if Slot.matches(slot, longHash: hash) {
+                let position = Int(truncatingIfNeeded: slot & 0xFFFF_FFFF)
+                let start = Int(starts[position]), end = Int(starts[position + 1])
+                if equal(key, UnsafeBufferPointer(rebasing: bytes[start..<end])) { return i }
+            }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Whether two byte strings are equal: compared eight bytes at a time in place (the
+    /// strings compared are mostly names and codes of a few bytes, for which a library
+    /// call would cost more than the comparison).
     @inline(__always)
     static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
         guard let x = a.baseAddress, let y = b.baseAddress, x != y else { return true }
-        return memcmp(x, y, a.count) == 0
+        let n = a.count
+        let p = UnsafeRawPointer(x), q = UnsafeRawPointer(y)
+        var i = 0
+        while i + 8 <= n {
+            if p.loadUnaligned(fromByteOffset: i, as: UInt64.self) != q.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
+        }
+        while i < n {
+            if x[i] != y[i] { return false }
+            i += 1
+        }
+        return true
     }
 }
 
