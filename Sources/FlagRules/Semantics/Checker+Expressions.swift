@@ -47,10 +47,8 @@ extension Checker {
             if let a = schema[name] {
                 return Bound(kind: .attribute(name, slot: a.slot, a.type), type: a.type, range: range)
             }
-            if case .operand(let other?) = position, let cases = other.cases {
-                let what: String
-                if case .variant(let declaration, _) = other { what = "a variant of '\(declaration)'" } else { what = "a case of \(other)" }
-                diagnostics.error("unknown-case", "'\(name)' is not \(what)" + didYouMean(name, cases), at: range)
+            if case .operand(let other?) = position, other.cases != nil {
+                reportUnknownCase(name, of: other, at: range)
                 return nil
             }
             let candidates = schema.attributes.map(\.name) + declarationNames + ["now"]
@@ -102,6 +100,9 @@ extension Checker {
             for b in bounds where !b.type.isDynamic {
                 if type.isDynamic {
                     type = b.type == .symbol ? .string : b.type
+                } else if type.cases != nil, case .constant(.string) = b.kind {
+                    // A quoted case as a fallback: `build ?? "release"`.
+                    guard quotedCase(b, of: type) != nil else { return nil }
                 } else if !type.isComparable(with: b.type) {
                     diagnostics.error("type-mismatch", "both sides of '??' must have the same type, found \(type) and \(b.type)",
                                       at: b.range)
@@ -194,6 +195,25 @@ extension Checker {
         }
     }
 
+    /// A string literal beside an enum or a variant (`build == "beta"`, an element of
+    /// `build in ["beta"]`): checked as the bare case is, and then of the case's type; an
+    /// unknown case is reported as for the bare name. Other bounds are returned as they are.
+    mutating func quotedCase(_ b: Bound, of other: FlagType) -> Bound? {
+        guard case .constant(.string(let name)) = b.kind, b.type == .string, let cases = other.cases else { return b }
+        guard cases.contains(name) else {
+            reportUnknownCase(name, of: other, at: b.range)
+            return nil
+        }
+        return Bound(kind: .constant(.string(name)), type: other, range: b.range)
+    }
+
+    /// `'bta' is not a case of enum(…); did you mean 'beta'?` (or a variant of …).
+    mutating func reportUnknownCase(_ name: String, of other: FlagType, at range: SourceRange) {
+        let what: String
+        if case .variant(let declaration, _) = other { what = "a variant of '\(declaration)'" } else { what = "a case of \(other)" }
+        diagnostics.error("unknown-case", "'\(name)' is not \(what)" + didYouMean(name, other.cases ?? []), at: range)
+    }
+
     /// Coerces a string constant compared with a version or datetime to one; reports an invalid one.
     mutating func coerce(_ b: Bound, toward other: FlagType, schemaless: Bool) -> Bound? {
         guard case .constant(.string(let s)) = b.kind, b.type == .string else { return b }
@@ -225,6 +245,9 @@ extension Checker {
         var help: String?
         if l.type == .version || r.type == .version { help = "write versions as \"2.3.0\"" }
         if l.type == .datetime || r.type == .datetime { help = "write datetimes as \"2026-03-31T09:00:00Z\"" }
+        if l.type.cases != nil || r.type.cases != nil {
+            help = "an enum or a variant compares only with its own cases (quoted or not) and with values of the same type"
+        }
         diagnostics.error("type-mismatch", "cannot compare \(l.type) with \(r.type) using '\(op.rawValue)'", at: range, help: help)
     }
 
@@ -245,7 +268,10 @@ extension Checker {
             var ok = leftBound != nil
             for element in elements {
                 guard var b = expression(element, .operand(of: leftType)) else { ok = false; continue }
-                if let leftType { b = coerce(b, toward: leftType, schemaless: false) ?? b }
+                if let leftType {
+                    guard let c = quotedCase(b, of: leftType) else { ok = false; continue }
+                    b = coerce(c, toward: leftType, schemaless: false) ?? c
+                }
                 guard case .constant(let v) = b.kind else {
                     if case .percent(let t) = b.kind {
                         values.append(.double(Double(t) / 1000))
@@ -256,7 +282,8 @@ extension Checker {
                     continue
                 }
                 if let leftType, !leftType.isComparable(with: b.type) {
-                    diagnostics.error("type-mismatch", "list element \(v) is \(b.type), but the left side is \(leftType)", at: element.range)
+                    let shown = b.type == .string ? StringEscaping.quoted(v.stringValue ?? "") : "\(v)"
+                    diagnostics.error("type-mismatch", "list element \(shown) is \(b.type), but the left side is \(leftType)", at: element.range)
                     ok = false
                     continue
                 }
@@ -266,6 +293,10 @@ extension Checker {
             return Bound(kind: .member(leftBound, values, negated: op == .notIn), type: .bool, range: range)
         case .equal, .notEqual:
             guard var right = expression(r, .operand(of: leftType)), var left = leftBound else { return nil }
+            // A quoted case on either side of an enum or a variant.
+            guard let rc = quotedCase(right, of: left.type), let lc = quotedCase(left, of: rc.type) else { return nil }
+            right = rc
+            left = lc
             guard let r2 = coerce(right, toward: left.type, schemaless: false) else { return nil }
             right = r2
             guard let l2 = coerce(left, toward: right.type, schemaless: false) else { return nil }

@@ -64,16 +64,15 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Whether `==` between values of these types is meaningful.
+    /// Whether `==` between values of these types is meaningful. Each type is its own: an
+    /// enum compares with the same enum (its cases, quoted or not, are of its type once
+    /// checked), a variant with the same variant, and neither with a string or another
+    /// enum or variant.
     func isComparable(with other: FlagType) -> Bool {
         if self == other || isDynamic || other.isDynamic { return true }
         if isNumeric && other.isNumeric { return true }
         switch (self, other) {
         case (.string, .symbol), (.symbol, .string): return true
-        case (.enumeration, .string), (.string, .enumeration), (.variant, .string), (.string, .variant): return true
-        case (.enumeration(let a), .enumeration(let b)): return a == b
-        case (.variant(_, let a), .variant(_, let b)), (.enumeration(let a), .variant(_, let b)), (.variant(_, let a), .enumeration(let b)):
-            return Set(a) == Set(b)
         case (.enumeration, .symbol), (.symbol, .enumeration), (.variant, .symbol), (.symbol, .variant): return true
         default: return false
         }
