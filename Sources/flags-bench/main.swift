@@ -48,6 +48,8 @@ struct Options {
     var inValues = InValues.both
     /// The shape of the strings in the `in` lists.
     var inKeys = InKeys.codes
+    /// The operands of the long `and` chain that is loaded, evaluated, explained and released.
+    var longChain = 1_000_000
 
     enum InValues: String {
         case both, hits, misses
@@ -106,6 +108,9 @@ struct Options {
             case "--contexts" where i + 1 < arguments.count:
                 i += 1
                 contexts = max(1, Int(arguments[i]) ?? contexts)
+            case "--long-chain" where i + 1 < arguments.count:
+                i += 1
+                longChain = max(2, Int(arguments[i]) ?? longChain)
             case "--runs" where i + 1 < arguments.count:
                 i += 1
                 runs = max(1, Int(arguments[i]) ?? runs)
@@ -119,7 +124,7 @@ struct Options {
                 i += 1
                 inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
-                print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses] [--in-keys codes|ids|uuids]")
+                print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("flags-bench: unknown argument '\(arguments[i])'\n".utf8))
@@ -596,9 +601,54 @@ func processMilliseconds() -> Double? {
 }
 let evalProcess = processMilliseconds()
 
+// MARK: A long rule
+
+/// A rule whose condition is one `and` chain of `options.longChain` comparisons: its load,
+/// one evaluation, one explanation and its release, timed, and the most bytes held at once.
+struct LongChain {
+    var operands = 0
+    var bytes = 0
+    var loadMilliseconds = Double.nan, evaluateMilliseconds = Double.nan, explainMilliseconds = Double.nan
+    var releaseMilliseconds = Double.nan, peakBytes = 0
+    /// Whether evaluating and explaining agreed that the rule is on (every operand holds).
+    var isOn = true
+}
+var longChain = LongChain()
+if options.only.map({ "long chain".contains($0) }) ?? true {
+    let count = options.longChain
+    var source = "context { a: int }\nflag long { enabled when "
+    source.reserveCapacity(count * 16)
+    for k in 0..<count {
+        if k > 0 { source += " and " }
+        source += "a > \(k - count)"
+    }
+    source += " }\n"
+    longChain.operands = count
+    longChain.bytes = source.utf8.count
+    malloc_counter_count_bytes(1)
+    let before = liveBytes()
+    malloc_counter_reset_peak()
+    var t0 = now()
+    var rules: RuleSet? = load(source)
+    longChain.loadMilliseconds = Double(now() - t0) / 1e6
+    t0 = now()
+    let on = rules?.isEnabled("long", in: ["a": 1]) ?? false
+    longChain.evaluateMilliseconds = Double(now() - t0) / 1e6
+    t0 = now()
+    let explanation = rules?.explain("long", in: ["a": 1])
+    longChain.explainMilliseconds = Double(now() - t0) / 1e6
+    longChain.isOn = on && explanation?.resolution.value == .bool(true)
+    t0 = now()
+    rules = nil
+    longChain.releaseMilliseconds = Double(now() - t0) / 1e6
+    longChain.peakBytes = peakBytes() - before
+    malloc_counter_count_bytes(0)
+}
+
 // MARK: Report
 
 var failures: [String] = []
+if !longChain.isOn { failures.append("long chain: evaluating or explaining did not find the rule on") }
 for report in reports {
     let fractions = Set(report.rows.filter(\.measured).map(\.onFraction))
     if fractions.count > 1 { failures.append("\(report.name): rows disagree on the ON fraction: \(report.rows.map(\.onFraction))") }
@@ -649,6 +699,12 @@ if options.json {
                                      ("bytes", .int(heldBytes)),
                                      ("peakBytesWhileLoading", .int(peakLoadBytes))])))
     if let evalProcess { out.append(("evalProcessMilliseconds", .double(evalProcess))) }
+    out.append(("longChain", .object([("operands", .int(longChain.operands)), ("sourceBytes", .int(longChain.bytes)),
+                                      ("loadMilliseconds", .double(longChain.loadMilliseconds)),
+                                      ("evaluateMilliseconds", .double(longChain.evaluateMilliseconds)),
+                                      ("explainMilliseconds", .double(longChain.explainMilliseconds)),
+                                      ("releaseMilliseconds", .double(longChain.releaseMilliseconds)),
+                                      ("peakBytes", .int(longChain.peakBytes))])))
     out.append(("allocationCounting", .bool(allocationCounting)))
     if options.only == nil { out.append(("targets", .object(targets.map { ($0.0, .bool($0.1)) }))) }
     out.append(("failures", .array(failures.map { .string($0) })))
@@ -679,6 +735,11 @@ if options.json {
     }
     print("\nload 10,000 declarations (parse + check + compile): \(f(loadMilliseconds)) ms median, \(f(loadTimes[0])) ms min, \(f(Double(heldBytes) / 1e6)) MB held (\(f(Double(peakLoadBytes) / 1e6)) MB at the peak of loading)")
     if let evalProcess { print("flags eval examples/app.flags (whole process): \(f(evalProcess)) ms") }
+    if longChain.operands > 0 {
+        print("a rule of one \(longChain.operands)-operand and chain (\(f(Double(longChain.bytes) / 1e6)) MB of source): load \(f(longChain.loadMilliseconds)) ms, "
+              + "evaluate \(f(longChain.evaluateMilliseconds, 2)) ms, explain \(f(longChain.explainMilliseconds)) ms, "
+              + "release \(f(longChain.releaseMilliseconds)) ms, \(f(Double(longChain.peakBytes) / 1e6)) MB at the peak")
+    }
     if !allocationCounting { print("(allocations are not counted here: the allocation column and the load's bytes are 0)") }
     if options.only == nil {
         print("\ntargets")

@@ -9,7 +9,7 @@ import Testing
 
     @Test func runsAndRowsAgree() throws {
         try #require(FileManager.default.isExecutableFile(atPath: bench.path))
-        let result = try run(bench, ["--contexts", "3000", "--runs", "1", "--json"])
+        let result = try run(bench, ["--contexts", "3000", "--runs", "1", "--long-chain", "20000", "--json"])
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((report["failures"] as? [Any])?.isEmpty == true)
@@ -38,6 +38,8 @@ import Testing
         for key in ["batchNsPerEvaluation", "plainNsPerEvaluation", "prepareNsPerValue"] {
             #expect(lists.allSatisfy { ($0[key] as? Double).map { $0 > 0 } == true }, "\(key)")
         }
+        let chain = try #require(report["longChain"] as? [String: Any])
+        #expect(chain["operands"] as? Int == 20_000 && (chain["loadMilliseconds"] as? Double ?? 0) > 0)
         let load = try #require(report["load10k"] as? [String: Any])
         let held = try #require(load["bytes"] as? Int), peak = try #require(load["peakBytesWhileLoading"] as? Int)
         if BenchTests.countsAllocations {
@@ -58,7 +60,7 @@ import Testing
     /// The branch other platforms take, selected here: no allocation counts, no target
     /// that needs them, and the rows still run and agree.
     @Test func withoutAllocationCounting() throws {
-        let result = try run(bench, ["--contexts", "2000", "--runs", "1", "--json"],
+        let result = try run(bench, ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--json"],
                              environment: ["FLAGS_BENCH_NO_ALLOCATION_COUNTING": "1"])
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
