@@ -257,3 +257,30 @@ final class PseudoTerminalSession {
         #expect(c.line == ":quit ")
     }
 }
+
+/// `:set` types a value as `-c` does: a quoted value is a string without its quotes, and
+/// without a schema a number only where JSON reads one.
+@Suite(.serialized) struct ReplSetValueTests {
+    @Test func quotedAndNumberLikeValues() throws {
+        let script = """
+            :set email="a@b.com"
+            :set userId=00123
+            quotedEmail
+            leadingZeros
+            :set userId=123
+            number
+            :context
+
+            """
+        let run = try flags(["repl", "Tests/flagsTests/Fixtures/values.flags"], stdin: script)
+        #expect(run.status == 0)
+        #expect(run.stdout == """
+            quotedEmail = true  (TARGETING_MATCH, rule 1, line 5)
+            leadingZeros = true  (TARGETING_MATCH, rule 1, line 2)
+            number = true  (TARGETING_MATCH, rule 1, line 3)
+            email = "a@b.com"
+            userId = 123
+
+            """)
+    }
+}

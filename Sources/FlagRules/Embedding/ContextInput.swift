@@ -14,21 +14,24 @@ extension ContextSchema {
             return .string(text)
         }
         guard let attribute = self[name] else { throw unknown(name) }
+        // A quoted value is a string without its quotes (and JSON's escapes).
+        let quoted = Value.unquoted(text)
+        let text = quoted ?? text
         func mismatch() -> ContextError {
             ContextError(message: "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got '\(text)'")
         }
         switch attribute.type {
         case .string: return .string(text)
         case .int:
-            guard let i = Int(text) else { throw mismatch() }
+            guard quoted == nil, let i = Int(text) else { throw mismatch() }
             return .int(i)
         case .double:
-            guard let d = Double(text), d.isFinite, text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" || $0 == "e" || $0 == "E" }) else {
+            guard quoted == nil, let d = Double(text), d.isFinite, text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" || $0 == "e" || $0 == "E" }) else {
                 throw mismatch()
             }
             return .double(d)
         case .bool:
-            guard text == "true" || text == "false" else { throw mismatch() }
+            guard quoted == nil, text == "true" || text == "false" else { throw mismatch() }
             return .bool(text == "true")
         case .version:
             guard SemanticVersion(text) != nil else { throw mismatch() }
@@ -43,7 +46,7 @@ extension ContextSchema {
             }
             return .string(text)
         case .variant, .symbol, .dynamic:
-            return Value.inferred(from: text)
+            return quoted.map(Value.string) ?? Value.inferred(from: text)
         }
     }
 
@@ -93,22 +96,53 @@ extension ContextSchema {
 }
 
 extension Value {
-    /// A value typed from text without a schema: `true`/`false` are bools, integers are
-    /// ints, decimals are doubles, anything else (including `nan` and `inf`) is a string.
+    /// A value typed from text without a schema, as JSON would read it: `true`/`false`
+    /// are bools, a JSON number is an int (no fraction or exponent, in range) or a double,
+    /// a quoted string (`"123"`) is that string without its quotes, and anything else is a
+    /// string as written: `00123`, `+1`, `.5`, `nan` and `1e999` stay strings, so an id
+    /// buckets as the app that sends it as a string.
     package static func inferred(from text: String) -> Value {
+        if let unquoted = unquoted(text) { return .string(unquoted) }
         if text == "true" { return .bool(true) }
         if text == "false" { return .bool(false) }
-        if let i = Int(text) { return .int(i) }
-        if isDecimal(text), let d = Double(text), d.isFinite { return .double(d) }
+        guard isJSONNumber(text) else { return .string(text) }
+        if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let i = Int(text) { return .int(i) }
+        if let d = Double(text), d.isFinite { return .double(d) }
         return .string(text)
     }
 
-    private static func isDecimal(_ text: String) -> Bool {
-        var s = Substring(text)
-        if s.first == "-" { s = s.dropFirst() }
-        guard let dot = s.firstIndex(of: ".") else { return false }
-        let whole = s[..<dot], fraction = s[s.index(after: dot)...]
-        return !whole.isEmpty && !fraction.isEmpty && whole.allSatisfy(\.isASCIIDigit) && fraction.allSatisfy(\.isASCIIDigit)
+    /// The string a quoted text (`"a@b.com"`) stands for, JSON escapes read; nil when the
+    /// text is not quoted.
+    package static func unquoted(_ text: String) -> String? {
+        guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else { return nil }
+        if case .string(let s)? = try? JSON.parse(text) { return s }
+        return String(text.dropFirst().dropLast())
+    }
+
+    /// Whether `text` is a number in JSON's grammar: `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    static func isJSONNumber(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        func digits() -> Int {
+            let n = bytes.prefix(while: { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }).count
+            bytes = bytes.dropFirst(n)
+            return n
+        }
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        if bytes.first == UInt8(ascii: "0") {
+            bytes = bytes.dropFirst()
+        } else if digits() == 0 {
+            return false
+        }
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            guard digits() > 0 else { return false }
+        }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 
     /// The value as JSON: bools, numbers and strings as such; versions and datetimes as strings.
@@ -122,10 +156,6 @@ extension Value {
         case .datetime(let d): return .string(DateTime.format(d))
         }
     }
-}
-
-extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
 }
 
 extension Resolution {
