@@ -70,8 +70,9 @@ struct Compiler {
         // on it, so a miss in the cache or an unpredictable answer does not stall the caller.
         var isOnConstant: Bool? = d.defaultValue.boolValue == true
         if d.disabled {
-            let r = resolution(d.defaultValue, .disabled)
+            let r = resolution(d.disabledValue, .disabled)
             resolve = { _ in r }
+            isOn = CompiledDeclaration.alwaysOff
         } else if d.rules.isEmpty {
             let r = resolution(d.defaultValue, .static)
             resolve = { _ in r }

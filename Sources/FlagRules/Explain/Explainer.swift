@@ -59,8 +59,9 @@ struct Explainer {
             return Explanation(name: d.name, resolution: r, rules: [], condition: trace, summary: "")
         }
         if d.disabled {
-            return Explanation(name: d.name, resolution: resolution(d.defaultValue, .disabled), rules: [], condition: nil,
-                               summary: "@disabled: the default, whatever the rules say")
+            return Explanation(name: d.name, resolution: resolution(d.disabledValue, .disabled), rules: [], condition: nil,
+                               summary: d.kind == .flag ? "@disabled: off, whatever the default and the rules say"
+                                   : "@disabled: the default, whatever the rules say")
         }
         if d.rules.isEmpty {
             return Explanation(name: d.name, resolution: resolution(d.defaultValue, .static), rules: [], condition: nil,

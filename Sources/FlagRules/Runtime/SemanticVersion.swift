@@ -44,6 +44,9 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
     public let build: String
 
     /// Parses `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]` strictly (no leading zeros, no `v`).
+    /// A version without a pre-release or build part may leave out minor and patch, as
+    /// app version strings (`CFBundleShortVersionString`) often do: `"3.2"` is 3.2.0 and
+    /// `"3"` is 3.0.0; `"3.2-beta"` is not a version.
     public init?(_ text: String) {
         var text = text
         guard let parsed = text.withUTF8({ SemanticVersion.parse($0) }) else { return nil }
@@ -79,9 +82,14 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
             if i - start > 1, bytes[start] == 0x30 { return nil }
             return value
         }
-        guard let major = number(), i < n, bytes[i] == 0x2E else { return nil }
+        guard let major = number() else { return nil }
+        // `3` and `3.2`: a short version, with nothing after it.
+        if i == n { return SemanticVersion(major: major, minor: 0, patch: 0, prerelease: [], build: "") }
+        guard bytes[i] == 0x2E else { return nil }
         i += 1
-        guard let minor = number(), i < n, bytes[i] == 0x2E else { return nil }
+        guard let minor = number() else { return nil }
+        if i == n { return SemanticVersion(major: major, minor: minor, patch: 0, prerelease: [], build: "") }
+        guard bytes[i] == 0x2E else { return nil }
         i += 1
         guard let patch = number() else { return nil }
         var prerelease: [Identifier] = []

@@ -98,7 +98,7 @@ let specExample = """
             variant v [a, b] { split(id) { a: 1, b: 0 } }
             """)
         #expect(r.evaluate("staticFlag", in: [:]) == Resolution(value: true, reason: .static))
-        #expect(r.evaluate("killed", in: [:]) == Resolution(value: true, reason: .disabled))
+        #expect(r.evaluate("killed", in: [:]) == Resolution(value: false, reason: .disabled))  // a kill switch: off
         #expect(r.evaluate("killedWithRules", in: ["x": true]) == Resolution(value: false, reason: .disabled))
         #expect(r.evaluate("matched", in: ["x": 1]) == Resolution(value: true, reason: .targetingMatch, rule: 1, line: 4))
         #expect(r.evaluate("matched", in: ["x": 2]) == Resolution(value: false, reason: .default))
