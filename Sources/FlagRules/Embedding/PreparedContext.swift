@@ -140,6 +140,7 @@ extension RuleSet {
         guard let i = index(of: handle) else {
             return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: fallback ?? .bool(false))
         }
+        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
         let r = withFrame(context) { program.resolution(i, $0) }
         return fallback.map { RuleSet.typed(r, handle.name, $0) } ?? r
     }
@@ -150,6 +151,7 @@ extension RuleSet {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
+        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
         let r = withFrame(context) { program.resolution(i, $0) }
         return fallback.map { RuleSet.typed(r, name, $0) } ?? r
     }
@@ -157,6 +159,7 @@ extension RuleSet {
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
         guard let i = index(of: handle) else { return fallback }
+        if checksContextsStrictly, strictProblem(context) != nil { return fallback }
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return fallback }
             return withFrame(context) { d.isOn($0) }
@@ -174,7 +177,10 @@ extension RuleSet {
         guard let i = index(of: handle) else { return Array(repeating: fallback, count: contexts.count) }
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return Array(repeating: fallback, count: contexts.count) }
-            return contexts.map { context in withFrame(context) { d.isOn($0) } }
+            return contexts.map { context in
+                if checksContextsStrictly, strictProblem(context) != nil { return fallback }
+                return withFrame(context) { d.isOn($0) }
+            }
         }
     }
 }

@@ -22,6 +22,14 @@ public struct RuleSet: Sendable {
     /// The `context { … }` schema, when the file declares one.
     public var schema: ContextSchema? { program.schema }
 
+    /// Whether a context with a problem (`problems(in:)`: an undeclared attribute, a value
+    /// that does not fit the schema) gives reason `ERROR` with `INVALID_CONTEXT` naming the
+    /// attribute, rather than reading the attribute as absent. Off by default (three-valued
+    /// logic); checking costs a pass over the context's keys on each evaluation by name.
+    /// Prepared contexts drop undeclared attributes when they are prepared: strictly, a
+    /// mistyped value in one is an `INVALID_CONTEXT` too.
+    public var checksContextsStrictly = false
+
     /// Parses, checks and compiles `.flags` source. Throws a `RuleSetError` listing every
     /// diagnostic when the source has errors.
     public init(source: String, name: String = "<input>") throws(RuleSetError) {
@@ -71,6 +79,7 @@ public struct RuleSet: Sendable {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
+        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
         let r = program.resolution(i, Frame(context, program: program))
         guard let fallback else { return r }
         return RuleSet.typed(r, name, fallback)
@@ -93,9 +102,10 @@ public struct RuleSet: Sendable {
     /// Resolves every flag, variant and value (not segments), keyed by name.
     public func evaluateAll(in context: EvaluationContext) -> [String: Resolution] {
         let frame = Frame(context, program: program)
+        let problem = strictProblem(context)
         var out: [String: Resolution] = [:]
-        for d in program.declarations where d.kind != .segment {
-            out[d.name] = d.resolution(frame)
+        for (i, d) in program.declarations.enumerated() where d.kind != .segment {
+            out[d.name] = problem.map { invalidContext($0, declaration: i, default: nil) } ?? d.resolution(frame)
         }
         return out
     }
@@ -111,12 +121,14 @@ public struct RuleSet: Sendable {
         guard actual == kind else {
             return .error(.typeMismatch, "'\(name)' is a \(actual.rawValue), not a \(kind.rawValue)", default: fallback)
         }
+        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
         return RuleSet.typed(program.resolution(i, Frame(context, program: program)), name, fallback)
     }
 
     /// Whether a flag is on; `fallback` when the flag is unknown or is not a flag.
     public func isEnabled(_ name: String, in context: EvaluationContext, default fallback: Bool = false) -> Bool {
         guard let i = program.names.index(of: name) else { return fallback }
+        if checksContextsStrictly, strictProblem(context) != nil { return fallback }
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return fallback }
             return d.isOn(Frame(context, program: program))

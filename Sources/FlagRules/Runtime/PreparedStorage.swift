@@ -86,6 +86,11 @@ final class PreparedStorage: ManagedBuffer<PreparedHeader, PreparedSlot> {
     @inline(__always)
     var extra: EvaluationContext { withUnsafeMutablePointerToHeader { $0.pointee.extra } }
 
+    /// Whether a slot holds a value of the wrong type (given, but absent once checked).
+    func isMistyped(_ slot: Int) -> Bool {
+        withUnsafeMutablePointerToElements { $0[slot].givenDiffers && $0[slot].typed == nil }
+    }
+
     /// The value as given in a slot.
     @inline(__always)
     func given(_ slot: Int) -> Value? {

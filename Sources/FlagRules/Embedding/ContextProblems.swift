@@ -1,0 +1,90 @@
+/// Something wrong with a context for a rule set's schema: an attribute the schema does
+/// not declare, or a value that does not fit its attribute's type. Evaluation treats
+/// either as absent (three-valued logic) unless the rule set checks contexts strictly.
+public struct ContextProblem: Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong.
+    public enum Kind: Sendable, Hashable {
+        /// The schema declares no attribute of this name; `suggestion` is the closest one.
+        case unknownAttribute(suggestion: String?)
+        /// The value does not fit the attribute's type (`expected` names it).
+        case mistyped(expected: String)
+    }
+
+    /// The attribute's name, as the context spells it.
+    public let attribute: String
+    /// What is wrong with it.
+    public let kind: Kind
+
+    /// `unknown attribute 'userid'; did you mean 'userId'?`, or
+    /// `attribute 'userId' expects a string, got 12345`.
+    public var description: String {
+        switch kind {
+        case .unknownAttribute(let suggestion?): return "unknown attribute '\(attribute)'; did you mean '\(suggestion)'?"
+        case .unknownAttribute(nil): return "unknown attribute '\(attribute)'"
+        case .mistyped(let expected): return "attribute '\(attribute)' expects \(expected)"
+        }
+    }
+}
+
+extension RuleSet {
+    /// The problems of `context` for this rule set's schema, in the context's order: keys
+    /// the schema does not declare (with "did you mean"), and values that do not fit their
+    /// attribute (a number for a string, an unparsable version, a case the enum lacks).
+    /// Without a schema attributes are untyped, and only a `now` that is not a datetime is
+    /// a problem.
+    public func problems(in context: EvaluationContext) -> [ContextProblem] {
+        var found: [ContextProblem] = []
+        for (name, value) in context.entries {
+            if name == "now" {
+                switch value {
+                case .datetime: continue
+                case .string(let s) where DateTime.parse(s) != nil: continue
+                default: found.append(ContextProblem(attribute: name, kind: .mistyped(expected: "an ISO 8601 datetime")))
+                }
+                continue
+            }
+            guard let schema else { continue }
+            guard let attribute = schema[name] else {
+                let suggestion = Suggestions.closest(to: name, in: schema.attributes.map(\.name))
+                found.append(ContextProblem(attribute: name, kind: .unknownAttribute(suggestion: suggestion)))
+                continue
+            }
+            if Coercion(attribute.type).apply(value) == nil {
+                found.append(ContextProblem(attribute: name, kind: .mistyped(expected: ContextSchema.describe(attribute.type))))
+            }
+        }
+        return found
+    }
+
+    /// The first problem of `context` when this rule set checks contexts strictly; nil
+    /// otherwise (and always for a lenient rule set, at the cost of one test).
+    @inline(__always)
+    func strictProblem(_ context: EvaluationContext) -> ContextProblem? {
+        guard checksContextsStrictly else { return nil }
+        return firstProblem(in: context)
+    }
+
+    @inline(never)
+    private func firstProblem(in context: EvaluationContext) -> ContextProblem? { problems(in: context).first }
+
+    /// The resolution a strict rule set gives for a context with `problem`: the caller's
+    /// default (else the declaration's), reason `ERROR`, code `INVALID_CONTEXT`.
+    func invalidContext(_ problem: ContextProblem, declaration i: Int, default fallback: Value?) -> Resolution {
+        .error(.invalidContext, problem.description, default: fallback ?? program.declarations[i].defaultValue)
+    }
+}
+
+extension RuleSet {
+    /// The first mistyped value of a prepared context when this rule set checks contexts
+    /// strictly (undeclared attributes were dropped when it was prepared). Out of line, so
+    /// that the lenient fast path stays as small as it was.
+    @inline(never)
+    func strictProblem(_ context: PreparedContext) -> ContextProblem? {
+        guard checksContextsStrictly else { return nil }
+        guard context.storage.isLaidOut(for: program) else { return problems(in: context.dictionary).first }
+        for (slot, attribute) in (schema?.attributes ?? []).enumerated() where context.storage.isMistyped(slot) {
+            return ContextProblem(attribute: attribute.name, kind: .mistyped(expected: ContextSchema.describe(attribute.type)))
+        }
+        return problems(in: context.storage.extra).first
+    }
+}
