@@ -78,6 +78,10 @@ struct CheckedDeclaration: Sendable {
     var expires: Date?
     var doc: String?
     var range: SourceRange
+    /// How many rules the body has as written: the checked `rules` lack those with errors
+    /// (and the rest of the body after one), and a test's `expect d.rule == N` is checked
+    /// against what was written, so that one error does not cascade into another.
+    var writtenRuleCount = 0
 }
 
 /// The names a file defines, by position, with their types and the schema: what an

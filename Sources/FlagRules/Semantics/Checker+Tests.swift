@@ -107,8 +107,9 @@ extension Checker {
                     diagnostics.error("type-mismatch", "a rule is a number from 1", at: e.range)
                     return nil
                 }
-                if n > d.rules.count, d.kind != .segment {
-                    diagnostics.error("unknown-rule", "'\(name)' has \(d.rules.count) rule\(d.rules.count == 1 ? "" : "s")", at: e.range)
+                if n > d.writtenRuleCount, d.kind != .segment {
+                    let count = d.writtenRuleCount
+                    diagnostics.error("unknown-rule", "'\(name)' has \(count) rule\(count == 1 ? "" : "s")", at: e.range)
                     return nil
                 }
                 return make(.rule(n))

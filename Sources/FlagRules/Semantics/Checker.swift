@@ -12,6 +12,9 @@ struct Checker {
     static let attributeNames = ["disabled", "owner", "expires"]
     static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "enum"]
     static let functions = ["has", "rollout"]
+    /// Other languages' names for the types, for "did you mean".
+    static let typeAliases = ["semver": "version", "integer": "int", "float": "double", "number": "double", "boolean": "bool",
+                              "date": "datetime", "timestamp": "datetime", "str": "string", "text": "string"]
 
     var diagnostics = DiagnosticBag()
     var schema: ContextSchema?
@@ -92,7 +95,9 @@ struct Checker {
         var checked: [CheckedDeclaration] = []
         for (i, d) in declarations.enumerated() {
             current = i
-            checked.append(checkDeclaration(d))
+            var declaration = checkDeclaration(d)
+            declaration.writtenRuleCount = d.writtenRuleCount
+            checked.append(declaration)
         }
         checkCycles()
         let tests = checkTests(checked)
@@ -125,8 +130,9 @@ struct Checker {
                 diagnostics.error("duplicate-name", "'\(name)' is both a context attribute and a declaration", at: f.name.range,
                                   notes: [.init("the declaration is here", at: declarations[d].header.name.range)])
             }
-            guard let type = resolveType(f.type) else { continue }
-            fields.append((name, type))
+            // An attribute whose type has an error is still declared, untyped, so that its
+            // uses are not reported as unknown names too (the file does not load anyway).
+            fields.append((name, resolveType(f.type) ?? .dynamic))
         }
         return ContextSchema(fields)
     }
@@ -155,7 +161,8 @@ struct Checker {
                 diagnostics.error("unknown-type", "an enum lists its cases, as in enum(debug, release)", at: name.range)
                 return nil
             default:
-                diagnostics.error("unknown-type", "unknown type '\(name.name)'" + didYouMean(name.name, Checker.typeNames),
+                let suggestion = Checker.typeAliases[name.name].map { "; did you mean '\($0)'?" } ?? didYouMean(name.name, Checker.typeNames)
+                diagnostics.error("unknown-type", "unknown type '\(name.name)'" + suggestion,
                                   at: name.range, help: "the types are string, int, double, bool, version, datetime and enum(…)")
                 return nil
             }

@@ -65,6 +65,17 @@ package indirect enum DeclarationSyntax: Sendable {
     case test(TestSyntax)
 
     /// The parts every declaration has.
+    /// How many rules the body has as written (0 without a body; segments, the context
+    /// and tests have none).
+    package var writtenRuleCount: Int {
+        switch self {
+        case .flag(let d): return d.body?.rules.count ?? 0
+        case .variant(let d): return d.body?.rules.count ?? 0
+        case .value(let d): return d.body?.rules.count ?? 0
+        case .context, .segment, .test: return 0
+        }
+    }
+
     package var header: DeclarationHeader {
         switch self {
         case .context(let d): return d.header

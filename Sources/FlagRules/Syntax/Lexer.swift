@@ -59,6 +59,13 @@ package struct Lexer {
         diagnostics.append(.error(code, message, at: SourceRange(start: start, end: location), help: help))
     }
 
+    /// An error whose caret stands on the `width` bytes at `start` (an unterminated
+    /// string's opening quote).
+    private mutating func error(_ code: String, _ message: String, at start: SourcePosition, width: Int, help: String? = nil) {
+        let end = SourcePosition(offset: start.offset + width, line: start.line, column: start.column + width)
+        diagnostics.append(.error(code, message, at: SourceRange(start: start, end: end), help: help))
+    }
+
     private mutating func add(_ kind: TokenKind, from start: SourcePosition) {
         let text: String
         switch kind {
@@ -283,7 +290,7 @@ package struct Lexer {
         var value = String.UnicodeScalarView()
         while true {
             if atEnd || b[i] == 0x0A || b[i] == 0x0D {
-                error("unterminated-string", "unterminated string", from: start, help: "close it with '\"' on the same line")
+                error("unterminated-string", "unterminated string", at: start, width: 1, help: "close it with '\"' on the same line")
                 add(.string(String(value), raw: false), from: start)
                 return
             }
@@ -367,7 +374,7 @@ package struct Lexer {
         var value = String.UnicodeScalarView()
         while true {
             if atEnd || b[i] == 0x0A || b[i] == 0x0D {
-                error("unterminated-string", "unterminated raw string", from: start, help: "close it with '\"#' on the same line")
+                error("unterminated-string", "unterminated raw string", at: start, width: 2, help: "close it with '\"#' on the same line")
                 add(.string(String(value), raw: true), from: start)
                 return
             }

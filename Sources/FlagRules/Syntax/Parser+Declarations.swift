@@ -333,6 +333,10 @@ extension Parser {
             do {
                 rules.append(try parseRule(kind))
                 if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.rightBrace) || current.kind == .endOfFile) {
+                    if case .identifier(let word) = current.kind, word != "when",
+                       let s = Suggestions.closest(to: word, in: ["and", "or"]) {
+                        throw fail("expected a new line or ';' after the rule, found '\(word)'; did you mean '\(s)'?")
+                    }
                     throw fail("expected a new line or ';' after the rule, found \(Parser.describe(current))",
                                help: isIdentifier("when") ? nil : "put each rule on its own line or separate rules with ';'")
                 }

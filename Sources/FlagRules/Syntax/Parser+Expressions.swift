@@ -93,14 +93,31 @@ extension Parser {
     private mutating func parseComparison() throws(Recovery) -> ExprSyntax {
         let left = try parseCoalesce()
         guard let (op, width) = comparisonOperator else {
-            if case .identifier(let word) = current.kind,
-               let s = Suggestions.closest(to: word, in: ["contains", "matches", "starts", "ends"]) {
+            if case .identifier(let word) = current.kind, word != "when",
+               let s = Suggestions.closest(to: word, in: ["contains", "matches", "starts", "ends", "and", "or"]) {
                 throw fail("expected an operator, found '\(word)'; did you mean '\(s)'?")
             }
+            // Operators from other languages: `=`, `=>`, `=<`, `<>`.
+            if current.kind == .punctuation(.assign) {
+                let next = tokenAfterCurrent
+                let adjacent = next.range.start.offset == current.range.end.offset
+                if adjacent, next.kind == .punctuation(.greater) {
+                    throw fail("expected an operator, found '=>'; did you mean '>='?", at: current.range.union(next.range))
+                }
+                if adjacent, next.kind == .punctuation(.less) {
+                    throw fail("expected an operator, found '=<'; did you mean '<='?", at: current.range.union(next.range))
+                }
+                throw fail("expected an operator, found '='; did you mean '=='?")
+            }
+
             if current.kind == .identifier("starts") || current.kind == .identifier("ends") {
                 throw fail("expected 'with' after '\(current.text)'")
             }
             return left
+        }
+        if op == .less, tokenAfterCurrent.kind == .punctuation(.greater),
+           tokenAfterCurrent.range.start.offset == current.range.end.offset {
+            throw fail("expected an operator, found '<>'; did you mean '!='?", at: current.range.union(tokenAfterCurrent.range))
         }
         let opStart = current.range.start
         for _ in 0..<width { advance() }
