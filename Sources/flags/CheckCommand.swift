@@ -1,13 +1,13 @@
 import Foundation
 import FlagRules
 
-/// `flags check FILE...`: every diagnostic of every file, exit 1 on any error.
+/// `flags check FILE|DIR...`: every diagnostic of every file, exit 1 on any error.
 enum CheckCommand {
     static let help = """
-        usage: flags check FILE... [--format text|json] [--quiet]
+        usage: flags check FILE|DIR... [--format text|json] [--quiet]
 
-        Parses and checks each file (or '-' for standard input) and prints every error and
-        warning as 'path:line:col: error: message' with the source line and a caret
+        Parses and checks each file (a directory: its .flags files, recursively; '-':
+        standard input) and prints every error and warning as 'path:line:col: error: message' with the source line and a caret
         underline. Clean files print 'path: ok'.
 
         options:
@@ -39,7 +39,7 @@ enum CheckCommand {
         let renderer = DiagnosticRenderer(colored: Terminal.stderrWantsColor)
         var failed = false
         var json: [JSON] = []
-        for path in parsed.positionals {
+        for path in try Terminal.flagsFiles(parsed.positionals) {
             let bytes = try Terminal.read(path)
             let source = SourceText(bytes: bytes, name: path == "-" ? "<stdin>" : path)
             if format == "json" {

@@ -1,12 +1,12 @@
 import Foundation
 import FlagRules
 
-/// `flags fmt [--check] [-w] FILE...|-`: the one canonical layout.
+/// `flags fmt [--check] [-w] FILE|DIR...|-`: the one canonical layout.
 enum FmtCommand {
     static let help = """
-        usage: flags fmt [--check] [-w] FILE...|-
+        usage: flags fmt [--check] [-w] FILE|DIR...|-
 
-        Prints each file in the canonical layout: aligned context blocks, one rule per line,
+        Prints each file (a directory: its .flags files, recursively) in the canonical layout: aligned context blocks, one rule per line,
         normalised spacing, operators and literals, every comment kept. There are no options
         for the layout.
 
@@ -37,7 +37,7 @@ enum FmtCommand {
         }
         let renderer = DiagnosticRenderer(colored: Terminal.stderrWantsColor)
         var status: Int32 = 0
-        for path in parsed.positionals {
+        for path in try Terminal.flagsFiles(parsed.positionals) {
             let bytes = try Terminal.read(path)
             let source = SourceText(bytes: bytes, name: path == "-" ? "<stdin>" : path)
             let formatted: String

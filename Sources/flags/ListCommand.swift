@@ -1,16 +1,18 @@
 import Foundation
 import FlagRules
 
-/// `flags list FILE [--json]`: every declaration with its metadata.
+/// `flags list FILE|DIR... [--json]`: every declaration with its metadata.
 enum ListCommand {
     static let help = """
-        usage: flags list FILE [--json]
+        usage: flags list FILE|DIR... [--json]
 
         Lists every flag, variant, value and segment with its kind, type, default, variants,
         owner, expiry, rule count and doc comment: the data a debug screen or an audit needs.
+        Several files (a directory: its .flags files) are listed one after another, each
+        under its name.
 
         options:
-          --json      print a JSON array of objects
+          --json      print a JSON array of objects, each with the file it is declared in
           --help      show this help
 
         exit status: 0 listed, 1 errors in the rules, 2 usage error
@@ -23,17 +25,30 @@ enum ListCommand {
             Terminal.write(help)
             return 0
         }
-        guard parsed.positionals.count == 1, let path = parsed.positionals.first else {
-            throw UsageError(message: parsed.positionals.isEmpty ? "'list' needs a file" : "'list' takes one file",
-                             help: "flags list examples/app.flags")
+        guard !parsed.positionals.isEmpty else {
+            throw UsageError(message: "'list' needs a file", help: "flags list examples/app.flags")
         }
-        guard let rules = try Terminal.loadRules(path) else { return 1 }
-        if parsed.has("json") {
-            Terminal.write(JSON.array(rules.declarations.map(\.json)).serialized(pretty: true) + "\n")
-        } else {
-            Terminal.write(text(rules.declarations))
+        let paths = try Terminal.flagsFiles(parsed.positionals)
+        var json: [JSON] = []
+        var failed = false
+        for (k, path) in paths.enumerated() {
+            guard let rules = try Terminal.loadRules(path) else {
+                failed = true
+                continue
+            }
+            let name = path == "-" ? "<stdin>" : path
+            if parsed.has("json") {
+                json += rules.declarations.map { d in
+                    guard case .object(let members) = d.json else { return d.json }
+                    return .object([("file", .string(name))] + members)
+                }
+            } else {
+                if paths.count > 1 { Terminal.write((k > 0 ? "\n" : "") + name + ":\n") }
+                Terminal.write(text(rules.declarations))
+            }
         }
-        return 0
+        if parsed.has("json") { Terminal.write(JSON.array(json).serialized(pretty: true) + "\n") }
+        return failed ? 1 : 0
     }
 
     /// One line per declaration, names and kinds aligned, doc comments below.

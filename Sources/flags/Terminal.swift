@@ -68,4 +68,31 @@ enum Terminal {
             return nil
         }
     }
+
+    /// The files that paths name: a file as itself, `-` as standard input, a directory as
+    /// its .flags files, recursively, in sorted order. Throws for a path that does not
+    /// exist and for a directory without .flags files.
+    static func flagsFiles(_ paths: [String]) throws(UsageError) -> [String] {
+        var files: [String] = []
+        for path in paths {
+            if path == "-" {
+                files.append(path)
+                continue
+            }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw UsageError(message: "no such file or directory: \(path)")
+            }
+            guard isDirectory.boolValue else {
+                files.append(path)
+                continue
+            }
+            let base = path.hasSuffix("/") ? String(path.dropLast()) : path
+            let entries = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
+            let found = entries.filter { $0.hasSuffix(".flags") }.sorted().map { base + "/" + $0 }
+            guard !found.isEmpty else { throw UsageError(message: "no .flags files in \(path)") }
+            files += found
+        }
+        return files
+    }
 }

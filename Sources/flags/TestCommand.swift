@@ -37,8 +37,7 @@ enum TestCommand {
         guard !parsed.positionals.isEmpty else {
             throw UsageError(message: "'test' needs a file or directory", help: "flags test examples/")
         }
-        var files: [String] = []
-        for path in parsed.positionals { files += try collect(path) }
+        let files = try Terminal.flagsFiles(parsed.positionals)
         let renderer = DiagnosticRenderer(colored: Terminal.stderrWantsColor)
         var passed = 0, failed = 0, broken = 0, total = 0
         for path in files {
@@ -87,18 +86,5 @@ enum TestCommand {
 
     static func quoted(_ s: String) -> String {
         "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
-    /// A file as itself; a directory as its .flags files, recursively, in sorted order.
-    static func collect(_ path: String) throws(UsageError) -> [String] {
-        if path == "-" { return [path] }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw UsageError(message: "no such file or directory: \(path)")
-        }
-        guard isDirectory.boolValue else { return [path] }
-        let base = path.hasSuffix("/") ? String(path.dropLast()) : path
-        let entries = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
-        return entries.filter { $0.hasSuffix(".flags") }.sorted().map { base + "/" + $0 }
     }
 }

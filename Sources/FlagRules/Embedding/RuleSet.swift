@@ -189,10 +189,7 @@ public struct DeclarationInfo: Sendable, Hashable {
     init(_ d: CheckedDeclaration) {
         name = d.name
         kind = d.kind
-        switch d.type {
-        case .variant: type = "variant"
-        default: type = d.type.description
-        }
+        type = d.type.description
         defaultValue = d.defaultValue
         variants = d.variants
         doc = d.doc

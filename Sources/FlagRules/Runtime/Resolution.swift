@@ -74,3 +74,18 @@ extension Resolution {
                   line: decided ? Int(outcome.line) : nil)
     }
 }
+
+extension Resolution: CustomStringConvertible {
+    /// The resolution as people read it: `true (TARGETING_MATCH, rule 2, line 14)`,
+    /// `oneStep (SPLIT, rule 3, line 20)`, `false (ERROR, FLAG_NOT_FOUND: no declaration
+    /// named 'x')`.
+    public var description: String {
+        var details = [reason.rawValue]
+        if let rule { details.append("rule \(rule)") }
+        if let line { details.append("line \(line)") }
+        var text = details.joined(separator: ", ")
+        if let errorCode { text += ", " + errorCode.rawValue }
+        if let errorMessage { text += ": " + errorMessage }
+        return "\(variant ?? value.description) (\(text))"
+    }
+}
