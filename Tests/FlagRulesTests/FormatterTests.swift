@@ -33,6 +33,54 @@ func formatterInputs() throws -> [(String, String)] {
         }
     }
 
+    /// A comment after a first rule written on the `{` line stays on that rule's line.
+    @Test func trailingCommentsStayOnTheirLine() throws {
+        let text = """
+            context { country: string }
+            value n: int = 3 { 5 when country == "US"  # why US
+              6 when country == "FR" # and FR
+            }
+
+            """
+        #expect(try FlagsFormatter.format(text) == """
+            context {
+              country : string
+            }
+            value n: int = 3 {
+              5 when country == "US"  # why US
+              6 when country == "FR"  # and FR
+            }
+
+            """)
+    }
+
+    /// `given` lines wrap at the width as rules do: into several blocks, as many entries to
+    /// a line as fit, meaning the same context.
+    @Test func longGivenLinesWrap() throws {
+        let long = "someone.with.a.rather.long.name@example.com"
+        let text = """
+            context { country: string; userId: string; email: string; age: int }
+            flag f { enabled when age > 3 }
+            test "t" {
+              given { country: "US", userId: "user-000000000000001", email: "\(long)", age: 4 }
+              expect f
+            }
+
+            """
+        let formatted = try FlagsFormatter.format(text)
+        #expect(formatted.contains("""
+              given { country: "US", userId: "user-000000000000001" }
+              given { email: "\(long)", age: 4 }
+            """))
+        let widths = formatted.split(separator: "\n").map(\.count)
+        #expect(widths.allSatisfy { $0 <= FlagsFormatter.lineWidth })
+        #expect(try FlagsFormatter.format(formatted) == formatted)
+        let rules = try RuleSet(source: formatted)
+        #expect(rules.tests.first?.context == ["country": "US", "userId": "user-000000000000001", "email": .string(long), "age": 4])
+        let results = rules.runTests()
+        #expect(results.count == 1 && results[0].passed)
+    }
+
     @Test func examplesAreFormatted() throws {
         for file in try exampleFiles() {
             let text = try String(contentsOf: file, encoding: .utf8)

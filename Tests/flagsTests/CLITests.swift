@@ -86,8 +86,8 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
 
     @Test func usageErrorsExitTwo() throws {
         #expect(try flags(["check"]) == Run(status: 2, stdout: "", stderr: "flags: error: 'check' needs at least one file\nhelp: flags check examples/app.flags\n"))
-        #expect(try flags(["check", "nope.flags"]) == Run(status: 2, stdout: "", stderr: "flags: error: no such file: nope.flags\n"))
-        #expect(try flags(["check", "examples"]) == Run(status: 2, stdout: "", stderr: "flags: error: examples is a directory; name a file\n"))
+        #expect(try flags(["check", "nope.flags"]) == Run(status: 2, stdout: "", stderr: "flags: error: no such file or directory: nope.flags\n"))
+        #expect(try flags(["check", "Tests/flagsTests/Golden"]) == Run(status: 2, stdout: "", stderr: "flags: error: no .flags files in Tests/flagsTests/Golden\n"))
         #expect(try flags(["check", "--quite", "x"]) == Run(status: 2, stdout: "", stderr: "flags: error: unknown option '--quite' for 'check'; did you mean '--quiet'?\nhelp: run 'flags check --help' for the options\n"))
         #expect(try flags(["chek"]) == Run(status: 2, stdout: "", stderr: "flags: error: unknown command 'chek'; did you mean 'check'?\nhelp: run 'flags --help' for the commands\n"))
     }

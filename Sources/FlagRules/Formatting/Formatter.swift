@@ -95,9 +95,11 @@ struct Printer {
 
     /// Ends an output line whose element ended at `line`, at source offset `offset`,
     /// appending a comment that followed it on the same line.
-    mutating func endLine(at line: Int, offset: Int) {
+    /// A comment at or after `before` is left for a later element (the rule that shares
+    /// the line of a body's `{`).
+    mutating func endLine(at line: Int, offset: Int, before: Int = Int.max) {
         if nextComment < comments.count, comments[nextComment].range.start.line == line,
-           comments[nextComment].range.start.offset >= offset {
+           comments[nextComment].range.start.offset >= offset, comments[nextComment].range.start.offset < before {
             out += Printer.commentMark + commentText(comments[nextComment])
             nextComment += 1
         }
@@ -218,7 +220,8 @@ struct Printer {
             }
         }
         out += head + " {"
-        endLine(at: body.range.start.line, offset: body.range.start.offset + 1)
+        // A comment after a first rule written on the `{` line stays with that rule.
+        endLine(at: body.range.start.line, offset: body.range.start.offset + 1, before: body.rules.first?.range.start.offset ?? Int.max)
         indent = "  "
         for r in body.rules {
             flushComments(before: r.range.start.offset)
@@ -295,14 +298,29 @@ struct Printer {
         }
         for group in givenGroups {
             let range = SourceRange(start: group[0].range.start, end: group[group.count - 1].range.end)
-            items.append((range, "given { " + group.map { g in
+            let entries = group.map { g in
                 let value: String
                 switch g.value {
                 case .literal(let l): value = literal(l.value)
                 case .name(let id): value = id.name
                 }
                 return g.key.name + ": " + value
-            }.joined(separator: ", ") + " }"))
+            }
+            // Past the line width, the entries go into several `given` blocks, one a line,
+            // as many to a line as fit (givens add up, so the test means the same).
+            var lines: [String] = []
+            var current: [String] = []
+            for entry in entries {
+                let candidate = "given { " + (current + [entry]).joined(separator: ", ") + " }"
+                if !current.isEmpty, indent.count + candidate.count > FlagsFormatter.lineWidth {
+                    lines.append("given { " + current.joined(separator: ", ") + " }")
+                    current = [entry]
+                } else {
+                    current.append(entry)
+                }
+            }
+            lines.append("given { " + current.joined(separator: ", ") + " }")
+            items.append((range, lines.joined(separator: "\n" + indent)))
         }
         for e in t.expectations { items.append((e.range, expectation(e))) }
         items.sort { $0.0.start.offset < $1.0.start.offset }
