@@ -98,6 +98,12 @@ struct LineEditor {
 
     var line: String { String(buffer) }
 
+    /// The text before the cursor (what completion looks at).
+    var textBeforeCursor: String { String(buffer[..<cursor]) }
+
+    /// An editor whose history starts with `history` (from earlier sessions).
+    init(history: [String] = []) { self.history = history }
+
     mutating func handle(_ key: Key) -> Event {
         switch key {
         case .text(let s):

@@ -17,11 +17,16 @@ enum ReplCommand {
         :unset key, :context, :load FILE, :reload, :explain EXPR, :list, :help, :quit.
 
         On a terminal: a prompt, line editing (arrows, Home/End, Ctrl-A/E/U/K/W), history
-        (up/down) and Tab completion of names and commands; Ctrl-C cancels the line, Ctrl-D
-        quits. With piped input it reads line by line and prints only results (stdout) and
-        errors (stderr), so it can be scripted.
+        (up/down, kept across sessions in ~/.flags_history, or the file FLAGS_HISTORY
+        names; the last 1,000 lines), Tab completion of names, commands and the cases an
+        enum or a variant expects (after ==, !=, in [ and :set name=), and coloured
+        diagnostics (not with NO_COLOR); Ctrl-C cancels the line, Ctrl-D quits. With piped
+        input it reads line by line and prints only results (stdout) and errors (stderr,
+        each naming the line it came from, as <repl>:3:14), so it can be scripted; it keeps
+        no history then.
 
-        exit status: 0 at the end of input or :quit, 2 usage error (a FILE that does not load)
+        exit status: 0 at the end of input or :quit, 1 a piped line failed, 2 usage error
+        (a FILE that does not load)
 
         """
 
@@ -34,16 +39,41 @@ enum ReplCommand {
         guard parsed.positionals.count <= 1 else { throw UsageError(message: "'repl' takes at most one file") }
         var session = try ReplSession(path: parsed.positionals.first)
         if isatty(0) == 1 && isatty(1) == 1 {
+            session.colored = Terminal.stderrWantsColor
             interactive(&session)
-        } else {
-            while let line = readLine(strippingNewline: true) {
-                let out = session.handle(line)
-                if !out.stdout.isEmpty { Terminal.write(out.stdout) }
-                if !out.stderr.isEmpty { Terminal.writeError(out.stderr) }
-                if out.quit { break }
-            }
+            return 0
         }
-        return 0
+        while let line = readLine(strippingNewline: true) {
+            let out = session.handle(line)
+            if !out.stdout.isEmpty { Terminal.write(out.stdout) }
+            if !out.stderr.isEmpty { Terminal.writeError(out.stderr) }
+            if out.quit { break }
+        }
+        return session.anyFailed ? 1 : 0
+    }
+
+    /// Where the history is kept: `FLAGS_HISTORY`, else `~/.flags_history`.
+    static var historyFile: URL? {
+        if let path = ProcessInfo.processInfo.environment["FLAGS_HISTORY"], !path.isEmpty { return URL(fileURLWithPath: path) }
+        guard let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty else { return nil }
+        return URL(fileURLWithPath: home).appendingPathComponent(".flags_history")
+    }
+
+    /// The most history lines kept.
+    static let historyLimit = 1_000
+
+    static func loadHistory() -> [String] {
+        guard let url = historyFile, let data = try? Data(contentsOf: url), data.count <= 1 << 20 else { return [] }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        return Array(lines.suffix(historyLimit))
+    }
+
+    /// Writes the history (its last `historyLimit` lines) atomically; a failure to write is
+    /// not an error of the session.
+    static func saveHistory(_ history: [String]) {
+        guard let url = historyFile else { return }
+        let text = history.suffix(historyLimit).joined(separator: "\n") + "\n"
+        try? Data(text.utf8).write(to: url, options: .atomic)
     }
 
     static let prompt = "flags> "
@@ -61,7 +91,8 @@ enum ReplCommand {
         tcsetattr(0, TCSAFLUSH, &raw)
         defer { tcsetattr(0, TCSAFLUSH, &original) }
 
-        var editor = LineEditor()
+        var editor = LineEditor(history: loadHistory())
+        defer { saveHistory(editor.history) }
         var decoder = KeyDecoder()
         Terminal.write(ReplSession.intro(session) + prompt)
         var byte: UInt8 = 0
@@ -83,7 +114,7 @@ enum ReplCommand {
                 Terminal.write("\n")
                 break loop
             case .complete:
-                let matches = editor.complete(from: session.completions)
+                let matches = editor.complete(from: session.completions(before: editor.textBeforeCursor))
                 if !matches.isEmpty {
                     Terminal.write("\n" + matches.joined(separator: "  ") + "\n")
                 }

@@ -30,6 +30,12 @@ struct ReplSession {
     var rules: RuleSet
     var path: String?
     var context = EvaluationContext()
+    /// The lines read so far: an error names the line it came from (`<repl>:3:14`).
+    var lineNumber = 0
+    /// Whether any line has failed (a piped session then exits 1).
+    var anyFailed = false
+    /// Whether diagnostics are coloured (on a terminal, without `NO_COLOR`).
+    var colored = false
 
     init(path: String?) throws(UsageError) {
         self.path = path
@@ -60,11 +66,24 @@ struct ReplSession {
     }
 
     mutating func handle(_ input: String) -> Output {
+        lineNumber += 1
+        var out = handleLine(input)
+        if !out.stderr.isEmpty {
+            anyFailed = true
+            // Messages of commands (`error: …`) name the line too.
+            if out.stderr.hasPrefix("error: ") { out.stderr = "<repl>:\(lineNumber): " + out.stderr }
+        }
+        return out
+    }
+
+    private mutating func handleLine(_ input: String) -> Output {
         var out = Output()
-        let line = input.trimmingCharacters(in: .whitespaces)
+        // The leading spaces stay, so that columns are the line's own.
+        let raw = String(String(input.reversed()).drop { $0 == " " || $0 == "\t" }.reversed())
+        let line = raw.trimmingCharacters(in: .whitespaces)
         if line.isEmpty { return out }
         guard line.hasPrefix(":") else {
-            evaluate(line, into: &out)
+            evaluate(raw, into: &out)
             return out
         }
         let command = String(line.prefix { $0 != " " })
@@ -139,19 +158,20 @@ struct ReplSession {
             path = file
             out.stdout += "loaded \(file) (\(rules.declarations.count) declarations)\n"
         } catch {
-            out.stderr += DiagnosticRenderer(colored: false).render(error.diagnostics, in: source)
+            out.stderr += DiagnosticRenderer(colored: colored).render(error.diagnostics, in: source)
         }
     }
 
     func evaluate(_ line: String, into out: inout Output) {
-        if rules.declarations.contains(where: { $0.name == line }) {
-            out.stdout += rules.evaluate(line, in: context).summary(name: line) + "\n"
+        let name = line.trimmingCharacters(in: .whitespaces)
+        if rules.declarations.contains(where: { $0.name == name }) {
+            out.stdout += rules.evaluate(name, in: context).summary(name: name) + "\n"
             return
         }
         do {
-            out.stdout += try rules.evaluate(expression: line, in: context, name: "<repl>").text + "\n"
+            out.stdout += try rules.evaluate(expression: line, in: context, name: "<repl>", line: lineNumber).text + "\n"
         } catch {
-            out.stderr += DiagnosticRenderer(colored: false).render(error.diagnostics, in: error.source)
+            out.stderr += DiagnosticRenderer(colored: colored).render(error.diagnostics, in: error.source)
         }
     }
 
@@ -165,7 +185,7 @@ struct ReplSession {
             return
         }
         do {
-            let result = try rules.evaluate(expression: argument, in: context, name: "<repl>")
+            let result = try rules.evaluate(expression: argument, in: context, name: "<repl>", line: lineNumber)
             var text = ""
             func render(_ t: ExpressionTrace, _ indent: Int) {
                 text += String(repeating: " ", count: indent) + "\(t.text) → \(t.result)"
@@ -176,7 +196,52 @@ struct ReplSession {
             render(result.trace, 0)
             out.stdout += text
         } catch {
-            out.stderr += DiagnosticRenderer(colored: false).render(error.diagnostics, in: error.source)
+            out.stderr += DiagnosticRenderer(colored: colored).render(error.diagnostics, in: error.source)
         }
+    }
+
+    /// What Tab completes the word before the cursor with, given the text before it: an
+    /// enum's cases (or a variant's variants) after `==`, `!=`, `in [` or `:set name=`;
+    /// names and commands elsewhere.
+    func completions(before text: String) -> [String] {
+        if let cases = casesExpected(before: text) { return cases }
+        return completions
+    }
+
+    /// The cases a case position before the cursor expects, if it is one.
+    func casesExpected(before text: String) -> [String]? {
+        var chars = Substring(text)
+        while let last = chars.last, last.isLetter || last.isNumber || last == "_" { chars.removeLast() }  // the word being typed
+        let head = String(chars)
+        func cases(of name: String) -> [String]? {
+            if case .enumeration(let cases)? = rules.schema?[name]?.type { return cases }
+            return rules.declarations.first { $0.name == name && $0.kind == .variant }?.variants
+        }
+        func lastName(_ s: Substring) -> String? {
+            let trimmed = s.reversed().drop { $0 == " " }.reversed()
+            let name = String(trimmed.reversed().prefix { $0.isLetter || $0.isNumber || $0 == "_" }.reversed())
+            return name.isEmpty ? nil : name
+        }
+        // `:set build=`
+        let trimmedHead = head.trimmingCharacters(in: .whitespaces)
+        if trimmedHead.hasPrefix(":set "), trimmedHead.hasSuffix("=") {
+            return cases(of: String(trimmedHead.dropFirst(5).dropLast()).trimmingCharacters(in: .whitespaces))
+        }
+        let spaced = Substring(head.reversed().drop { $0 == " " }.reversed())
+        // `build ==`, `build !=`
+        if spaced.hasSuffix("==") || spaced.hasSuffix("!=") {
+            return lastName(spaced.dropLast(2)).flatMap(cases(of:))
+        }
+        // `build in [debug, `
+        if let open = spaced.lastIndex(of: "["), !spaced[open...].contains("]") {
+            var before = spaced[..<open]
+            before = Substring(before.reversed().drop { $0 == " " }.reversed())
+            guard before.hasSuffix(" in") || before.hasSuffix("\tin") else { return nil }
+            before = before.dropLast(2)
+            before = Substring(before.reversed().drop { $0 == " " }.reversed())
+            if before.hasSuffix(" not") { before = before.dropLast(4) }
+            return lastName(before).flatMap(cases(of:))
+        }
+        return nil
     }
 }

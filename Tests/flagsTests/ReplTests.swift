@@ -27,7 +27,8 @@ import Testing
 
             """
         let run = try flags(["repl", "examples/app.flags"], stdin: script)
-        #expect(run == Run(status: 0, stdout: """
+        // A line failed: status 1; each error names the line it came from.
+        #expect(run == Run(status: 1, stdout: """
             darkMode = false  (DEFAULT)
             darkMode = true  (TARGETING_MATCH, rule 1, line 25)
             true
@@ -40,12 +41,12 @@ import Testing
             userId = "42"
 
             """, stderr: """
-            error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'
-            error: unknown command ':sett'; did you mean ':set'?
-            <repl>:1:1: error: unknown name 'userid'; did you mean 'userId'?
-            1 | userid
-              | ^~~~~~
-            error: 'build' is not set
+            <repl>:9: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'
+            <repl>:10: error: unknown command ':sett'; did you mean ':set'?
+            <repl>:11:1: error: unknown name 'userid'; did you mean 'userId'?
+            11 | userid
+               | ^~~~~~
+            <repl>:13: error: 'build' is not set
 
             """))
     }
@@ -61,9 +62,9 @@ import Testing
             :load nope.flags
 
             """)
-        #expect(run.status == 0)
+        #expect(run.status == 1)
         #expect(run.stdout.hasPrefix("unknown (x is absent)\ntrue\nloaded examples/service.flags (7 declarations)\nbigCustomers     segment  bool  (line 16)\n"))
-        #expect(run.stderr == "error: no file is loaded; use :load FILE\nerror: no such file: nope.flags\n")
+        #expect(run.stderr == "<repl>:4: error: no file is loaded; use :load FILE\n<repl>:7: error: no such file: nope.flags\n")
         let broken = try flags(["repl", "nope.flags"], stdin: "")
         #expect(broken == Run(status: 2, stdout: "", stderr: "error: no such file: nope.flags\nflags: error: cannot start the REPL with nope.flags\n"))
     }
@@ -75,7 +76,9 @@ final class PseudoTerminalSession {
     let process = Process()
     var output = ""
 
-    init(_ arguments: [String], noColor: Bool = true) throws {
+    /// A session of `flags` with `arguments`, its history kept in `history` (a new
+    /// temporary file unless given).
+    init(_ arguments: [String], noColor: Bool = true, history: URL? = nil) throws {
         // posix_openpt and friends are not in Swift's Glibc module; look them up in libc.
         typealias OpenFunction = @convention(c) (Int32) -> Int32
         typealias FDFunction = @convention(c) (Int32) -> Int32
@@ -100,6 +103,8 @@ final class PseudoTerminalSession {
         var env = ProcessInfo.processInfo.environment
         if noColor { env["NO_COLOR"] = "1" } else { env["NO_COLOR"] = nil }
         env["TERM"] = "xterm"
+        env["FLAGS_HISTORY"] = (history ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("flags-history-\(UUID().uuidString)")).path
         process.environment = env
         process.standardInput = handle
         process.standardOutput = handle
@@ -182,6 +187,73 @@ final class PseudoTerminalSession {
         #expect(t.waitFor("true", since: mark))
         #expect(!t.output[mark...].contains("garbage"))
         // Ctrl-D on an empty line quits with status 0.
+        t.send("\u{4}")
+        #expect(t.exitStatus() == 0)
+    }
+}
+
+/// The REPL's own conveniences: errors naming their input line, a piped session's status,
+/// completion of the cases an enum or a variant expects, history kept across sessions,
+/// coloured diagnostics on a terminal.
+@Suite(.serialized) struct ReplConvenienceTests {
+    @Test func aPipedSessionWithNoFailureExitsZero() throws {
+        #expect(try flags(["repl", "examples/app.flags"], stdin: "darkMode\n1 < 2\n").status == 0)
+        let failing = try flags(["repl", "examples/app.flags"], stdin: "darkMode\n\n  build == alpah\n")
+        #expect(failing.status == 1)
+        #expect(failing.stderr.hasPrefix("<repl>:3:12: error: 'alpah' is not a case of enum(debug, alpha, beta, release); did you mean 'alpha'?\n"))
+    }
+
+    @Test func casesCompleteWhereACaseIsExpected() throws {
+        var session = try ReplSession(path: "examples/checkout.flags")
+        _ = session.handle(":set country=US")
+        let plans = ["free", "plus", "pro"]
+        #expect(session.rules.schema?["plan"]?.type == .enumeration(plans))
+        #expect(session.completions(before: "plan == ") == plans)
+        #expect(session.completions(before: "plan != p") == plans)
+        #expect(session.completions(before: "plan in [free, ") == plans)
+        #expect(session.completions(before: "plan not in [p") == plans)
+        #expect(session.completions(before: ":set plan=") == plans)
+        #expect(session.completions(before: "checkout == ") == ["control", "oneStep", "twoStep"])
+        #expect(session.completions(before: "country == ") == session.completions)  // a string: names
+        #expect(session.completions(before: "pla") == session.completions)
+        var editor = LineEditor()
+        for c in "plan == fr" { _ = editor.handle(.text(String(c))) }
+        #expect(editor.complete(from: session.completions(before: editor.textBeforeCursor)) == [])
+        #expect(editor.line == "plan == free")
+    }
+
+    @Test func historyIsKeptAcrossSessions() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("flags-history-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let first = try PseudoTerminalSession(["repl", "examples/app.flags"], history: file)
+        #expect(first.waitFor("flags> "))
+        first.send("1 < 2\r")
+        #expect(first.waitFor("true"))
+        first.send("\u{4}")
+        #expect(first.exitStatus() == 0)
+        #expect(try String(contentsOf: file, encoding: .utf8) == "1 < 2\n")
+        let second = try PseudoTerminalSession(["repl", "examples/app.flags"], history: file)
+        #expect(second.waitFor("flags> "))
+        let mark = second.output.endIndex
+        second.send("\u{1B}[A\r")  // up: the line from the first session
+        #expect(second.waitFor("true", since: mark))
+        second.send("\u{4}")
+        #expect(second.exitStatus() == 0)
+        // The line recalled and run again is not repeated; a piped session writes no history.
+        _ = try flags(["repl", "examples/app.flags"], stdin: "2 < 3\n", environment: ["FLAGS_HISTORY": file.path])
+        #expect(try String(contentsOf: file, encoding: .utf8) == "1 < 2\n")
+    }
+
+    @Test func historyIsBounded() {
+        let many = (0..<(ReplCommand.historyLimit + 50)).map { "line \($0)" }
+        #expect(LineEditor(history: Array(many.suffix(ReplCommand.historyLimit))).history.count == ReplCommand.historyLimit)
+    }
+
+    @Test func diagnosticsAreColouredOnATerminal() throws {
+        let t = try PseudoTerminalSession(["repl", "examples/app.flags"], noColor: false)
+        #expect(t.waitFor("flags> "))
+        t.send("build == alpah\r")
+        #expect(t.waitFor("\u{1B}[1;31merror\u{1B}[0m"))
         t.send("\u{4}")
         #expect(t.exitStatus() == 0)
     }

@@ -65,8 +65,12 @@ extension RuleSet {
     /// declarations, segments, `now`), as the REPL does. `rollout` needs an explicit salt
     /// here, since there is no declaration to take it from. Throws every diagnostic of an
     /// expression that does not parse or check.
-    package func evaluate(expression text: String, in context: EvaluationContext, name: String = "<expression>") throws(RuleSetError) -> ExpressionResult {
-        let source = SourceText(text, name: name)
+    /// The expression is numbered as line `line` of `name` in diagnostics (the REPL counts
+    /// the lines it has read).
+    package func evaluate(expression text: String, in context: EvaluationContext, name: String = "<expression>",
+                          line: Int = 1) throws(RuleSetError) -> ExpressionResult {
+        // Blank lines before the expression give its tokens the line it was read on.
+        let source = SourceText(String(repeating: "\n", count: max(0, min(line, 1_000_000) - 1)) + text, name: name)
         let (syntax, parseDiagnostics) = Parser.parseExpression(source)
         guard let syntax, !parseDiagnostics.contains(where: { $0.severity == .error }) else {
             throw .invalid(source: source, diagnostics: parseDiagnostics)
