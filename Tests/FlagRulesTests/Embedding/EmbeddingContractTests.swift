@@ -97,3 +97,22 @@ import Testing
         }
     }
 }
+
+/// Resolutions print as people read them; a declaration's type is what its doc says.
+@Suite struct ReadableResultsTests {
+    @Test func resolutionsPrintReadably() throws {
+        let rules = try RuleSet(source: """
+            context { country: string }
+            flag f {
+              disabled when country == "FR"
+              enabled when country == "US"
+            }
+            variant v [a, b] = a { b when country == "US" }
+            """)
+        #expect("\(rules.evaluate("f", in: ["country": "US"]))" == "true (TARGETING_MATCH, rule 2, line 4)")
+        #expect("\(rules.evaluate("f", in: [:]))" == "false (DEFAULT)")
+        #expect("\(rules.evaluate("v", in: ["country": "US"]))" == "b (TARGETING_MATCH, rule 1, line 6)")
+        #expect("\(rules.evaluate("nope", in: [:]))" == "false (ERROR, FLAG_NOT_FOUND: no declaration named 'nope')")
+        #expect(rules.declarations.map(\.type) == ["bool", "variant of 'v'"])
+    }
+}
