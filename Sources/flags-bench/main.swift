@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 import MallocCounter
 
 /// Whether heap allocations are counted: the counting allocator is linked in (glibc) and
@@ -124,7 +124,9 @@ struct Options {
                 i += 1
                 inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
-                print("usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]")
+                print(
+                    "usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]"
+                )
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("flags-bench: unknown argument '\(arguments[i])'\n".utf8))
@@ -149,7 +151,8 @@ let schema = """
     }
     """
 let seedRule = "build in [debug, alpha] and rollout(userId) < 20%"
-let largeRule = seedRule + #" and country in ["US", "CA", "GB", "DE", "FR"] and appVersion >= "2.3.0" and not (email ends with "@example.com")"#
+let largeRule =
+    seedRule + #" and country in ["US", "CA", "GB", "DE", "FR"] and appVersion >= "2.3.0" and not (email ends with "@example.com")"#
 
 enum Build: String, CaseIterable {
     case debug, alpha, beta, release
@@ -248,17 +251,20 @@ func makeUsers(_ n: Int) -> [User] {
     let countries = ["US", "CA", "GB", "DE", "FR", "JP", "BR", "IN"]
     let versions = ["2.2.0", "2.3.0", "2.4.1", "3.0.0-beta.1", "1.9.9", "2.10.0"].compactMap(SemanticVersion.init)
     return (0..<n).map { i in
-        User(build: Build.allCases.randomElement(using: &g)!,
-             userId: "user-\(i)",
-             country: countries.randomElement(using: &g)!,
-             appVersion: versions.randomElement(using: &g)!,
-             email: Int.random(in: 0..<10, using: &g) == 0 ? "u\(i)@example.com" : "u\(i)@mail.test")
+        User(
+            build: Build.allCases.randomElement(using: &g)!,
+            userId: "user-\(i)",
+            country: countries.randomElement(using: &g)!,
+            appVersion: versions.randomElement(using: &g)!,
+            email: Int.random(in: 0..<10, using: &g) == 0 ? "u\(i)@example.com" : "u\(i)@mail.test")
     }
 }
 
 func dictionary(_ u: User) -> EvaluationContext {
-    ["build": .string(u.build.rawValue), "userId": .string(u.userId), "country": .string(u.country),
-     "appVersion": .version(u.appVersion), "email": .string(u.email)]
+    [
+        "build": .string(u.build.rawValue), "userId": .string(u.userId), "country": .string(u.country),
+        "appVersion": .version(u.appVersion), "email": .string(u.email),
+    ]
 }
 
 /// A context as hand-written code would hold it for the rule set's schema: the same
@@ -277,17 +283,19 @@ enum HandWrittenOnSlots {
     @inline(never)
     static func seed(_ c: Slots) -> Bool {
         guard case .string(let b)? = c.values[build], b == "debug" || b == "alpha",
-              case .string(let u)? = c.values[userId] else { return false }
+            case .string(let u)? = c.values[userId]
+        else { return false }
         return seedKey.bucket(for: u) < 20_000
     }
 
     @inline(never)
     static func large(_ c: Slots) -> Bool {
         guard case .string(let b)? = c.values[build], b == "debug" || b == "alpha",
-              case .string(let u)? = c.values[userId], largeKey.bucket(for: u) < 20_000,
-              case .string(let country)? = c.values[country], baselineCountries.contains(country),
-              case .version(let v)? = c.values[appVersion], v >= minimumVersion,
-              case .string(let e)? = c.values[email] else { return false }
+            case .string(let u)? = c.values[userId], largeKey.bucket(for: u) < 20_000,
+            case .string(let country)? = c.values[country], baselineCountries.contains(country),
+            case .version(let v)? = c.values[appVersion], v >= minimumVersion,
+            case .string(let e)? = c.values[email]
+        else { return false }
         return !e.hasSuffix("@example.com")
     }
 }
@@ -325,8 +333,9 @@ func measure(_ name: String, count: Int, runs: Int, _ body: (Int) -> Bool) -> Ro
         times.append(Double(t1 - t0) / Double(count))
     }
     times.sort()
-    return Row(name: name, nanoseconds: times[times.count / 2], onFraction: Double(on) / Double(count),
-               allocations: Double(allocations) / Double(count))
+    return Row(
+        name: name, nanoseconds: times[times.count / 2], onFraction: Double(on) / Double(count),
+        allocations: Double(allocations) / Double(count))
 }
 
 func load(_ source: String) -> RuleSet {
@@ -345,16 +354,19 @@ if options.only == "micro" {
     // a constant flag, one enum attribute, one rollout, one string list, and the seed rule
     // (MICRO=name runs one).
     let dictionaries = makeUsers(options.contexts).map(dictionary)
-    let micro = load(schema + """
+    let micro = load(
+        schema + """
 
-        flag constant = true
-        flag enumOnly { enabled when build in [debug, alpha] }
-        flag rolloutOnly { enabled when rollout(userId) < 20% }
-        flag inList { enabled when country in ["US", "CA", "GB", "DE", "FR"] }
-        flag seed { enabled when \(seedRule) }
-        """)
+            flag constant = true
+            flag enumOnly { enabled when build in [debug, alpha] }
+            flag rolloutOnly { enabled when rollout(userId) < 20% }
+            flag inList { enabled when country in ["US", "CA", "GB", "DE", "FR"] }
+            flag seed { enabled when \(seedRule) }
+            """)
     for name in (ProcessInfo.processInfo.environment["MICRO"].map { [$0] } ?? ["constant", "enumOnly", "rolloutOnly", "inList", "seed"]) {
-        let row = measure("micro", count: options.contexts, runs: options.runs) { micro.evaluate(name, in: dictionaries[$0]).value == .bool(true) }
+        let row = measure("micro", count: options.contexts, runs: options.runs) {
+            micro.evaluate(name, in: dictionaries[$0]).value == .bool(true)
+        }
         print("\(name): \(row.nanoseconds) ns")
     }
     exit(0)
@@ -366,7 +378,9 @@ func generatedFile(_ count: Int) -> String {
     var s = schema + "\n"
     for i in 0..<count {
         switch i % 4 {
-        case 0: s += "/// Flag \(i).\n@owner(\"team\(i % 7)\")\nflag f\(i) { enabled when build in [debug, alpha] and rollout(userId) < \(i % 100)% }\n"
+        case 0:
+            s +=
+                "/// Flag \(i).\n@owner(\"team\(i % 7)\")\nflag f\(i) { enabled when build in [debug, alpha] and rollout(userId) < \(i % 100)% }\n"
         case 1: s += "variant v\(i) [a, b, c] = a {\n  b when country == \"US\"\n  split(userId) { a: 50%, b: 25%, c: 25% }\n}\n"
         case 2: s += "value n\(i): int = \(i) { \(i + 1) when appVersion >= \"2.3.0\" and email ends with \"@example.com\" }\n"
         default: s += "segment s\(i) = country in [\"US\", \"CA\"] or build == release\n"
@@ -426,8 +440,6 @@ let users = makeUsers(n)
 let boxed: [AnyObject] = users
 let dictionaries = users.map(dictionary)
 
-
-
 /// What a row times: one call a context, or one call over all of them (a batch).
 enum Workload {
     case each((Int) -> Bool)
@@ -476,8 +488,9 @@ func measureInterleaved(count: Int, runs: Int, _ rows: [(String, Workload)]) -> 
     return rows.enumerated().map { k, row in
         guard active[k] else { return .skipped(row.0) }
         let sorted = times[k].sorted()
-        return Row(name: row.0, nanoseconds: sorted[sorted.count / 2], onFraction: Double(on[k]) / Double(count),
-                   allocations: Double(allocations[k]) / Double(count))
+        return Row(
+            name: row.0, nanoseconds: sorted[sorted.count / 2], onFraction: Double(on[k]) / Double(count),
+            allocations: Double(allocations[k]) / Double(count))
     }
 }
 
@@ -498,15 +511,17 @@ for (name, rule, handWritten) in [("seed", seedRule, handWrittenSeed), ("large",
     }
     let slots = prepared.map { Slots($0, HandWrittenOnSlots.names) }
     let onSlotsRow: (Int) -> Bool = name == "seed" ? { HandWrittenOnSlots.seed(slots[$0]) } : { HandWrittenOnSlots.large(slots[$0]) }
-    let rows = measureInterleaved(count: n, runs: runs, [
-        ("hand-written Swift (same values, by position)", onSlotsRow),
-        ("FlagRules fastest (handle, prepared context)", { rules.isEnabled(handle, in: prepared[$0]) }),
-        ("FlagRules plain (name, dictionary context)", { rules.evaluate(name, in: dictionaries[$0]).value == .bool(true) }),
-        ("NSPredicate(block:)", { predicate.evaluate(with: boxed[$0]) }),
-        ("hand-written Swift over a typed struct (reference)", { handWritten(users[$0]) }),
-        // A context prepared for each evaluation (one flag a request): the prepare's cost.
-        ("FlagRules prepare + fastest (dictionary context)", { rules.isEnabled(handle, in: rules.prepare(dictionaries[$0])) }),
-    ])
+    let rows = measureInterleaved(
+        count: n, runs: runs,
+        [
+            ("hand-written Swift (same values, by position)", onSlotsRow),
+            ("FlagRules fastest (handle, prepared context)", { rules.isEnabled(handle, in: prepared[$0]) }),
+            ("FlagRules plain (name, dictionary context)", { rules.evaluate(name, in: dictionaries[$0]).value == .bool(true) }),
+            ("NSPredicate(block:)", { predicate.evaluate(with: boxed[$0]) }),
+            ("hand-written Swift over a typed struct (reference)", { handWritten(users[$0]) }),
+            // A context prepared for each evaluation (one flag a request): the prepare's cost.
+            ("FlagRules prepare + fastest (dictionary context)", { rules.isEnabled(handle, in: rules.prepare(dictionaries[$0])) }),
+        ])
     reports.append(RuleReport(name: name, rule: rule, rows: rows))
 }
 
@@ -551,14 +566,22 @@ do {
         rows.append(("in over \(size) literals", .each { rules.isEnabled(handle, in: contexts[$0]) }))
         rows.append(("batch: in over \(size) literals", .batch { rules.isEnabled(handle, in: contexts) }))
         rows.append(("plain: in over \(size) literals", .each { rules.isEnabled("member", in: dictionaries[$0]) }))
-        rows.append(("prepare: in over \(size) literals (setting the value)", .each {
-            prepared["country"] = countries[$0]
-            return false
-        }))
-        rows.append(("Set<String> of \(size) literals (hand-written)", .each {
-            guard case .string(let country)? = countries[$0] else { return false }
-            return set.contains(country)
-        }))
+        rows.append(
+            (
+                "prepare: in over \(size) literals (setting the value)",
+                .each {
+                    prepared["country"] = countries[$0]
+                    return false
+                }
+            ))
+        rows.append(
+            (
+                "Set<String> of \(size) literals (hand-written)",
+                .each {
+                    guard case .string(let country)? = countries[$0] else { return false }
+                    return set.contains(country)
+                }
+            ))
     }
     let measured = measureInterleaved(count: n, runs: runs, rows)
     let perSize = rows.count / sizes.count
@@ -668,7 +691,9 @@ for report in reports {
 let in3 = inRows[0].flagRules.nanoseconds, in100k = inRows[2].flagRules.nanoseconds
 for row in inRows {
     let fractions = Set([row.flagRules, row.batch, row.plain, row.handWritten].filter(\.measured).map(\.onFraction))
-    if fractions.count > 1 { failures.append("in over \(row.size): FlagRules (fastest, batch, plain) and Set<String> disagree on the ON fraction") }
+    if fractions.count > 1 {
+        failures.append("in over \(row.size): FlagRules (fastest, batch, plain) and Set<String> disagree on the ON fraction")
+    }
 }
 targets.append(("in over 100,000 literals within 2× of in over 3", in100k <= in3 * 2))
 // The same over one batch call (`isEnabled(_:in: [PreparedContext])`), reported beside it.
@@ -679,66 +704,115 @@ if allocationCounting { targets.append(("10,000 declarations occupy under 50 MB"
 if let evalProcess { targets.append(("flags eval examples/app.flags under 30 ms", evalProcess < 30)) }
 
 if options.json {
-    var out: [(String, ReportJSON)] = [("contexts", .int(n)), ("runs", .int(runs)), ("cores", .int(ProcessInfo.processInfo.activeProcessorCount))]
-    out.append(("rules", .array(reports.map { report in
-        .object([("name", .string(report.name)), ("rule", .string(report.rule)), ("rows", .array(report.rows.map { row in
-            .object([("name", .string(row.name)), ("nsPerEvaluation", .double(row.nanoseconds)), ("ratio", .double(ratio(row, report))),
-                     ("onFraction", .double(row.onFraction)), ("allocationsPerEvaluation", .double(row.allocations))])
-        }))])
-    })))
+    var out: [(String, ReportJSON)] = [
+        ("contexts", .int(n)), ("runs", .int(runs)), ("cores", .int(ProcessInfo.processInfo.activeProcessorCount)),
+    ]
+    out.append(
+        (
+            "rules",
+            .array(
+                reports.map { report in
+                    .object([
+                        ("name", .string(report.name)), ("rule", .string(report.rule)),
+                        (
+                            "rows",
+                            .array(
+                                report.rows.map { row in
+                                    .object([
+                                        ("name", .string(row.name)), ("nsPerEvaluation", .double(row.nanoseconds)),
+                                        ("ratio", .double(ratio(row, report))),
+                                        ("onFraction", .double(row.onFraction)), ("allocationsPerEvaluation", .double(row.allocations)),
+                                    ])
+                                })
+                        ),
+                    ])
+                })
+        ))
     out.append(("inValues", .string(options.inValues.rawValue)))
     out.append(("inKeys", .string(options.inKeys.rawValue)))
-    out.append(("in", .array(inRows.map {
-        .object([("literals", .int($0.size)), ("nsPerEvaluation", .double($0.flagRules.nanoseconds)), ("onFraction", .double($0.flagRules.onFraction)),
-                 ("batchNsPerEvaluation", .double($0.batch.nanoseconds)),
-                 ("plainNsPerEvaluation", .double($0.plain.nanoseconds)),
-                 ("prepareNsPerValue", .double($0.prepare.nanoseconds)),
-                 ("handWrittenSetNsPerEvaluation", .double($0.handWritten.nanoseconds))])
-    })))
-    out.append(("load10k", .object([("milliseconds", .double(loadMilliseconds)), ("minimumMilliseconds", .double(loadTimes[0])),
-                                     ("bytes", .int(heldBytes)),
-                                     ("peakBytesWhileLoading", .int(peakLoadBytes))])))
+    out.append(
+        (
+            "in",
+            .array(
+                inRows.map {
+                    .object([
+                        ("literals", .int($0.size)), ("nsPerEvaluation", .double($0.flagRules.nanoseconds)),
+                        ("onFraction", .double($0.flagRules.onFraction)),
+                        ("batchNsPerEvaluation", .double($0.batch.nanoseconds)),
+                        ("plainNsPerEvaluation", .double($0.plain.nanoseconds)),
+                        ("prepareNsPerValue", .double($0.prepare.nanoseconds)),
+                        ("handWrittenSetNsPerEvaluation", .double($0.handWritten.nanoseconds)),
+                    ])
+                })
+        ))
+    out.append(
+        (
+            "load10k",
+            .object([
+                ("milliseconds", .double(loadMilliseconds)), ("minimumMilliseconds", .double(loadTimes[0])),
+                ("bytes", .int(heldBytes)),
+                ("peakBytesWhileLoading", .int(peakLoadBytes)),
+            ])
+        ))
     if let evalProcess { out.append(("evalProcessMilliseconds", .double(evalProcess))) }
-    out.append(("longChain", .object([("operands", .int(longChain.operands)), ("sourceBytes", .int(longChain.bytes)),
-                                      ("loadMilliseconds", .double(longChain.loadMilliseconds)),
-                                      ("evaluateMilliseconds", .double(longChain.evaluateMilliseconds)),
-                                      ("explainMilliseconds", .double(longChain.explainMilliseconds)),
-                                      ("releaseMilliseconds", .double(longChain.releaseMilliseconds)),
-                                      ("peakBytes", .int(longChain.peakBytes))])))
+    out.append(
+        (
+            "longChain",
+            .object([
+                ("operands", .int(longChain.operands)), ("sourceBytes", .int(longChain.bytes)),
+                ("loadMilliseconds", .double(longChain.loadMilliseconds)),
+                ("evaluateMilliseconds", .double(longChain.evaluateMilliseconds)),
+                ("explainMilliseconds", .double(longChain.explainMilliseconds)),
+                ("releaseMilliseconds", .double(longChain.releaseMilliseconds)),
+                ("peakBytes", .int(longChain.peakBytes)),
+            ])
+        ))
     out.append(("allocationCounting", .bool(allocationCounting)))
     if options.only == nil { out.append(("targets", .object(targets.map { ($0.0, .bool($0.1)) }))) }
     out.append(("failures", .array(failures.map { .string($0) })))
-    let data = (try? JSONSerialization.data(withJSONObject: ReportJSON.object(out).foundation, options: [.prettyPrinted, .sortedKeys])) ?? Data()
+    let data =
+        (try? JSONSerialization.data(withJSONObject: ReportJSON.object(out).foundation, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     print(String(decoding: data, as: UTF8.self))
 } else {
     func f(_ x: Double, _ digits: Int = 1) -> String { x.isNaN ? "-" : String(format: "%.\(digits)f", x) }
-    print("FlagRules benchmark: \(n) distinct contexts, median of \(runs) runs after a warm-up, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    print(
+        "FlagRules benchmark: \(n) distinct contexts, median of \(runs) runs after a warm-up, \(ProcessInfo.processInfo.activeProcessorCount) cores"
+    )
     for report in reports {
         print("\nrule \(report.name): \(report.rule)")
         print("  " + "row".padding(toLength: 52, withPad: " ", startingAt: 0) + "   ns/eval   ratio    ON %   allocs/eval")
         for row in report.rows {
-            print("  " + row.name.padding(toLength: 52, withPad: " ", startingAt: 0)
-                  + f(row.nanoseconds).leftPad(10) + f(ratio(row, report), 2).leftPad(8) + f(row.onFraction * 100, 2).leftPad(8)
-                  + f(row.allocations, 2).leftPad(14))
+            print(
+                "  " + row.name.padding(toLength: 52, withPad: " ", startingAt: 0)
+                    + f(row.nanoseconds).leftPad(10) + f(ratio(row, report), 2).leftPad(8) + f(row.onFraction * 100, 2).leftPad(8)
+                    + f(row.allocations, 2).leftPad(14))
         }
     }
-    print("\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path (one call a context, one batch call), plain path (by name, dictionary context), setting the value on a prepared context (which checks it and keeps its hash), and hand-written Set<String>.contains on the same context")
-    print("  " + "literals".padding(toLength: 10, withPad: " ", startingAt: 0) + "   ns/eval  vs 3    ON %   batch  vs 3   plain  vs 3   prepare  vs 3   Set  vs 3")
+    print(
+        "\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path (one call a context, one batch call), plain path (by name, dictionary context), setting the value on a prepared context (which checks it and keeps its hash), and hand-written Set<String>.contains on the same context"
+    )
+    print(
+        "  " + "literals".padding(toLength: 10, withPad: " ", startingAt: 0)
+            + "   ns/eval  vs 3    ON %   batch  vs 3   plain  vs 3   prepare  vs 3   Set  vs 3")
     func column(_ row: Row, _ first: Row, _ width: Int) -> String {
         f(row.nanoseconds).leftPad(width) + f(row.nanoseconds / first.nanoseconds, 2).leftPad(6)
     }
     for row in inRows {
-        print("  " + "\(row.size)".padding(toLength: 10, withPad: " ", startingAt: 0) + column(row.flagRules, inRows[0].flagRules, 10)
-              + f(row.flagRules.onFraction * 100, 2).leftPad(8) + column(row.batch, inRows[0].batch, 8)
-              + column(row.plain, inRows[0].plain, 8) + column(row.prepare, inRows[0].prepare, 10)
-              + column(row.handWritten, inRows[0].handWritten, 6))
+        print(
+            "  " + "\(row.size)".padding(toLength: 10, withPad: " ", startingAt: 0) + column(row.flagRules, inRows[0].flagRules, 10)
+                + f(row.flagRules.onFraction * 100, 2).leftPad(8) + column(row.batch, inRows[0].batch, 8)
+                + column(row.plain, inRows[0].plain, 8) + column(row.prepare, inRows[0].prepare, 10)
+                + column(row.handWritten, inRows[0].handWritten, 6))
     }
-    print("\nload 10,000 declarations (parse + check + compile): \(f(loadMilliseconds)) ms median, \(f(loadTimes[0])) ms min, \(f(Double(heldBytes) / 1e6)) MB held (\(f(Double(peakLoadBytes) / 1e6)) MB at the peak of loading)")
+    print(
+        "\nload 10,000 declarations (parse + check + compile): \(f(loadMilliseconds)) ms median, \(f(loadTimes[0])) ms min, \(f(Double(heldBytes) / 1e6)) MB held (\(f(Double(peakLoadBytes) / 1e6)) MB at the peak of loading)"
+    )
     if let evalProcess { print("flags eval examples/app.flags (whole process): \(f(evalProcess)) ms") }
     if longChain.operands > 0 {
-        print("a rule of one \(longChain.operands)-operand and chain (\(f(Double(longChain.bytes) / 1e6)) MB of source): load \(f(longChain.loadMilliseconds)) ms, "
-              + "evaluate \(f(longChain.evaluateMilliseconds, 2)) ms, explain \(f(longChain.explainMilliseconds)) ms, "
-              + "release \(f(longChain.releaseMilliseconds)) ms, \(f(Double(longChain.peakBytes) / 1e6)) MB at the peak")
+        print(
+            "a rule of one \(longChain.operands)-operand and chain (\(f(Double(longChain.bytes) / 1e6)) MB of source): load \(f(longChain.loadMilliseconds)) ms, "
+                + "evaluate \(f(longChain.evaluateMilliseconds, 2)) ms, explain \(f(longChain.explainMilliseconds)) ms, "
+                + "release \(f(longChain.releaseMilliseconds)) ms, \(f(Double(longChain.peakBytes) / 1e6)) MB at the peak")
     }
     if !allocationCounting { print("(allocations are not counted here: the allocation column and the load's bytes are 0)") }
     if options.only == nil {

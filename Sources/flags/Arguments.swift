@@ -50,14 +50,16 @@ struct ParsedArguments {
                 }
                 guard let found = specs.first(where: { $0.name == name }) else {
                     let suggestion = Suggestions.closest(to: name, in: specs.map(\.name)).map { "; did you mean '--\($0)'?" } ?? ""
-                    throw UsageError(message: "unknown option '--\(name)' for '\(command)'" + suggestion,
-                                     help: "run 'flags \(command) --help' for the options")
+                    throw UsageError(
+                        message: "unknown option '--\(name)' for '\(command)'" + suggestion,
+                        help: "run 'flags \(command) --help' for the options")
                 }
                 spec = found
             } else {
                 let letter = arg[arg.index(after: arg.startIndex)]
                 guard let found = specs.first(where: { $0.short == letter }) else {
-                    throw UsageError(message: "unknown option '\(arg)' for '\(command)'", help: "run 'flags \(command) --help' for the options")
+                    throw UsageError(
+                        message: "unknown option '\(arg)' for '\(command)'", help: "run 'flags \(command) --help' for the options")
                 }
                 spec = found
                 name = found.name

@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 
 /// `flags check FILE|DIR...`: every diagnostic of every file, exit 1 on any error.
 enum CheckCommand {
@@ -21,9 +21,11 @@ enum CheckCommand {
         """
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-        let parsed = try ParsedArguments(arguments, specs: [
-            OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q"), OptionSpec(name: "format", takesValue: true),
-        ], command: "check")
+        let parsed = try ParsedArguments(
+            arguments,
+            specs: [
+                OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q"), OptionSpec(name: "format", takesValue: true),
+            ], command: "check")
         if parsed.has("help") {
             Terminal.write(help)
             return 0

@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 
 /// `flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|-] [--json]`
 enum EvalCommand {

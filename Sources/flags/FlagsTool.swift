@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 
 /// The `flags` command: dispatches to one command per file.
 enum FlagsTool {

@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 
 /// `flags fmt [--check] [-w] FILE|DIR...|-`: the one canonical layout.
 enum FmtCommand {
@@ -22,9 +22,11 @@ enum FmtCommand {
         """
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-        let parsed = try ParsedArguments(arguments, specs: [
-            OptionSpec(name: "help", short: "h"), OptionSpec(name: "check"), OptionSpec(name: "write", short: "w"),
-        ], command: "fmt")
+        let parsed = try ParsedArguments(
+            arguments,
+            specs: [
+                OptionSpec(name: "help", short: "h"), OptionSpec(name: "check"), OptionSpec(name: "write", short: "w"),
+            ], command: "fmt")
         if parsed.has("help") {
             Terminal.write(help)
             return 0

@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 
 /// `flags list FILE|DIR... [--json]`: every declaration with its metadata.
 enum ListCommand {
@@ -20,7 +20,8 @@ enum ListCommand {
         """
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-        let parsed = try ParsedArguments(arguments, specs: [OptionSpec(name: "help", short: "h"), OptionSpec(name: "json")], command: "list")
+        let parsed = try ParsedArguments(
+            arguments, specs: [OptionSpec(name: "help", short: "h"), OptionSpec(name: "json")], command: "list")
         if parsed.has("help") {
             Terminal.write(help)
             return 0
@@ -56,7 +57,8 @@ enum ListCommand {
         let nameWidth = declarations.map(\.name.count).max() ?? 0
         var out = ""
         for d in declarations {
-            var line = d.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
+            var line =
+                d.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  "
                 + d.kind.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0) + "  "
             switch d.kind {
             case .variant: line += "[" + d.variants.joined(separator: ", ") + "] = " + (d.defaultValue.stringValue ?? "")

@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 
 /// What the REPL does with each line, independent of the terminal: expressions, names and
 /// `:commands` in, results (stdout) and errors (stderr) out.

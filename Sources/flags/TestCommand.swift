@@ -1,5 +1,5 @@
-import Foundation
 import FlagRules
+import Foundation
 
 /// `flags test FILE|DIR...`: runs the `test` declarations written next to the rules.
 enum TestCommand {
@@ -28,8 +28,9 @@ enum TestCommand {
         """
 
     static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
-        let parsed = try ParsedArguments(arguments, specs: [OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q")],
-                                         command: "test")
+        let parsed = try ParsedArguments(
+            arguments, specs: [OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q")],
+            command: "test")
         if parsed.has("help") {
             Terminal.write(help)
             return 0

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagRules
 
 /// The package root, from this file's path.
@@ -29,10 +30,12 @@ func exampleFiles() throws -> [URL] {
         var contexts: [EvaluationContext] = [[:]]
         for build in ["debug", "alpha", "beta", "release"] {
             for user in 0..<40 {
-                contexts.append(["build": .string(build), "userId": .string("user-\(user)"), "appVersion": .string("2.\(user % 6).0"),
-                                 "country": .string(user % 3 == 0 ? "US" : "FR"),
-                                 "email": .string(user % 5 == 0 ? "a@example.com" : "b@mail.test"),
-                                 "plan": .string(user % 2 == 0 ? "pro" : "free"), "region": "eu-west-1", "age": .int(user)])
+                contexts.append([
+                    "build": .string(build), "userId": .string("user-\(user)"), "appVersion": .string("2.\(user % 6).0"),
+                    "country": .string(user % 3 == 0 ? "US" : "FR"),
+                    "email": .string(user % 5 == 0 ? "a@example.com" : "b@mail.test"),
+                    "plan": .string(user % 2 == 0 ? "pro" : "free"), "region": "eu-west-1", "age": .int(user),
+                ])
             }
         }
         var flags = 0

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagRules
 
 /// Every input the formatter is pinned on: the examples, the golden inputs that parse, the
@@ -42,16 +43,17 @@ func formatterInputs() throws -> [(String, String)] {
             }
 
             """
-        #expect(try FlagsFormatter.format(text) == """
-            context {
-              country : string
-            }
-            value n: int = 3 {
-              5 when country == "US"  # why US
-              6 when country == "FR"  # and FR
-            }
+        #expect(
+            try FlagsFormatter.format(text) == """
+                context {
+                  country : string
+                }
+                value n: int = 3 {
+                  5 when country == "US"  # why US
+                  6 when country == "FR"  # and FR
+                }
 
-            """)
+                """)
     }
 
     /// `given` lines wrap at the width as rules do: into several blocks, as many entries to
@@ -68,10 +70,12 @@ func formatterInputs() throws -> [(String, String)] {
 
             """
         let formatted = try FlagsFormatter.format(text)
-        #expect(formatted.contains("""
-              given { country: "US", userId: "user-000000000000001" }
-              given { email: "\(long)", age: 4 }
-            """))
+        #expect(
+            formatted.contains(
+                """
+                  given { country: "US", userId: "user-000000000000001" }
+                  given { email: "\(long)", age: 4 }
+                """))
         let widths = formatted.split(separator: "\n").map(\.count)
         #expect(widths.allSatisfy { $0 <= FlagsFormatter.lineWidth })
         #expect(try FlagsFormatter.format(formatted) == formatted)
@@ -91,7 +95,9 @@ func formatterInputs() throws -> [(String, String)] {
     @Test func keepsEveryComment() throws {
         for (name, text) in try formatterInputs() {
             let before = Lexer(SourceText(text, name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }
-            let after = Lexer(SourceText(try FlagsFormatter.format(text), name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }
+            let after = Lexer(SourceText(try FlagsFormatter.format(text), name: name)).comments.map {
+                $0.text.trimmingCharacters(in: .whitespaces)
+            }
             #expect(before == after, "comments changed in \(name)")
         }
     }
@@ -112,8 +118,10 @@ func formatterInputs() throws -> [(String, String)] {
             contexts += randomContexts(for: text, count: 200)
             for context in contexts {
                 // Meaning is value, variant, reason and rule; lines move when a file is formatted.
-                #expect(formatted.evaluateAll(in: context).mapValues(\.withoutLine) == original.evaluateAll(in: context).mapValues(\.withoutLine),
-                        "\(name) in \(context)")
+                #expect(
+                    formatted.evaluateAll(in: context).mapValues(\.withoutLine)
+                        == original.evaluateAll(in: context).mapValues(\.withoutLine),
+                    "\(name) in \(context)")
             }
         }
     }
@@ -145,7 +153,9 @@ func formatterInputs() throws -> [(String, String)] {
 
     @Test func normalises() throws {
         #expect(try FlagsFormatter.format("flag  a=true{enabled when x&&!y||z}") == "flag a = true { enabled when x and not y or z }\n")
-        #expect(try FlagsFormatter.format("value v: double = 2.50 { 0.000010 when p >= 007.0 }") == "value v: double = 2.5 { 0.00001 when p >= 7.0 }\n")
+        #expect(
+            try FlagsFormatter.format("value v: double = 2.50 { 0.000010 when p >= 007.0 }")
+                == "value v: double = 2.5 { 0.00001 when p >= 7.0 }\n")
         #expect(try FlagsFormatter.format("flag f { enabled when rollout(u) < 20.500% }") == "flag f { enabled when rollout(u) < 20.5% }\n")
         #expect(try FlagsFormatter.format("flag f {}") == "flag f\n")
         #expect(try FlagsFormatter.format(#"value s: string = "a\u{41}\t" "#) == "value s: string = \"aA\\t\"\n")

@@ -1,6 +1,6 @@
+import FlagRules
 import Foundation
 import Testing
-import FlagRules
 
 /// The public API as an embedder sees it (no `@testable`): every name reads unqualified
 /// beside Foundation's and Swift Testing's in one file.
@@ -12,14 +12,15 @@ import FlagRules
         let expectationType = Expectation.self
         #expect(formatter == nil && here.line > 0 && "\(expectationType)".contains("Expectation"))
 
-        let rules = try RuleSet(source: """
-            context { build: enum(debug, release); userId: string }
-            flag darkMode { enabled when build == debug }
-            test "debug builds" {
-              given { build: debug }
-              expect darkMode == true
-            }
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { build: enum(debug, release); userId: string }
+                flag darkMode { enabled when build == debug }
+                test "debug builds" {
+                  given { build: debug }
+                  expect darkMode == true
+                }
+                """)
         let context: EvaluationContext = ["build": "debug", "userId": "u-1"]
         let resolution: Resolution = rules.evaluate("darkMode", in: context)
         #expect(resolution.value == .bool(true) && resolution.reason == .targetingMatch)

@@ -17,7 +17,8 @@ import Testing
         func expand(_ patterns: [[String: Any]]) -> [[String: Any]] {
             patterns.flatMap { p -> [[String: Any]] in
                 if let include = p["include"] as? String, include.hasPrefix("#"),
-                   let rule = repository[String(include.dropFirst())] as? [String: Any] {
+                    let rule = repository[String(include.dropFirst())] as? [String: Any]
+                {
                     if let nested = rule["patterns"] as? [[String: Any]], rule["match"] == nil, rule["begin"] == nil {
                         return expand(nested)
                     }

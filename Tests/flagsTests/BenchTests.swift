@@ -51,17 +51,18 @@ import Testing
     /// Allocations are counted where the counting allocator works (glibc).
     static var countsAllocations: Bool {
         #if canImport(Glibc)
-        return true
+            return true
         #else
-        return false
+            return false
         #endif
     }
 
     /// The branch other platforms take, selected here: no allocation counts, no target
     /// that needs them, and the rows still run and agree.
     @Test func withoutAllocationCounting() throws {
-        let result = try run(bench, ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--json"],
-                             environment: ["FLAGS_BENCH_NO_ALLOCATION_COUNTING": "1"])
+        let result = try run(
+            bench, ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--json"],
+            environment: ["FLAGS_BENCH_NO_ALLOCATION_COUNTING": "1"])
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(report["allocationCounting"] as? Bool == false)

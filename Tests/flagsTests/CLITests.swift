@@ -43,38 +43,52 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
     let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
     let stderrData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return Run(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-               stderr: String(decoding: stderrData, as: UTF8.self))
+    return Run(
+        status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
+        stderr: String(decoding: stderrData, as: UTF8.self))
 }
 
 @Suite(.serialized) struct CheckCommandTests {
     @Test func cleanFilesPass() throws {
         let run = try flags(["check", "examples/app.flags", "examples/checkout.flags", "examples/service.flags"])
-        #expect(run == Run(status: 0, stdout: """
-            examples/app.flags: ok (9 declarations)
-            examples/checkout.flags: ok (5 declarations)
-            examples/service.flags: ok (7 declarations)
+        #expect(
+            run
+                == Run(
+                    status: 0,
+                    stdout: """
+                        examples/app.flags: ok (9 declarations)
+                        examples/checkout.flags: ok (5 declarations)
+                        examples/service.flags: ok (7 declarations)
 
-            """, stderr: ""))
+                        """, stderr: ""))
     }
 
     @Test func errorsAreRenderedWithCaretsAndExitOne() throws {
-        let run = try flags(["check", "-"], stdin: "context { userId: string }\nflag f { enabled when userid == \"x\" }\nflag g { enabled when x < }\n")
-        #expect(run == Run(status: 1, stdout: "", stderr: """
-            <stdin>:3:27: error: expected an expression, found '}'
-            3 | flag g { enabled when x < }
-              |                           ^
-            <stdin>: 1 error
+        let run = try flags(
+            ["check", "-"], stdin: "context { userId: string }\nflag f { enabled when userid == \"x\" }\nflag g { enabled when x < }\n")
+        #expect(
+            run
+                == Run(
+                    status: 1, stdout: "",
+                    stderr: """
+                        <stdin>:3:27: error: expected an expression, found '}'
+                        3 | flag g { enabled when x < }
+                          |                           ^
+                        <stdin>: 1 error
 
-            """))
+                        """))
         let semantic = try flags(["check", "-"], stdin: "context { userId: string }\nflag f { enabled when userid == \"x\" }\n")
-        #expect(semantic == Run(status: 1, stdout: "", stderr: """
-            <stdin>:2:23: error: unknown name 'userid'; did you mean 'userId'?
-            2 | flag f { enabled when userid == "x" }
-              |                       ^~~~~~
-            <stdin>: 1 error
+        #expect(
+            semantic
+                == Run(
+                    status: 1, stdout: "",
+                    stderr: """
+                        <stdin>:2:23: error: unknown name 'userid'; did you mean 'userId'?
+                        2 | flag f { enabled when userid == "x" }
+                          |                       ^~~~~~
+                        <stdin>: 1 error
 
-            """))
+                        """))
     }
 
     @Test func warningsDoNotFail() throws {
@@ -85,11 +99,28 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
     }
 
     @Test func usageErrorsExitTwo() throws {
-        #expect(try flags(["check"]) == Run(status: 2, stdout: "", stderr: "flags: error: 'check' needs at least one file\nhelp: flags check examples/app.flags\n"))
-        #expect(try flags(["check", "nope.flags"]) == Run(status: 2, stdout: "", stderr: "flags: error: no such file or directory: nope.flags\n"))
-        #expect(try flags(["check", "Tests/flagsTests/Golden"]) == Run(status: 2, stdout: "", stderr: "flags: error: no .flags files in Tests/flagsTests/Golden\n"))
-        #expect(try flags(["check", "--quite", "x"]) == Run(status: 2, stdout: "", stderr: "flags: error: unknown option '--quite' for 'check'; did you mean '--quiet'?\nhelp: run 'flags check --help' for the options\n"))
-        #expect(try flags(["chek"]) == Run(status: 2, stdout: "", stderr: "flags: error: unknown command 'chek'; did you mean 'check'?\nhelp: run 'flags --help' for the commands\n"))
+        #expect(
+            try flags(["check"])
+                == Run(
+                    status: 2, stdout: "", stderr: "flags: error: 'check' needs at least one file\nhelp: flags check examples/app.flags\n"))
+        #expect(
+            try flags(["check", "nope.flags"])
+                == Run(status: 2, stdout: "", stderr: "flags: error: no such file or directory: nope.flags\n"))
+        #expect(
+            try flags(["check", "Tests/flagsTests/Golden"])
+                == Run(status: 2, stdout: "", stderr: "flags: error: no .flags files in Tests/flagsTests/Golden\n"))
+        #expect(
+            try flags(["check", "--quite", "x"])
+                == Run(
+                    status: 2, stdout: "",
+                    stderr:
+                        "flags: error: unknown option '--quite' for 'check'; did you mean '--quiet'?\nhelp: run 'flags check --help' for the options\n"
+                ))
+        #expect(
+            try flags(["chek"])
+                == Run(
+                    status: 2, stdout: "",
+                    stderr: "flags: error: unknown command 'chek'; did you mean 'check'?\nhelp: run 'flags --help' for the commands\n"))
     }
 
     @Test func hostileBytesAreDiagnosedNotCrashed() throws {
@@ -102,37 +133,52 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
 @Suite(.serialized) struct EvalCommandTests {
     @Test func resolvesEveryDeclaration() throws {
         let run = try flags(["eval", "examples/app.flags", "-c", "build=beta", "-c", "userId=user-42", "-c", "appVersion=2.4.0"])
-        #expect(run == Run(status: 0, stdout: """
-            darkMode = false  (DEFAULT)
-            newMediaPicker = true  (TARGETING_MATCH, rule 3, line 34)
-            raccoonImages = false  (DISABLED)
-            tabletLayout = false  (DEFAULT)
-            apiBaseURL = "https://api.example.com"  (DEFAULT)
-            logLevel = "warning"  (DEFAULT)
-            pageSize = 30  (DEFAULT)
+        #expect(
+            run
+                == Run(
+                    status: 0,
+                    stdout: """
+                        darkMode = false  (DEFAULT)
+                        newMediaPicker = true  (TARGETING_MATCH, rule 3, line 34)
+                        raccoonImages = false  (DISABLED)
+                        tabletLayout = false  (DEFAULT)
+                        apiBaseURL = "https://api.example.com"  (DEFAULT)
+                        logLevel = "warning"  (DEFAULT)
+                        pageSize = 30  (DEFAULT)
 
-            """, stderr: ""))
+                        """, stderr: ""))
     }
 
     @Test func namedDeclarationsAsJSON() throws {
-        let run = try flags(["eval", "examples/checkout.flags", "checkout", "freeShippingThreshold", "expressPay", "--json",
-                             "-c", "userId=user-3", "-c", "country=US", "-c", "cartTotal=25", "-c", "platform=web"])
-        #expect(run == Run(status: 0, stdout: """
-            {"checkout": {"value": "twoStep", "variant": "twoStep", "reason": "SPLIT", "rule": 3, "line": 23}, \
-            "freeShippingThreshold": {"value": 35.0, "reason": "TARGETING_MATCH", "rule": 2, "line": 32}, \
-            "expressPay": {"value": false, "reason": "DEFAULT"}}
+        let run = try flags([
+            "eval", "examples/checkout.flags", "checkout", "freeShippingThreshold", "expressPay", "--json",
+            "-c", "userId=user-3", "-c", "country=US", "-c", "cartTotal=25", "-c", "platform=web",
+        ])
+        #expect(
+            run
+                == Run(
+                    status: 0,
+                    stdout: """
+                        {"checkout": {"value": "twoStep", "variant": "twoStep", "reason": "SPLIT", "rule": 3, "line": 23}, \
+                        "freeShippingThreshold": {"value": 35.0, "reason": "TARGETING_MATCH", "rule": 2, "line": 32}, \
+                        "expressPay": {"value": false, "reason": "DEFAULT"}}
 
-            """, stderr: ""))
+                        """, stderr: ""))
     }
 
     @Test func contextFromJSONWithOverrides() throws {
-        let run = try flags(["eval", "examples/service.flags", "searchTimeoutMs", "newSearchIndex", "--context-json", "-", "-c", "tier=free"],
-                            stdin: #"{"now": "2026-12-24T12:00:00Z", "region": "usEast", "tier": "enterprise", "tenant": null}"#)
-        #expect(run == Run(status: 0, stdout: """
-            searchTimeoutMs = 400  (TARGETING_MATCH, rule 2, line 32)
-            newSearchIndex = true  (TARGETING_MATCH, rule 2, line 23)
+        let run = try flags(
+            ["eval", "examples/service.flags", "searchTimeoutMs", "newSearchIndex", "--context-json", "-", "-c", "tier=free"],
+            stdin: #"{"now": "2026-12-24T12:00:00Z", "region": "usEast", "tier": "enterprise", "tenant": null}"#)
+        #expect(
+            run
+                == Run(
+                    status: 0,
+                    stdout: """
+                        searchTimeoutMs = 400  (TARGETING_MATCH, rule 2, line 32)
+                        newSearchIndex = true  (TARGETING_MATCH, rule 2, line 23)
 
-            """, stderr: ""))
+                        """, stderr: ""))
     }
 
     @Test func schemalessValuesAreTypedByTheirText() throws {
@@ -147,17 +193,28 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
 
     @Test(arguments: [
         (["eval"], "flags: error: 'eval' needs a file\nhelp: flags eval examples/app.flags -c build=alpha\n"),
-        (["eval", "examples/app.flags", "-c", "build=prod"], "flags: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'\n"),
-        (["eval", "examples/app.flags", "-c", "buld=beta"], "flags: error: the context declares no attribute 'buld'; did you mean 'build'?\n"),
-        (["eval", "examples/app.flags", "-c", "appVersion=2.4-beta"],
-         "flags: error: attribute 'appVersion' expects a semantic version such as 2.3.0, got '2.4-beta'\n"),
+        (
+            ["eval", "examples/app.flags", "-c", "build=prod"],
+            "flags: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'\n"
+        ),
+        (
+            ["eval", "examples/app.flags", "-c", "buld=beta"],
+            "flags: error: the context declares no attribute 'buld'; did you mean 'build'?\n"
+        ),
+        (
+            ["eval", "examples/app.flags", "-c", "appVersion=2.4-beta"],
+            "flags: error: attribute 'appVersion' expects a semantic version such as 2.3.0, got '2.4-beta'\n"
+        ),
         (["eval", "examples/checkout.flags", "-c", "cartTotal=inf"], "flags: error: attribute 'cartTotal' expects a double, got 'inf'\n"),
         (["eval", "examples/checkout.flags", "-c", "cartTotal=nan"], "flags: error: attribute 'cartTotal' expects a double, got 'nan'\n"),
         (["eval", "examples/service.flags", "-c", "seats=1e3"], "flags: error: attribute 'seats' expects an int, got '1e3'\n"),
         (["eval", "examples/service.flags", "-c", "now=tomorrow"], "flags: error: 'now' expects an ISO 8601 datetime, got 'tomorrow'\n"),
         (["eval", "examples/app.flags", "-c", "build"], "flags: error: -c expects key=value, got 'build'\nhelp: as in -c build=alpha\n"),
         (["eval", "examples/app.flags", "darkMod"], "flags: error: examples/app.flags declares no 'darkMod'; did you mean 'darkMode'?\n"),
-        (["eval", "examples/app.flags", "--jsn"], "flags: error: unknown option '--jsn' for 'eval'; did you mean '--json'?\nhelp: run 'flags eval --help' for the options\n"),
+        (
+            ["eval", "examples/app.flags", "--jsn"],
+            "flags: error: unknown option '--jsn' for 'eval'; did you mean '--json'?\nhelp: run 'flags eval --help' for the options\n"
+        ),
         (["eval", "examples/app.flags", "-c"], "flags: error: option '--context' needs a value\n"),
         (["eval", "examples/app.flags", "--context-json", "missing.json"], "flags: error: no such file: missing.json\n"),
     ])
@@ -173,17 +230,22 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         (String(repeating: "[", count: 200), "flags: error: <stdin>: invalid JSON: nested more than 64 levels deep at byte 64\n"),
     ])
     func badJSONContexts(_ json: String, _ stderr: String) throws {
-        #expect(try flags(["eval", "examples/app.flags", "--context-json", "-"], stdin: json) == Run(status: 2, stdout: "", stderr: stderr))
+        #expect(
+            try flags(["eval", "examples/app.flags", "--context-json", "-"], stdin: json) == Run(status: 2, stdout: "", stderr: stderr))
     }
 
     @Test func rulesWithErrorsExitOne() throws {
         let run = try flags(["eval", "-"], stdin: "flag f { enabled when }\n")
-        #expect(run == Run(status: 1, stdout: "", stderr: """
-            <stdin>:1:23: error: expected an expression, found '}'
-            1 | flag f { enabled when }
-              |                       ^
+        #expect(
+            run
+                == Run(
+                    status: 1, stdout: "",
+                    stderr: """
+                        <stdin>:1:23: error: expected an expression, found '}'
+                        1 | flag f { enabled when }
+                          |                       ^
 
-            """))
+                        """))
     }
 }
 

@@ -22,16 +22,34 @@ import Testing
         ("eval-help", ["eval", "--help"], nil),
         ("eval-text", ["eval", "examples/service.flags", "-c", "now=2026-12-02T00:00:00Z", "-c", "region=usEast", "-c", "tier=free"], nil),
         ("eval-json", ["eval", "examples/checkout.flags", "--json", "-c", "userId=user-3", "-c", "country=US"], nil),
-        ("eval-explain", ["eval", "examples/app.flags", "darkMode", "newMediaPicker", "raccoonImages", "--explain",
-                          "-c", "build=beta", "-c", "userId=user-42", "-c", "appVersion=2.2.0"], nil),
-        ("eval-explain-json", ["eval", "examples/checkout.flags", "checkout", "--explain", "--json", "-c", "userId=user-3", "-c", "country=US"], nil),
+        (
+            "eval-explain",
+            [
+                "eval", "examples/app.flags", "darkMode", "newMediaPicker", "raccoonImages", "--explain",
+                "-c", "build=beta", "-c", "userId=user-42", "-c", "appVersion=2.2.0",
+            ], nil
+        ),
+        (
+            "eval-explain-json",
+            ["eval", "examples/checkout.flags", "checkout", "--explain", "--json", "-c", "userId=user-3", "-c", "country=US"], nil
+        ),
         ("eval-errors", ["eval", fixtures + "broken.flags"], nil),
-        ("eval-values-as-json-reads-them", ["eval", fixtures + "values.flags", "-c", "userId=00123", "-c", "code=+1",
-                                            "-c", "email=\"a@b.com\"", "-c", "beta=true"], nil),
+        (
+            "eval-values-as-json-reads-them",
+            [
+                "eval", fixtures + "values.flags", "-c", "userId=00123", "-c", "code=+1",
+                "-c", "email=\"a@b.com\"", "-c", "beta=true",
+            ], nil
+        ),
         ("eval-values-number", ["eval", fixtures + "values.flags", "-c", "userId=123", "-c", "code=1e3"], nil),
         ("eval-values-quoted-number", ["eval", fixtures + "values.flags", "-c", "userId=\"123\"", "-c", "beta=\"true\""], nil),
-        ("eval-values-schema", ["eval", fixtures + "values-schema.flags", "-c", "userId=00123", "-c", "email=\"a@b.com\"",
-                                "-c", "age=+18"], nil),
+        (
+            "eval-values-schema",
+            [
+                "eval", fixtures + "values-schema.flags", "-c", "userId=00123", "-c", "email=\"a@b.com\"",
+                "-c", "age=+18",
+            ], nil
+        ),
         ("eval-unknown-name", ["eval", "examples/app.flags", "darkmode"], nil),
         ("test-help", ["test", "--help"], nil),
         ("test-examples", ["test", "examples/"], nil),

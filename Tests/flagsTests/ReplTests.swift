@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Testing
+
 @testable import flags
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite(.serialized) struct ReplPipeTests {
     @Test func scriptedThroughAPipe() throws {
@@ -28,45 +30,58 @@ import Testing
             """
         let run = try flags(["repl", "examples/app.flags"], stdin: script)
         // A line failed: status 1; each error names the line it came from.
-        #expect(run == Run(status: 1, stdout: """
-            darkMode = false  (DEFAULT)
-            darkMode = true  (TARGETING_MATCH, rule 1, line 25)
-            true
-            unknown (country is absent)
-            build = "alpha"
-            userId = "42"
-            internalBuilds = true  (TARGETING_MATCH)
-              build in [debug, alpha] → true
-                build → "alpha"
-            userId = "42"
+        #expect(
+            run
+                == Run(
+                    status: 1,
+                    stdout: """
+                        darkMode = false  (DEFAULT)
+                        darkMode = true  (TARGETING_MATCH, rule 1, line 25)
+                        true
+                        unknown (country is absent)
+                        build = "alpha"
+                        userId = "42"
+                        internalBuilds = true  (TARGETING_MATCH)
+                          build in [debug, alpha] → true
+                            build → "alpha"
+                        userId = "42"
 
-            """, stderr: """
-            <repl>:9: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'
-            <repl>:10: error: unknown command ':sett'; did you mean ':set'?
-            <repl>:11:1: error: unknown name 'userid'; did you mean 'userId'?
-            11 | userid
-               | ^~~~~~
-            <repl>:13: error: 'build' is not set
+                        """,
+                    stderr: """
+                        <repl>:9: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'
+                        <repl>:10: error: unknown command ':sett'; did you mean ':set'?
+                        <repl>:11:1: error: unknown name 'userid'; did you mean 'userId'?
+                        11 | userid
+                           | ^~~~~~
+                        <repl>:13: error: 'build' is not set
 
-            """))
+                        """))
     }
 
     @Test func withoutAFileAndWithLoads() throws {
-        let run = try flags(["repl"], stdin: """
-            x > 1
-            :set x=2
-            x > 1
-            :reload
-            :load examples/service.flags
-            :list
-            :load nope.flags
+        let run = try flags(
+            ["repl"],
+            stdin: """
+                x > 1
+                :set x=2
+                x > 1
+                :reload
+                :load examples/service.flags
+                :list
+                :load nope.flags
 
-            """)
+                """)
         #expect(run.status == 1)
-        #expect(run.stdout.hasPrefix("unknown (x is absent)\ntrue\nloaded examples/service.flags (7 declarations)\nbigCustomers     segment  bool  (line 16)\n"))
+        #expect(
+            run.stdout.hasPrefix(
+                "unknown (x is absent)\ntrue\nloaded examples/service.flags (7 declarations)\nbigCustomers     segment  bool  (line 16)\n"))
         #expect(run.stderr == "<repl>:4: error: no file is loaded; use :load FILE\n<repl>:7: error: no such file: nope.flags\n")
         let broken = try flags(["repl", "nope.flags"], stdin: "")
-        #expect(broken == Run(status: 2, stdout: "", stderr: "error: no such file: nope.flags\nflags: error: cannot start the REPL with nope.flags\n"))
+        #expect(
+            broken
+                == Run(
+                    status: 2, stdout: "", stderr: "error: no such file: nope.flags\nflags: error: cannot start the REPL with nope.flags\n")
+        )
     }
 }
 
@@ -85,13 +100,15 @@ final class PseudoTerminalSession {
         typealias NameFunction = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
         let libc = dlopen(nil, RTLD_NOW)
         guard let openSymbol = dlsym(libc, "posix_openpt"), let grantSymbol = dlsym(libc, "grantpt"),
-              let unlockSymbol = dlsym(libc, "unlockpt"), let nameSymbol = dlsym(libc, "ptsname") else {
+            let unlockSymbol = dlsym(libc, "unlockpt"), let nameSymbol = dlsym(libc, "ptsname")
+        else {
             throw POSIXError(.ENOSYS)
         }
         master = unsafeBitCast(openSymbol, to: OpenFunction.self)(O_RDWR | O_NOCTTY)
         guard master >= 0, unsafeBitCast(grantSymbol, to: FDFunction.self)(master) == 0,
-              unsafeBitCast(unlockSymbol, to: FDFunction.self)(master) == 0,
-              let name = unsafeBitCast(nameSymbol, to: NameFunction.self)(master) else {
+            unsafeBitCast(unlockSymbol, to: FDFunction.self)(master) == 0,
+            let name = unsafeBitCast(nameSymbol, to: NameFunction.self)(master)
+        else {
             throw POSIXError(.ENOTTY)
         }
         let slave = open(String(cString: name), O_RDWR | O_NOCTTY)
@@ -103,7 +120,9 @@ final class PseudoTerminalSession {
         var env = ProcessInfo.processInfo.environment
         if noColor { env["NO_COLOR"] = "1" } else { env["NO_COLOR"] = nil }
         env["TERM"] = "xterm"
-        env["FLAGS_HISTORY"] = (history ?? FileManager.default.temporaryDirectory
+        env["FLAGS_HISTORY"] =
+            (history
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("flags-history-\(UUID().uuidString)")).path
         process.environment = env
         process.standardInput = handle
@@ -200,7 +219,9 @@ final class PseudoTerminalSession {
         #expect(try flags(["repl", "examples/app.flags"], stdin: "darkMode\n1 < 2\n").status == 0)
         let failing = try flags(["repl", "examples/app.flags"], stdin: "darkMode\n\n  build == alpah\n")
         #expect(failing.status == 1)
-        #expect(failing.stderr.hasPrefix("<repl>:3:12: error: 'alpah' is not a case of enum(debug, alpha, beta, release); did you mean 'alpha'?\n"))
+        #expect(
+            failing.stderr.hasPrefix(
+                "<repl>:3:12: error: 'alpah' is not a case of enum(debug, alpha, beta, release); did you mean 'alpha'?\n"))
     }
 
     @Test func casesCompleteWhereACaseIsExpected() throws {
@@ -278,9 +299,10 @@ final class PseudoTerminalSession {
     }
 
     @Test func decodesKeys() {
-        #expect(keys("a\u{1B}[A\u{1B}[B\u{1B}[C\u{1B}[D\u{1B}[H\u{1B}[F\u{1B}[3~\u{7F}\t\r\u{3}\u{4}é") == [
-            .text("a"), .up, .down, .right, .left, .home, .end, .delete, .backspace, .tab, .enter, .interrupt, .endOfInput, .text("é"),
-        ])
+        #expect(
+            keys("a\u{1B}[A\u{1B}[B\u{1B}[C\u{1B}[D\u{1B}[H\u{1B}[F\u{1B}[3~\u{7F}\t\r\u{3}\u{4}é") == [
+                .text("a"), .up, .down, .right, .left, .home, .end, .delete, .backspace, .tab, .enter, .interrupt, .endOfInput, .text("é"),
+            ])
         #expect(keys("\u{1B}OH\u{1B}OF\u{1}\u{5}\u{15}\u{B}\u{17}") == [.home, .end, .home, .end, .killToStart, .killToEnd, .deleteWord])
     }
 
@@ -346,13 +368,14 @@ final class PseudoTerminalSession {
             """
         let run = try flags(["repl", "Tests/flagsTests/Fixtures/values.flags"], stdin: script)
         #expect(run.status == 0)
-        #expect(run.stdout == """
-            quotedEmail = true  (TARGETING_MATCH, rule 1, line 5)
-            leadingZeros = true  (TARGETING_MATCH, rule 1, line 2)
-            number = true  (TARGETING_MATCH, rule 1, line 3)
-            email = "a@b.com"
-            userId = 123
+        #expect(
+            run.stdout == """
+                quotedEmail = true  (TARGETING_MATCH, rule 1, line 5)
+                leadingZeros = true  (TARGETING_MATCH, rule 1, line 2)
+                number = true  (TARGETING_MATCH, rule 1, line 3)
+                email = "a@b.com"
+                userId = 123
 
-            """)
+                """)
     }
 }

@@ -55,9 +55,10 @@ struct Compiler {
         if let condition = d.condition {
             let segment = self.condition(fold(condition))
             let yes = Outcome(.bool(true), .targetingMatch), no = Outcome(.bool(false), .default)
-            return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue,
-                                       resolve: { f in segment(f) == .yes ? yes : no }, segment: segment,
-                                       isOn: CompiledDeclaration.notAFlag)
+            return CompiledDeclaration(
+                name: d.name, kind: d.kind, defaultValue: d.defaultValue,
+                resolve: { f in segment(f) == .yes ? yes : no }, segment: segment,
+                isOn: CompiledDeclaration.notAFlag)
         }
         let resolve: ResolveFunction
         // For a flag, the same chain answering only whether it is on (no outcome to build
@@ -143,8 +144,9 @@ struct Compiler {
         } else if !isOnIsTheChain {
             isOn = { f in resolve(f).value == .bool(true) }
         }
-        return CompiledDeclaration(name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
-                                   isOn: isOn)
+        return CompiledDeclaration(
+            name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
+            isOn: isOn)
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {
@@ -504,7 +506,8 @@ struct Compiler {
             return test
         }
         if strings.count == values.count, !values.isEmpty, case .attribute(let attribute, let slot?, let type) = x.kind,
-           case .string = coercion(type, slot: slot) {
+            case .string = coercion(type, slot: slot)
+        {
             return stringAttributeTest(attribute, slot: slot, LiteralSet(strings), negated: negated)
         }
         let xf = value(x)

@@ -9,11 +9,16 @@ extension Diagnostic {
         ]
         if let help { members.append(("help", .string(help))) }
         if !notes.isEmpty {
-            members.append(("notes", .array(notes.map { note in
-                var m: [(String, JSON)] = [("message", .string(note.message))]
-                if let r = note.range { m += [("line", .int(r.start.line)), ("column", .int(r.start.column))] }
-                return .object(m)
-            })))
+            members.append(
+                (
+                    "notes",
+                    .array(
+                        notes.map { note in
+                            var m: [(String, JSON)] = [("message", .string(note.message))]
+                            if let r = note.range { m += [("line", .int(r.start.line)), ("column", .int(r.start.column))] }
+                            return .object(m)
+                        })
+                ))
         }
         return .object(members)
     }

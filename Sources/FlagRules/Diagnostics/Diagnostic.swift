@@ -36,8 +36,10 @@ public struct Diagnostic: Sendable, Hashable {
     public var help: String?
 
     /// A diagnostic.
-    package init(_ severity: Severity, _ code: String, _ message: String, at range: SourceRange,
-                notes: [Note] = [], help: String? = nil) {
+    package init(
+        _ severity: Severity, _ code: String, _ message: String, at range: SourceRange,
+        notes: [Note] = [], help: String? = nil
+    ) {
         self.severity = severity
         self.code = code
         self.message = message
@@ -47,14 +49,18 @@ public struct Diagnostic: Sendable, Hashable {
     }
 
     /// An error.
-    package static func error(_ code: String, _ message: String, at range: SourceRange,
-                             notes: [Note] = [], help: String? = nil) -> Diagnostic {
+    package static func error(
+        _ code: String, _ message: String, at range: SourceRange,
+        notes: [Note] = [], help: String? = nil
+    ) -> Diagnostic {
         Diagnostic(.error, code, message, at: range, notes: notes, help: help)
     }
 
     /// A warning.
-    package static func warning(_ code: String, _ message: String, at range: SourceRange,
-                               notes: [Note] = [], help: String? = nil) -> Diagnostic {
+    package static func warning(
+        _ code: String, _ message: String, at range: SourceRange,
+        notes: [Note] = [], help: String? = nil
+    ) -> Diagnostic {
         Diagnostic(.warning, code, message, at: range, notes: notes, help: help)
     }
 }
@@ -65,13 +71,17 @@ struct DiagnosticBag: Sendable {
 
     var hasErrors: Bool { items.contains { $0.severity == .error } }
 
-    mutating func error(_ code: String, _ message: String, at range: SourceRange,
-                        notes: [Diagnostic.Note] = [], help: String? = nil) {
+    mutating func error(
+        _ code: String, _ message: String, at range: SourceRange,
+        notes: [Diagnostic.Note] = [], help: String? = nil
+    ) {
         items.append(.error(code, message, at: range, notes: notes, help: help))
     }
 
-    mutating func warning(_ code: String, _ message: String, at range: SourceRange,
-                          notes: [Diagnostic.Note] = [], help: String? = nil) {
+    mutating func warning(
+        _ code: String, _ message: String, at range: SourceRange,
+        notes: [Diagnostic.Note] = [], help: String? = nil
+    ) {
         items.append(.warning(code, message, at: range, notes: notes, help: help))
     }
 }

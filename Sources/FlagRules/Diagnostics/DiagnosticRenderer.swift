@@ -16,7 +16,8 @@ public struct DiagnosticRenderer: Sendable {
     /// The full text for one diagnostic, ending in a newline.
     public func render(_ d: Diagnostic, in source: SourceText) -> String {
         let label = d.severity == .error ? paint("error", "1;31") : paint("warning", "1;33")
-        var out = paint("\(source.name):\(d.range.start.line):\(d.range.start.column):", "1") + " \(label): "
+        var out =
+            paint("\(source.name):\(d.range.start.line):\(d.range.start.column):", "1") + " \(label): "
             + paint(d.message, "1") + "\n"
         out += snippet(d.range, in: source)
         for note in d.notes {

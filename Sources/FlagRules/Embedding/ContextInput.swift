@@ -26,7 +26,9 @@ extension ContextSchema {
             guard quoted == nil, let i = Int(text) else { throw mismatch() }
             return .int(i)
         case .double:
-            guard quoted == nil, let d = Double(text), d.isFinite, text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" || $0 == "e" || $0 == "E" }) else {
+            guard quoted == nil, let d = Double(text), d.isFinite,
+                text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" || $0 == "e" || $0 == "E" })
+            else {
                 throw mismatch()
             }
             return .double(d)
@@ -42,7 +44,8 @@ extension ContextSchema {
         case .enumeration(let cases):
             guard cases.contains(text) else {
                 let suggestion = Suggestions.closest(to: text, in: cases).map { "; did you mean '\($0)'?" } ?? ""
-                throw ContextError(message: "attribute '\(name)' expects one of \(cases.joined(separator: ", ")), got '\(text)'" + suggestion)
+                throw ContextError(
+                    message: "attribute '\(name)' expects one of \(cases.joined(separator: ", ")), got '\(text)'" + suggestion)
             }
             return .string(text)
         case .variant, .symbol, .dynamic:
@@ -64,7 +67,7 @@ extension ContextSchema {
         let fits: Bool
         switch (attribute.type, value) {
         case (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
-             (.version, .version), (.datetime, .datetime):
+            (.version, .version), (.datetime, .datetime):
             fits = true
         case (.version, .string(let s)): fits = SemanticVersion(s) != nil
         case (.datetime, .string(let s)): fits = DateTime.parse(s) != nil

@@ -61,7 +61,9 @@ public final class FlagStore: @unchecked Sendable {
         guard let rules else {
             switch failure {
             case .invalid?:
-                return .error(.parseError, "the rules have errors: " + (failure?.errors.first?.message ?? "unknown"), default: fallback ?? .bool(false))
+                return .error(
+                    .parseError, "the rules have errors: " + (failure?.errors.first?.message ?? "unknown"),
+                    default: fallback ?? .bool(false))
             case .unreadable?:
                 return .error(.general, failure?.description ?? "", default: fallback ?? .bool(false))
             case nil:

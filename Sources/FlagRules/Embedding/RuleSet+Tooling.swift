@@ -67,8 +67,10 @@ extension RuleSet {
     /// expression that does not parse or check.
     /// The expression is numbered as line `line` of `name` in diagnostics (the REPL counts
     /// the lines it has read).
-    package func evaluate(expression text: String, in context: EvaluationContext, name: String = "<expression>",
-                          line: Int = 1) throws(RuleSetError) -> ExpressionResult {
+    package func evaluate(
+        expression text: String, in context: EvaluationContext, name: String = "<expression>",
+        line: Int = 1
+    ) throws(RuleSetError) -> ExpressionResult {
         // Blank lines before the expression give its tokens the line it was read on.
         let source = SourceText(String(repeating: "\n", count: max(0, min(line, 1_000_000) - 1)) + text, name: name)
         let (syntax, parseDiagnostics) = Parser.parseExpression(source)

@@ -112,8 +112,10 @@ public struct RuleSet: Sendable {
 
     /// Resolves a declaration, checking that it is of the expected kind; on any error the
     /// resolution carries `fallback`.
-    public func evaluate(_ name: String, in context: EvaluationContext, expecting kind: DeclarationKind,
-                         default fallback: Value) -> Resolution {
+    public func evaluate(
+        _ name: String, in context: EvaluationContext, expecting kind: DeclarationKind,
+        default fallback: Value
+    ) -> Resolution {
         guard let i = program.names.index(of: name) else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback)
         }

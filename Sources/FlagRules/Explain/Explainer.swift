@@ -59,13 +59,16 @@ struct Explainer {
             return Explanation(name: d.name, resolution: r, rules: [], condition: trace, summary: "")
         }
         if d.disabled {
-            return Explanation(name: d.name, resolution: resolution(d.disabledValue, .disabled), rules: [], condition: nil,
-                               summary: d.kind == .flag ? "@disabled: off, whatever the default and the rules say"
-                                   : "@disabled: the default, whatever the rules say")
+            return Explanation(
+                name: d.name, resolution: resolution(d.disabledValue, .disabled), rules: [], condition: nil,
+                summary: d.kind == .flag
+                    ? "@disabled: off, whatever the default and the rules say"
+                    : "@disabled: the default, whatever the rules say")
         }
         if d.rules.isEmpty {
-            return Explanation(name: d.name, resolution: resolution(d.defaultValue, .static), rules: [], condition: nil,
-                               summary: "no rules: the default")
+            return Explanation(
+                name: d.name, resolution: resolution(d.defaultValue, .static), rules: [], condition: nil,
+                summary: "no rules: the default")
         }
         var traces: [RuleTrace] = []
         var decided: Resolution?
@@ -76,24 +79,29 @@ struct Explainer {
                 let (t, trace) = truth(c)
                 condition = trace
                 if t != .yes {
-                    traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: trace, split: nil, matched: false))
+                    traces.append(
+                        RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: trace, split: nil, matched: false))
                     continue
                 }
             }
             switch rule.outcome {
             case .value(let v):
-                traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: nil, matched: true))
+                traces.append(
+                    RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: nil, matched: true))
                 decided = resolution(v, .targetingMatch, rule)
             case .split(let s):
                 let (choice, trace) = split(s, variants: isVariant)
-                traces.append(RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: trace,
-                                        matched: choice != nil))
+                traces.append(
+                    RuleTrace(
+                        index: rule.index, line: rule.line, text: ruleText, condition: condition, split: trace,
+                        matched: choice != nil))
                 decided = choice.map { resolution($0, .split, rule) }
             }
             if decided != nil { break }
         }
-        return Explanation(name: d.name, resolution: decided ?? resolution(d.defaultValue, .default), rules: traces, condition: nil,
-                           summary: decided != nil ? "" : "no rule matched: the default")
+        return Explanation(
+            name: d.name, resolution: decided ?? resolution(d.defaultValue, .default), rules: traces, condition: nil,
+            summary: decided != nil ? "" : "no rule matched: the default")
     }
 
     /// The outcome a split chooses (nil: none, as for an unknown unit) and its trace.
@@ -101,14 +109,22 @@ struct Explainer {
         let total = s.weights.reduce(0, +)
         let (unit, unitTrace) = value(s.unit)
         guard let unit, let bucketUnit = BucketUnit(unit) else {
-            return (nil, SplitTrace(unit: nil, key: nil, target: nil, total: total, choice: nil,
-                                    note: "no choice: " + (unitTrace.note ?? "\(unitTrace.text) is unknown")))
+            return (
+                nil,
+                SplitTrace(
+                    unit: nil, key: nil, target: nil, total: total, choice: nil,
+                    note: "no choice: " + (unitTrace.note ?? "\(unitTrace.text) is unknown"))
+            )
         }
         let unitText = Explainer.unitText(bucketUnit)
         let (target, chosen) = Bucketing.split(BucketKeyPrefix(salt: s.salt), bucketUnit, weights: s.weights, total: total)
         let choice = chosen.map { s.outcomes[$0] }
-        return (choice, SplitTrace(unit: unitText, key: s.salt + ":" + unitText, target: target, total: total,
-                                   choice: choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }, note: nil))
+        return (
+            choice,
+            SplitTrace(
+                unit: unitText, key: s.salt + ":" + unitText, target: target, total: total,
+                choice: choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }, note: nil)
+        )
     }
 
     static func unitText(_ u: BucketUnit) -> String {
@@ -151,7 +167,11 @@ struct Explainer {
             }
             guard let v = Coercion(type).apply(raw) else {
                 let expected = type.cases != nil ? "one of \(type.cases!.joined(separator: ", "))" : "\(type)"
-                return (nil, ExpressionTrace(text: t, result: "unknown", note: "\(name) is \(raw) (\(raw.typeName)), expected \(expected)", children: []))
+                return (
+                    nil,
+                    ExpressionTrace(
+                        text: t, result: "unknown", note: "\(name) is \(raw) (\(raw.typeName)), expected \(expected)", children: [])
+                )
             }
             return (v, ExpressionTrace(text: t, result: Explainer.show(v), note: nil, children: []))
         case .declaration(let i):
@@ -163,8 +183,12 @@ struct Explainer {
             let r = resolve(i)
             var details = [r.reason.rawValue]
             if let rule = r.rule { details.append("rule \(rule)") }
-            return (r.value, ExpressionTrace(text: t, result: r.variant ?? Explainer.show(r.value),
-                                             note: "\(d.kind.rawValue) " + details.joined(separator: ", "), children: []))
+            return (
+                r.value,
+                ExpressionTrace(
+                    text: t, result: r.variant ?? Explainer.show(r.value),
+                    note: "\(d.kind.rawValue) " + details.joined(separator: ", "), children: [])
+            )
         case .now:
             if let v = values["now"] {
                 let parsed: Value? = {
@@ -199,8 +223,12 @@ struct Explainer {
             }
             let bucket = Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(bucketUnit, split: false))
             let v = Value.double(Double(bucket) / 1000)
-            return (v, ExpressionTrace(text: t, result: Explainer.percent(bucket),
-                                       note: "key \"\(salt):\(Explainer.unitText(bucketUnit))\"", children: unitTrace.isConstant ? [] : [unitTrace]))
+            return (
+                v,
+                ExpressionTrace(
+                    text: t, result: Explainer.percent(bucket),
+                    note: "key \"\(salt):\(Explainer.unitText(bucketUnit))\"", children: unitTrace.isConstant ? [] : [unitTrace])
+            )
         case .not, .and, .or, .compare, .member, .text, .matches, .has:
             let (truth, trace) = self.truth(b)
             return (truth == .unknown ? nil : .bool(truth == .yes), trace)
@@ -218,7 +246,9 @@ struct Explainer {
         let t = text(b.range)
         func make(_ truth: Truth, _ children: [ExpressionTrace], note: String? = nil) -> (Truth, ExpressionTrace) {
             let note = note ?? (truth == .unknown ? Explainer.why(children) : nil)
-            return (truth, ExpressionTrace(text: t, result: Explainer.show(truth), note: note, children: children.filter { !$0.isConstant }))
+            return (
+                truth, ExpressionTrace(text: t, result: Explainer.show(truth), note: note, children: children.filter { !$0.isConstant })
+            )
         }
         switch b.kind {
         case .constant(let v):
@@ -319,7 +349,7 @@ struct Explainer {
     }
 
     func rolloutBucket(_ b: Bound) -> Int {
-        guard case .rollout(let unit, let salt) = b.kind, case let (u?, _) = value(unit), let bu = BucketUnit(u) else { return 0 }
+        guard case .rollout(let unit, let salt) = b.kind, case (let u?, _) = value(unit), let bu = BucketUnit(u) else { return 0 }
         return Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(bu, split: false))
     }
 

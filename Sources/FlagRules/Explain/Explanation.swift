@@ -84,21 +84,28 @@ extension Explanation {
         var members: [(String, JSON)] = [("resolution", resolution.json)]
         if !summary.isEmpty { members.append(("summary", .string(summary))) }
         if let condition { members.append(("condition", condition.json)) }
-        members.append(("rules", .array(rules.map { rule in
-            var m: [(String, JSON)] = [("rule", .int(rule.index)), ("line", .int(rule.line)), ("text", .string(rule.text)),
-                                       ("matched", .bool(rule.matched))]
-            if let c = rule.condition { m.append(("condition", c.json)) }
-            if let s = rule.split {
-                var sm: [(String, JSON)] = [("total", .int(s.total))]
-                if let u = s.unit { sm.append(("unit", .string(u))) }
-                if let k = s.key { sm.append(("key", .string(k))) }
-                if let t = s.target { sm.append(("target", .int(t))) }
-                if let c = s.choice { sm.append(("choice", .string(c))) }
-                if let n = s.note { sm.append(("note", .string(n))) }
-                m.append(("split", .object(sm)))
-            }
-            return .object(m)
-        })))
+        members.append(
+            (
+                "rules",
+                .array(
+                    rules.map { rule in
+                        var m: [(String, JSON)] = [
+                            ("rule", .int(rule.index)), ("line", .int(rule.line)), ("text", .string(rule.text)),
+                            ("matched", .bool(rule.matched)),
+                        ]
+                        if let c = rule.condition { m.append(("condition", c.json)) }
+                        if let s = rule.split {
+                            var sm: [(String, JSON)] = [("total", .int(s.total))]
+                            if let u = s.unit { sm.append(("unit", .string(u))) }
+                            if let k = s.key { sm.append(("key", .string(k))) }
+                            if let t = s.target { sm.append(("target", .int(t))) }
+                            if let c = s.choice { sm.append(("choice", .string(c))) }
+                            if let n = s.note { sm.append(("note", .string(n))) }
+                            m.append(("split", .object(sm)))
+                        }
+                        return .object(m)
+                    })
+            ))
         return .object(members)
     }
 }

@@ -50,7 +50,8 @@ struct Printer {
         var attached = Set<Int>()
         for d in file.declarations {
             if let doc = d.header.doc {
-                for c in file.comments where c.isDoc && c.range.start.offset >= doc.range.start.offset && c.range.end.offset <= doc.range.end.offset {
+                for c in file.comments
+                where c.isDoc && c.range.start.offset >= doc.range.start.offset && c.range.end.offset <= doc.range.end.offset {
                     attached.insert(c.range.start.offset)
                 }
             }
@@ -99,7 +100,8 @@ struct Printer {
     /// the line of a body's `{`).
     mutating func endLine(at line: Int, offset: Int, before: Int = Int.max) {
         if nextComment < comments.count, comments[nextComment].range.start.line == line,
-           comments[nextComment].range.start.offset >= offset, comments[nextComment].range.start.offset < before {
+            comments[nextComment].range.start.offset >= offset, comments[nextComment].range.start.offset < before
+        {
             out += Printer.commentMark + commentText(comments[nextComment])
             nextComment += 1
         }
@@ -268,14 +270,16 @@ struct Printer {
         case .split(let split):
             s = "split(" + expression(split.unit)
             if let salt = split.salt { s += ", " + literal(salt.value) }
-            s += ") { " + split.entries.map { entry in
-                let key: String
-                switch entry.key {
-                case .name(let id): key = id.name
-                case .literal(let l): key = literal(l.value)
-                }
-                return key + ": " + literal(entry.weight.value)
-            }.joined(separator: ", ") + " }"
+            s +=
+                ") { "
+                + split.entries.map { entry in
+                    let key: String
+                    switch entry.key {
+                    case .name(let id): key = id.name
+                    case .literal(let l): key = literal(l.value)
+                    }
+                    return key + ": " + literal(entry.weight.value)
+                }.joined(separator: ", ") + " }"
         }
         if let c = r.condition { s += " when " + expression(c) }
         return s

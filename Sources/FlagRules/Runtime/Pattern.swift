@@ -34,7 +34,8 @@ package struct Pattern: Sendable, CustomStringConvertible {
         try compiler.emit(node)
         compiler.program.append(.match)
         if compiler.program.count > Pattern.maxProgramSize {
-            throw SyntaxError(message: "pattern is too large (more than \(Pattern.maxProgramSize) steps after expanding repetitions)", offset: 0)
+            throw SyntaxError(
+                message: "pattern is too large (more than \(Pattern.maxProgramSize) steps after expanding repetitions)", offset: 0)
         }
         program = compiler.program
         classes = compiler.classes
@@ -72,7 +73,9 @@ package struct Pattern: Sendable, CustomStringConvertible {
                 case .charClass(let index): advances = classes[index].contains(scalar, caseInsensitive: caseInsensitive)
                 default: advances = false
                 }
-                if advances, addThread(pc + 1, to: &next, stack: &stack, previous: scalar, here: nextHere, atStart: false, atEnd: nextHere == nil) {
+                if advances,
+                    addThread(pc + 1, to: &next, stack: &stack, previous: scalar, here: nextHere, atStart: false, atEnd: nextHere == nil)
+                {
                     return true
                 }
             }
@@ -88,8 +91,10 @@ package struct Pattern: Sendable, CustomStringConvertible {
     }
 
     /// Follows empty transitions from `pc`; returns true when a match is reached.
-    private func addThread(_ pc: Int, to list: inout ThreadList, stack: inout [Int],
-                           previous: Unicode.Scalar?, here: Unicode.Scalar?, atStart: Bool, atEnd: Bool) -> Bool {
+    private func addThread(
+        _ pc: Int, to list: inout ThreadList, stack: inout [Int],
+        previous: Unicode.Scalar?, here: Unicode.Scalar?, atStart: Bool, atEnd: Bool
+    ) -> Bool {
         stack.append(pc)
         while let pc = stack.popLast() {
             guard list.insert(pc) else { continue }
@@ -356,7 +361,7 @@ struct PatternParser {
                 switch s[i] {
                 case ":": i += 1
                 case "<" where i + 1 < s.count && (s[i + 1] == "=" || s[i + 1] == "!"),
-                     "=", "!":
+                    "=", "!":
                     throw fail("lookaround is not supported (patterns run without backtracking)", at: open)
                 case "<", "P", "'":
                     // named group: (?<name>...), (?P<name>...), (?'name'...)
@@ -428,7 +433,8 @@ struct PatternParser {
                 if c == "x" {
                     // \xHH
                     guard i + 1 < s.count, let v = UInt32(String(String.UnicodeScalarView([s[i], s[i + 1]])), radix: 16),
-                          let scalar = Unicode.Scalar(v) else { throw fail("expected two hex digits after '\\x'", at: start) }
+                        let scalar = Unicode.Scalar(v)
+                    else { throw fail("expected two hex digits after '\\x'", at: start) }
                     i += 2
                     return .scalar(scalar)
                 }
@@ -438,7 +444,8 @@ struct PatternParser {
             var hex = String.UnicodeScalarView()
             while i < s.count, s[i] != "}" { hex.append(s[i]); i += 1 }
             guard i < s.count, hex.count >= 1, hex.count <= 8, let v = UInt32(String(hex), radix: 16),
-                  let scalar = Unicode.Scalar(v) else { throw fail("invalid Unicode escape", at: start) }
+                let scalar = Unicode.Scalar(v)
+            else { throw fail("invalid Unicode escape", at: start) }
             i += 1
             return .scalar(scalar)
         case "1"..."9", "k", "g":
@@ -461,7 +468,7 @@ struct PatternParser {
         var first = true
         while i < s.count, s[i] != "]" || first {
             first = false
-            if s[i] == "[" , i + 1 < s.count, s[i + 1] == ":" {
+            if s[i] == "[", i + 1 < s.count, s[i + 1] == ":" {
                 throw fail("POSIX classes like '[:alpha:]' are not supported; use \\w, \\d, \\s or a range")
             }
             var lo: Unicode.Scalar
@@ -508,7 +515,8 @@ struct PatternCompiler {
 
     mutating func emit(_ node: PatternNode) throws(Pattern.SyntaxError) {
         if program.count > Pattern.maxProgramSize {
-            throw Pattern.SyntaxError(message: "pattern is too large (more than \(Pattern.maxProgramSize) steps after expanding repetitions)", offset: 0)
+            throw Pattern.SyntaxError(
+                message: "pattern is too large (more than \(Pattern.maxProgramSize) steps after expanding repetitions)", offset: 0)
         }
         switch node {
         case .empty: break

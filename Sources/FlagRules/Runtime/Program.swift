@@ -107,7 +107,7 @@ enum Coercion: Sendable {
     func apply(_ v: Value) -> Value? {
         switch (self, v) {
         case (.any, _), (.string, .string), (.hashedString, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
-             (.version, .version), (.datetime, .datetime):
+            (.version, .version), (.datetime, .datetime):
             return v
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
         case (.datetime, .string(let s)): return DateTime.parse(s).map { .datetime($0) }
@@ -173,8 +173,10 @@ final class CompiledDeclaration: Sendable {
     /// closure read out of an optional is retained and released around its call.)
     let isOn: FlagFunction
 
-    init(name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?,
-         isOn: @escaping FlagFunction) {
+    init(
+        name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?,
+        isOn: @escaping FlagFunction
+    ) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue

@@ -59,19 +59,23 @@ public struct Resolution: Sendable, Hashable {
 
 extension Resolution {
     /// A resolution.
-    public init(value: Value, variant: String? = nil, reason: Reason, errorCode: ErrorCode? = nil,
-                errorMessage: String? = nil, rule: Int? = nil, line: Int? = nil) {
-        self.init(reason: reason, value: value, variant: variant, errorCode: errorCode, errorMessage: errorMessage,
-                  rule: rule, line: line)
+    public init(
+        value: Value, variant: String? = nil, reason: Reason, errorCode: ErrorCode? = nil,
+        errorMessage: String? = nil, rule: Int? = nil, line: Int? = nil
+    ) {
+        self.init(
+            reason: reason, value: value, variant: variant, errorCode: errorCode, errorMessage: errorMessage,
+            rule: rule, line: line)
     }
 
     /// The resolution of a compiled declaration's outcome.
     @inline(__always)
     init(_ outcome: Outcome, isVariant: Bool) {
         let decided = outcome.rule > 0
-        self.init(reason: outcome.reason, value: outcome.value, variant: isVariant ? outcome.value.stringValue : nil,
-                  errorCode: nil, errorMessage: nil, rule: decided ? Int(outcome.rule) : nil,
-                  line: decided ? Int(outcome.line) : nil)
+        self.init(
+            reason: outcome.reason, value: outcome.value, variant: isVariant ? outcome.value.stringValue : nil,
+            errorCode: nil, errorMessage: nil, rule: decided ? Int(outcome.rule) : nil,
+            line: decided ? Int(outcome.line) : nil)
     }
 }
 

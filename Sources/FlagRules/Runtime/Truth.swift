@@ -42,4 +42,3 @@ enum Truth: UInt8, Sendable {
         }
     }
 }
-

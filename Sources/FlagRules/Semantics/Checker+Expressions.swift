@@ -8,8 +8,9 @@ extension Checker {
         switch b.type {
         case .bool, .dynamic: return b
         default:
-            diagnostics.error("type-mismatch", "a condition must be a bool, found \(b.type)", at: e.range,
-                              help: b.type.isNumeric ? "compare it, as in '\(Checker.text(of: e)) > 0'" : nil)
+            diagnostics.error(
+                "type-mismatch", "a condition must be a bool, found \(b.type)", at: e.range,
+                help: b.type.isNumeric ? "compare it, as in '\(Checker.text(of: e)) > 0'" : nil)
             return nil
         }
     }
@@ -35,8 +36,9 @@ extension Checker {
         let declared = names.index(of: name)
         if let i = declared {
             if i == current {
-                diagnostics.error("cycle", "'\(name)' reads itself", at: range,
-                                  help: "a declaration cannot depend on its own value")
+                diagnostics.error(
+                    "cycle", "'\(name)' reads itself", at: range,
+                    help: "a declaration cannot depend on its own value")
                 return nil
             }
             if current >= 0 { edges[current].append((i, range)) }
@@ -104,8 +106,9 @@ extension Checker {
                     // A quoted case as a fallback: `build ?? "release"`.
                     guard quotedCase(b, of: type) != nil else { return nil }
                 } else if !type.isComparable(with: b.type) {
-                    diagnostics.error("type-mismatch", "both sides of '??' must have the same type, found \(type) and \(b.type)",
-                                      at: b.range)
+                    diagnostics.error(
+                        "type-mismatch", "both sides of '??' must have the same type, found \(type) and \(b.type)",
+                        at: b.range)
                     return nil
                 } else if type == .int, b.type == .double {
                     type = .double
@@ -156,19 +159,22 @@ extension Checker {
                 return Bound(kind: .has(attribute, slot: a.slot), type: .bool, range: range)
             }
             if names.index(of: attribute) != nil {
-                diagnostics.error("invalid-call", "has() tests a context attribute; '\(attribute)' is a declaration", at: arguments[0].range)
+                diagnostics.error(
+                    "invalid-call", "has() tests a context attribute; '\(attribute)' is a declaration", at: arguments[0].range)
                 return nil
             }
             return Bound(kind: .has(attribute, slot: nil), type: .bool, range: range)
         case "rollout":
             guard arguments.count == 1 || arguments.count == 2 else {
-                diagnostics.error("invalid-call", "rollout() takes a unit and an optional salt, as in rollout(userId) or rollout(userId, \"salt\")",
-                                  at: range)
+                diagnostics.error(
+                    "invalid-call", "rollout() takes a unit and an optional salt, as in rollout(userId) or rollout(userId, \"salt\")",
+                    at: range)
                 return nil
             }
             if current < 0, arguments.count == 1 {
-                diagnostics.error("invalid-call", "rollout() outside a declaration needs a salt, as in rollout(userId, \"darkMode\")",
-                                  at: range)
+                diagnostics.error(
+                    "invalid-call", "rollout() outside a declaration needs a salt, as in rollout(userId, \"darkMode\")",
+                    at: range)
                 return nil
             }
             var salt = current >= 0 ? declarationNames[current] : ""
@@ -189,8 +195,9 @@ extension Checker {
             diagnostics.error("invalid-call", "split(…) { … } is a rule of a variant or value, not an expression", at: range)
             return nil
         default:
-            diagnostics.error("unknown-function", "unknown function '\(name.name)'" + didYouMean(name.name, Checker.functions),
-                              at: name.range, help: "the functions are has(attribute) and rollout(unit[, salt])")
+            diagnostics.error(
+                "unknown-function", "unknown function '\(name.name)'" + didYouMean(name.name, Checker.functions),
+                at: name.range, help: "the functions are has(attribute) and rollout(unit[, salt])")
             return nil
         }
     }
@@ -220,15 +227,17 @@ extension Checker {
         switch other {
         case .version:
             guard let v = SemanticVersion(s) else {
-                diagnostics.error("invalid-version", "\"\(s)\" is not a valid semantic version", at: b.range,
-                                  help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, as in \"2.3.0\"; a plain \"2.3\" is 2.3.0")
+                diagnostics.error(
+                    "invalid-version", "\"\(s)\" is not a valid semantic version", at: b.range,
+                    help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, as in \"2.3.0\"; a plain \"2.3\" is 2.3.0")
                 return nil
             }
             return Bound(kind: .constant(.version(v)), type: .version, range: b.range)
         case .datetime:
             guard let d = DateTime.parse(s) else {
-                diagnostics.error("invalid-datetime", "\"\(s)\" is not an ISO 8601 datetime", at: b.range,
-                                  help: "write \"2026-03-31\" or \"2026-03-31T09:00:00Z\" (offsets like +02:00 are honoured)")
+                diagnostics.error(
+                    "invalid-datetime", "\"\(s)\" is not an ISO 8601 datetime", at: b.range,
+                    help: "write \"2026-03-31\" or \"2026-03-31T09:00:00Z\" (offsets like +02:00 are honoured)")
                 return nil
             }
             return Bound(kind: .constant(.datetime(d)), type: .datetime, range: b.range)
@@ -283,7 +292,8 @@ extension Checker {
                 }
                 if let leftType, !leftType.isComparable(with: b.type) {
                     let shown = b.type == .string ? StringEscaping.quoted(v.stringValue ?? "") : "\(v)"
-                    diagnostics.error("type-mismatch", "list element \(shown) is \(b.type), but the left side is \(leftType)", at: element.range)
+                    diagnostics.error(
+                        "type-mismatch", "list element \(shown) is \(b.type), but the left side is \(leftType)", at: element.range)
                     ok = false
                     continue
                 }
@@ -308,14 +318,16 @@ extension Checker {
             return Bound(kind: .compare(op, left, right), type: .bool, range: range)
         case .less, .lessEqual, .greater, .greaterEqual:
             if let leftBound, !leftBound.type.isOrdered {
-                diagnostics.error("type-mismatch", "'\(op.rawValue)' cannot order \(leftBound.type) values", at: leftBound.range,
-                                  help: leftBound.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
+                diagnostics.error(
+                    "type-mismatch", "'\(op.rawValue)' cannot order \(leftBound.type) values", at: leftBound.range,
+                    help: leftBound.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
                 return nil
             }
             guard var right = expression(r, .operand(of: nil)), var left = leftBound else { return nil }
             if !right.type.isOrdered {
-                diagnostics.error("type-mismatch", "'\(op.rawValue)' cannot order \(right.type) values", at: right.range,
-                                  help: right.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
+                diagnostics.error(
+                    "type-mismatch", "'\(op.rawValue)' cannot order \(right.type) values", at: right.range,
+                    help: right.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
                 return nil
             }
             guard let r2 = coerce(right, toward: left.type, schemaless: schema == nil) else { return nil }
@@ -339,8 +351,9 @@ extension Checker {
             return Bound(kind: .text(op, left, right), type: .bool, range: range)
         case .matches:
             guard case .literal(.string(let source, _)) = r.kind else {
-                diagnostics.error("invalid-pattern", "the right side of 'matches' must be a string literal", at: r.range,
-                                  help: "patterns are compiled when the file loads; write one as #\"^[a-z]+$\"#")
+                diagnostics.error(
+                    "invalid-pattern", "the right side of 'matches' must be a string literal", at: r.range,
+                    help: "patterns are compiled when the file loads; write one as #\"^[a-z]+$\"#")
                 return nil
             }
             let pattern: Pattern

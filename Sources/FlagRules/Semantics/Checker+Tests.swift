@@ -12,8 +12,9 @@ extension Checker {
         for t in testSyntax {
             let title = t.header.name
             if let first = seen[title.name] {
-                diagnostics.error("duplicate-test", "test \"\(title.name)\" is declared twice", at: title.range,
-                                  notes: [.init("the first is here", at: first)])
+                diagnostics.error(
+                    "duplicate-test", "test \"\(title.name)\" is declared twice", at: title.range,
+                    notes: [.init("the first is here", at: first)])
             }
             seen[title.name] = title.range
             for a in t.header.attributes {
@@ -26,8 +27,9 @@ extension Checker {
                 if let x = expectation(e, checked) { expectations.append(x) }
             }
             if t.expectations.isEmpty {
-                diagnostics.error("empty-test", "test \"\(title.name)\" expects nothing", at: title.range,
-                                  help: "add a line such as 'expect darkMode' or 'expect checkout == oneStep'")
+                diagnostics.error(
+                    "empty-test", "test \"\(title.name)\" expects nothing", at: title.range,
+                    help: "add a line such as 'expect darkMode' or 'expect checkout == oneStep'")
             }
             tests.append(TestCase(name: title.name, line: t.header.range.start.line, context: context, expectations: expectations))
         }
@@ -49,8 +51,9 @@ extension Checker {
                 return
             }
             if let schema, schema[key]?.type.cases == nil, schema[key] != nil {
-                diagnostics.error("type-mismatch", "'\(key)' is \(schema[key]!.type); write the value as a literal, as in \"\(id.name)\"",
-                                  at: id.range)
+                diagnostics.error(
+                    "type-mismatch", "'\(key)' is \(schema[key]!.type); write the value as a literal, as in \"\(id.name)\"",
+                    at: id.range)
                 return
             }
         case .literal(let literal):
@@ -79,7 +82,9 @@ extension Checker {
     mutating func expectation(_ e: ExpectationSyntax, _ checked: [CheckedDeclaration]) -> TestExpectation? {
         let name = e.subject.name
         guard let i = names.index(of: name) else {
-            diagnostics.error("unknown-name", "unknown declaration '\(name)'" + didYouMean(name, declarations.map(\.header.name.name)), at: e.subject.range)
+            diagnostics.error(
+                "unknown-name", "unknown declaration '\(name)'" + didYouMean(name, declarations.map(\.header.name.name)),
+                at: e.subject.range)
             return nil
         }
         let d = checked[i]
@@ -97,8 +102,9 @@ extension Checker {
                     case .literal(let l): written = l.text
                     case .bare: written = ""
                     }
-                    diagnostics.error("unknown-reason", "'\(written)' is not a reason" + didYouMean(written, Checker.reasons.keys),
-                                      at: e.range, help: "the reasons are STATIC, TARGETING_MATCH, SPLIT, DEFAULT, DISABLED and ERROR")
+                    diagnostics.error(
+                        "unknown-reason", "'\(written)' is not a reason" + didYouMean(written, Checker.reasons.keys),
+                        at: e.range, help: "the reasons are STATIC, TARGETING_MATCH, SPLIT, DEFAULT, DISABLED and ERROR")
                     return nil
                 }
                 return make(.reason(reason))
@@ -119,8 +125,9 @@ extension Checker {
                     return nil
                 }
             default:
-                diagnostics.error("unknown-property", "unknown property '\(property.name)'" + didYouMean(property.name, ["reason", "rule", "variant"]),
-                                  at: property.range, help: "expect NAME, NAME.reason, NAME.rule or NAME.variant")
+                diagnostics.error(
+                    "unknown-property", "unknown property '\(property.name)'" + didYouMean(property.name, ["reason", "rule", "variant"]),
+                    at: property.range, help: "expect NAME, NAME.reason, NAME.rule or NAME.variant")
                 return nil
             }
         }
@@ -133,8 +140,9 @@ extension Checker {
             return TestExpectation(subject: name, expected: .value(.bool(b)), negated: false, line: e.range.start.line, text: text)
         case .name(let id):
             guard let cases = d.type.cases else {
-                diagnostics.error("type-mismatch", "expected \(Checker.article(d.type)) \(d.type) for '\(name)', found the name '\(id.name)'",
-                                  at: id.range, help: d.type == .string ? "write strings in quotes" : nil)
+                diagnostics.error(
+                    "type-mismatch", "expected \(Checker.article(d.type)) \(d.type) for '\(name)', found the name '\(id.name)'",
+                    at: id.range, help: d.type == .string ? "write strings in quotes" : nil)
                 return nil
             }
             guard cases.contains(id.name) else {

@@ -13,8 +13,10 @@ struct Checker {
     static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "enum"]
     static let functions = ["has", "rollout"]
     /// Other languages' names for the types, for "did you mean".
-    static let typeAliases = ["semver": "version", "integer": "int", "float": "double", "number": "double", "boolean": "bool",
-                              "date": "datetime", "timestamp": "datetime", "str": "string", "text": "string"]
+    static let typeAliases = [
+        "semver": "version", "integer": "int", "float": "double", "number": "double", "boolean": "bool",
+        "date": "datetime", "timestamp": "datetime", "str": "string", "text": "string",
+    ]
 
     var diagnostics = DiagnosticBag()
     var schema: ContextSchema?
@@ -59,8 +61,9 @@ struct Checker {
         for d in file.declarations {
             guard case .context(let c) = d else { continue }
             if let first = firstContext {
-                diagnostics.error("duplicate-context", "a file has at most one context block", at: c.header.keyword.range,
-                                  notes: [.init("the first context block is here", at: first.header.keyword.range)])
+                diagnostics.error(
+                    "duplicate-context", "a file has at most one context block", at: c.header.keyword.range,
+                    notes: [.init("the first context block is here", at: first.header.keyword.range)])
             } else {
                 firstContext = c
             }
@@ -81,8 +84,9 @@ struct Checker {
         for (k, d) in candidates.enumerated() {
             let name = d.header.name
             if let first = all.index(of: name.name), first != k {
-                diagnostics.error("duplicate-name", "'\(name.name)' is declared twice", at: name.range,
-                                  notes: [.init("the first declaration is here", at: candidates[first].header.name.range)])
+                diagnostics.error(
+                    "duplicate-name", "'\(name.name)' is declared twice", at: name.range,
+                    notes: [.init("the first declaration is here", at: candidates[first].header.name.range)])
                 continue
             }
             declarations.append(d)
@@ -116,19 +120,22 @@ struct Checker {
         for f in c.fields {
             let name = f.name.name
             if let first = seen[name] {
-                diagnostics.error("duplicate-attribute", "context attribute '\(name)' is declared twice", at: f.name.range,
-                                  notes: [.init("the first declaration is here", at: first)])
+                diagnostics.error(
+                    "duplicate-attribute", "context attribute '\(name)' is declared twice", at: f.name.range,
+                    notes: [.init("the first declaration is here", at: first)])
                 continue
             }
             seen[name] = f.name.range
             if name == "now" {
-                diagnostics.error("reserved-name", "'now' is the evaluation time and cannot be declared in the context", at: f.name.range,
-                                  help: "pass 'now' in the context to override the evaluation time")
+                diagnostics.error(
+                    "reserved-name", "'now' is the evaluation time and cannot be declared in the context", at: f.name.range,
+                    help: "pass 'now' in the context to override the evaluation time")
                 continue
             }
             if let d = names.index(of: name) {
-                diagnostics.error("duplicate-name", "'\(name)' is both a context attribute and a declaration", at: f.name.range,
-                                  notes: [.init("the declaration is here", at: declarations[d].header.name.range)])
+                diagnostics.error(
+                    "duplicate-name", "'\(name)' is both a context attribute and a declaration", at: f.name.range,
+                    notes: [.init("the declaration is here", at: declarations[d].header.name.range)])
             }
             // An attribute whose type has an error is still declared, untyped, so that its
             // uses are not reported as unknown names too (the file does not load anyway).
@@ -161,9 +168,11 @@ struct Checker {
                 diagnostics.error("unknown-type", "an enum lists its cases, as in enum(debug, release)", at: name.range)
                 return nil
             default:
-                let suggestion = Checker.typeAliases[name.name].map { "; did you mean '\($0)'?" } ?? didYouMean(name.name, Checker.typeNames)
-                diagnostics.error("unknown-type", "unknown type '\(name.name)'" + suggestion,
-                                  at: name.range, help: "the types are string, int, double, bool, version, datetime and enum(…)")
+                let suggestion =
+                    Checker.typeAliases[name.name].map { "; did you mean '\($0)'?" } ?? didYouMean(name.name, Checker.typeNames)
+                diagnostics.error(
+                    "unknown-type", "unknown type '\(name.name)'" + suggestion,
+                    at: name.range, help: "the types are string, int, double, bool, version, datetime and enum(…)")
                 return nil
             }
         }
@@ -205,14 +214,17 @@ struct Checker {
         for a in header.attributes {
             let name = a.name.name
             if let first = seen[name] {
-                diagnostics.error("duplicate-attribute", "attribute '@\(name)' is given twice", at: a.range,
-                                  notes: [.init("first given here", at: first)])
+                diagnostics.error(
+                    "duplicate-attribute", "attribute '@\(name)' is given twice", at: a.range,
+                    notes: [.init("first given here", at: first)])
                 continue
             }
             seen[name] = a.range
             func stringArgument() -> (String, SourceRange)? {
                 guard a.arguments.count == 1, case .string(let s, _) = a.arguments[0].value else {
-                    diagnostics.error("attribute-arguments", "'@\(name)' takes one string, as in @\(name)(\(name == "owner" ? "\"team\"" : "\"2027-03-31\""))", at: a.range)
+                    diagnostics.error(
+                        "attribute-arguments",
+                        "'@\(name)' takes one string, as in @\(name)(\(name == "owner" ? "\"team\"" : "\"2027-03-31\""))", at: a.range)
                     return nil
                 }
                 return (s, a.arguments[0].range)
@@ -223,8 +235,9 @@ struct Checker {
                     diagnostics.error("attribute-arguments", "'@disabled' takes no arguments", at: a.range)
                 }
                 if kind == .segment {
-                    diagnostics.error("misplaced-attribute", "a segment cannot be '@disabled'", at: a.range,
-                                      help: "disable the flags that read it instead")
+                    diagnostics.error(
+                        "misplaced-attribute", "a segment cannot be '@disabled'", at: a.range,
+                        help: "disable the flags that read it instead")
                 }
                 result.disabled = true
             case "owner":
@@ -237,13 +250,15 @@ struct Checker {
                 }
                 result.expires = date
                 if date < today {
-                    diagnostics.warning("expired", "'\(header.name.name)' expired on \(text)", at: a.range,
-                                        help: "remove the declaration or move its expiry date")
+                    diagnostics.warning(
+                        "expired", "'\(header.name.name)' expired on \(text)", at: a.range,
+                        help: "remove the declaration or move its expiry date")
                 }
             default:
                 let suggestion = Suggestions.closest(to: name, in: Checker.attributeNames).map { "; did you mean '@\($0)'?" } ?? ""
-                diagnostics.error("unknown-attribute", "unknown attribute '@\(name)'" + suggestion,
-                                  at: a.range, help: "the attributes are @disabled, @owner(\"…\") and @expires(\"YYYY-MM-DD\")")
+                diagnostics.error(
+                    "unknown-attribute", "unknown attribute '@\(name)'" + suggestion,
+                    at: a.range, help: "the attributes are @disabled, @owner(\"…\") and @expires(\"YYYY-MM-DD\")")
             }
         }
         return result
@@ -252,11 +267,14 @@ struct Checker {
     mutating func checkDeclaration(_ d: DeclarationSyntax) -> CheckedDeclaration {
         let header = d.header
         let name = header.name.name
-        func make(_ kind: DeclarationKind, _ attributes: Attributes, type: FlagType, defaultValue: Value,
-                  variants: [String] = [], rules: [CheckedRule] = [], condition: Bound? = nil) -> CheckedDeclaration {
-            CheckedDeclaration(name: name, kind: kind, type: type, defaultValue: defaultValue, variants: variants, rules: rules,
-                               condition: condition, disabled: attributes.disabled, owner: attributes.owner,
-                               expires: attributes.expires, doc: header.doc?.text, range: header.range)
+        func make(
+            _ kind: DeclarationKind, _ attributes: Attributes, type: FlagType, defaultValue: Value,
+            variants: [String] = [], rules: [CheckedRule] = [], condition: Bound? = nil
+        ) -> CheckedDeclaration {
+            CheckedDeclaration(
+                name: name, kind: kind, type: type, defaultValue: defaultValue, variants: variants, rules: rules,
+                condition: condition, disabled: attributes.disabled, owner: attributes.owner,
+                expires: attributes.expires, doc: header.doc?.text, range: header.range)
         }
         switch d {
         case .context, .test:
@@ -281,8 +299,9 @@ struct Checker {
             let attributes = checkAttributes(header, kind: .variant)
             let names = v.variants.map(\.name)
             if names.isEmpty {
-                diagnostics.error("empty-variants", "variant '\(name)' lists no variants", at: header.name.range,
-                                  help: "list them, as in variant \(name) [control, treatment]")
+                diagnostics.error(
+                    "empty-variants", "variant '\(name)' lists no variants", at: header.name.range,
+                    help: "list them, as in variant \(name) [control, treatment]")
             }
             var seen = Set<String>()
             for variant in v.variants where !seen.insert(variant.name).inserted {
@@ -309,15 +328,17 @@ struct Checker {
                 default: return nil
                 }
             }
-            return make(.variant, attributes, type: .variant(name, names), defaultValue: .string(defaultName),
-                        variants: names, rules: rules)
+            return make(
+                .variant, attributes, type: .variant(name, names), defaultValue: .string(defaultName),
+                variants: names, rules: rules)
         case .value(let v):
             let attributes = checkAttributes(header, kind: .value)
             let type = types[current]
             if type == .dynamic {
                 let written = Parser.typeText(v.type)
-                diagnostics.error("invalid-value-type", "a value's type is int, double, string or bool, not '\(written)'",
-                                  at: v.type.range)
+                diagnostics.error(
+                    "invalid-value-type", "a value's type is int, double, string or bool, not '\(written)'",
+                    at: v.type.range)
             }
             var defaultValue: Value = .int(0)
             if type != .dynamic, let literal = v.defaultValue, let value = literalValue(literal, as: type) {
@@ -339,8 +360,9 @@ struct Checker {
     }
 
     mutating func unknownVariant(_ id: Identifier, of declaration: String, _ names: [String]) {
-        diagnostics.error("unknown-variant", "'\(id.name)' is not a variant of '\(declaration)'" + didYouMean(id.name, names),
-                          at: id.range, help: names.isEmpty ? nil : "the variants are " + names.joined(separator: ", "))
+        diagnostics.error(
+            "unknown-variant", "'\(id.name)' is not a variant of '\(declaration)'" + didYouMean(id.name, names),
+            at: id.range, help: names.isEmpty ? nil : "the variants are " + names.joined(separator: ", "))
     }
 
     /// A literal as a value of a declared value type; reports a mismatch.
@@ -352,8 +374,9 @@ struct Checker {
         case (.string, .string(let s, _)): return .string(s)
         case (.bool, .bool(let b)): return .bool(b)
         default:
-            diagnostics.error("type-mismatch", "expected \(Checker.article(type)) \(type), found \(Checker.describe(literal.value)) \(literal.text)",
-                              at: literal.range)
+            diagnostics.error(
+                "type-mismatch", "expected \(Checker.article(type)) \(type), found \(Checker.describe(literal.value)) \(literal.text)",
+                at: literal.range)
             return nil
         }
     }
@@ -390,9 +413,10 @@ struct Checker {
             var isSplit = false
             if case .split = rule.outcome { isSplit = true }
             if rule.condition == nil, !isSplit, k < body.rules.count - 1 {
-                diagnostics.error("unreachable-rule", "a rule without 'when' must be the last rule", at: rule.range,
-                                  notes: [.init("this rule can never be reached", at: body.rules[k + 1].range)],
-                                  help: "add a 'when' condition or move the rule to the end")
+                diagnostics.error(
+                    "unreachable-rule", "a rule without 'when' must be the last rule", at: rule.range,
+                    notes: [.init("this rule can never be reached", at: body.rules[k + 1].range)],
+                    help: "add a 'when' condition or move the rule to the end")
             }
             guard let o, !failed else { failed = true; continue }
             rules.append(CheckedRule(outcome: o, condition: condition, index: k + 1, line: rule.range.start.line, range: rule.range))
@@ -428,8 +452,9 @@ struct Checker {
             }
             if let key {
                 if let first = seen[key] {
-                    diagnostics.error("duplicate-entry", "\(key) appears twice in the split", at: entry.key.range,
-                                      notes: [.init("first listed here", at: first)])
+                    diagnostics.error(
+                        "duplicate-entry", "\(key) appears twice in the split", at: entry.key.range,
+                        notes: [.init("first listed here", at: first)])
                     ok = false
                 }
                 seen[key] = entry.key.range
@@ -444,16 +469,18 @@ struct Checker {
             case .percent(let t):
                 isPercent = true
                 if t % 100 != 0 {
-                    diagnostics.error("invalid-weight", "a split percentage has at most one decimal, found \(entry.weight.text)",
-                                      at: entry.weight.range)
+                    diagnostics.error(
+                        "invalid-weight", "a split percentage has at most one decimal, found \(entry.weight.text)",
+                        at: entry.weight.range)
                     ok = false
                 }
                 weight = t / 100
             default: isPercent = false; weight = 0; ok = false
             }
             if let form = percentForm, form != isPercent {
-                diagnostics.error("mixed-weights", "split weights mix whole numbers and percentages", at: entry.weight.range,
-                                  help: "write every weight as a percentage or every weight as a whole number")
+                diagnostics.error(
+                    "mixed-weights", "split weights mix whole numbers and percentages", at: entry.weight.range,
+                    help: "write every weight as a percentage or every weight as a whole number")
                 ok = false
             }
             percentForm = percentForm ?? isPercent
@@ -487,8 +514,9 @@ struct Checker {
 
     mutating func checkUnit(_ unit: Bound, _ function: String) {
         if !unit.type.isBucketable {
-            diagnostics.error("invalid-unit", "\(function)'s unit must be a string, an int or an enum, found \(unit.type)",
-                              at: unit.range)
+            diagnostics.error(
+                "invalid-unit", "\(function)'s unit must be a string, an int or an enum, found \(unit.type)",
+                at: unit.range)
         }
     }
 
@@ -517,8 +545,9 @@ struct Checker {
                         if members.contains(where: reported.contains) { break }
                         reported.formUnion(members)
                         let path = (members + [edge.target]).map { declarations[$0].header.name.name }
-                        diagnostics.error("cycle", "cycle between declarations: " + path.joined(separator: " -> "), at: edge.range,
-                                          help: "a declaration cannot depend on itself, directly or through others")
+                        diagnostics.error(
+                            "cycle", "cycle between declarations: " + path.joined(separator: " -> "), at: edge.range,
+                            help: "a declaration cannot depend on itself, directly or through others")
                     default:
                         break
                     }
@@ -529,9 +558,10 @@ struct Checker {
                         depth[node] = max(depth[node], depth[e.target] + 1)
                     }
                     if depth[node] == Checker.maxDependencyDepth + 1, reported.insert(node).inserted {
-                        diagnostics.error("dependency-depth",
-                                          "'\(declarations[node].header.name.name)' reads a chain of \(depth[node]) declarations; the limit is \(Checker.maxDependencyDepth)",
-                                          at: declarations[node].header.name.range)
+                        diagnostics.error(
+                            "dependency-depth",
+                            "'\(declarations[node].header.name.name)' reads a chain of \(depth[node]) declarations; the limit is \(Checker.maxDependencyDepth)",
+                            at: declarations[node].header.name.range)
                     }
                 }
             }

@@ -296,7 +296,8 @@ private struct JSONParser {
             if c >= 0x80 {
                 let length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0
                 guard length > 0, c <= 0xF4, i + length <= bytes.count,
-                      String(validating: bytes[i..<i + length], as: UTF8.self) != nil else {
+                    String(validating: bytes[i..<i + length], as: UTF8.self) != nil
+                else {
                     throw fail("invalid UTF-8 in a string")
                 }
                 i += length

@@ -152,8 +152,10 @@ struct LiteralSet: Sendable {
     /// The slot holding `key` in the table `slots` (built so far) over the strings'
     /// `bytes` and `starts`, found by its hash.
     @inline(__always)
-    private static func findSlot(_ key: UnsafeBufferPointer<UInt8>, hash: UInt32, _ slots: UnsafeBufferPointer<UInt64>,
-                                 _ bytes: UnsafeBufferPointer<UInt8>, _ starts: [UInt32]) -> Int? {
+    private static func findSlot(
+        _ key: UnsafeBufferPointer<UInt8>, hash: UInt32, _ slots: UnsafeBufferPointer<UInt64>,
+        _ bytes: UnsafeBufferPointer<UInt8>, _ starts: [UInt32]
+    ) -> Int? {
         let mask = slots.count - 1
         var i = Int(truncatingIfNeeded: hash) & mask
         if key.count <= 7 {

@@ -24,8 +24,10 @@ package struct Lexer {
         b = source.bytes
         if b.count > Lexer.maxSourceSize {
             let here = location
-            diagnostics.append(.error("source-too-large", "file is \(b.count) bytes; the limit is \(Lexer.maxSourceSize)",
-                                      at: SourceRange(start: here, end: here)))
+            diagnostics.append(
+                .error(
+                    "source-too-large", "file is \(b.count) bytes; the limit is \(Lexer.maxSourceSize)",
+                    at: SourceRange(start: here, end: here)))
             tokens.append(Token(kind: .endOfFile, range: SourceRange(start: here, end: here), text: ""))
             return
         }
@@ -159,8 +161,9 @@ package struct Lexer {
                     lexComment(skip: 3, isDoc: true)
                 } else {
                     bump()
-                    error("unexpected-character", "unexpected character '/'", from: start,
-                          help: "comments start with '#', doc comments with '///'")
+                    error(
+                        "unexpected-character", "unexpected character '/'", from: start,
+                        help: "comments start with '#', doc comments with '///'")
                 }
             case UInt8(ascii: "\""):
                 lexString()
@@ -228,8 +231,9 @@ package struct Lexer {
             while !atEnd, b[i] != UInt8(ascii: "'"), b[i] != 0x0A, b[i] != 0x0D { appendScalar(to: &value) }
             if !atEnd, b[i] == UInt8(ascii: "'") {
                 bump()
-                error("single-quoted-string", "strings use double quotes", from: start,
-                      help: "write \(StringEscaping.quoted(String(value)))")
+                error(
+                    "single-quoted-string", "strings use double quotes", from: start,
+                    help: "write \(StringEscaping.quoted(String(value)))")
                 add(.string(String(value), raw: false), from: start)
             } else {
                 error("unexpected-character", "unexpected character '''", from: start, help: "strings use double quotes: \"...\"")
@@ -238,13 +242,16 @@ package struct Lexer {
             let (scalar, length) = decodeScalar()
             for _ in 0..<length { bump() }
             if let scalar {
-                let shown = scalar.value < 0x20 || scalar.value == 0x7F
+                let shown =
+                    scalar.value < 0x20 || scalar.value == 0x7F
                     ? "U+" + String(scalar.value, radix: 16, uppercase: true) : String(scalar)
-                error("unexpected-character", "unexpected character '\(shown)'", from: start,
-                      help: scalar.isASCII ? nil : "names are ASCII letters, digits and '_'; other text belongs in a string")
+                error(
+                    "unexpected-character", "unexpected character '\(shown)'", from: start,
+                    help: scalar.isASCII ? nil : "names are ASCII letters, digits and '_'; other text belongs in a string")
             } else {
-                error("invalid-utf8", "invalid UTF-8 byte 0x" + String(c, radix: 16, uppercase: true), from: start,
-                      help: ".flags files must be UTF-8")
+                error(
+                    "invalid-utf8", "invalid UTF-8 byte 0x" + String(c, radix: 16, uppercase: true), from: start,
+                    help: ".flags files must be UTF-8")
             }
         }
     }
@@ -324,15 +331,17 @@ package struct Lexer {
                     if closed, (1...8).contains(digits), let scalar = Unicode.Scalar(code) {
                         value.append(scalar)
                     } else {
-                        error("invalid-escape", "invalid Unicode escape", from: escapeStart,
-                              help: "write 1 to 8 hex digits of a Unicode scalar, as in \\u{1F600}")
+                        error(
+                            "invalid-escape", "invalid Unicode escape", from: escapeStart,
+                            help: "write 1 to 8 hex digits of a Unicode scalar, as in \\u{1F600}")
                     }
                 default:
                     if e == 0x0A || e == 0x0D { continue }
                     let (scalar, length) = decodeScalar()
                     for _ in 0..<length { bump() }
-                    error("invalid-escape", "unknown escape '\\\(scalar.map { String($0) } ?? "?")'", from: escapeStart,
-                          help: "the escapes are \\\" \\\\ \\n \\t \\u{…}; for patterns, a raw string #\"…\"# needs none")
+                    error(
+                        "invalid-escape", "unknown escape '\\\(scalar.map { String($0) } ?? "?")'", from: escapeStart,
+                        help: "the escapes are \\\" \\\\ \\n \\t \\u{…}; for patterns, a raw string #\"…\"# needs none")
                 }
                 continue
             }
@@ -354,8 +363,9 @@ package struct Lexer {
             value.append(scalar)
         } else {
             value.append("\u{FFFD}")
-            error("invalid-utf8", "invalid UTF-8 byte 0x" + String(b[here.offset], radix: 16, uppercase: true) + " in a string",
-                  from: here, help: ".flags files must be UTF-8")
+            error(
+                "invalid-utf8", "invalid UTF-8 byte 0x" + String(b[here.offset], radix: 16, uppercase: true) + " in a string",
+                from: here, help: ".flags files must be UTF-8")
         }
     }
 
@@ -448,8 +458,9 @@ package struct Lexer {
         if let v = decimalValue(integer, negative: negative) {
             add(.int(v), from: start)
         } else {
-            error("number-overflow", "integer literal '\(String(decoding: b[start.offset..<i], as: UTF8.self))' does not fit in 64 bits",
-                  from: start, help: "integers range from \(Int.min) to \(Int.max)")
+            error(
+                "number-overflow", "integer literal '\(String(decoding: b[start.offset..<i], as: UTF8.self))' does not fit in 64 bits",
+                from: start, help: "integers range from \(Int.min) to \(Int.max)")
             add(.int(0), from: start)
         }
     }
@@ -488,8 +499,9 @@ package struct Lexer {
         if negative {
             error("invalid-version", "a version cannot be negative", from: start)
         } else if SemanticVersion(text) == nil {
-            error("invalid-version", "'\(text)' is not a valid semantic version", from: start,
-                  help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, without leading zeros")
+            error(
+                "invalid-version", "'\(text)' is not a valid semantic version", from: start,
+                help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, without leading zeros")
         }
         add(.version(text), from: start)
     }

@@ -84,13 +84,16 @@ extension Parser {
         switch word {
         case "test":
             guard case .string(let title, _) = current.kind else {
-                throw fail("expected the test's name as a string, found \(Parser.describe(current))",
-                           help: "write test \"what it checks\" { … }")
+                throw fail(
+                    "expected the test's name as a string, found \(Parser.describe(current))",
+                    help: "write test \"what it checks\" { … }")
             }
             let titleToken = advance()
             let (givens, expectations) = try parseTestBody()
-            return .test(TestSyntax(header: header(Identifier(name: title, range: titleToken.range)), givens: givens,
-                                    expectations: expectations))
+            return .test(
+                TestSyntax(
+                    header: header(Identifier(name: title, range: titleToken.range)), givens: givens,
+                    expectations: expectations))
         case "context":
             let fields = try parseContextFields()
             return .context(ContextSyntax(header: header(keyword), fields: fields))
@@ -107,8 +110,9 @@ extension Parser {
                 advance()
                 let t = current
                 guard t.kind == .keyword(.true) || t.kind == .keyword(.false) else {
-                    throw fail("a flag's default must be 'true' or 'false', found \(Parser.describe(t))",
-                               help: "for other types declare 'value NAME: TYPE = LITERAL'")
+                    throw fail(
+                        "a flag's default must be 'true' or 'false', found \(Parser.describe(t))",
+                        help: "for other types declare 'value NAME: TYPE = LITERAL'")
                 }
                 defaultValue = try parseLiteral("a default")
             }
@@ -142,8 +146,9 @@ extension Parser {
             _ = try expect(.colon, "after the value's name", help: "a value is written 'value \(name.name): TYPE = LITERAL'")
             let type = try parseType()
             guard isPunctuation(.assign) else {
-                throw fail("expected '=' and a default value after the type, found \(Parser.describe(current))",
-                           code: "missing-default", help: "every value needs a default, as in 'value \(name.name): \(Parser.typeText(type)) = …'")
+                throw fail(
+                    "expected '=' and a default value after the type, found \(Parser.describe(current))",
+                    code: "missing-default", help: "every value needs a default, as in 'value \(name.name): \(Parser.typeText(type)) = …'")
             }
             advance()
             let defaultValue = try parseLiteral("a default value")
@@ -230,8 +235,9 @@ extension Parser {
             skipSeparators()
             if isPunctuation(.rightBrace) { advance(); break }
             if current.kind == .endOfFile || startsDeclaration {
-                diagnostics.error("syntax", "expected '}' to close the test opened at line \(open.range.start.line)",
-                                  at: current.range, notes: [.init("the test opens here", at: open.range)])
+                diagnostics.error(
+                    "syntax", "expected '}' to close the test opened at line \(open.range.start.line)",
+                    at: current.range, notes: [.init("the test opens here", at: open.range)])
                 break
             }
             guard progress.advanced(index) else { advance(); continue }
@@ -245,7 +251,9 @@ extension Parser {
                     what = "the expectation"
                 } else {
                     let found = currentIdentifier.flatMap { Suggestions.closest(to: $0, in: ["given", "expect"]) }
-                    throw fail("expected 'given' or 'expect' in a test, found \(Parser.describe(current))" + (found.map { "; did you mean '\($0)'?" } ?? ""))
+                    throw fail(
+                        "expected 'given' or 'expect' in a test, found \(Parser.describe(current))"
+                            + (found.map { "; did you mean '\($0)'?" } ?? ""))
                 }
                 if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.rightBrace) || current.kind == .endOfFile) {
                     throw fail("expected a new line or ';' after \(what), found \(Parser.describe(current))")
@@ -296,7 +304,8 @@ extension Parser {
         }
         guard bare, isPunctuation(.equal) || isPunctuation(.notEqual) else {
             if property != nil || !bare && (isPunctuation(.equal) || isPunctuation(.notEqual)) {
-                throw fail("expected '==' after '\(subject.name)\(property.map { "." + $0.name } ?? "")', found \(Parser.describe(current))")
+                throw fail(
+                    "expected '==' after '\(subject.name)\(property.map { "." + $0.name } ?? "")', found \(Parser.describe(current))")
             }
             return ExpectationSyntax(subject: subject, property: nil, negated: false, expected: .bare(bare), range: range(from: start))
         }
@@ -325,8 +334,9 @@ extension Parser {
             skipSeparators()
             if isPunctuation(.rightBrace) { advance(); break }
             if current.kind == .endOfFile || startsDeclaration {
-                diagnostics.error("syntax", "expected '}' to close the body opened at line \(open.range.start.line)",
-                                  at: current.range, notes: [.init("the body opens here", at: open.range)])
+                diagnostics.error(
+                    "syntax", "expected '}' to close the body opened at line \(open.range.start.line)",
+                    at: current.range, notes: [.init("the body opens here", at: open.range)])
                 break
             }
             guard progress.advanced(index) else { advance(); continue }
@@ -334,11 +344,13 @@ extension Parser {
                 rules.append(try parseRule(kind))
                 if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.rightBrace) || current.kind == .endOfFile) {
                     if case .identifier(let word) = current.kind, word != "when",
-                       let s = Suggestions.closest(to: word, in: ["and", "or"]) {
+                        let s = Suggestions.closest(to: word, in: ["and", "or"])
+                    {
                         throw fail("expected a new line or ';' after the rule, found '\(word)'; did you mean '\(s)'?")
                     }
-                    throw fail("expected a new line or ';' after the rule, found \(Parser.describe(current))",
-                               help: isIdentifier("when") ? nil : "put each rule on its own line or separate rules with ';'")
+                    throw fail(
+                        "expected a new line or ';' after the rule, found \(Parser.describe(current))",
+                        help: isIdentifier("when") ? nil : "put each rule on its own line or separate rules with ';'")
                 }
             } catch {
                 recoverToRuleEnd()
@@ -392,8 +404,9 @@ extension Parser {
                     if case .identifier(let word) = t.kind, let s = Suggestions.closest(to: word, in: ["enabled", "disabled"]) {
                         throw fail("expected 'enabled' or 'disabled', found '\(word)'; did you mean '\(s)'?")
                     }
-                    throw fail("expected 'enabled' or 'disabled', found \(Parser.describe(t))",
-                               help: "a flag's rules read 'enabled when CONDITION' or 'disabled when CONDITION'")
+                    throw fail(
+                        "expected 'enabled' or 'disabled', found \(Parser.describe(t))",
+                        help: "a flag's rules read 'enabled when CONDITION' or 'disabled when CONDITION'")
                 }
                 advance()
                 outcome = word == "enabled" ? .enabled(t.range) : .disabled(t.range)

@@ -18,8 +18,9 @@ extension Parser {
     private mutating func enter(_ range: SourceRange) throws(Recovery) {
         depth += 1
         if depth > Parser.maxNesting {
-            throw fail("expression is nested more than \(Parser.maxNesting) levels deep", at: range, code: "nesting-limit",
-                       help: "split it into segments")
+            throw fail(
+                "expression is nested more than \(Parser.maxNesting) levels deep", at: range, code: "nesting-limit",
+                help: "split it into segments")
         }
     }
 
@@ -94,7 +95,8 @@ extension Parser {
         let left = try parseCoalesce()
         guard let (op, width) = comparisonOperator else {
             if case .identifier(let word) = current.kind, word != "when",
-               let s = Suggestions.closest(to: word, in: ["contains", "matches", "starts", "ends", "and", "or"]) {
+                let s = Suggestions.closest(to: word, in: ["contains", "matches", "starts", "ends", "and", "or"])
+            {
                 throw fail("expected an operator, found '\(word)'; did you mean '\(s)'?")
             }
             // Operators from other languages: `=`, `=>`, `=<`, `<>`.
@@ -116,7 +118,8 @@ extension Parser {
             return left
         }
         if op == .less, tokenAfterCurrent.kind == .punctuation(.greater),
-           tokenAfterCurrent.range.start.offset == current.range.end.offset {
+            tokenAfterCurrent.range.start.offset == current.range.end.offset
+        {
             throw fail("expected an operator, found '<>'; did you mean '!='?", at: current.range.union(tokenAfterCurrent.range))
         }
         let opStart = current.range.start
@@ -126,16 +129,18 @@ extension Parser {
         let right: ExprSyntax
         if op == .in || op == .notIn {
             guard isPunctuation(.leftBracket) else {
-                throw fail("the right side of '\(op.rawValue)' must be a list literal like [a, b], found \(Parser.describe(current))",
-                           code: "expected-list")
+                throw fail(
+                    "the right side of '\(op.rawValue)' must be a list literal like [a, b], found \(Parser.describe(current))",
+                    code: "expected-list")
             }
             right = try parsePrimary()
         } else {
             right = try parseCoalesce()
         }
         if let (next, _) = comparisonOperator {
-            throw fail("comparisons do not chain: '\(next.rawValue)' cannot follow '\(op.rawValue)'", code: "chained-comparison",
-                       help: "combine two comparisons with 'and', as in 'a < b and b < c'")
+            throw fail(
+                "comparisons do not chain: '\(next.rawValue)' cannot follow '\(op.rawValue)'", code: "chained-comparison",
+                help: "combine two comparisons with 'and', as in 'a < b and b < c'")
         }
         _ = opRange
         return ExprSyntax(kind: .comparison(op, left, right), range: left.range.union(right.range))

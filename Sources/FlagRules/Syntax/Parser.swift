@@ -129,8 +129,10 @@ package struct Parser {
         }
     }
 
-    mutating func fail(_ message: String, at range: SourceRange? = nil, code: String = "syntax",
-                       help: String? = nil) -> Recovery {
+    mutating func fail(
+        _ message: String, at range: SourceRange? = nil, code: String = "syntax",
+        help: String? = nil
+    ) -> Recovery {
         let r = range ?? current.range
         // Never report two errors at the same place: the second is a cascade.
         if !diagnostics.items.contains(where: { $0.range.start == r.start }) {
@@ -141,8 +143,10 @@ package struct Parser {
 
     /// The punctuation `p`, consumed; else an error naming `context`. The context and help
     /// are built only for the error (many name the declaration, and most calls succeed).
-    mutating func expect(_ p: Punctuation, _ context: @autoclosure () -> String,
-                         help: @autoclosure () -> String? = nil) throws(Recovery) -> Token {
+    mutating func expect(
+        _ p: Punctuation, _ context: @autoclosure () -> String,
+        help: @autoclosure () -> String? = nil
+    ) throws(Recovery) -> Token {
         guard isPunctuation(p) else {
             throw fail("expected '\(p.rawValue)' \(context()), found \(Parser.describe(current))", help: help())
         }

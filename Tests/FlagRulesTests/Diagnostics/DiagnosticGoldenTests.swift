@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagRules
 
 /// Each `Golden/NAME.flags` is loaded as of 2026-11-22 and its rendered diagnostics are

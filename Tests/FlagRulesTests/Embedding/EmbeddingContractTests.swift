@@ -1,17 +1,19 @@
 import Foundation
 import Testing
+
 @testable import FlagRules
 
 /// Every entry point answers an unknown or mistyped name with the caller's default and
 /// reason `ERROR`; contexts refuse non-finite doubles; load failures say what failed.
 @Suite struct EmbeddingContractTests {
-    static let rules = try! RuleSet(source: """
-        context { score: double; age: int }
-        flag on = true
-        variant checkout [control, oneStep] = oneStep
-        value retries: int = 3
-        value ratio: double = 0.5 { 1.5 when score > 0.5 }
-        """)
+    static let rules = try! RuleSet(
+        source: """
+            context { score: double; age: int }
+            flag on = true
+            variant checkout [control, oneStep] = oneStep
+            value retries: int = 3
+            value ratio: double = 0.5 { 1.5 when score > 0.5 }
+            """)
 
     @Test func unknownNamesGiveTheCallersDefault() throws {
         let rules = Self.rules
@@ -101,14 +103,15 @@ import Testing
 /// Resolutions print as people read them; a declaration's type is what its doc says.
 @Suite struct ReadableResultsTests {
     @Test func resolutionsPrintReadably() throws {
-        let rules = try RuleSet(source: """
-            context { country: string }
-            flag f {
-              disabled when country == "FR"
-              enabled when country == "US"
-            }
-            variant v [a, b] = a { b when country == "US" }
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { country: string }
+                flag f {
+                  disabled when country == "FR"
+                  enabled when country == "US"
+                }
+                variant v [a, b] = a { b when country == "US" }
+                """)
         #expect("\(rules.evaluate("f", in: ["country": "US"]))" == "true (TARGETING_MATCH, rule 2, line 4)")
         #expect("\(rules.evaluate("f", in: [:]))" == "false (DEFAULT)")
         #expect("\(rules.evaluate("v", in: ["country": "US"]))" == "b (TARGETING_MATCH, rule 1, line 6)")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 @Suite struct PreparedContextTests {
@@ -42,15 +43,16 @@ import Testing
     /// A slot keeps only the typed value; a value given in another form (converted or
     /// mistyped) is kept aside, read back as given, and dropped when the slot is set again.
     @Test func valuesGivenInAnotherFormAreKeptAside() throws {
-        let r = try RuleSet(source: """
-            context {
-              appVersion : version
-              age        : int
-            }
-            flag recent { enabled when appVersion >= "2.0.0" }
-            flag hasAge { enabled when has(age) }
-            flag adult { enabled when age >= 18 }
-            """)
+        let r = try RuleSet(
+            source: """
+                context {
+                  appVersion : version
+                  age        : int
+                }
+                flag recent { enabled when appVersion >= "2.0.0" }
+                flag hasAge { enabled when has(age) }
+                flag adult { enabled when age >= 18 }
+                """)
         #expect(MemoryLayout<PreparedSlot>.stride == 24)
         var c = r.makeContext()
         c["appVersion"] = "2.4.0"  // converted: the slot holds a version
@@ -128,15 +130,18 @@ import Testing
     @Test func batchesOfLongKeysAgreeWithOneCallAContext() throws {
         func key(_ i: Int) -> String { "0000-\(String(100_000_000 + i))-aaaa-bbbb-cccc-\(i % 7)" }
         let members = (0..<20_000).map(key)
-        let rules = try RuleSet(source: """
-            context { userId: string; age: int }
-            flag ids { enabled when userId in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { userId: string; age: int }
+                flag ids { enabled when userId in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
+                """)
         let handle = try #require(rules.handle("ids"))
         var contexts: [EvaluationContext] = [[:], ["userId": 5], ["userId": "short"], ["userId": .string(key(3) + "x")]]
         for k in 0..<400 {
             let i = (k &* 7_919) % 40_000  // half members, half the same shape but not members
-            contexts.append(["userId": .string(i < 20_000 ? key(i) : key(i).replacingOccurrences(of: "aaaa", with: "aaab")), "age": .int(k)])
+            contexts.append([
+                "userId": .string(i < 20_000 ? key(i) : key(i).replacingOccurrences(of: "aaaa", with: "aaab")), "age": .int(k),
+            ])
         }
         let other = try RuleSet(source: "context { userId: string }\nflag x = true")
         let prepared = contexts.enumerated().map { $0 % 9 == 8 ? other.prepare($1) : rules.prepare($1) }
@@ -168,7 +173,9 @@ import Testing
             }
         }
         var c = rules.makeContext()
-        for value in ["m0", "m999", "m1000", "m16383", "m16384", "m17000", "m33383", "m40000", "x", "", "a string longer than fifteen bytes"] {
+        for value in [
+            "m0", "m999", "m1000", "m16383", "m16384", "m17000", "m33383", "m40000", "x", "", "a string longer than fifteen bytes",
+        ] {
             c["country"] = .string(value)
             c["plan"] = .string(value)
             agrees(c, value)
@@ -199,10 +206,11 @@ import Testing
     /// ordinal; a lookup in a large list with the prepared hash answers as by name.
     @Test func stringSlotsCarryTheirKeyHash() throws {
         let members = (0..<20_000).map { "m\($0)" } + ["a string longer than fifteen bytes", "ünïcödé", "ü"]
-        let rules = try RuleSet(source: """
-            context { country: string; build: enum(debug, alpha) }
-            flag big { enabled when country in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { country: string; build: enum(debug, alpha) }
+                flag big { enabled when country in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
+                """)
         let big = try #require(rules.handle("big"))
         let slot = try #require(rules.schema?["country"]?.slot)
         func tag(_ c: PreparedContext, _ slot: Int) -> Int32 {
@@ -210,7 +218,9 @@ import Testing
         }
         var c = rules.makeContext()
         #expect(tag(c, slot) == -1)
-        for value in ["m7", "m19999", "a string longer than fifteen bytes", "ünïcödé", "ü", "m20000", "", "a string longer than fifteen bytez"] {
+        for value in [
+            "m7", "m19999", "a string longer than fifteen bytes", "ünïcödé", "ü", "m20000", "", "a string longer than fifteen bytez",
+        ] {
             c["country"] = .string(value)
             #expect(UInt32(bitPattern: tag(c, slot)) == StringHash.key(value), "\(value)")
             #expect(rules.isEnabled(big, in: c) == members.contains(value), "\(value)")
@@ -238,13 +248,14 @@ import Testing
         let members = (0..<20_000).map { "member-\($0)" } + ["a string longer than fifteen bytes"]
         let plans = (0..<17_000).map { "p\($0)" }
         func list(_ strings: [String]) -> String { strings.map { "\"\($0)\"" }.joined(separator: ", ") }
-        let rules = try RuleSet(source: """
-            context { country: string; plan: string; age: int }
-            flag big { enabled when country in [\(list(members))] }
-            flag both { enabled when country not in [\(list(members))] and plan in [\(list(plans))] }
-            flag small { enabled when country in ["US", "member-3"] or age > 40 }
-            segment s = age > 10
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { country: string; plan: string; age: int }
+                flag big { enabled when country in [\(list(members))] }
+                flag both { enabled when country not in [\(list(members))] and plan in [\(list(plans))] }
+                flag small { enabled when country in ["US", "member-3"] or age > 40 }
+                segment s = age > 10
+                """)
         let flags = ["big", "both", "small"]
 
         var state: UInt64 = 3

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 @Suite struct ExplainTests {
@@ -6,7 +7,8 @@ import Testing
     @Test func explanationsAgreeWithEvaluationOnEveryOperatorRow() throws {
         for (expression, context, _) in OperatorTests.typed + OperatorTests.dynamic {
             let schemaLine = OperatorTests.typed.contains(where: { $0.0 == expression }) ? "context { \(schema) }\n" : ""
-            let rules = try RuleSet(source: schemaLine + "flag f { enabled when \(expression) }\nflag g { disabled when not (\(expression)) }")
+            let rules = try RuleSet(
+                source: schemaLine + "flag f { enabled when \(expression) }\nflag g { disabled when not (\(expression)) }")
             for name in ["f", "g"] {
                 #expect(rules.explain(name, in: context)?.resolution == rules.evaluate(name, in: context), "\(expression) in \(context)")
             }
@@ -25,38 +27,40 @@ import Testing
     }
 
     @Test func explainsWhy() throws {
-        let rules = try RuleSet(source: """
-            context { build: enum(debug, beta); userId: string; age: int }
-            segment internal = build == debug
-            flag darkMode {
-              enabled when internal
-              enabled when build == beta and rollout(userId) < 20%
-              enabled when age > 30
-            }
-            variant v [a, b] { split(userId) { a: 1, b: 1 } }
-            @disabled flag off = true
-            flag plain = true
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { build: enum(debug, beta); userId: string; age: int }
+                segment internal = build == debug
+                flag darkMode {
+                  enabled when internal
+                  enabled when build == beta and rollout(userId) < 20%
+                  enabled when age > 30
+                }
+                variant v [a, b] { split(userId) { a: 1, b: 1 } }
+                @disabled flag off = true
+                flag plain = true
+                """)
         let e = try #require(rules.explain("darkMode", in: ["build": "beta", "userId": "user-1", "age": "old"]))
-        #expect(e.text == """
-            darkMode = false  (DEFAULT)
-              rule 1, line 4: enabled when internal  → no match
-                internal → false  (segment)
-                  build == debug → false
-                    build → "beta"
-              rule 2, line 5: enabled when build == beta and rollout(userId) < 20%  → no match
-                build == beta and rollout(userId) < 20% → false
-                  build == beta → true
-                    build → "beta"
-                  rollout(userId) < 20% → false
-                    rollout(userId) → 74.896%  (key "darkMode:user-1")
-                      userId → "user-1"
-              rule 3, line 6: enabled when age > 30  → no match
-                age > 30 → unknown  (age is "old" (string), expected int)
-                  age → unknown  (age is "old" (string), expected int)
-              no rule matched: the default
+        #expect(
+            e.text == """
+                darkMode = false  (DEFAULT)
+                  rule 1, line 4: enabled when internal  → no match
+                    internal → false  (segment)
+                      build == debug → false
+                        build → "beta"
+                  rule 2, line 5: enabled when build == beta and rollout(userId) < 20%  → no match
+                    build == beta and rollout(userId) < 20% → false
+                      build == beta → true
+                        build → "beta"
+                      rollout(userId) < 20% → false
+                        rollout(userId) → 74.896%  (key "darkMode:user-1")
+                          userId → "user-1"
+                  rule 3, line 6: enabled when age > 30  → no match
+                    age > 30 → unknown  (age is "old" (string), expected int)
+                      age → unknown  (age is "old" (string), expected int)
+                  no rule matched: the default
 
-            """)
+                """)
         let split = try #require(rules.explain("v", in: ["userId": "u"]))
         #expect(split.rules.first?.split?.key == "v:u")
         #expect(split.rules.first?.split?.total == 2)
@@ -74,29 +78,30 @@ import Testing
 
 @Suite struct TestDeclarationTests {
     @Test func testsRunAndReportFailures() throws {
-        let rules = try RuleSet(source: """
-            context { build: enum(debug, release); userId: string }
-            flag darkMode { enabled when build == debug }
-            variant v [a, b] = a { b when build == release }
-            value n: int = 1 { 2 when build == release }
-            test "release" {
-              given { build: release }
-              expect not darkMode
-              expect v == b
-              expect v.reason == TARGETING_MATCH
-              expect v.rule == 1
-              expect n == 2
-              expect n != 3
-            }
-            test "wrong" {
-              given {
-                build: debug,
-                userId: "u"
-              }
-              expect not darkMode
-              expect n == 2
-            }
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { build: enum(debug, release); userId: string }
+                flag darkMode { enabled when build == debug }
+                variant v [a, b] = a { b when build == release }
+                value n: int = 1 { 2 when build == release }
+                test "release" {
+                  given { build: release }
+                  expect not darkMode
+                  expect v == b
+                  expect v.reason == TARGETING_MATCH
+                  expect v.rule == 1
+                  expect n == 2
+                  expect n != 3
+                }
+                test "wrong" {
+                  given {
+                    build: debug,
+                    userId: "u"
+                  }
+                  expect not darkMode
+                  expect n == 2
+                }
+                """)
         let results = rules.runTests()
         #expect(results.map(\.passed) == [true, false])
         #expect(results[1].failures.map(\.expectation.text) == ["expect not darkMode", "expect n == 2"])
@@ -159,12 +164,13 @@ import Testing
             Issue.record("loaded")
         } catch {
             let errors = error.errors
-            #expect(errors.map(\.message) == [
-                "'f' is declared twice", "'f' is declared twice",
-                "'f' is both a context attribute and a declaration",
-                "unknown context attribute 'g'",
-                "unknown declaration 'betta'; did you mean 'beta'?",
-            ])
+            #expect(
+                errors.map(\.message) == [
+                    "'f' is declared twice", "'f' is declared twice",
+                    "'f' is both a context attribute and a declaration",
+                    "unknown context attribute 'g'",
+                    "unknown declaration 'betta'; did you mean 'beta'?",
+                ])
             #expect(errors.prefix(2).map { $0.range.start.line } == [4, 5])
             #expect(errors.prefix(3).allSatisfy { $0.notes.first?.range?.start.line == 2 })
         }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 /// The explainer is an evaluator of its own: on seeded random programs (every operator,
@@ -37,7 +38,9 @@ import Testing
 
     /// A random condition over the schema and the declarations before `index` (bools:
     /// flags and segments), `depth` levels deep at most.
-    static func condition(_ g: inout Generator, depth: Int, bools: [String], ints: [String] = [], variants: [String] = [], salt: String) -> String {
+    static func condition(_ g: inout Generator, depth: Int, bools: [String], ints: [String] = [], variants: [String] = [], salt: String)
+        -> String
+    {
         if depth > 0, g.chance(45) {
             let n = 2 + g.int(g.chance(10) ? 12 : 3)
             let op = g.pick(["and", "or", "&&", "||"])
@@ -96,8 +99,10 @@ import Testing
                 var body = rules { g in g.pick(["a", "b", "c"]) }
                 if g.chance(50) {
                     let a = g.int(101), b = g.int(101 - a)
-                    body += "\n  split(\(g.pick(["userId", "age", "country"]))) { a: \(a)%, b: \(b)%, c: \(100 - a - b)% }"
-                        + (g.chance(50) ? " when \(condition(&g, depth: 2, bools: bools, ints: values, variants: variantNames, salt: name))" : "")
+                    body +=
+                        "\n  split(\(g.pick(["userId", "age", "country"]))) { a: \(a)%, b: \(b)%, c: \(100 - a - b)% }"
+                        + (g.chance(50)
+                            ? " when \(condition(&g, depth: 2, bools: bools, ints: values, variants: variantNames, salt: name))" : "")
                 }
                 lines.append("\(disabled)variant \(name) [a, b, c] = \(g.pick(["a", "b", "c"])) {\n\(body)\n}")
                 variantNames.append(name)

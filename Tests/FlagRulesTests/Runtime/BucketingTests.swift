@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 @Suite struct Murmur3Tests {
@@ -75,21 +76,23 @@ import Testing
     }
 
     @Test func rolloutInRulesUsesTheDeclarationNameAsSalt() throws {
-        let rules = try RuleSet(source: """
-            flag darkMode { enabled when rollout(userId) < 14.358% }
-            flag other { enabled when rollout(userId, "darkMode") < 14.357% }
-            """)
+        let rules = try RuleSet(
+            source: """
+                flag darkMode { enabled when rollout(userId) < 14.358% }
+                flag other { enabled when rollout(userId, "darkMode") < 14.357% }
+                """)
         #expect(rules.isEnabled("darkMode", in: ["userId": 42]))  // 14.357 < 14.358
         #expect(!rules.isEnabled("other", in: ["userId": "42"]))  // 14.357 < 14.357 is false
         #expect(!rules.isEnabled("darkMode", in: ["userId": "user-1"]))  // 74.896
     }
 
     @Test func segmentRolloutUsesTheSegmentNameAsSalt() throws {
-        let rules = try RuleSet(source: """
-            segment darkMode = rollout(userId) < 14.358%
-            flag a { enabled when darkMode }
-            flag b { enabled when darkMode }
-            """)
+        let rules = try RuleSet(
+            source: """
+                segment darkMode = rollout(userId) < 14.358%
+                flag a { enabled when darkMode }
+                flag b { enabled when darkMode }
+                """)
         #expect(rules.isEnabled("a", in: ["userId": "42"]))
         #expect(rules.isEnabled("b", in: ["userId": "42"]))
         #expect(!rules.isEnabled("a", in: ["userId": "user-1"]))
@@ -105,7 +108,9 @@ import Testing
 
     @Test func fractionalPercentagesAreExact() throws {
         // bucket for darkMode:42 is 14357 thousandths
-        for (literal, expected) in [("14.357%", false), ("14.358%", true), ("14.3571", true), ("14.357", false), ("15", true), ("14", false)] {
+        for (literal, expected) in [
+            ("14.357%", false), ("14.358%", true), ("14.3571", true), ("14.357", false), ("15", true), ("14", false),
+        ] {
             let rules = try RuleSet(source: "flag darkMode { enabled when rollout(userId) < \(literal) }")
             #expect(rules.isEnabled("darkMode", in: ["userId": 42]) == expected, "\(literal)")
         }
@@ -139,11 +144,12 @@ import Testing
     @Test(arguments: [("232", 18, "variant1"), ("607", 58, "variant2"), ("656", 94, "variant3")])
     func unleashVariantVector(unit: String, target: Int, choice: String) throws {
         #expect(Bucketing.splitTarget(salt: "Feature.Variants.C", unit: unit, totalWeight: 99) == target)
-        let rules = try RuleSet(source: """
-            variant v [variant1, variant2, variant3] {
-              split(userId, "Feature.Variants.C") { variant1: 33, variant2: 33, variant3: 33 }
-            }
-            """)
+        let rules = try RuleSet(
+            source: """
+                variant v [variant1, variant2, variant3] {
+                  split(userId, "Feature.Variants.C") { variant1: 33, variant2: 33, variant3: 33 }
+                }
+                """)
         let r = rules.evaluate("v", in: ["userId": .string(unit)])
         #expect(r.variant == choice)
         #expect(r.reason == .split)
@@ -153,20 +159,22 @@ import Testing
     @Test(arguments: [("user-1", 663, "oneStep"), ("user-2", 9, "control"), ("user-3", 820, "twoStep")])
     func percentageVector(unit: String, target: Int, choice: String) throws {
         #expect(Bucketing.splitTarget(salt: "checkout", unit: unit, totalWeight: 1000) == target)
-        let rules = try RuleSet(source: """
-            variant checkout [control, oneStep, twoStep] {
-              split(userId) { control: 50%, oneStep: 25%, twoStep: 25% }
-            }
-            """)
+        let rules = try RuleSet(
+            source: """
+                variant checkout [control, oneStep, twoStep] {
+                  split(userId) { control: 50%, oneStep: 25%, twoStep: 25% }
+                }
+                """)
         #expect(rules.variant("checkout", in: ["userId": .string(unit)]) == choice)
     }
 
     @Test func fiftyTwentyFiveTwentyFiveOverAHundredThousandUsers() throws {
-        let rules = try RuleSet(source: """
-            variant checkout [control, oneStep, twoStep] {
-              split(userId) { control: 50%, oneStep: 25%, twoStep: 25% }
-            }
-            """)
+        let rules = try RuleSet(
+            source: """
+                variant checkout [control, oneStep, twoStep] {
+                  split(userId) { control: 50%, oneStep: 25%, twoStep: 25% }
+                }
+                """)
         var counts: [String: Int] = [:]
         for i in 0..<100_000 { counts[rules.variant("checkout", in: ["userId": .string("u\(i)")]), default: 0] += 1 }
         for (name, expected) in [("control", 0.5), ("oneStep", 0.25), ("twoStep", 0.25)] {

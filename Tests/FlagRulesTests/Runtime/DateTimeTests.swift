@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagRules
 
 @Suite struct DateTimeTests {
@@ -18,8 +19,10 @@ import Testing
         #expect(d.timeIntervalSince1970 == seconds)
     }
 
-    @Test(arguments: ["2026-13-01", "2026-02-30", "2025-02-29", "2026-03-31T24:00", "2026-03-31T09:60", "2026-3-1",
-                      "2026-03-31T09:30:00+25:00", "2026-03-31T", "tomorrow", "", "2026-03-31Z"])
+    @Test(arguments: [
+        "2026-13-01", "2026-02-30", "2025-02-29", "2026-03-31T24:00", "2026-03-31T09:60", "2026-3-1",
+        "2026-03-31T09:30:00+25:00", "2026-03-31T", "tomorrow", "", "2026-03-31Z",
+    ])
     func rejectsInvalidDatetimes(_ text: String) {
         #expect(DateTime.parse(text) == nil)
     }
@@ -45,10 +48,11 @@ import Testing
     }
 
     @Test func datetimeAttributesCompareAsDatetimes() throws {
-        let rules = try RuleSet(source: """
-            context { signup: datetime }
-            flag early { enabled when signup < "2026-01-01" }
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { signup: datetime }
+                flag early { enabled when signup < "2026-01-01" }
+                """)
         #expect(rules.isEnabled("early", in: ["signup": "2025-12-31T23:59:59Z"]))
         #expect(!rules.isEnabled("early", in: ["signup": "2026-01-01T00:30:00+01:00"]) == false)
         #expect(!rules.isEnabled("early", in: ["signup": "2026-01-01T00:00:00Z"]))

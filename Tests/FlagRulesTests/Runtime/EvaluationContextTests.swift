@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 @Suite struct EvaluationContextTests {
@@ -41,7 +42,10 @@ import Testing
     }
 
     @Test func largeContextsEvaluate() throws {
-        let rules = try RuleSet(source: "context { a39: int; b: string; other: int }\nflag f { enabled when a39 > 5 and has(b) }\nflag g { enabled when other == 1 }")
+        let rules = try RuleSet(
+            source:
+                "context { a39: int; b: string; other: int }\nflag f { enabled when a39 > 5 and has(b) }\nflag g { enabled when other == 1 }"
+        )
         var c = EvaluationContext()
         for i in 0..<40 { c["a\(i)"] = .int(i) }
         c["b"] = "x"

@@ -1,10 +1,13 @@
 import Testing
+
 @testable import FlagRules
 
 @Suite struct SemanticVersionTests {
     @Test func precedenceFollowsSemver2() throws {
-        let ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
-                       "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0", "10.0.0"]
+        let ordered = [
+            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
+            "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0", "10.0.0",
+        ]
         let versions = try ordered.map { try #require(SemanticVersion($0), "\($0)") }
         for i in versions.indices {
             for j in versions.indices {
@@ -30,8 +33,11 @@ import Testing
         #expect(version == SemanticVersion(full) && version.description == full)
     }
 
-    @Test(arguments: ["3.2-beta", "3-beta", "3.2+build", "03.2", "3.02", "3.", "3.2.", ".3", "v3", "01.0.0", "1.02.0", "1.0.0-", "1.0.0-01", "1.0.0+", "v1.0.0", "1.0.0-a..b",
-                      "1.0.0 ", "99999999999999999999.0.0", "1.0.0+a..b", ""])
+    @Test(arguments: [
+        "3.2-beta", "3-beta", "3.2+build", "03.2", "3.02", "3.", "3.2.", ".3", "v3", "01.0.0", "1.02.0", "1.0.0-", "1.0.0-01", "1.0.0+",
+        "v1.0.0", "1.0.0-a..b",
+        "1.0.0 ", "99999999999999999999.0.0", "1.0.0+a..b", "",
+    ])
     func invalidVersionsAreRejected(_ text: String) {
         #expect(SemanticVersion(text) == nil)
     }
@@ -43,11 +49,12 @@ import Testing
     }
 
     @Test func versionComparisonsInRules() throws {
-        let rules = try RuleSet(source: """
-            context { appVersion: version }
-            flag new { enabled when appVersion >= "2.10.0" }
-            flag pre { enabled when appVersion < 2.10.0 }
-            """)
+        let rules = try RuleSet(
+            source: """
+                context { appVersion: version }
+                flag new { enabled when appVersion >= "2.10.0" }
+                flag pre { enabled when appVersion < 2.10.0 }
+                """)
         #expect(rules.isEnabled("new", in: ["appVersion": "2.10.0"]))
         #expect(!rules.isEnabled("new", in: ["appVersion": "2.9.0"]))  // not a string comparison
         #expect(!rules.isEnabled("new", in: ["appVersion": "2.10.0-beta.1"]))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagRules
 
 let specExample = """
@@ -56,7 +57,9 @@ let specExample = """
     @Test func specExampleResolvesAsDocumented() {
         let alpha: EvaluationContext = ["build": "alpha", "userId": "darkMode-in", "country": "US", "appVersion": "2.4.0"]
         // staff (build == alpha) → oneStep by rule 1
-        #expect(rules.evaluate("checkout", in: alpha) == Resolution(value: "oneStep", variant: "oneStep", reason: .targetingMatch, rule: 1, line: 31))
+        #expect(
+            rules.evaluate("checkout", in: alpha)
+                == Resolution(value: "oneStep", variant: "oneStep", reason: .targetingMatch, rule: 1, line: 31))
         // user-3 in the US at release → split rule 2 → twoStep (bucketing vector)
         let us: EvaluationContext = ["build": "release", "userId": "user-3", "country": "US", "appVersion": "2.4.0"]
         #expect(rules.evaluate("checkout", in: us) == Resolution(value: "twoStep", variant: "twoStep", reason: .split, rule: 2, line: 32))
@@ -64,7 +67,9 @@ let specExample = """
         // outside US/CA nobody is split: default variant
         let fr: EvaluationContext = ["build": "release", "userId": "user-3", "country": "FR"]
         #expect(rules.evaluate("checkout", in: fr) == Resolution(value: "control", variant: "control", reason: .default))
-        #expect(rules.evaluate("newMediaPicker", in: fr) == Resolution(value: true, reason: .targetingMatch, rule: 1, line: 23).with(value: false))
+        #expect(
+            rules.evaluate("newMediaPicker", in: fr)
+                == Resolution(value: true, reason: .targetingMatch, rule: 1, line: 23).with(value: false))
         #expect(rules.evaluate("greeting", in: us).value == "Howdy")
         #expect(rules.evaluate("greeting", in: fr) == Resolution(value: "Hello", reason: .default))
         #expect(rules.evaluate("discount", in: ["email": "a@b", "age": 70]).value == .double(0.15))
@@ -76,7 +81,9 @@ let specExample = """
         #expect(!rules.isEnabled("darkMode", in: ["build": "alpha", "userId": "user-1"]))
         #expect(rules.isEnabled("darkMode", in: ["build": "alpha", "userId": "42"]))
         #expect(!rules.isEnabled("darkMode", in: ["build": "release", "userId": "42"]))
-        #expect(rules.evaluate("darkMode", in: ["build": "debug", "userId": "42"]) == Resolution(value: true, reason: .targetingMatch, rule: 1, line: 19))
+        #expect(
+            rules.evaluate("darkMode", in: ["build": "debug", "userId": "42"])
+                == Resolution(value: true, reason: .targetingMatch, rule: 1, line: 19))
     }
 
     @Test func disabledWinsOverEverything() {
@@ -89,14 +96,15 @@ let specExample = """
     }
 
     @Test func everyReason() throws {
-        let r = try RuleSet(source: """
-            flag staticFlag = true
-            @disabled flag killed = true
-            @disabled flag killedWithRules { enabled when x }
-            flag matched { enabled when x == 1 }
-            flag fallthrough { enabled }
-            variant v [a, b] { split(id) { a: 1, b: 0 } }
-            """)
+        let r = try RuleSet(
+            source: """
+                flag staticFlag = true
+                @disabled flag killed = true
+                @disabled flag killedWithRules { enabled when x }
+                flag matched { enabled when x == 1 }
+                flag fallthrough { enabled }
+                variant v [a, b] { split(id) { a: 1, b: 0 } }
+                """)
         #expect(r.evaluate("staticFlag", in: [:]) == Resolution(value: true, reason: .static))
         #expect(r.evaluate("killed", in: [:]) == Resolution(value: false, reason: .disabled))  // a kill switch: off
         #expect(r.evaluate("killedWithRules", in: ["x": true]) == Resolution(value: false, reason: .disabled))
@@ -110,9 +118,11 @@ let specExample = """
     @Test func everyErrorCode() throws {
         let r = try RuleSet(source: "flag f { enabled when x }\nvariant v [a, b]\nvalue n: string = \"s\"")
         #expect(r.evaluate("nope", in: [:]) == .error(.flagNotFound, "no declaration named 'nope'", default: false))
-        #expect(r.evaluate("v", in: [:], expecting: .flag, default: false) == .error(.typeMismatch, "'v' is a variant, not a flag", default: false))
+        #expect(
+            r.evaluate("v", in: [:], expecting: .flag, default: false)
+                == .error(.typeMismatch, "'v' is a variant, not a flag", default: false))
         #expect(r.evaluate("n", in: [:], expecting: .value, default: 1) == .error(.typeMismatch, "'n' is string, not int", default: 1))
-        #expect(r.evaluate("f", jsonContext: "{") .errorCode == .invalidContext)
+        #expect(r.evaluate("f", jsonContext: "{").errorCode == .invalidContext)
         #expect(r.evaluate("f", jsonContext: #"{"x": true}"#).value == true)
         let store = FlagStore()
         #expect(store.evaluate("f", in: [:]) == .error(.general, "no rules have been loaded", default: false))
@@ -134,14 +144,15 @@ let specExample = """
     }
 
     @Test func typedAccessorsFallBackOnErrors() throws {
-        let r = try RuleSet(source: """
-            flag f = true
-            variant v [a, b] = b
-            value i: int = 3
-            value d: double = 2.5
-            value s: string = "x"
-            value b: bool = true
-            """)
+        let r = try RuleSet(
+            source: """
+                flag f = true
+                variant v [a, b] = b
+                value i: int = 3
+                value d: double = 2.5
+                value s: string = "x"
+                value b: bool = true
+                """)
         #expect(r.isEnabled("f", in: [:]))
         #expect(r.isEnabled("v", in: [:], default: true))  // not a flag
         #expect(r.variant("v", in: [:]) == "b")
@@ -156,13 +167,14 @@ let specExample = """
     }
 
     @Test func rulesAreTriedTopToBottom() throws {
-        let r = try RuleSet(source: """
-            value tier: string = "none" {
-              "gold" when points >= 1000
-              "silver" when points >= 100
-              "bronze"
-            }
-            """)
+        let r = try RuleSet(
+            source: """
+                value tier: string = "none" {
+                  "gold" when points >= 1000
+                  "silver" when points >= 100
+                  "bronze"
+                }
+                """)
         #expect(r.evaluate("tier", in: ["points": 5000]) == Resolution(value: "gold", reason: .targetingMatch, rule: 1, line: 2))
         #expect(r.evaluate("tier", in: ["points": 500]) == Resolution(value: "silver", reason: .targetingMatch, rule: 2, line: 3))
         #expect(r.evaluate("tier", in: ["points": 5]) == Resolution(value: "bronze", reason: .targetingMatch, rule: 3, line: 4))
@@ -170,12 +182,13 @@ let specExample = """
     }
 
     @Test func aSplitWithAnAbsentUnitFallsThrough() throws {
-        let r = try RuleSet(source: """
-            variant v [a, b, c] = c {
-              split(userId) { a: 1, b: 1 }
-              b when has(sessionId)
-            }
-            """)
+        let r = try RuleSet(
+            source: """
+                variant v [a, b, c] = c {
+                  split(userId) { a: 1, b: 1 }
+                  b when has(sessionId)
+                }
+                """)
         #expect(r.evaluate("v", in: ["sessionId": "s"]) == Resolution(value: "b", variant: "b", reason: .targetingMatch, rule: 2, line: 3))
         #expect(r.evaluate("v", in: [:]).reason == .default)
         #expect(r.evaluate("v", in: ["userId": "u"]).reason == .split)
@@ -186,20 +199,21 @@ let specExample = """
     /// on it. For every shape of rules, over every mix of true, false, absent and mistyped
     /// operands, it answers as `evaluate` does, by name and by handle on a prepared context.
     @Test func isEnabledAnswersAsEvaluateForEveryShapeOfRules() throws {
-        let r = try RuleSet(source: """
-            context { x: bool, y: bool, n: int }
-            flag onWhen { enabled when x }
-            flag offWhen = true { disabled when x }
-            flag onWhenOnAnyway = true { enabled when x }
-            flag offWhenOffAnyway { disabled when x }
-            flag onThenOff { enabled when x; disabled when y }
-            flag offThenOnThenOff = true { disabled when x; enabled when y; disabled when n > 3 }
-            flag onWhenUnknown { enabled when n > 3 }
-            flag offWhenUnknown = true { disabled when n > 3 }
-            flag offThenAlwaysOn { disabled when x; enabled }
-            flag onWhenNot { enabled when not y }
-            flag offWhenEither = true { disabled when x or y }
-            """)
+        let r = try RuleSet(
+            source: """
+                context { x: bool, y: bool, n: int }
+                flag onWhen { enabled when x }
+                flag offWhen = true { disabled when x }
+                flag onWhenOnAnyway = true { enabled when x }
+                flag offWhenOffAnyway { disabled when x }
+                flag onThenOff { enabled when x; disabled when y }
+                flag offThenOnThenOff = true { disabled when x; enabled when y; disabled when n > 3 }
+                flag onWhenUnknown { enabled when n > 3 }
+                flag offWhenUnknown = true { disabled when n > 3 }
+                flag offThenAlwaysOn { disabled when x; enabled }
+                flag onWhenNot { enabled when not y }
+                flag offWhenEither = true { disabled when x or y }
+                """)
         let truths: [Value?] = [true, false, nil, "mistyped"]
         let numbers: [Value?] = [1, 5, nil, "five"]
         var checked = 0
@@ -228,28 +242,30 @@ let specExample = """
     }
 
     @Test func prerequisitesReadResolvedValues() throws {
-        let r = try RuleSet(source: """
-            flag base { enabled when on }
-            @disabled flag off = false { enabled }
-            flag child { enabled when base and not off }
-            variant v [x, y] = x { y when child }
-            value n: int = 1 { 2 when v == y }
-            flag bigN { enabled when n > 1 }
-            """)
+        let r = try RuleSet(
+            source: """
+                flag base { enabled when on }
+                @disabled flag off = false { enabled }
+                flag child { enabled when base and not off }
+                variant v [x, y] = x { y when child }
+                value n: int = 1 { 2 when v == y }
+                flag bigN { enabled when n > 1 }
+                """)
         #expect(r.isEnabled("bigN", in: ["on": true]))
         #expect(!r.isEnabled("bigN", in: ["on": false]))
         #expect(r.evaluate("n", in: ["on": true]) == Resolution(value: 2, reason: .targetingMatch, rule: 1, line: 5))
     }
 
     @Test func defaults() throws {
-        let r = try RuleSet(source: """
-            flag f { enabled when x }
-            flag t = true { disabled when x }
-            variant first [a, b] { b when x }
-            variant chosen [a, b] = b { a when x }
-            value i: int = -3 { 4 when x }
-            value d: double = 1 { 2.5 when x }
-            """)
+        let r = try RuleSet(
+            source: """
+                flag f { enabled when x }
+                flag t = true { disabled when x }
+                variant first [a, b] { b when x }
+                variant chosen [a, b] = b { a when x }
+                value i: int = -3 { 4 when x }
+                value d: double = 1 { 2.5 when x }
+                """)
         let none: EvaluationContext = [:]
         #expect(r.evaluate("f", in: none) == Resolution(value: false, reason: .default))
         #expect(r.evaluate("t", in: none) == Resolution(value: true, reason: .default))
@@ -276,7 +292,10 @@ let specExample = """
         #expect(checkout.variants == ["control", "oneStep", "twoStep"])
         #expect(checkout.defaultValue == "control")
         #expect(rules.declarations.first { $0.name == "raccoonImages" }?.isDisabled == true)
-        #expect(rules.declarations.map(\.name) == ["staff", "darkMode", "newMediaPicker", "raccoonImages", "checkout", "cacheHours", "greeting", "discount"])
+        #expect(
+            rules.declarations.map(\.name) == [
+                "staff", "darkMode", "newMediaPicker", "raccoonImages", "checkout", "cacheHours", "greeting", "discount",
+            ])
     }
 
     @Test func expiredDatesWarnButLoad() throws {

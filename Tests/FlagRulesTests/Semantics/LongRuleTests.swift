@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 /// Size is not an error: chains of 100,000 operands and a list of 100,000 elements load,

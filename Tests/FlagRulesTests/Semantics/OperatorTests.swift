@@ -1,15 +1,19 @@
 import Testing
+
 @testable import FlagRules
 
 /// The truth of an expression, observed through resolutions: `EXPR` and `not (EXPR)` are
 /// both tried; a rule only matches on true, so unknown matches neither.
-func truth(of expression: String, in context: EvaluationContext, schema: String? = nil,
-           sourceLocation: SourceLocation_ = #_sourceLocation) throws -> Truth {
+func truth(
+    of expression: String, in context: EvaluationContext, schema: String? = nil,
+    sourceLocation: SourceLocation_ = #_sourceLocation
+) throws -> Truth {
     let header = schema.map { "context { \($0) }\n" } ?? ""
-    let rules = try RuleSet(source: header + """
-        flag yes { enabled when \(expression) }
-        flag no { enabled when not (\(expression)) }
-        """)
+    let rules = try RuleSet(
+        source: header + """
+            flag yes { enabled when \(expression) }
+            flag no { enabled when not (\(expression)) }
+            """)
     // The slotted path (a prepared context, handles) must agree with the dictionary path.
     let prepared = rules.prepare(context)
     let slotted = (rules.isEnabled(rules.handle("yes")!, in: prepared), rules.isEnabled(rules.handle("no")!, in: prepared))

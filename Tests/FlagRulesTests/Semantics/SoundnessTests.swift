@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 /// The checker is sound: with a schema and a context that fits it, no comparison is ever
@@ -46,7 +47,8 @@ import Testing
         case 16: return "(age ?? \(g.int(40))) > 30"
         case 17: return "(build ?? \"\(g.pick(builds))\") == alpha"
         case 18 where !declared.bools.isEmpty: return (g.chance(30) ? "not " : "") + g.pick(declared.bools)
-        case 19 where !declared.variants.isEmpty: return "\(g.pick(declared.variants)) \(g.pick(["==", "!="])) \(g.chance(50) ? "b" : "\"c\"")"
+        case 19 where !declared.variants.isEmpty:
+            return "\(g.pick(declared.variants)) \(g.pick(["==", "!="])) \(g.chance(50) ? "b" : "\"c\"")"
         case 20 where !declared.variants.isEmpty: return "\(g.pick(declared.variants)) in [a, \"c\"]"
         case 21 where !declared.ints.isEmpty: return "\(g.pick(declared.ints)) \(g.pick([">", "==", "<="])) \(g.int(50))"
         case 22 where !declared.strings.isEmpty: return "\(g.pick(declared.strings)) \(g.pick(["==", "starts with"])) \"h\""

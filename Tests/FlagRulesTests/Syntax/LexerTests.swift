@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 func lex(_ text: String) -> Lexer { Lexer(SourceText(text, name: "t")) }
@@ -8,29 +9,32 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
     @Test func tokensCarryExactLinesAndColumns() {
         let l = lex("flag a {\n\tenabled when é == \"x\"\n}")
         let shown = l.tokens.map { "\($0.range.start.line):\($0.range.start.column)-\($0.range.end.column) \($0.kind)" }
-        #expect(shown == [
-            "1:1-5 identifier(\"flag\")",
-            "1:6-7 identifier(\"a\")",
-            "1:8-9 punctuation(FlagRules.Punctuation.leftBrace)",
-            "1:9-9 newline",
-            "2:2-9 identifier(\"enabled\")",  // a tab counts 1
-            "2:10-14 keyword(FlagRules.Keyword.when)",
-            "2:17-19 punctuation(FlagRules.Punctuation.equal)",  // 'é' counted as one column
-            "2:20-23 string(\"x\", raw: false)",
-            "2:23-23 newline",
-            "3:1-2 punctuation(FlagRules.Punctuation.rightBrace)",
-            "3:2-2 endOfFile",
-        ])
+        #expect(
+            shown == [
+                "1:1-5 identifier(\"flag\")",
+                "1:6-7 identifier(\"a\")",
+                "1:8-9 punctuation(FlagRules.Punctuation.leftBrace)",
+                "1:9-9 newline",
+                "2:2-9 identifier(\"enabled\")",  // a tab counts 1
+                "2:10-14 keyword(FlagRules.Keyword.when)",
+                "2:17-19 punctuation(FlagRules.Punctuation.equal)",  // 'é' counted as one column
+                "2:20-23 string(\"x\", raw: false)",
+                "2:23-23 newline",
+                "3:1-2 punctuation(FlagRules.Punctuation.rightBrace)",
+                "3:2-2 endOfFile",
+            ])
         #expect(l.diagnostics.map(\.message) == ["unexpected character 'é'"])
     }
 
     @Test func literals() {
-        let kinds = lex(##"42 -7 2.5 -0.5 20% 0.125% 2.3.0 1.0.0-beta.2+build.5 "a\"\\\n\t\u{1F600}" #"^\d+$"# true false"##).tokens.map(\.kind)
-        #expect(kinds == [
-            .int(42), .int(-7), .double(2.5), .double(-0.5), .percent(20_000), .percent(125),
-            .version("2.3.0"), .version("1.0.0-beta.2+build.5"), .string("a\"\\\n\t😀", raw: false),
-            .string(#"^\d+$"#, raw: true), .keyword(.true), .keyword(.false), .endOfFile,
-        ])
+        let kinds = lex(##"42 -7 2.5 -0.5 20% 0.125% 2.3.0 1.0.0-beta.2+build.5 "a\"\\\n\t\u{1F600}" #"^\d+$"# true false"##).tokens.map(
+            \.kind)
+        #expect(
+            kinds == [
+                .int(42), .int(-7), .double(2.5), .double(-0.5), .percent(20_000), .percent(125),
+                .version("2.3.0"), .version("1.0.0-beta.2+build.5"), .string("a\"\\\n\t😀", raw: false),
+                .string(#"^\d+$"#, raw: true), .keyword(.true), .keyword(.false), .endOfFile,
+            ])
     }
 
     @Test func commentsAndDocCommentsAreKept() {
@@ -56,12 +60,14 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
     }
 
     @Test func invalidUTF8IsReportedWhereItIs() {
-        let l = lex(bytes: Array("flag a\n  ".utf8) + [0xFF, 0x20] + Array("\"x".utf8) + [0xC3] + Array("\" # ".utf8) + [0xED, 0xA0, 0x80])
-        #expect(l.diagnostics.map { "\($0.range.start) \($0.message)" } == [
-            "2:3 invalid UTF-8 byte 0xFF",
-            "2:7 invalid UTF-8 byte 0xC3 in a string",
-            "2:12 invalid UTF-8 in a comment",
-        ])
+        let l = lex(
+            bytes: Array("flag a\n  ".utf8) + [0xFF, 0x20] + Array("\"x".utf8) + [0xC3] + Array("\" # ".utf8) + [0xED, 0xA0, 0x80])
+        #expect(
+            l.diagnostics.map { "\($0.range.start) \($0.message)" } == [
+                "2:3 invalid UTF-8 byte 0xFF",
+                "2:7 invalid UTF-8 byte 0xC3 in a string",
+                "2:12 invalid UTF-8 in a comment",
+            ])
     }
 
     @Test func nulBytesAreErrors() {
@@ -71,13 +77,15 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
     }
 
     @Test func numbersBeyond64BitsAreErrors() {
-        let l = lex("99999999999999999999 -9223372036854775809 9223372036854775807 1\(String(repeating: "0", count: 400)).5 99999999999999999999%")
-        #expect(l.diagnostics.map(\.message) == [
-            "integer literal '99999999999999999999' does not fit in 64 bits",
-            "integer literal '-9223372036854775809' does not fit in 64 bits",
-            "number '1\(String(repeating: "0", count: 400)).5' is out of range for a double",
-            "percentage '99999999999999999999%' is out of range",
-        ])
+        let l = lex(
+            "99999999999999999999 -9223372036854775809 9223372036854775807 1\(String(repeating: "0", count: 400)).5 99999999999999999999%")
+        #expect(
+            l.diagnostics.map(\.message) == [
+                "integer literal '99999999999999999999' does not fit in 64 bits",
+                "integer literal '-9223372036854775809' does not fit in 64 bits",
+                "number '1\(String(repeating: "0", count: 400)).5' is out of range for a double",
+                "percentage '99999999999999999999%' is out of range",
+            ])
         #expect(l.tokens[2].kind == .int(Int.max))
     }
 
@@ -85,10 +93,11 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
     /// give what the general paths give, with the same columns after them.
     @Test func numberAndStringEdges() {
         let l = lex("-9223372036854775808 -5% 007% 0.5% 1.05% \"tab\there\" \"plain text, 20 bytes\" x")
-        #expect(l.tokens.map(\.kind) == [
-            .int(Int.min), .percent(-5_000), .percent(7_000), .percent(500), .percent(1_050),
-            .string("tab\there", raw: false), .string("plain text, 20 bytes", raw: false), .identifier("x"), .endOfFile,
-        ])
+        #expect(
+            l.tokens.map(\.kind) == [
+                .int(Int.min), .percent(-5_000), .percent(7_000), .percent(500), .percent(1_050),
+                .string("tab\there", raw: false), .string("plain text, 20 bytes", raw: false), .identifier("x"), .endOfFile,
+            ])
         #expect(l.diagnostics.isEmpty)
         #expect(l.tokens[6].text == "\"plain text, 20 bytes\"")
         #expect(l.tokens[6].range.start.column == 53 && l.tokens[6].range.end.column == 75)
@@ -104,9 +113,10 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
         #expect(lex(#""\q""#).diagnostics.map(\.message) == [#"unknown escape '\q'"#])
         #expect(lex(#""\u{110000}""#).diagnostics.map(\.message) == ["invalid Unicode escape"])
         #expect(lex(#""\u{}""#).diagnostics.map(\.message) == ["invalid Unicode escape"])
-        #expect(lex("a & b | c ? d 'e'").diagnostics.map(\.help) == [
-            "write 'and' or '&&'", "write 'or' or '||'", "the fallback operator is '??'", #"write "e""#,
-        ])
+        #expect(
+            lex("a & b | c ? d 'e'").diagnostics.map(\.help) == [
+                "write 'and' or '&&'", "write 'or' or '||'", "the fallback operator is '??'", #"write "e""#,
+            ])
     }
 
     @Test func veryLongLinesLexInLinearTime() {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FlagRules
 
 func parse(_ text: String) -> (FileSyntax, [Diagnostic]) { Parser.parse(SourceText(text, name: "t")) }
@@ -57,7 +58,8 @@ func condition(_ expression: String) -> String {
     }
 
     @Test func parsesEveryDeclarationForm() throws {
-        let (file, diagnostics) = parse("""
+        let (file, diagnostics) = parse(
+            """
             context { a: int, b: enum(x, y); c: version }
             segment s = a > 1
             /// Doc line one.
@@ -76,8 +78,9 @@ func condition(_ expression: String) -> String {
         #expect(diagnostics.isEmpty)
         #expect(file.declarations.count == 6)
         guard case .context(let c) = file.declarations[0], case .flag(let f) = file.declarations[2],
-              case .variant(let v) = file.declarations[3], case .value(let n) = file.declarations[4],
-              case .value(let m) = file.declarations[5] else {
+            case .variant(let v) = file.declarations[3], case .value(let n) = file.declarations[4],
+            case .value(let m) = file.declarations[5]
+        else {
             Issue.record("wrong declaration kinds")
             return
         }
@@ -100,31 +103,33 @@ func condition(_ expression: String) -> String {
     }
 
     @Test func reportsEveryErrorAndRecovers() {
-        #expect(parseErrors("""
-            flag a { enabled when }
-            flag b { enabled when x == }
-            flg c
-            flag d { enabld when x }
-            flag e { enabled when (x }
-            flag f { enabled when x < y < z }
-            variant g [a b]
-            value h: int
-            flag i { enabled when x in y }
-            flag j = maybe
-            flag k { enabled when x; disabled when y enabled }
-            """) == [
-                "1:23 expected an expression, found '}'",
-                "2:28 expected an expression, found '}'",
-                "3:1 expected a declaration, found 'flg'; did you mean 'flag'?",
-                "4:10 expected 'enabled' or 'disabled', found 'enabld'; did you mean 'enabled'?",
-                "5:26 expected ')' to close the '(' at 5:23, found '}'",
-                "6:29 comparisons do not chain: '<' cannot follow '<'",
-                "7:14 expected ']' to close the list of variants opened at 7:11, found 'b'",
-                "8:13 expected '=' and a default value after the type, found end of line",
-                "9:28 the right side of 'in' must be a list literal like [a, b], found 'y'",
-                "10:10 a flag's default must be 'true' or 'false', found 'maybe'",
-                "11:42 expected a new line or ';' after the rule, found 'enabled'",
-            ])
+        #expect(
+            parseErrors(
+                """
+                flag a { enabled when }
+                flag b { enabled when x == }
+                flg c
+                flag d { enabld when x }
+                flag e { enabled when (x }
+                flag f { enabled when x < y < z }
+                variant g [a b]
+                value h: int
+                flag i { enabled when x in y }
+                flag j = maybe
+                flag k { enabled when x; disabled when y enabled }
+                """) == [
+                    "1:23 expected an expression, found '}'",
+                    "2:28 expected an expression, found '}'",
+                    "3:1 expected a declaration, found 'flg'; did you mean 'flag'?",
+                    "4:10 expected 'enabled' or 'disabled', found 'enabld'; did you mean 'enabled'?",
+                    "5:26 expected ')' to close the '(' at 5:23, found '}'",
+                    "6:29 comparisons do not chain: '<' cannot follow '<'",
+                    "7:14 expected ']' to close the list of variants opened at 7:11, found 'b'",
+                    "8:13 expected '=' and a default value after the type, found end of line",
+                    "9:28 the right side of 'in' must be a list literal like [a, b], found 'y'",
+                    "10:10 a flag's default must be 'true' or 'false', found 'maybe'",
+                    "11:42 expected a new line or ';' after the rule, found 'enabled'",
+                ])
     }
 
     @Test func anUnclosedBodyStopsAtTheNextDeclaration() {
@@ -165,7 +170,9 @@ func condition(_ expression: String) -> String {
 
     @Test func garbageNeverHangsOrCrashes() {
         var generator = SystemRandomNumberGenerator()
-        let alphabet = Array("flag variant value segment context { } ( ) [ ] , : ; = @ ?? == != < > ! && || when and or not in split rollout has \"x\" #\"y\"# 1 2.5 3% 1.2.3 \n /// # \u{0} é")
+        let alphabet = Array(
+            "flag variant value segment context { } ( ) [ ] , : ; = @ ?? == != < > ! && || when and or not in split rollout has \"x\" #\"y\"# 1 2.5 3% 1.2.3 \n /// # \u{0} é"
+        )
         for _ in 0..<300 {
             let length = Int.random(in: 0..<200, using: &generator)
             let text = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
@@ -179,7 +186,8 @@ func condition(_ expression: String) -> String {
     @Test func tokenTagsAreDistinct() {
         #expect(Keyword.allCases.map(TokenTag.keyword) == Keyword.allCases.indices.map { UInt8(16 + $0) })
         #expect(Punctuation.allCases.map(TokenTag.punctuation) == Punctuation.allCases.indices.map { UInt8(64 + $0) })
-        let kinds: [TokenKind] = [.newline, .endOfFile, .identifier("a"), .int(1)]
+        let kinds: [TokenKind] =
+            [.newline, .endOfFile, .identifier("a"), .int(1)]
             + Keyword.allCases.map { .keyword($0) } + Punctuation.allCases.map { .punctuation($0) }
         #expect(Set(kinds.map(TokenTag.of)).count == kinds.count)
     }
