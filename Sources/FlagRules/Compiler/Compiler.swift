@@ -16,6 +16,8 @@ struct Compiler {
     /// `and`/`or` chains of up to this many operands become nested closures; longer ones
     /// a loop over an array, so that no length of chain recurses deeply.
     static let foldedOperands = 8
+    /// Bodies of up to this many rules become a chain of closures; longer ones a loop.
+    static let chainedRules = 32
     let checked: CheckedProgram
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
@@ -77,6 +79,9 @@ struct Compiler {
         } else if d.rules.isEmpty {
             let r = resolution(d.defaultValue, .static)
             resolve = { _ in r }
+        } else if d.rules.count > Compiler.chainedRules {
+            resolve = longRuleList(d, fallback: resolution(d.defaultValue, .default))
+            isOnIsTheChain = false
         } else {
             let fallback = resolution(d.defaultValue, .default)
             var next: ResolveFunction = { _ in fallback }
@@ -147,6 +152,35 @@ struct Compiler {
         return CompiledDeclaration(
             name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
             isOn: isOn)
+    }
+
+    /// One rule of a long body: its condition (nil: always), and its outcome, a constant
+    /// or a split's choice.
+    struct LoopedRule: Sendable {
+        let condition: ConditionFunction?
+        let matched: Outcome?
+        let split: ValueFunction?
+        let index: Int
+        let line: Int
+    }
+
+    /// A body of more than `chainedRules` rules: tried in a loop over an array, not as a
+    /// chain of closures (whose depth would grow with the rules).
+    func longRuleList(_ d: CheckedDeclaration, fallback: Outcome) -> ResolveFunction {
+        let rules = d.rules.map { rule in
+            LoopedRule(condition: rule.condition.map { self.condition(fold($0)) },
+                       matched: { if case .value(let v) = rule.outcome { return Outcome(v, .targetingMatch, rule: rule.index, line: rule.line) }; return nil }(),
+                       split: { if case .split(let s) = rule.outcome { return split(s) }; return nil }(),
+                       index: rule.index, line: rule.line)
+        }
+        return { f in
+            for rule in rules {
+                if let condition = rule.condition, condition(f) != .yes { continue }
+                if let matched = rule.matched { return matched }
+                if let choose = rule.split, let v = choose(f) { return Outcome(v, .split, rule: rule.index, line: rule.line) }
+            }
+            return fallback
+        }
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {

@@ -68,14 +68,31 @@ public struct Diagnostic: Sendable, Hashable {
 /// Diagnostics collected by one pipeline stage.
 struct DiagnosticBag: Sendable {
     var items: [Diagnostic] = []
+    /// The errors reported so far, with those of the stages before (`init(errorsSoFar:)`).
+    private(set) var errorCount = 0
+    /// Whether `Diagnostic.errorLimit` errors have been reported: the stage stops, and
+    /// later errors are dropped.
+    private(set) var isFull = false
 
-    var hasErrors: Bool { items.contains { $0.severity == .error } }
+    /// A bag for a stage that follows stages which reported `errorsSoFar` errors.
+    init(errorsSoFar: Int = 0) {
+        errorCount = errorsSoFar
+        isFull = errorsSoFar >= Diagnostic.errorLimit
+    }
+
+    var hasErrors: Bool { errorCount > 0 }
 
     mutating func error(
         _ code: String, _ message: String, at range: SourceRange,
         notes: [Diagnostic.Note] = [], help: String? = nil
     ) {
+        guard !isFull else { return }
         items.append(.error(code, message, at: range, notes: notes, help: help))
+        errorCount += 1
+        if errorCount >= Diagnostic.errorLimit {
+            isFull = true
+            items.append(.tooManyErrors(at: range))
+        }
     }
 
     mutating func warning(
@@ -83,5 +100,16 @@ struct DiagnosticBag: Sendable {
         notes: [Diagnostic.Note] = [], help: String? = nil
     ) {
         items.append(.warning(code, message, at: range, notes: notes, help: help))
+    }
+}
+
+extension Diagnostic {
+    /// After this many errors, loading stops and says so (as clang's `-ferror-limit`): the
+    /// time, memory and output of loading any input stay bounded.
+    package static let errorLimit = 30
+
+    /// `too many errors (100); stopping`.
+    static func tooManyErrors(at range: SourceRange) -> Diagnostic {
+        .error("too-many-errors", "too many errors (\(errorLimit)); stopping", at: range)
     }
 }

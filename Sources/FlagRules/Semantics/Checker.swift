@@ -98,6 +98,7 @@ struct Checker {
         edges = Array(repeating: [], count: declarations.count)
         var checked: [CheckedDeclaration] = []
         for (i, d) in declarations.enumerated() {
+            if diagnostics.isFull { break }
             current = i
             var declaration = checkDeclaration(d)
             declaration.writtenRuleCount = d.writtenRuleCount

@@ -13,9 +13,16 @@ package struct Lexer {
     package private(set) var comments: [Comment] = []
     /// Lexical errors.
     package private(set) var diagnostics: [Diagnostic] = []
+    /// Whether lexing stopped at `Diagnostic.errorLimit` errors (the tokens then end there).
+    package private(set) var stopped = false
 
     private let b: [UInt8]
     private var i = 0
+    /// Open brackets, at most `maxBracketDepth`.
+    private var bracketDepth = 0
+    /// The deepest bracket nesting lexed: the parser's limit on expressions, and a body's
+    /// and a list's brackets around it.
+    static let maxBracketDepth = Parser.maxNesting + 8
     private var line = 1
     private var column = 1
 
@@ -58,14 +65,24 @@ package struct Lexer {
     }
 
     private mutating func error(_ code: String, _ message: String, from start: SourcePosition, help: String? = nil) {
-        diagnostics.append(.error(code, message, at: SourceRange(start: start, end: location), help: help))
+        report(.error(code, message, at: SourceRange(start: start, end: location), help: help))
+    }
+
+    /// Records an error; at `Diagnostic.errorLimit` of them, says so and stops lexing.
+    private mutating func report(_ d: Diagnostic) {
+        guard !stopped else { return }
+        diagnostics.append(d)
+        if diagnostics.count >= Diagnostic.errorLimit {
+            diagnostics.append(.tooManyErrors(at: d.range))
+            stopped = true
+        }
     }
 
     /// An error whose caret stands on the `width` bytes at `start` (an unterminated
     /// string's opening quote).
     private mutating func error(_ code: String, _ message: String, at start: SourcePosition, width: Int, help: String? = nil) {
         let end = SourcePosition(offset: start.offset + width, line: start.line, column: start.column + width)
-        diagnostics.append(.error(code, message, at: SourceRange(start: start, end: end), help: help))
+        report(.error(code, message, at: SourceRange(start: start, end: end), help: help))
     }
 
     private mutating func add(_ kind: TokenKind, from start: SourcePosition) {
@@ -141,7 +158,7 @@ package struct Lexer {
     private static func isDigit(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
 
     private mutating func run() {
-        while !atEnd {
+        while !atEnd, !stopped {
             let c = b[i]
             let start = location
             switch c {
@@ -194,15 +211,31 @@ package struct Lexer {
 
     private mutating func lexPunctuation(_ start: SourcePosition) {
         let c = b[i], n = peek(1)
+        // Brackets past any depth the parser accepts end lexing: a file of nothing but
+        // '(' is one error, not millions of tokens.
+        func open(_ p: Punctuation) {
+            bracketDepth += 1
+            if bracketDepth > Lexer.maxBracketDepth {
+                report(.error("nesting", "brackets nest more than \(Parser.maxNesting) levels deep",
+                              at: SourceRange(start: start, end: start), help: "split the expression with segments"))
+                stopped = true
+                return
+            }
+            one(p)
+        }
+        func close(_ p: Punctuation) {
+            bracketDepth = max(0, bracketDepth - 1)
+            one(p)
+        }
         func two(_ p: Punctuation) { bump(); bump(); add(.punctuation(p), from: start) }
         func one(_ p: Punctuation) { bump(); add(.punctuation(p), from: start) }
         switch c {
-        case UInt8(ascii: "{"): one(.leftBrace)
-        case UInt8(ascii: "}"): one(.rightBrace)
-        case UInt8(ascii: "("): one(.leftParen)
-        case UInt8(ascii: ")"): one(.rightParen)
-        case UInt8(ascii: "["): one(.leftBracket)
-        case UInt8(ascii: "]"): one(.rightBracket)
+        case UInt8(ascii: "{"): open(.leftBrace)
+        case UInt8(ascii: "}"): close(.rightBrace)
+        case UInt8(ascii: "("): open(.leftParen)
+        case UInt8(ascii: ")"): close(.rightParen)
+        case UInt8(ascii: "["): open(.leftBracket)
+        case UInt8(ascii: "]"): close(.rightBracket)
         case UInt8(ascii: ","): one(.comma)
         case UInt8(ascii: ":"): one(.colon)
         case UInt8(ascii: ";"): one(.semicolon)

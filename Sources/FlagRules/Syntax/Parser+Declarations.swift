@@ -7,7 +7,7 @@ extension Parser {
         var progress = LoopProgress()
         while true {
             skipSeparators()
-            if current.kind == .endOfFile { break }
+            if current.kind == .endOfFile || diagnostics.isFull { break }
             guard progress.advanced(index) else {
                 advance()
                 continue

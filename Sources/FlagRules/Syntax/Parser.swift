@@ -49,6 +49,7 @@ package struct Parser {
     }
 
     init(lexer: Lexer) {
+        diagnostics = DiagnosticBag(errorsSoFar: lexer.stopped ? Diagnostic.errorLimit : lexer.diagnostics.count)
         tokens = lexer.tokens
         tags = lexer.tokens.map { TokenTag.of($0.kind) }
         comments = lexer.comments
