@@ -320,7 +320,7 @@ struct PatternParser {
         return atom
     }
 
-    /// `{n}`, `{n,}`, `{n,m}`; returns nil (and consumes nothing) when `{` is a literal.
+    /// `{n}`, `{n,}`, `{n,m}`, `{,m}`; returns nil (and consumes nothing) when `{` is a literal.
     private mutating func parseCounted() throws(Pattern.SyntaxError) -> (Int, Int?)? {
         var j = i + 1
         func number() -> Int? {
@@ -332,7 +332,15 @@ struct PatternParser {
             }
             return j > start ? v : nil
         }
-        guard let lo = number() else { return nil }
+        // `{,m}` is `{0,m}`, as in Swift's Regex; `{,}` stays literal.
+        let lo: Int
+        if let n = number() {
+            lo = n
+        } else if j < s.count, s[j] == ",", j + 1 < s.count, s[j + 1].isASCII, s[j + 1].properties.numericType == .decimal {
+            lo = 0
+        } else {
+            return nil
+        }
         var hi: Int? = lo
         if j < s.count, s[j] == "," {
             j += 1
@@ -365,7 +373,10 @@ struct PatternParser {
                     throw fail("lookaround is not supported (patterns run without backtracking)", at: open)
                 case "<", "P", "'":
                     // named group: (?<name>...), (?P<name>...), (?'name'...)
-                    if s[i] == "P" { i += 1 }
+                    if s[i] == "P" {
+                        i += 1
+                        guard i < s.count, s[i] == "<" else { throw fail("a named group is written (?P<name>…)", at: open) }
+                    }
                     let close: Unicode.Scalar = s[i] == "'" ? "'" : ">"
                     i += 1
                     while i < s.count, s[i] != close { i += 1 }

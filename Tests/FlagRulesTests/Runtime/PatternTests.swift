@@ -27,6 +27,11 @@ import Testing
         ("^a{2,3}$", "aaa", true),
         ("^a{2,}$", "aaaaa", true),
         ("x*", "", true),
+        // `{,m}` is `{0,m}` as in Swift's Regex (found by the pattern fuzz target comparing the two).
+        ("^a{,2}$", "aa", true),
+        ("^a{,2}$", "aaa", false),
+        ("^a{,2}$", "", true),
+        ("a{,}", "a{,}", true),
         ("^é+$", "ééé", true),
         ("\\s", "a b", true),
         ("^\\w+$", "snake_case1", true),
@@ -54,6 +59,12 @@ import Testing
         ("\\q", "unknown escape '\\q'"),
         ("(a{1000}){1000}", "pattern is too large (more than 10000 steps after expanding repetitions)"),
         ("a\\", "pattern ends with a lone '\\'"),
+        // Found by the pattern fuzz target: a named group cut short trapped the parser.
+        ("(?P", "a named group is written (?P<name>…)"),
+        ("A(?P", "a named group is written (?P<name>…)"),
+        ("(?Px)", "a named group is written (?P<name>…)"),
+        ("(?<", "unterminated group name"),
+        ("(?", "unterminated group"),
     ])
     func rejects(_ pattern: String, _ message: String) {
         #expect(throws: Pattern.SyntaxError.self) { try Pattern(pattern) }

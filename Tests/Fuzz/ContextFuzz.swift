@@ -1,0 +1,39 @@
+// libFuzzer target: JSON contexts. Any bytes are parsed as a JSON context; one that parses
+// is evaluated against a rule set with a schema and one without, by name and prepared (the
+// two must agree), and its problems listed. Built with the library's sources as one
+// module: Tests/Fuzz/run.sh.
+import Foundation
+
+let contextFuzzRules: (typed: RuleSet, untyped: RuleSet) = {
+    do {
+        return (
+            try RuleSet(source: """
+                context { build: enum(debug, release); userId: string; age: int; score: double; beta: bool; v: version; at: datetime }
+                flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" or at < "2026-01-01" }
+                value n: int = 1 { 2 when beta; 3 when has(userId) }
+                """),
+            try RuleSet(source: """
+                flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" }
+                value n: int = 1 { 2 when beta == true; 3 when has(userId) }
+                """)
+        )
+    } catch {
+        fatalError("the context fuzzer's rules do not load: \(error)")
+    }
+}()
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    guard let context = try? EvaluationContext(json: text) else { return 0 }
+    for rules in [contextFuzzRules.typed, contextFuzzRules.untyped] {
+        _ = rules.problems(in: context)
+        let prepared = rules.prepare(context)
+        for name in ["f", "n"] {
+            let plain = rules.evaluate(name, in: context)
+            let fast = rules.evaluate(name, in: prepared)
+            if plain != fast { fatalError("plain and prepared disagree on \(name) in \(text.debugDescription): \(plain) vs \(fast)") }
+        }
+    }
+    return 0
+}

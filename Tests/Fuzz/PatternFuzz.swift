@@ -1,0 +1,46 @@
+// libFuzzer target: patterns (`matches`). Any bytes are a pattern; one that compiles is
+// matched against inputs drawn from the same bytes, and where Swift's Regex accepts the
+// same pattern the two must agree. A match slower than `timeLimit` is a finding.
+// Built with the library's sources as one module: Tests/Fuzz/run.sh.
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func patternFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    // The first line is the pattern, the rest are subjects.
+    let text = String(decoding: bytes, as: UTF8.self)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    guard let source = lines.first, source.unicodeScalars.count <= 200 else { return 0 }
+    let pattern: Pattern
+    do {
+        pattern = try Pattern(source)
+    } catch {
+        return 0
+    }
+    let subjects = Array(lines.dropFirst().prefix(8)) + ["", source]
+    let reference = try? Regex(source)
+    for subject in subjects where subject.unicodeScalars.count <= 2_000 {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let ours = pattern.matches(subject)
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        if elapsed > 200_000_000 { fatalError("slow match: \(elapsed / 1_000_000) ms for pattern \(source.debugDescription) on \(subject.debugDescription)") }
+        if let reference, PatternFuzz.comparable(source) {
+            let theirs = (try? reference.firstMatch(in: subject)) != nil
+            if ours != theirs {
+                fatalError("disagreement with Regex: pattern \(source.debugDescription) on \(subject.debugDescription): ours \(ours), Regex \(theirs)")
+            }
+        }
+    }
+    return 0
+}
+
+enum PatternFuzz {
+    /// Patterns whose meaning is the same in both engines: ASCII, without the features
+    /// whose semantics differ on purpose (case-insensitivity's Unicode folding, `\b`, `.`
+    /// over newlines, classes like `\w` over non-ASCII subjects).
+    static func comparable(_ source: String) -> Bool {
+        source.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 } && !source.contains("(?i") && !source.contains("\\b")
+            && !source.contains("\\B") && !source.contains("\\X") && !source.contains("\\R") && !source.contains("\\N")
+            && !source.contains("{ ") && !source.contains(" }") && !source.contains(", ")
+    }
+}

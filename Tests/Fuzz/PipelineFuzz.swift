@@ -1,0 +1,107 @@
+// libFuzzer target: the whole pipeline. Any bytes are loaded as a rules file; when they
+// compile, every declaration is evaluated against contexts drawn from the input (the
+// plain and prepared paths must agree, and so must the explainer), and the file is
+// formatted and loaded again (formatting is idempotent and keeps every resolution).
+// Built with the library's sources as one module: Tests/Fuzz/run.sh.
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let source = SourceText(bytes: bytes, name: "fuzz.flags")
+    let rules: RuleSet
+    do {
+        rules = try RuleSet(source: source, today: Date(timeIntervalSince1970: 1_800_000_000))
+    } catch {
+        precondition(!error.errors.isEmpty, "a failed load without an error")
+        precondition(error.errors.count <= Diagnostic.errorLimit + 1, "more errors than the limit")
+        return 0
+    }
+    let contexts = PipelineFuzz.contexts(for: rules, from: bytes)
+    let names = rules.declarations.map(\.name)
+    var resolutions: [[Resolution]] = []
+    for context in contexts {
+        let prepared = rules.prepare(context)
+        var row: [Resolution] = []
+        for name in names {
+            let plain = rules.evaluate(name, in: context)
+            guard let handle = rules.handle(name) else { fatalError("no handle for \(name)") }
+            let fast = rules.evaluate(handle, in: prepared)
+            if plain != fast { fatalError("plain and prepared disagree on \(name) in \(context): \(plain) vs \(fast)") }
+            row.append(plain)
+        }
+        if let first = names.first, let explained = rules.explain(first, in: context)?.resolution, explained != row[0] {
+            fatalError("the explainer disagrees on \(first) in \(context): \(explained) vs \(row[0])")
+        }
+        resolutions.append(row)
+    }
+    let formatted: String
+    do {
+        formatted = try FlagsFormatter.format(source)
+    } catch {
+        fatalError("a file that loads does not format: \(error)")
+    }
+    guard let again = try? RuleSet(source: SourceText(formatted, name: "formatted.flags"), today: Date(timeIntervalSince1970: 1_800_000_000)) else {
+        fatalError("the formatted file does not load:\n\(formatted)")
+    }
+    if (try? FlagsFormatter.format(formatted)) != formatted { fatalError("formatting is not idempotent:\n\(formatted)") }
+    for (k, context) in contexts.enumerated() {
+        for (n, name) in names.enumerated() where again.evaluate(name, in: context) != resolutions[k][n] {
+            // Rule lines move when formatting; compare without them.
+            var a = again.evaluate(name, in: context), b = resolutions[k][n]
+            a.line = nil
+            b.line = nil
+            if a != b { fatalError("formatting changed \(name) in \(context): \(b) became \(a)") }
+        }
+    }
+    return 0
+}
+
+enum PipelineFuzz {
+    /// A few contexts for the rule set's attributes (the schema's, else the names the
+    /// input spells), with values drawn from the input's bytes.
+    static func contexts(for rules: RuleSet, from bytes: [UInt8]) -> [EvaluationContext] {
+        let names = rules.schema?.attributes.map(\.name) ?? words(in: bytes)
+        var seed = UInt64(bytes.count)
+        for b in bytes.prefix(64) { seed = seed &* 31 &+ UInt64(b) }
+        var contexts: [EvaluationContext] = [[:]]
+        for _ in 0..<3 {
+            var c = EvaluationContext()
+            for name in names.prefix(16) {
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let pick = Int(seed >> 33)
+                let words = self.words(in: bytes)
+                switch pick % 7 {
+                case 0: continue
+                case 1: c[name] = .int(pick % 200 - 100)
+                case 2: c[name] = .double(Double(pick % 1000) / 10)
+                case 3: c[name] = .bool(pick % 2 == 0)
+                case 4: c[name] = .string(words.isEmpty ? "x" : words[pick % words.count])
+                case 5: c[name] = .string("\(pick % 4).\(pick % 11).\(pick % 3)")
+                default: c[name] = .string("2026-0\(1 + pick % 9)-1\(pick % 10)")
+                }
+            }
+            contexts.append(c)
+        }
+        return contexts
+    }
+
+    /// The identifiers the input spells, in order, without repeats.
+    static func words(in bytes: [UInt8]) -> [String] {
+        var out: [String] = []
+        var seen = Set<String>()
+        var current: [UInt8] = []
+        for b in bytes + [0x20] {
+            let isWord = (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x5F
+            if isWord {
+                current.append(b)
+            } else if !current.isEmpty {
+                let w = String(decoding: current, as: UTF8.self)
+                if seen.insert(w).inserted { out.append(w) }
+                current = []
+                if out.count >= 32 { break }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets (libFuzzer with AddressSanitizer, from the toolchain) and runs
+# each for SECONDS (default 60): the whole pipeline, patterns, JSON contexts.
+#
+#   Tests/Fuzz/run.sh [SECONDS] [pipeline|pattern|context ...]
+#
+# Each target is the library's sources compiled with one harness as a single module. A
+# finding is written to .build/fuzz/findings/TARGET-*; make it a regression test.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(pipeline pattern context)
+out=.build/fuzz
+mkdir -p "$out/findings"
+export SWIFT_BACKTRACE=enable=no
+sources=$(find Sources/FlagRules -name '*.swift')
+for target in "${targets[@]}"; do
+  case $target in
+    pipeline) harness=Tests/Fuzz/PipelineFuzz.swift ;;
+    pattern) harness=Tests/Fuzz/PatternFuzz.swift ;;
+    context) harness=Tests/Fuzz/ContextFuzz.swift ;;
+    *) echo "unknown target '$target' (pipeline, pattern or context)" >&2; exit 2 ;;
+  esac
+  binary=$out/fuzz-$target
+  if [[ ! -x $binary || $harness -nt $binary || -n $(find Sources/FlagRules -name '*.swift' -newer "$binary") ]]; then
+    echo "== building $target"
+    # shellcheck disable=SC2086
+    swiftc -swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \
+      $sources "$harness" -o "$binary"
+  fi
+  corpus=$out/corpus-$target
+  mkdir -p "$corpus"
+  cp -n Tests/Fuzz/corpus/$target/* "$corpus/" 2>/dev/null || true
+  echo "== fuzzing $target for ${seconds}s"
+  "$binary" "$corpus" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -dict=Tests/Fuzz/flags.dict -artifact_prefix="$out/findings/$target-" -print_final_stats=1 2>&1 | tail -n 14
+done
