@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import FlagRules
 
 /// Garbage of any size is refused quickly, with a bounded number of errors; no size of
@@ -48,7 +49,9 @@ import Testing
         let count = 100_000
         let rules = (0..<count).map { "  \($0) when x == \($0)" }.joined(separator: "\n")
         let set = try RuleSet(source: "value v: int = -1 {\n\(rules)\n}")
-        #expect(set.evaluate("v", in: ["x": .int(count - 1)]) == Resolution(value: .int(count - 1), reason: .targetingMatch, rule: count, line: count + 1))
+        #expect(
+            set.evaluate("v", in: ["x": .int(count - 1)])
+                == Resolution(value: .int(count - 1), reason: .targetingMatch, rule: count, line: count + 1))
         #expect(set.evaluate("v", in: ["x": -5]).reason == .default)
         #expect(set.explain("v", in: ["x": 3])?.resolution.rule == 4)
         let flags = (0..<count).map { "  \($0 % 2 == 0 ? "enabled" : "disabled") when x == \($0)" }.joined(separator: "\n")

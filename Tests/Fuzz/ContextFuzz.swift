@@ -7,21 +7,24 @@ import Foundation
 let contextFuzzRules: (typed: RuleSet, untyped: RuleSet) = {
     do {
         return (
-            try RuleSet(source: """
-                context { build: enum(debug, release); userId: string; age: int; score: double; beta: bool; v: version; at: datetime }
-                flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" or at < "2026-01-01" }
-                value n: int = 1 { 2 when beta; 3 when has(userId) }
-                """),
-            try RuleSet(source: """
-                flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" }
-                value n: int = 1 { 2 when beta == true; 3 when has(userId) }
-                """)
+            try RuleSet(
+                source: """
+                    context { build: enum(debug, release); userId: string; age: int; score: double; beta: bool; v: version; at: datetime }
+                    flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" or at < "2026-01-01" }
+                    value n: int = 1 { 2 when beta; 3 when has(userId) }
+                    """),
+            try RuleSet(
+                source: """
+                    flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" }
+                    value n: int = 1 { 2 when beta == true; 3 when has(userId) }
+                    """)
         )
     } catch {
         fatalError("the context fuzzer's rules do not load: \(error)")
     }
 }()
 
+/// libFuzzer's entry point: one input, 0 when it is done with it (a finding traps).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)

@@ -4,6 +4,7 @@
 // Built with the library's sources as one module: Tests/Fuzz/run.sh.
 import Foundation
 
+/// libFuzzer's entry point: one input, 0 when it is done with it (a finding traps).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func patternFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -23,11 +24,15 @@ public func patternFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let start = DispatchTime.now().uptimeNanoseconds
         let ours = pattern.matches(subject)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start
-        if elapsed > 200_000_000 { fatalError("slow match: \(elapsed / 1_000_000) ms for pattern \(source.debugDescription) on \(subject.debugDescription)") }
+        if elapsed > 200_000_000 {
+            fatalError("slow match: \(elapsed / 1_000_000) ms for pattern \(source.debugDescription) on \(subject.debugDescription)")
+        }
         if let reference, PatternFuzz.comparable(source) {
             let theirs = (try? reference.firstMatch(in: subject)) != nil
             if ours != theirs {
-                fatalError("disagreement with Regex: pattern \(source.debugDescription) on \(subject.debugDescription): ours \(ours), Regex \(theirs)")
+                fatalError(
+                    "disagreement with Regex: pattern \(source.debugDescription) on \(subject.debugDescription): ours \(ours), Regex \(theirs)"
+                )
             }
         }
     }

@@ -5,6 +5,7 @@
 // Built with the library's sources as one module: Tests/Fuzz/run.sh.
 import Foundation
 
+/// libFuzzer's entry point: one input, 0 when it is done with it (a finding traps).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -41,7 +42,9 @@ public func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     } catch {
         fatalError("a file that loads does not format: \(error)")
     }
-    guard let again = try? RuleSet(source: SourceText(formatted, name: "formatted.flags"), today: Date(timeIntervalSince1970: 1_800_000_000)) else {
+    guard
+        let again = try? RuleSet(source: SourceText(formatted, name: "formatted.flags"), today: Date(timeIntervalSince1970: 1_800_000_000))
+    else {
         fatalError("the formatted file does not load:\n\(formatted)")
     }
     if (try? FlagsFormatter.format(formatted)) != formatted { fatalError("formatting is not idempotent:\n\(formatted)") }

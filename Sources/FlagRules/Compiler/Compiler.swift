@@ -168,10 +168,16 @@ struct Compiler {
     /// chain of closures (whose depth would grow with the rules).
     func longRuleList(_ d: CheckedDeclaration, fallback: Outcome) -> ResolveFunction {
         let rules = d.rules.map { rule in
-            LoopedRule(condition: rule.condition.map { self.condition(fold($0)) },
-                       matched: { if case .value(let v) = rule.outcome { return Outcome(v, .targetingMatch, rule: rule.index, line: rule.line) }; return nil }(),
-                       split: { if case .split(let s) = rule.outcome { return split(s) }; return nil }(),
-                       index: rule.index, line: rule.line)
+            LoopedRule(
+                condition: rule.condition.map { self.condition(fold($0)) },
+                matched: {
+                    if case .value(let v) = rule.outcome { return Outcome(v, .targetingMatch, rule: rule.index, line: rule.line) };
+                    return nil
+                }(),
+                split: {
+                    if case .split(let s) = rule.outcome { return split(s) }; return nil
+                }(),
+                index: rule.index, line: rule.line)
         }
         return { f in
             for rule in rules {

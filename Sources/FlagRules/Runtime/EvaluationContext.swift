@@ -86,10 +86,20 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         hasher.combine(sum)
     }
 
-    /// A context from a JSON object whose values are strings, numbers, booleans or null.
+    /// The largest JSON context `init(json:)` reads (4 MiB).
+    public static let maxJSONBytes = 4 << 20
+    /// The most keys a JSON context may have.
+    public static let maxJSONKeys = 100_000
+
+    /// A context from a JSON object whose values are strings, numbers, booleans or null,
+    /// of at most `maxJSONBytes` bytes and `maxJSONKeys` keys.
     /// Throws a `ContextError` naming the offending key for nested objects, arrays, or
     /// malformed JSON.
     public init(json: String) throws(ContextError) {
+        let size = json.utf8.count
+        guard size <= EvaluationContext.maxJSONBytes else {
+            throw ContextError(message: "the JSON context is \(size) bytes; the limit is \(EvaluationContext.maxJSONBytes)")
+        }
         let parsed: JSON
         do {
             parsed = try JSON.parse(json)
@@ -98,6 +108,9 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         }
         guard case .object(let members) = parsed else {
             throw ContextError(message: "the context must be a JSON object, as in {\"userId\": \"u-1\"}")
+        }
+        guard members.count <= EvaluationContext.maxJSONKeys else {
+            throw ContextError(message: "the JSON context has \(members.count) keys; the limit is \(EvaluationContext.maxJSONKeys)")
         }
         box = StorageBox(buffer: ContextStorage.make(capacity: members.count))
         for (key, value) in members {
@@ -182,6 +195,25 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
     /// collide.
     @inline(__always)
     static func hash(_ key: String) -> UInt64 { StringHash.of(key) }
+
+    /// How many table slots a lookup of `key` reads (1 with no collision); 0 while the
+    /// entries are scanned. For tests of the table's spread.
+    func probes(for key: String) -> Int {
+        withUnsafeMutablePointers { header, entries in
+            guard let table = header.pointee.table else { return 0 }
+            let mask = header.pointee.tableCapacity - 1
+            let hash = ContextStorage.hash(key)
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            var count = 1
+            while table[slot] != 0 {
+                let entry = Int(table[slot]) - 1
+                if entries[entry].hash == hash, Comparison.bytesEqual(entries[entry].key, key) { return count }
+                slot = (slot + 1) & mask
+                count += 1
+            }
+            return count
+        }
+    }
 
     @inline(__always)
     func index(of key: String, hash: UInt64) -> Int? {

@@ -216,8 +216,10 @@ package struct Lexer {
         func open(_ p: Punctuation) {
             bracketDepth += 1
             if bracketDepth > Lexer.maxBracketDepth {
-                report(.error("nesting", "brackets nest more than \(Parser.maxNesting) levels deep",
-                              at: SourceRange(start: start, end: start), help: "split the expression with segments"))
+                report(
+                    .error(
+                        "nesting", "brackets nest more than \(Parser.maxNesting) levels deep",
+                        at: SourceRange(start: start, end: start), help: "split the expression with segments"))
                 stopped = true
                 return
             }

@@ -1,0 +1,51 @@
+import Testing
+
+@testable import FlagRules
+
+/// Contexts from requests: keys hash with the standard library's seeded hash (SipHash), so
+/// they cannot be chosen to collide, and JSON contexts are bounded.
+@Suite struct HostileContextTests {
+    /// Keys are hashed with `Hasher` (seeded per process), as `Dictionary` does.
+    @Test func keysHashWithTheSeededStandardHash() {
+        for key in ["userId", "", "a key with spaces", "ünïcödé"] {
+            var hasher = Hasher()
+            key.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            #expect(ContextStorage.hash(key) == UInt64(UInt(bitPattern: hasher.finalize())))
+        }
+    }
+
+    /// 100,000 keys built to share everything but a counter (the shape an attacker
+    /// controls) spread over the table: lookups read about one slot each.
+    @Test func aHundredThousandSimilarKeysSpread() {
+        let keys = (0..<100_000).map { "attribute-" + String(repeating: "0", count: 6 - String($0).count) + String($0) }
+        var context = EvaluationContext()
+        for (i, key) in keys.enumerated() { context[key] = .int(i) }
+        #expect(context.count == keys.count)
+        let probes = keys.map { context.storage.probes(for: $0) }
+        let average = Double(probes.reduce(0, +)) / Double(probes.count)
+        #expect(average < 2.5, "average probes \(average)")
+        #expect((probes.max() ?? 0) < 64)
+        #expect(context["attribute-099999"] == .int(99_999) && context["attribute-100000"] == nil)
+    }
+
+    @Test func jsonContextsAreBounded() {
+        let big = "{\"k\": \"" + String(repeating: "x", count: EvaluationContext.maxJSONBytes) + "\"}"
+        #expect(throws: ContextError.self) { try EvaluationContext(json: big) }
+        do {
+            _ = try EvaluationContext(json: big)
+        } catch {
+            #expect(error.message == "the JSON context is \(big.utf8.count) bytes; the limit is \(EvaluationContext.maxJSONBytes)")
+        }
+        let many = "{" + (0...EvaluationContext.maxJSONKeys).map { "\"k\($0)\": 1" }.joined(separator: ",") + "}"
+        do {
+            _ = try EvaluationContext(json: many)
+            Issue.record("a JSON context past the key limit was read")
+        } catch {
+            #expect(
+                error.message
+                    == "the JSON context has \(EvaluationContext.maxJSONKeys + 1) keys; the limit is \(EvaluationContext.maxJSONKeys)")
+        }
+        let fine = "{" + (0..<1_000).map { "\"k\($0)\": \($0)" }.joined(separator: ",") + "}"
+        #expect((try? EvaluationContext(json: fine))?.count == 1_000)
+    }
+}
