@@ -52,12 +52,16 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     /// The attribute called `key`; setting nil removes it.
     public subscript(key: String) -> Value? {
         get { storage.value(for: key, hash: ContextStorage.hash(key)) }
-        set {
-            if !isKnownUniquelyReferenced(&box.buffer) || storage.count == storage.capacity {
-                storage = storage.copy(capacity: storage.count == storage.capacity ? storage.capacity * 2 : storage.capacity)
-            }
-            storage.set(newValue, for: key)
+        set { set(newValue, for: key, hash: ContextStorage.hash(key)) }
+    }
+
+    /// Sets `key` with its hash given (tests give many keys one hash, as crafted
+    /// collisions would).
+    mutating func set(_ value: Value?, for key: String, hash: UInt64) {
+        if !isKnownUniquelyReferenced(&box.buffer) || storage.count == storage.capacity {
+            storage = storage.copy(capacity: storage.count == storage.capacity ? storage.capacity * 2 : storage.capacity)
         }
+        storage.set(value, for: key, hash: hash)
     }
 
     /// Contexts are equal when they hold the same attributes with equal values, in any
@@ -149,6 +153,11 @@ struct ContextHeader {
     /// entries; nil before.
     var table: UnsafeMutablePointer<Int32>?
     var tableCapacity: Int
+    /// Keys whose probe sequence passed `ContextStorage.maxProbes` full slots (only keys
+    /// whose hashes collide, which a seeded hash makes a matter of chance), by their bytes,
+    /// to their index + 1: a dictionary seeded per instance, so that no set of keys makes
+    /// building or reading a context quadratic. Empty, allocating nothing, otherwise.
+    var overflow: [ByteString: Int32] = [:]
 }
 
 /// The attributes of a context in one allocation: entries (hash, key, value) scanned by
@@ -205,7 +214,7 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
             let hash = ContextStorage.hash(key)
             var slot = Int(truncatingIfNeeded: hash) & mask
             var count = 1
-            while table[slot] != 0 {
+            while table[slot] != 0, count <= ContextStorage.maxProbes {
                 let entry = Int(table[slot]) - 1
                 if entries[entry].hash == hash, Comparison.bytesEqual(entries[entry].key, key) { return count }
                 slot = (slot + 1) & mask
@@ -227,13 +236,24 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
             }
             let mask = header.pointee.tableCapacity - 1
             var slot = Int(truncatingIfNeeded: hash) & mask
-            while true {
+            for _ in 0..<ContextStorage.maxProbes {
                 let entry = Int(table[slot])
-                if entry == 0 { return nil }
+                if entry == 0 { break }
                 if entries[entry - 1].hash == hash, Comparison.bytesEqual(entries[entry - 1].key, key) { return entry - 1 }
                 slot = (slot + 1) & mask
             }
+            guard !header.pointee.overflow.isEmpty else { return nil }
+            return ContextStorage.overflowIndex(header.pointee.overflow, key)
         }
+    }
+
+    /// How many keys sit in the overflow (for tests).
+    var overflowCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.overflow.count } }
+
+    /// A key's index in the overflow (out of line: only colliding keys get there).
+    @inline(never)
+    static func overflowIndex(_ overflow: [ByteString: Int32], _ key: String) -> Int? {
+        overflow[ByteString(key)].map { Int($0) - 1 }
     }
 
     @inline(__always)
@@ -244,8 +264,13 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
 
     /// Sets or (with nil) removes a key; the caller guarantees room for one more entry.
     func set(_ value: Value?, for key: String) {
+        set(value, for: key, hash: ContextStorage.hash(key))
+    }
+
+    /// `set(_:for:)` with the key's hash given (tests give keys one hash, as crafted
+    /// collisions would).
+    func set(_ value: Value?, for key: String, hash h: UInt64) {
         let value = value?.refusingNonFinite
-        let h = ContextStorage.hash(key)
         if let i = index(of: key, hash: h) {
             withUnsafeMutablePointerToElements { entries in
                 if let value {
@@ -270,18 +295,29 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
         }
     }
 
+    /// The most slots a lookup reads before it asks the overflow.
+    static let maxProbes = 32
+
     private func insert(_ i: Int) {
         guard let table = header.table else { return }
         let mask = header.tableCapacity - 1
         var slot = Int(truncatingIfNeeded: withUnsafeMutablePointerToElements { $0[i].hash }) & mask
-        while table[slot] != 0 { slot = (slot + 1) & mask }
-        table[slot] = Int32(i + 1)
+        for _ in 0..<ContextStorage.maxProbes {
+            if table[slot] == 0 {
+                table[slot] = Int32(i + 1)
+                return
+            }
+            slot = (slot + 1) & mask
+        }
+        let key = withUnsafeMutablePointerToElements { $0[i].key }
+        header.overflow[ByteString(key)] = Int32(i + 1)
     }
 
     private func rebuildTable() {
         header.table?.deallocate()
         header.table = nil
         header.tableCapacity = 0
+        header.overflow = [:]
         guard header.count > ContextStorage.linearLimit else { return }
         var capacity = 32
         while capacity < header.count * 2 { capacity *= 2 }

@@ -28,6 +28,26 @@ import Testing
         #expect(context["attribute-099999"] == .int(99_999) && context["attribute-100000"] == nil)
     }
 
+    /// 100,000 keys with one hash, as collisions crafted against a known hash would be:
+    /// past 32 full slots a key goes to an overflow seeded per instance, so building the
+    /// context stays linear (quadratic, it would take about 10^10 probes) and every lookup
+    /// reads at most 32 slots.
+    @Test func aHundredThousandCollidingKeysBuildInLinearTime() {
+        let count = 100_000
+        var context = EvaluationContext()
+        for i in 0..<count { context.set(.int(i), for: "k\(i)", hash: 42) }
+        #expect(context.count == count)
+        #expect(context.storage.overflowCount == count - ContextStorage.maxProbes)
+        for i in stride(from: 0, to: count, by: 997) {
+            #expect(context.storage.value(for: "k\(i)", hash: 42) == .int(i))
+        }
+        #expect(context.storage.value(for: "k\(count)", hash: 42) == nil)
+        // Removing a key rebuilds the table, overflow included.
+        context.set(nil, for: "k5", hash: 42)
+        #expect(context.count == count - 1 && context.storage.value(for: "k5", hash: 42) == nil)
+        #expect(context.storage.value(for: "k99999", hash: 42) == .int(99_999))
+    }
+
     @Test func jsonContextsAreBounded() {
         let big = "{\"k\": \"" + String(repeating: "x", count: EvaluationContext.maxJSONBytes) + "\"}"
         #expect(throws: ContextError.self) { try EvaluationContext(json: big) }
