@@ -56,6 +56,17 @@ func formatterInputs() throws -> [(String, String)] {
                 """)
     }
 
+    /// A comment after a second declaration on one line stays that declaration's (found by
+    /// the pipeline fuzz target: it moved to the first and, as a `///` comment, became the
+    /// second's doc comment when formatted again).
+    @Test func aCommentAfterTheSecondDeclarationOfALineStaysWithIt() throws {
+        let text = "flag a { enabled when b };flag c ///x { y\n"
+        let once = try FlagsFormatter.format(text)
+        #expect(once == "flag a { enabled when b }\nflag c  ///x { y\n")
+        #expect(try FlagsFormatter.format(once) == once)
+        #expect(try RuleSet(source: once).declarations.map(\.doc) == [nil, nil])
+    }
+
     /// `given` lines wrap at the width as rules do: into several blocks, as many entries to
     /// a line as fit, meaning the same context.
     @Test func longGivenLinesWrap() throws {

@@ -40,6 +40,9 @@ struct Printer {
     /// Comments not yet printed (doc comments attached to declarations are removed).
     var comments: [Comment]
     var nextComment = 0
+    /// Where the next declaration starts: a comment from there on is not a trailing
+    /// comment of the lines before it.
+    var trailingBefore = Int.max
     /// The source line where the last printed element ended, for keeping blank lines.
     var lastLine: Int?
     var indent = ""
@@ -100,7 +103,7 @@ struct Printer {
     /// the line of a body's `{`).
     mutating func endLine(at line: Int, offset: Int, before: Int = Int.max) {
         if nextComment < comments.count, comments[nextComment].range.start.line == line,
-            comments[nextComment].range.start.offset >= offset, comments[nextComment].range.start.offset < before
+            comments[nextComment].range.start.offset >= offset, comments[nextComment].range.start.offset < min(before, trailingBefore)
         {
             out += Printer.commentMark + commentText(comments[nextComment])
             nextComment += 1
@@ -132,7 +135,13 @@ struct Printer {
     // MARK: Declarations
 
     mutating func printFile() {
-        for d in file.declarations { printDeclaration(d) }
+        for (k, d) in file.declarations.enumerated() {
+            // A comment after the next declaration, on the line this one ends on, is that
+            // declaration's trailing comment, not this one's.
+            let next = k + 1 < file.declarations.count ? file.declarations[k + 1].header : nil
+            trailingBefore = next.map { $0.doc?.range.start.offset ?? $0.range.start.offset } ?? Int.max
+            printDeclaration(d)
+        }
         flushComments(before: Int.max)
     }
 

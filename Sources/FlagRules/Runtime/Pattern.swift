@@ -482,6 +482,12 @@ struct PatternParser {
             if s[i] == "[", i + 1 < s.count, s[i + 1] == ":" {
                 throw fail("POSIX classes like '[:alpha:]' are not supported; use \\w, \\d, \\s or a range")
             }
+            if s[i] == "[" {
+                throw fail("nested character classes are not supported; write '\\[' for the character", at: i)
+            }
+            if i + 1 < s.count, s[i] == s[i + 1], s[i] == "&" || s[i] == "~" || s[i] == "-" {
+                throw fail("class set operations ('&&', '--', '~~') are not supported", at: i)
+            }
             var lo: Unicode.Scalar
             if s[i] == "\\" {
                 switch try parseEscape(inClass: true) {

@@ -65,6 +65,11 @@ import Testing
         ("(?Px)", "a named group is written (?P<name>…)"),
         ("(?<", "unterminated group name"),
         ("(?", "unterminated group"),
+        // Found by the pattern fuzz target against Swift's Regex, which reads these as
+        // nested classes and set operations.
+        ("[^[^ayb]cayb]c", "nested character classes are not supported; write '\\[' for the character"),
+        ("[a&&b]", "class set operations ('&&', '--', '~~') are not supported"),
+        ("[a~~b]", "class set operations ('&&', '--', '~~') are not supported"),
     ])
     func rejects(_ pattern: String, _ message: String) {
         #expect(throws: Pattern.SyntaxError.self) { try Pattern(pattern) }
