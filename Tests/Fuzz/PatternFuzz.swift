@@ -46,6 +46,6 @@ enum PatternFuzz {
     static func comparable(_ source: String) -> Bool {
         source.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 } && !source.contains("(?i") && !source.contains("\\b")
             && !source.contains("\\B") && !source.contains("\\X") && !source.contains("\\R") && !source.contains("\\N")
-            && !source.contains("{ ") && !source.contains(" }") && !source.contains(", ")
+            && !(source.contains("{") && source.contains(" "))
     }
 }
