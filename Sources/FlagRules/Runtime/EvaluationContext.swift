@@ -55,6 +55,20 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         set { set(newValue, for: key, hash: ContextStorage.hash(key)) }
     }
 
+    /// This context with `other`'s attributes added, `other`'s value winning where both
+    /// have one: a per-call context over a base context.
+    public func merging(_ other: EvaluationContext) -> EvaluationContext {
+        guard other.count > 0 else { return self }
+        guard count > 0 else { return other }
+        var merged = self
+        let added = other.storage
+        for i in 0..<added.count {
+            let entry = added.entry(i)
+            merged[entry.key] = entry.value
+        }
+        return merged
+    }
+
     /// Sets `key` with its hash given (tests give many keys one hash, as crafted
     /// collisions would).
     mutating func set(_ value: Value?, for key: String, hash: UInt64) {

@@ -1,0 +1,121 @@
+/// Everything a `RuleSet` answers, from the rules in force, each call's context merged
+/// over the base context. Before any rules have loaded, each answer is the caller's
+/// default (with reason `ERROR` in a resolution).
+extension FlagStore {
+    /// The rules in force, the base context and the hook, read once.
+    @inline(__always)
+    private var now: InForce { inForceSnapshot() }
+
+    /// Resolves a declaration (`RuleSet.evaluate(_:in:default:)`).
+    public func evaluate(_ name: String, in context: EvaluationContext = [:], default fallback: Value? = nil) -> Resolution {
+        let s = now
+        let r = s.resolve(name, context, fallback)
+        s.onEvaluation?(name, r)
+        return r
+    }
+
+    /// Whether a flag is on; `fallback` when it is unknown, not a flag, or no rules have
+    /// loaded.
+    public func isEnabled(_ name: String, in context: EvaluationContext = [:], default fallback: Bool = false) -> Bool {
+        let s = now
+        guard let hook = s.onEvaluation else {
+            return s.rules?.isEnabled(name, in: s.merged(context), default: fallback) ?? fallback
+        }
+        let r = resolve(s, name, context, .flag, .bool(fallback))
+        hook(name, r)
+        return r.value.boolValue ?? fallback
+    }
+
+    /// The chosen variant's name; `fallback` when the name is unknown or not a variant.
+    public func variant(_ name: String, in context: EvaluationContext = [:], default fallback: String = "") -> String {
+        typed(name, context, .variant, .string(fallback)).stringValue ?? fallback
+    }
+
+    /// An int value; `fallback` when the name is unknown or not an int value.
+    public func value(_ name: String, in context: EvaluationContext = [:], default fallback: Int) -> Int {
+        typed(name, context, .value, .int(fallback)).intValue ?? fallback
+    }
+
+    /// A double value; `fallback` when the name is unknown or not a number.
+    public func value(_ name: String, in context: EvaluationContext = [:], default fallback: Double) -> Double {
+        typed(name, context, .value, .double(fallback)).doubleValue ?? fallback
+    }
+
+    /// A string value; `fallback` when the name is unknown or not a string value.
+    public func value(_ name: String, in context: EvaluationContext = [:], default fallback: String) -> String {
+        typed(name, context, .value, .string(fallback)).stringValue ?? fallback
+    }
+
+    /// A bool value; `fallback` when the name is unknown or not a bool value.
+    public func value(_ name: String, in context: EvaluationContext = [:], default fallback: Bool) -> Bool {
+        typed(name, context, .value, .bool(fallback)).boolValue ?? fallback
+    }
+
+    /// Resolves every flag, variant and value, keyed by name; empty before rules load.
+    public func evaluateAll(in context: EvaluationContext = [:]) -> [String: Resolution] {
+        let s = now
+        return s.rules?.evaluateAll(in: s.merged(context)) ?? [:]
+    }
+
+    // MARK: Prepared contexts and handles
+
+    /// A handle on `name`, for evaluating it without a name lookup while these rules are
+    /// in force (after an update it is looked up by name once a call). A name the rules
+    /// lack resolves to `FLAG_NOT_FOUND`.
+    public func handle(_ name: String) -> DeclarationHandle {
+        now.rules?.handle(name) ?? DeclarationHandle(name: name, index: -1, owner: FlagStore.noRules.program)
+    }
+
+    /// The base context laid out for the rules in force, ready to be filled in.
+    public func makeContext() -> PreparedContext {
+        let s = now
+        return (s.rules ?? FlagStore.noRules).prepare(s.base)
+    }
+
+    /// `context` over the base context, laid out for the rules in force. (A prepared context
+    /// keeps the base context it was prepared with; one prepared for earlier rules is read
+    /// by name.)
+    public func prepare(_ context: EvaluationContext) -> PreparedContext {
+        let s = now
+        return (s.rules ?? FlagStore.noRules).prepare(s.merged(context))
+    }
+
+    /// Resolves a declaration by handle against a prepared context.
+    public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
+        let s = now
+        let r = s.rules?.evaluate(handle, in: context, default: fallback) ?? s.missing(fallback)
+        s.onEvaluation?(handle.name, r)
+        return r
+    }
+
+    /// Whether a flag is on, by handle against a prepared context.
+    public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
+        let s = now
+        guard let hook = s.onEvaluation else { return s.rules?.isEnabled(handle, in: context, default: fallback) ?? fallback }
+        let r = s.rules?.evaluate(handle, in: context, default: .bool(fallback)) ?? s.missing(.bool(fallback))
+        hook(handle.name, r)
+        return r.value.boolValue ?? fallback
+    }
+
+    // MARK: Helpers
+
+    /// Rules with no declarations, to lay prepared contexts out for before any have loaded.
+    static let noRules: RuleSet = {
+        do {
+            return try RuleSet(source: "", name: "<none>")
+        } catch {
+            preconditionFailure("an empty source compiles")
+        }
+    }()
+
+    private func resolve(_ s: InForce, _ name: String, _ context: EvaluationContext, _ kind: DeclarationKind, _ fallback: Value) -> Resolution {
+        s.rules?.evaluate(name, in: s.merged(context), expecting: kind, default: fallback) ?? s.missing(fallback)
+    }
+
+    private func typed(_ name: String, _ context: EvaluationContext, _ kind: DeclarationKind, _ fallback: Value) -> Value {
+        let s = now
+        let r = resolve(s, name, context, kind, fallback)
+        s.onEvaluation?(name, r)
+        return r.value
+    }
+}

@@ -1,0 +1,36 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A value guarded by a mutex (`pthread_mutex_t`, on every platform), for state that
+/// several threads share: the store's rules in force, its subscribers, the build
+/// configuration. Held only for a copy or a small update, never around a callback.
+final class Locked<State>: @unchecked Sendable {
+    // Invariant: `state` is only read or written between `lock` and `unlock` of `mutex`.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var state: State
+
+    init(_ state: State) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+        self.state = state
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the state, the mutex held.
+    @inline(__always)
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
+}
