@@ -525,6 +525,25 @@ for (name, rule, handWritten) in [("seed", seedRule, handWrittenSeed), ("large",
     reports.append(RuleReport(name: name, rule: rule, rows: rows))
 }
 
+// MARK: The store
+
+/// `FlagStore` reads the rules in force on every call (one lock, one reference) and
+/// evaluates outside the lock: beside the same call on the `RuleSet` it holds, and with an
+/// evaluation hook set (which builds a resolution and calls the hook).
+let storeRows: [Row] = {
+    let rules = load(schema + "\nflag seed { enabled when \(seedRule) }\n")
+    let store = FlagStore(rules)
+    let hooked = FlagStore(rules)
+    hooked.onEvaluation = { _, _ in }
+    return measureInterleaved(
+        count: n, runs: runs,
+        [
+            ("RuleSet.isEnabled (name, dictionary context)", { rules.isEnabled("seed", in: dictionaries[$0]) }),
+            ("FlagStore.isEnabled (the rules in force, read per call)", { store.isEnabled("seed", in: dictionaries[$0]) }),
+            ("FlagStore.isEnabled with an evaluation hook", { hooked.isEnabled("seed", in: dictionaries[$0]) }),
+        ])
+}()
+
 // MARK: `in` over long literal lists
 
 func inRule(_ count: Int) -> String {
@@ -699,6 +718,10 @@ targets.append(("in over 100,000 literals within 2× of in over 3", in100k <= in
 // The same over one batch call (`isEnabled(_:in: [PreparedContext])`), reported beside it.
 let batch3 = inRows[0].batch.nanoseconds, batch100k = inRows[2].batch.nanoseconds
 targets.append(("in over 100,000 literals within 2× of in over 3, in one batch call", batch100k <= batch3 * 2))
+if storeRows[0].measured && storeRows[1].measured {
+    targets.append(("store.isEnabled within 10% of RuleSet.isEnabled", storeRows[1].nanoseconds <= storeRows[0].nanoseconds * 1.1))
+    if storeRows[0].onFraction != storeRows[1].onFraction { failures.append("store: FlagStore and RuleSet disagree on the ON fraction") }
+}
 targets.append(("10,000 declarations load in under 100 ms", loadMilliseconds < 100))
 if allocationCounting { targets.append(("10,000 declarations occupy under 50 MB", Double(heldBytes) < 50e6)) }
 if let evalProcess { targets.append(("flags eval examples/app.flags under 30 ms", evalProcess < 30)) }
@@ -725,6 +748,17 @@ if options.json {
                                     ])
                                 })
                         ),
+                    ])
+                })
+        ))
+    out.append(
+        (
+            "store",
+            .array(
+                storeRows.map { row in
+                    .object([
+                        ("name", .string(row.name)), ("nsPerEvaluation", .double(row.nanoseconds)),
+                        ("ratio", .double(row.nanoseconds / storeRows[0].nanoseconds)),
                     ])
                 })
         ))
@@ -787,6 +821,13 @@ if options.json {
                     + f(row.nanoseconds).leftPad(10) + f(ratio(row, report), 2).leftPad(8) + f(row.onFraction * 100, 2).leftPad(8)
                     + f(row.allocations, 2).leftPad(14))
         }
+    }
+    print("\nthe store: rule seed, by name on a dictionary context")
+    print("  " + "row".padding(toLength: 56, withPad: " ", startingAt: 0) + "   ns/eval   ratio")
+    for row in storeRows {
+        print(
+            "  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
+                + f(row.nanoseconds / storeRows[0].nanoseconds, 2).leftPad(8))
     }
     print(
         "\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path (one call a context, one batch call), plain path (by name, dictionary context), setting the value on a prepared context (which checks it and keeps its hash), and hand-written Set<String>.contains on the same context"

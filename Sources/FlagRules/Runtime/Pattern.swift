@@ -434,7 +434,12 @@ struct PatternParser {
         case "r": return .scalar("\r")
         case "f": return .scalar("\u{0C}")
         case "v": return .scalar("\u{0B}")
-        case "0": return .scalar("\u{0}")
+        case "0":
+            // Other engines read '\0' and the digits after it as one octal escape.
+            if i < s.count, s[i].isASCII, CharacterClass.isDigit(s[i]) {
+                throw fail("'\\0' followed by a digit is ambiguous (an octal escape elsewhere); write '\\x00' or '\\u{…}'", at: start)
+            }
+            return .scalar("\u{0}")
         case "b" where !inClass: return .assert(.wordBoundary)
         case "B" where !inClass: return .assert(.notWordBoundary)
         case "A" where !inClass: return .assert(.start)

@@ -65,3 +65,79 @@ import Testing
         #expect(store.lastError != nil)  // the last update (an even one) was broken
     }
 }
+
+/// Several tasks evaluate through a store's own API (plain, prepared, all at once) while it
+/// reloads a watched file that is rewritten a hundred times with valid and broken rules in
+/// turn. Each call reads one whole rule set: a flag that refers to its own generation's
+/// variant is always on, every answer comes from a valid generation, and generations never
+/// go back. `.ci/run` runs this suite under the thread sanitizer.
+@Suite struct WatchedFileStressTests {
+    static func source(_ generation: Int) -> String {
+        """
+        value generation: int = \(generation)
+        variant tag [g\(generation), other] = g\(generation)
+        flag consistent { enabled when tag == g\(generation) }
+        """
+    }
+
+    @Test func evaluationsSeeOneWholeRuleSetWhileAWatchedFileChanges() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("live.flags")
+        try Self.source(1).write(to: file, atomically: true, encoding: .utf8)
+        let outcomes = Locked(0)
+        let store = FlagStore(source: .file(file), refresh: .milliseconds(10))
+        store.onEvent = { event in
+            switch event {
+            case .rulesLoaded, .updateRejected: outcomes.withLock { $0 += 1 }
+            default: break
+            }
+        }
+        _ = try await store.ready(timeout: .seconds(10))
+        defer { store.stop() }
+        let versions = 100
+        let done = Locked(false)
+        let failures = await withTaskGroup(of: [String].self) { group in
+            group.addTask {
+                defer { done.withLock { $0 = true } }
+                for i in 2...versions {
+                    let seen = outcomes.withLock { $0 }
+                    // Odd generations are valid, even ones broken (they never compile).
+                    let text = i % 2 == 1 ? Self.source(i) : "value generation: int = \(i) oops"
+                    try? text.write(to: file, atomically: true, encoding: .utf8)
+                    guard await eventually(10, { outcomes.withLock { $0 } > seen }) else { return ["version \(i) was never seen"] }
+                }
+                return []
+            }
+            for reader in 0..<3 {
+                group.addTask {
+                    var problems: [String] = []
+                    var last = 0
+                    let handle = store.handle("consistent")
+                    while !done.withLock({ $0 }) && problems.isEmpty {
+                        if !store.isEnabled("consistent", in: ["reader": .int(reader)]) { problems.append("plain path saw a mix") }
+                        if !store.isEnabled(handle, in: store.prepare(["reader": .int(reader)])) {
+                            problems.append("prepared path saw a mix")
+                        }
+                        let all = store.evaluateAll()
+                        let generation = all["generation"]?.value.intValue ?? -1
+                        if all["tag"]?.variant != "g\(generation)" || all["consistent"]?.value != true {
+                            problems.append("evaluateAll saw a mix at generation \(generation)")
+                        }
+                        if generation % 2 != 1 { problems.append("a broken generation \(generation) won") }
+                        if generation < last { problems.append("generation went back from \(last) to \(generation)") }
+                        last = generation
+                        await Task.yield()  // the pool has as many threads as cores: let the store's poller run
+                    }
+                    return problems
+                }
+            }
+            var all: [String] = []
+            for await problems in group { all += problems }
+            return all
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        #expect(store.value("generation", default: 0) == versions - 1)
+        #expect(store.lastError != nil)  // the last version written was broken
+    }
+}

@@ -70,6 +70,9 @@ import Testing
         ("[^[^ayb]cayb]c", "nested character classes are not supported; write '\\[' for the character"),
         ("[a&&b]", "class set operations ('&&', '--', '~~') are not supported"),
         ("[a~~b]", "class set operations ('&&', '--', '~~') are not supported"),
+        // Found by the pattern fuzz target: Swift's Regex reads '\00' as one octal escape.
+        ("\\00*nt", "'\\0' followed by a digit is ambiguous (an octal escape elsewhere); write '\\x00' or '\\u{…}'"),
+        ("[\\01]", "'\\0' followed by a digit is ambiguous (an octal escape elsewhere); write '\\x00' or '\\u{…}'"),
     ])
     func rejects(_ pattern: String, _ message: String) {
         #expect(throws: Pattern.SyntaxError.self) { try Pattern(pattern) }
