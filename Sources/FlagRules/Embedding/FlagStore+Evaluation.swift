@@ -17,10 +17,11 @@ extension FlagStore {
     /// Whether a flag is on; `fallback` when it is unknown, not a flag, or no rules have
     /// loaded.
     public func isEnabled(_ name: String, in context: EvaluationContext = [:], default fallback: Bool = false) -> Bool {
+        // The common case, no hook: evaluated with the rules borrowed under the read lock.
+        let answer: Bool? = withInForce { s in s.onEvaluation == nil ? s.isEnabled(name, context, fallback) : nil }
+        if let answer { return answer }
         let s = now
-        guard let hook = s.onEvaluation else {
-            return s.rules?.isEnabled(name, in: s.merged(context), default: fallback) ?? fallback
-        }
+        guard let hook = s.onEvaluation else { return s.isEnabled(name, context, fallback) }
         let r = resolve(s, name, context, .flag, .bool(fallback))
         hook(name, r)
         return r.value.boolValue ?? fallback
@@ -90,6 +91,10 @@ extension FlagStore {
 
     /// Whether a flag is on, by handle against a prepared context.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
+        let answer: Bool? = withInForce { s in
+            s.onEvaluation == nil ? s.rules?.isEnabled(handle, in: context, default: fallback) ?? fallback : nil
+        }
+        if let answer { return answer }
         let s = now
         guard let hook = s.onEvaluation else { return s.rules?.isEnabled(handle, in: context, default: fallback) ?? fallback }
         let r = s.rules?.evaluate(handle, in: context, default: .bool(fallback)) ?? s.missing(.bool(fallback))

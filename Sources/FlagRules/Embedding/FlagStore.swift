@@ -67,6 +67,13 @@ public final class FlagStore: @unchecked Sendable {
             }
         }
 
+        /// Whether a flag is on, with the rules and the context borrowed, not copied.
+        @inline(__always)
+        func isEnabled(_ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
+            if base.count == 0 { return rules?.isEnabled(name, in: context, default: fallback) ?? fallback }
+            return rules?.isEnabled(name, in: base.merging(context), default: fallback) ?? fallback
+        }
+
         func resolve(_ name: String, _ context: EvaluationContext, _ fallback: Value?) -> Resolution {
             guard let rules else { return missing(fallback) }
             return rules.evaluate(name, in: merged(context), default: fallback)
@@ -101,11 +108,16 @@ public final class FlagStore: @unchecked Sendable {
         }
     }
 
-    private let inForce: Locked<InForce>
+    private let inForce: StripedReference<InForce>
 
     /// What evaluations read now.
     @inline(__always)
-    func inForceSnapshot() -> InForce { inForce.withLock { $0 } }
+    func inForceSnapshot() -> InForce { inForce.current }
+
+    /// Runs `body` with what evaluations read now, borrowed under a lock (see
+    /// `StripedReference`): for the hot paths, which call no user code inside.
+    @inline(__always)
+    func withInForce<R>(_ body: (InForce) -> R) -> R { inForce.withCurrent(body) }
     private let state = Locked(State())
 
     /// Where the rules come from; nil for a store fed only by `update(source:name:)`.
@@ -148,7 +160,7 @@ public final class FlagStore: @unchecked Sendable {
         self.apply = apply
         self.timeout = timeout
         self.maximumSize = maximumSize
-        inForce = Locked(InForce(rules: nil, failure: nil, base: baseContext, onEvaluation: nil))
+        inForce = StripedReference(InForce(rules: nil, failure: nil, base: baseContext, onEvaluation: nil))
     }
 
     /// A store with no source: every evaluation is an error until ``update(source:name:)``
@@ -165,7 +177,7 @@ public final class FlagStore: @unchecked Sendable {
         apply = .immediately
         timeout = .seconds(10)
         maximumSize = 16 << 20
-        inForce = Locked(InForce(rules: rules, failure: nil, base: baseContext, onEvaluation: nil))
+        inForce = StripedReference(InForce(rules: rules, failure: nil, base: baseContext, onEvaluation: nil))
     }
 
     deinit {
@@ -179,24 +191,24 @@ public final class FlagStore: @unchecked Sendable {
     // MARK: The rules in force
 
     /// The rules in force, if any have loaded.
-    public var rules: RuleSet? { inForce.withLock { $0 }.rules }
+    public var rules: RuleSet? { inForce.current.rules }
 
     /// Why the latest update failed, if it did (cleared by a successful one).
-    public var lastError: RuleSetError? { inForce.withLock { $0 }.failure }
+    public var lastError: RuleSetError? { inForce.current.failure }
 
     /// Attributes merged under every evaluation's context (per-call keys win): the build
     /// configuration, the app's version, the signed-in user. Setting it re-evaluates every
     /// `changes(of:in:)` subscription.
     public var baseContext: EvaluationContext {
-        get { inForce.withLock { $0 }.base }
+        get { inForce.current.base }
         set { swap(origin: nil) { $0.with(base: newValue) } }
     }
 
     /// Called with every evaluation's name and resolution (exposure events, metrics). When
     /// nil, evaluations cost what they cost on a `RuleSet`.
     public var onEvaluation: (@Sendable (String, Resolution) -> Void)? {
-        get { inForce.withLock { $0 }.onEvaluation }
-        set { inForce.withLock { $0 = $0.with(onEvaluation: .some(newValue)) } }
+        get { inForce.current.onEvaluation }
+        set { inForce.replace { $0.with(onEvaluation: .some(newValue)) } }
     }
 
     /// Called with everything the store does: rules loaded, rejected or saved for the next
@@ -226,7 +238,7 @@ public final class FlagStore: @unchecked Sendable {
             swap(origin: origin, etag: etag) { $0.with(rules: .some(rules), failure: .some(nil)) }
             return rules
         } catch {
-            inForce.withLock { $0 = $0.with(failure: .some(error)) }
+            inForce.replace { $0.with(failure: .some(error)) }
             state.withLock { $0.lastProblem = StoreEvent.updateRejected(origin: origin, error: error).description }
             emit(.updateRejected(origin: origin, error: error))
             throw error
@@ -238,10 +250,7 @@ public final class FlagStore: @unchecked Sendable {
     /// the base context changed.
     private func swap(origin: RulesOrigin?, etag: String? = nil, _ change: (InForce) -> InForce) {
         let (hook, now, waiters) = state.withLock { s in
-            let now = inForce.withLock { current in
-                current = change(current)
-                return current
-            }
+            let now = inForce.replace(change)
             var waiters: [CheckedContinuation<RuleSet, any Error>] = []
             if origin != nil, let rules = now.rules {
                 for c in s.subscribers.values { c.yield(rules) }
@@ -291,7 +300,7 @@ public final class FlagStore: @unchecked Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Resolution.self, bufferingPolicy: .bufferingNewest(16))
         let id = state.withLock { s in
             let id = s.makeID()
-            let now = inForce.withLock { $0 }.resolve(name, context, fallback)
+            let now = inForce.current.resolve(name, context, fallback)
             s.watchers[id] = Watcher(name: name, context: context, fallback: fallback, last: now, continuation: continuation)
             continuation.yield(now)
             return id
@@ -346,7 +355,7 @@ public final class FlagStore: @unchecked Sendable {
         do {
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RuleSet, any Error>) in
                 let ruleSet: RuleSet? = state.withLock { s in
-                    if let rules = inForce.withLock({ $0 }).rules { return rules }
+                    if let rules = inForce.current.rules { return rules }
                     s.waiters[id] = continuation
                     return nil
                 }
@@ -415,7 +424,7 @@ public final class FlagStore: @unchecked Sendable {
             do {
                 rules = try RuleSet(source: text, today: Date())
             } catch {
-                inForce.withLock { $0 = $0.with(failure: .some(error)) }
+                inForce.replace { $0.with(failure: .some(error)) }
                 state.withLock { $0.lastProblem = StoreEvent.updateRejected(origin: .source, error: error).description }
                 emit(.updateRejected(origin: .source, error: error))
                 return refresh

@@ -9,16 +9,35 @@ import Foundation
 /// if rules.isEnabled("darkMode", in: context) { … }
 /// ```
 public struct RuleSet: Sendable {
-    let program: Program
+    /// Everything a load produced, behind one reference: copying a rule set (out of a
+    /// store, into a closure) costs one retain, not one for each part.
+    final class Loaded: Sendable {
+        let program: Program
+        let checked: CheckedProgram
+        let source: SourceText
+        let warnings: [Diagnostic]
+        let declarations: [DeclarationInfo]
+
+        init(program: Program, checked: CheckedProgram, source: SourceText, warnings: [Diagnostic]) {
+            self.program = program
+            self.checked = checked
+            self.source = source
+            self.warnings = warnings
+            self.declarations = checked.declarations.map(DeclarationInfo.init)
+        }
+    }
+
+    let loaded: Loaded
+    var program: Program { loaded.program }
     /// The checked declarations (for explanations), the tests and the symbol table (for
     /// checking an expression against the file, as the REPL does).
-    let checked: CheckedProgram
+    var checked: CheckedProgram { loaded.checked }
     /// The source the rules were compiled from (for rendering diagnostics and explanations).
-    public let source: SourceText
+    public var source: SourceText { loaded.source }
     /// Warnings found while loading (an `@expires` date in the past, …).
-    public let warnings: [Diagnostic]
+    public var warnings: [Diagnostic] { loaded.warnings }
     /// Every flag, variant, value and segment, in source order, with its metadata.
-    public let declarations: [DeclarationInfo]
+    public var declarations: [DeclarationInfo] { loaded.declarations }
     /// The `context { … }` schema, when the file declares one.
     public var schema: ContextSchema? { program.schema }
 
@@ -62,11 +81,7 @@ public struct RuleSet: Sendable {
         guard let checked, !diagnostics.contains(where: { $0.severity == .error }) else {
             throw .invalid(source: source, diagnostics: diagnostics)
         }
-        self.source = source
-        self.warnings = diagnostics
-        self.program = Compiler.compile(checked)
-        self.checked = checked
-        self.declarations = checked.declarations.map(DeclarationInfo.init)
+        loaded = Loaded(program: Compiler.compile(checked), checked: checked, source: source, warnings: diagnostics)
     }
 
     // MARK: Evaluation

@@ -11,19 +11,24 @@ import Musl
 /// configuration. Held only for a copy or a small update, never around a callback.
 final class Locked<State>: @unchecked Sendable {
     // Invariant: `state` is only read or written between `lock` and `unlock` of `mutex`.
+    // Both are raw allocations: a stored `var` would add a dynamic exclusivity check to
+    // every access, which the mutex makes redundant.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+    private let state: UnsafeMutablePointer<State>
 
-    init(_ state: State) {
+    init(_ initial: State) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
-        self.state = state
+        state = .allocate(capacity: 1)
+        state.initialize(to: initial)
     }
 
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Runs `body` with the state, the mutex held.
@@ -31,6 +36,6 @@ final class Locked<State>: @unchecked Sendable {
     func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&state)
+        return try body(&state.pointee)
     }
 }
