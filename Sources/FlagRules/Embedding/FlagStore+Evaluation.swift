@@ -113,7 +113,9 @@ extension FlagStore {
         }
     }()
 
-    private func resolve(_ s: InForce, _ name: String, _ context: EvaluationContext, _ kind: DeclarationKind, _ fallback: Value) -> Resolution {
+    private func resolve(_ s: InForce, _ name: String, _ context: EvaluationContext, _ kind: DeclarationKind, _ fallback: Value)
+        -> Resolution
+    {
         s.rules?.evaluate(name, in: s.merged(context), expecting: kind, default: fallback) ?? s.missing(fallback)
     }
 

@@ -232,7 +232,9 @@ public final class FlagStore: @unchecked Sendable {
         try install(origin: .update) { () throws(RuleSetError) in try RuleSet(contentsOf: url) }
     }
 
-    private func install(origin: RulesOrigin, etag: String? = nil, _ load: () throws(RuleSetError) -> RuleSet) throws(RuleSetError) -> RuleSet {
+    private func install(origin: RulesOrigin, etag: String? = nil, _ load: () throws(RuleSetError) -> RuleSet) throws(RuleSetError)
+        -> RuleSet
+    {
         do {
             let rules = try load()
             swap(origin: origin, etag: etag) { $0.with(rules: .some(rules), failure: .some(nil)) }

@@ -70,7 +70,10 @@ let broken = "value generation: int = oops"
 
         // Deleted: the rules in force stay, and the failure is reported with the next try.
         try FileManager.default.removeItem(at: file)
-        #expect(await eventually { log.contains { if case .fetchFailed(let reason, _) = $0 { return reason.contains("no such file") } else { return false } } })
+        #expect(
+            await eventually {
+                log.contains { if case .fetchFailed(let reason, _) = $0 { return reason.contains("no such file") } else { return false } }
+            })
         #expect(store.value("generation", default: 0) == 3)
 
         // Back again.
@@ -157,7 +160,10 @@ let broken = "value generation: int = oops"
 
         // A broken text is rejected with its diagnostics.
         script.set(.ok(broken, etag: "\"bad\""))
-        #expect(await eventually { log.contains { if case .updateRejected(.source, let e) = $0 { return !e.errors.isEmpty } else { return false } } })
+        #expect(
+            await eventually {
+                log.contains { if case .updateRejected(.source, let e) = $0 { return !e.errors.isEmpty } else { return false } }
+            })
         #expect(store.value("generation", default: 0) == 2)
 
         script.set(.ok(version(3), etag: "\"v3\""))
@@ -283,7 +289,8 @@ let broken = "value generation: int = oops"
         // Nothing was in force: the first rules fetched apply at once.
         #expect(try await first.ready(timeout: .seconds(5)).value("generation", in: [:], default: 0) == 1)
         script.set(.ok(version(2), etag: "\"v2\""))
-        #expect(await eventually { log.contains { if case .rulesSavedForNextLaunch(_, "\"v2\"") = $0 { return true } else { return false } } })
+        #expect(
+            await eventually { log.contains { if case .rulesSavedForNextLaunch(_, "\"v2\"") = $0 { return true } else { return false } } })
         #expect(first.value("generation", default: 0) == 1)  // unchanged mid-session
         // Once saved, the new version is not fetched again: its ETag goes with the next request.
         let count = server.requests.count

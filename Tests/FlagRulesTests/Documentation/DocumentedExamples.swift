@@ -1,0 +1,173 @@
+import FlagRules
+import Foundation
+
+// Every Swift example of the README and the DocC catalog, compiled: each function holds
+// one example as the documentation shows it (`DocumentationTests` checks that every
+// example appears here, line for line), its free names as parameters. Not run: the
+// examples fetch from example.com and read files that are not here.
+
+/// README.md, example 1.
+func readmeStore(cachesURL: URL, enableDarkMode: () -> Void, showCheckout: (String) -> Void) async {
+    let store = FlagStore(
+        source: .url(URL(string: "https://cdn.example.com/app.flags")!),  // or .file(url), watched
+        cacheDirectory: cachesURL,  // the last good rules, for a start offline
+        baseContext: ["build": .string(BuildConfiguration.current.name), "appVersion": "2.4.0"])
+    store.onEvent = { event in print("flags: \(event)") }  // loaded, rejected, fetch failed, …
+    store.start()  // looks again every minute (ETag, back-off after failures)
+    _ = try? await store.ready(timeout: .seconds(2))  // the cache's rules or the source's
+
+    if store.isEnabled("darkMode", in: ["userId": "u-42"]) { enableDarkMode() }
+    let checkout = store.variant("checkout", in: ["userId": "u-42"], default: "control")
+    showCheckout(checkout)
+}
+
+/// README.md, example 2.
+func readmeChanges(store: FlagStore, showCheckout: (String) -> Void) async {
+    for await resolution in store.changes(of: "checkout", in: ["userId": "u-42"]) {
+        showCheckout(resolution.variant ?? "control")
+    }
+}
+
+/// README.md, example 3.
+func readmeRuleSet() throws {
+    let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))  // throws every diagnostic
+    let context: EvaluationContext = ["build": "beta", "userId": "42", "appVersion": "2.4"]
+    let darkMode = rules.isEnabled("darkMode", in: context)  // Bool
+    let variant = rules.variant("checkout", in: context, default: "control")  // a variant's name
+    let cacheHours = rules.value("cacheHours", in: context, default: 24)  // Int, Double, String, Bool
+    print(rules.evaluate("darkMode", in: context))  // true (TARGETING_MATCH, rule 2, line 26)
+    print(rules.problems(in: ["userid": "42"]))  // unknown attribute 'userid'; did you mean 'userId'?
+    _ = (darkMode, variant, cacheHours)
+}
+
+/// README.md, example 4.
+func readmeHotPath(rules: RuleSet, context: EvaluationContext, users: [EvaluationContext]) {
+    let handle = rules.handle("darkMode")!
+    let user = rules.prepare(context)
+    let on = rules.isEnabled(handle, in: user)  // no allocation, no lookup by name
+    let reach = rules.isEnabled(handle, in: users.map(rules.prepare))  // one answer a user
+    _ = (on, reach)
+}
+
+/// EmbeddingInAppsAndServices.md, example 0.
+func articleStore(cachesURL: URL, enableDarkMode: () -> Void) async throws {
+    let store = FlagStore(
+        source: .url(URL(string: "https://cdn.example.com/app.flags")!),
+        refresh: .seconds(60),
+        cacheDirectory: cachesURL,
+        apply: .immediately,
+        baseContext: ["build": .string(BuildConfiguration.current.name), "appVersion": "2.4.0"])
+    store.onEvent = { event in print("flags: \(event)") }
+    store.start()
+    do {
+        let rules = try await store.ready(timeout: .seconds(2))
+        print("\(rules.declarations.count) declarations in force")
+    } catch {
+        print("starting on the defaults: \(error)")
+    }
+
+    if store.isEnabled("darkMode", in: ["userId": "u-42"]) { enableDarkMode() }
+    let checkout = store.variant("checkout", in: ["userId": "u-42"], default: "control")
+    let pageSize = store.value("pageSize", in: ["userId": "u-42"], default: 30)
+    _ = (checkout, pageSize)
+}
+
+/// EmbeddingInAppsAndServices.md, example 1.
+func articleBuild(store: FlagStore, rulesURL: URL, userID: String) {
+    BuildConfiguration.current = .beta
+    let internalStore = FlagStore(source: .file(rulesURL), baseContext: BuildConfiguration.context)
+    store.baseContext = ["build": .string(BuildConfiguration.current.name), "userId": .string(userID)]
+    _ = internalStore
+}
+
+/// EmbeddingInAppsAndServices.md, example 2.
+func articleObserving(store: FlagStore, showCheckout: @escaping (String) -> Void) async {
+    Task {
+        for await rules in store.updates {
+            print("rules updated: \(rules.declarations.count) declarations")
+        }
+    }
+    for await resolution in store.changes(of: "checkout", in: ["userId": "u-42"]) {
+        showCheckout(resolution.variant ?? "control")
+    }
+}
+
+/// EmbeddingInAppsAndServices.md, example 3.
+func articleEvents(store: FlagStore) {
+    store.onEvent = { event in
+        if case .updateRejected(_, let error) = event {
+            print(error)  // every diagnostic, rendered with its source line
+        }
+    }
+    store.onEvaluation = { name, resolution in
+        print("exposure: \(name) = \(resolution.value)")
+    }
+}
+
+/// EmbeddingInAppsAndServices.md, example 4.
+func articleService(tenantID: String) {
+    let flags = FlagStore(
+        source: .file(URL(fileURLWithPath: "/etc/search/service.flags")),
+        refresh: .seconds(5),
+        baseContext: ["region": "eu-west-1"])
+    flags.start()
+    let backend = flags.value("searchBackend", in: ["tenant": .string(tenantID)], default: "elastic")
+    _ = backend
+}
+
+/// EmbeddingInAppsAndServices.md, example 5.
+func articleRuleSet() throws {
+    let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))
+    let context: EvaluationContext = ["build": "alpha", "userId": "u-42", "appVersion": "3.2"]
+
+    let darkMode = rules.isEnabled("darkMode", in: context)  // Bool
+    let variant = rules.variant("checkout", in: context, default: "control")  // a variant's name
+    let cacheHours = rules.value("cacheHours", in: context, default: 24)  // Int (Double, String, Bool)
+    let resolution = rules.evaluate("checkout", in: context)  // value, variant, reason, rule, line
+    let everything = rules.evaluateAll(in: context)  // [String: Resolution]
+    _ = (darkMode, variant, cacheHours, resolution, everything)
+}
+
+/// EmbeddingInAppsAndServices.md, example 6.
+func articleStrict(rules: RuleSet) {
+    var strict = rules
+    strict.checksContextsStrictly = true
+    print(strict.evaluate("darkMode", in: ["userid": "u-42"]))
+    // false (ERROR, INVALID_CONTEXT: unknown attribute 'userid'; did you mean 'userId'?)
+}
+
+/// EmbeddingInAppsAndServices.md, example 7.
+func articleHotPath(rules: RuleSet, users: [EvaluationContext]) {
+    let darkMode = rules.handle("darkMode")!
+    var user = rules.makeContext()
+    user["build"] = "alpha"
+    user["userId"] = "u-42"
+    let on = rules.isEnabled(darkMode, in: user)  // no allocation, no name lookup
+    let reach = rules.isEnabled(darkMode, in: users.map(rules.prepare))  // one answer a user, in order
+    _ = (on, reach)
+}
+
+/// EmbeddingInAppsAndServices.md, example 8.
+func articleStoreHotPath(store: FlagStore, userID: String, offerExpressPay: () -> Void) {
+    let expressPay = store.handle("expressPay")
+    let request = store.prepare(["userId": .string(userID), "plan": "pro"])
+    if store.isEnabled(expressPay, in: request) { offerExpressPay() }
+}
+
+/// FlagRules.md, example 0.
+func landing(enableDarkMode: () -> Void) {
+    let store = FlagStore(source: .file(URL(fileURLWithPath: "app.flags")), baseContext: BuildConfiguration.context)
+    store.start()
+    if store.isEnabled("darkMode", in: ["userId": "u-42"]) { enableDarkMode() }
+}
+
+/// GettingStarted.md, example 1.
+func gettingStarted(enableDarkMode: () -> Void) throws {
+    let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))
+    let context: EvaluationContext = ["build": "beta", "userId": "user-42", "appVersion": "3.2"]
+
+    if rules.isEnabled("darkMode", in: context) { enableDarkMode() }
+    let checkout = rules.variant("checkout", in: context, default: "control")  // "control" or "oneStep"
+    print(rules.evaluate("darkMode", in: context))  // true (TARGETING_MATCH, rule 2, line 10)
+    _ = checkout
+}
