@@ -37,6 +37,12 @@ import Testing
         ("^\\w+$", "snake_case1", true),
         ("a|", "zzz", true),
         ("^\\u{1F600}$", "😀", true),
+        // Patterns match scalars, not characters: "\r\n" is two (found by the pattern fuzz
+        // target, whose reference Regex now matches scalars too).
+        ("\\s\\W", "s\r\ndt", true),
+        ("^a.b$", "a\r\nb", false),
+        ("^a..b$", "a\r\nb", false),
+        ("(?s)^a..b$", "a\r\nb", true),
     ])
     func matches(_ pattern: String, _ input: String, _ expected: Bool) throws {
         #expect(try Pattern(pattern).matches(input) == expected)
