@@ -9,7 +9,9 @@ let package = Package(
         .executable(name: "flags-bench", targets: ["flags-bench"]),
     ],
     targets: [
-        .target(name: "FlagRules"),
+        .target(name: "FlagRules", dependencies: ["FlagRulesAtomics"]),
+        // Two inline atomic functions (Swift's own atomics need macOS 15 and iOS 18).
+        .target(name: "FlagRulesAtomics"),
         .executableTarget(name: "flags", dependencies: ["FlagRules"]),
         // Counts heap allocations for the benchmark (glibc); linked into flags-bench only.
         .target(name: "MallocCounter"),

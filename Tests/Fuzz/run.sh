@@ -24,10 +24,11 @@ for target in "${targets[@]}"; do
     *) echo "unknown target '$target' (pipeline, pattern or context)" >&2; exit 2 ;;
   esac
   binary=$out/fuzz-$target
-  if [[ ! -x $binary || $harness -nt $binary || -n $(find Sources/FlagRules -name '*.swift' -newer "$binary") ]]; then
+  if [[ ! -x $binary || $harness -nt $binary || -n $(find Sources/FlagRules -name '*.swift' -newer "$binary") || -n $(find Sources/FlagRulesAtomics -newer "$binary") ]]; then
     echo "== building $target"
     # shellcheck disable=SC2086
     swiftc -swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \
+      -I Sources/FlagRulesAtomics/include \
       $sources "$harness" -o "$binary"
   fi
   corpus=$out/corpus-$target

@@ -1,8 +1,9 @@
 /// Everything a `RuleSet` answers, from the rules in force, each call's context merged
-/// over the base context. Before any rules have loaded, each answer is the caller's
-/// default (with reason `ERROR` in a resolution).
+/// over the base context, overrides first: a `withFlagOverrides` scope's, then the store's
+/// local ones. Before any rules have loaded, each answer is the caller's default (with
+/// reason `ERROR` in a resolution).
 extension FlagStore {
-    /// The rules in force, the base context and the hook, read once.
+    /// The rules in force, the base context, the overrides and the hook, read once.
     @inline(__always)
     private var now: InForce { inForceSnapshot() }
 
@@ -21,41 +22,59 @@ extension FlagStore {
         let answer: Bool? = withInForce { s in s.onEvaluation == nil ? s.isEnabled(name, context, fallback) : nil }
         if let answer { return answer }
         let s = now
-        guard let hook = s.onEvaluation else { return s.isEnabled(name, context, fallback) }
-        let r = resolve(s, name, context, .flag, .bool(fallback))
-        hook(name, r)
+        let r = s.resolve(name, context, expecting: .flag, .bool(fallback))
+        s.onEvaluation?(name, r)
         return r.value.boolValue ?? fallback
     }
 
     /// The chosen variant's name; `fallback` when the name is unknown or not a variant.
     public func variant(_ name: String, in context: EvaluationContext = [:], default fallback: String = "") -> String {
-        typed(name, context, .variant, .string(fallback)).stringValue ?? fallback
+        typed(name, context, .variant, .string(fallback)).value.stringValue ?? fallback
     }
 
     /// An int value; `fallback` when the name is unknown or not an int value.
     public func value(_ name: String, in context: EvaluationContext = [:], default fallback: Int) -> Int {
-        typed(name, context, .value, .int(fallback)).intValue ?? fallback
+        typed(name, context, .value, .int(fallback)).value.intValue ?? fallback
     }
 
     /// A double value; `fallback` when the name is unknown or not a number.
     public func value(_ name: String, in context: EvaluationContext = [:], default fallback: Double) -> Double {
-        typed(name, context, .value, .double(fallback)).doubleValue ?? fallback
+        typed(name, context, .value, .double(fallback)).value.doubleValue ?? fallback
     }
 
     /// A string value; `fallback` when the name is unknown or not a string value.
     public func value(_ name: String, in context: EvaluationContext = [:], default fallback: String) -> String {
-        typed(name, context, .value, .string(fallback)).stringValue ?? fallback
+        typed(name, context, .value, .string(fallback)).value.stringValue ?? fallback
     }
 
     /// A bool value; `fallback` when the name is unknown or not a bool value.
     public func value(_ name: String, in context: EvaluationContext = [:], default fallback: Bool) -> Bool {
-        typed(name, context, .value, .bool(fallback)).boolValue ?? fallback
+        typed(name, context, .value, .bool(fallback)).value.boolValue ?? fallback
     }
 
-    /// Resolves every flag, variant and value, keyed by name; empty before rules load.
+    /// Resolves every flag, variant and value, keyed by name, overrides included; empty
+    /// before rules load.
     public func evaluateAll(in context: EvaluationContext = [:]) -> [String: Resolution] {
         let s = now
-        return s.rules?.evaluateAll(in: s.merged(context)) ?? [:]
+        guard let rules = s.rules else { return [:] }
+        var all = rules.evaluateAll(in: s.merged(context))
+        for name in s.local.values.keys where all[name] != nil {
+            if let r = s.preempt(name, nil) { all[name] = r }
+        }
+        return all
+    }
+
+    // MARK: Typed keys
+
+    /// A declaration's typed value and its resolution; the key's default with reason
+    /// `ERROR` before rules load, or when the rules lack it or give another type.
+    public func evaluate<V>(_ key: FlagKey<V>, in context: EvaluationContext = [:]) -> TypedResolution<V> {
+        key.typed(typed(key.name, context, key.kind, key.defaultValue.flagValue))
+    }
+
+    /// A declaration's typed value: `store[AppFlags.checkout, in: context]`.
+    public subscript<V>(key: FlagKey<V>, in context: EvaluationContext = [:]) -> V {
+        evaluate(key, in: context).value
     }
 
     // MARK: Prepared contexts and handles
@@ -84,7 +103,7 @@ extension FlagStore {
     /// Resolves a declaration by handle against a prepared context.
     public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
         let s = now
-        let r = s.rules?.evaluate(handle, in: context, default: fallback) ?? s.missing(fallback)
+        let r = s.preempt(handle.name, fallback) ?? s.rules?.evaluate(handle, in: context, default: fallback) ?? s.missing(fallback)
         s.onEvaluation?(handle.name, r)
         return r
     }
@@ -92,13 +111,11 @@ extension FlagStore {
     /// Whether a flag is on, by handle against a prepared context.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
         let answer: Bool? = withInForce { s in
-            s.onEvaluation == nil ? s.rules?.isEnabled(handle, in: context, default: fallback) ?? fallback : nil
+            guard s.onEvaluation == nil, s.local.isEmpty, let rules = s.rules else { return nil }
+            return rules.isEnabled(handle, in: context, default: fallback)
         }
         if let answer { return answer }
-        let s = now
-        guard let hook = s.onEvaluation else { return s.rules?.isEnabled(handle, in: context, default: fallback) ?? fallback }
-        let r = s.rules?.evaluate(handle, in: context, default: .bool(fallback)) ?? s.missing(.bool(fallback))
-        hook(handle.name, r)
+        let r = evaluate(handle, in: context, default: .bool(fallback))
         return r.value.boolValue ?? fallback
     }
 
@@ -113,16 +130,10 @@ extension FlagStore {
         }
     }()
 
-    private func resolve(_ s: InForce, _ name: String, _ context: EvaluationContext, _ kind: DeclarationKind, _ fallback: Value)
-        -> Resolution
-    {
-        s.rules?.evaluate(name, in: s.merged(context), expecting: kind, default: fallback) ?? s.missing(fallback)
-    }
-
-    private func typed(_ name: String, _ context: EvaluationContext, _ kind: DeclarationKind, _ fallback: Value) -> Value {
+    private func typed(_ name: String, _ context: EvaluationContext, _ kind: DeclarationKind, _ fallback: Value) -> Resolution {
         let s = now
-        let r = resolve(s, name, context, kind, fallback)
+        let r = s.resolve(name, context, expecting: kind, fallback)
         s.onEvaluation?(name, r)
-        return r.value
+        return r
     }
 }

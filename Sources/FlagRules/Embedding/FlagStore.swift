@@ -20,66 +20,6 @@ import Foundation
 ///
 /// Every evaluation merges its context over ``baseContext``: per-call keys win.
 public final class FlagStore: @unchecked Sendable {
-    /// What evaluations read, swapped whole: the rules in force, the base context and the
-    /// evaluation hook.
-    final class InForce: Sendable {
-        let rules: RuleSet?
-        /// Why the latest update failed, if it did.
-        let failure: RuleSetError?
-        let base: EvaluationContext
-        let onEvaluation: (@Sendable (String, Resolution) -> Void)?
-
-        init(
-            rules: RuleSet?, failure: RuleSetError?, base: EvaluationContext,
-            onEvaluation: (@Sendable (String, Resolution) -> Void)?
-        ) {
-            self.rules = rules
-            self.failure = failure
-            self.base = base
-            self.onEvaluation = onEvaluation
-        }
-
-        func with(
-            rules: RuleSet?? = nil, failure: RuleSetError?? = nil, base: EvaluationContext? = nil,
-            onEvaluation: (@Sendable (String, Resolution) -> Void)?? = nil
-        ) -> InForce {
-            InForce(
-                rules: rules ?? self.rules, failure: failure ?? self.failure, base: base ?? self.base,
-                onEvaluation: onEvaluation ?? self.onEvaluation)
-        }
-
-        /// `context` over the base context, its keys winning.
-        @inline(__always)
-        func merged(_ context: EvaluationContext) -> EvaluationContext {
-            base.count == 0 ? context : base.merging(context)
-        }
-
-        /// The resolution when no rules have loaded.
-        func missing(_ fallback: Value?) -> Resolution {
-            let value = fallback ?? .bool(false)
-            switch failure {
-            case .invalid?:
-                return .error(.parseError, "the rules have errors: " + (failure?.errors.first?.message ?? "unknown"), default: value)
-            case .unreadable?:
-                return .error(.general, failure?.description ?? "", default: value)
-            case nil:
-                return .error(.general, "no rules have been loaded", default: value)
-            }
-        }
-
-        /// Whether a flag is on, with the rules and the context borrowed, not copied.
-        @inline(__always)
-        func isEnabled(_ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
-            if base.count == 0 { return rules?.isEnabled(name, in: context, default: fallback) ?? fallback }
-            return rules?.isEnabled(name, in: base.merging(context), default: fallback) ?? fallback
-        }
-
-        func resolve(_ name: String, _ context: EvaluationContext, _ fallback: Value?) -> Resolution {
-            guard let rules else { return missing(fallback) }
-            return rules.evaluate(name, in: merged(context), default: fallback)
-        }
-    }
-
     /// A `changes(of:in:)` subscriber.
     private struct Watcher {
         let name: String
@@ -98,6 +38,7 @@ public final class FlagStore: @unchecked Sendable {
         var waiters: [Int: CheckedContinuation<RuleSet, any Error>] = [:]
         var onEvent: (@Sendable (StoreEvent) -> Void)?
         var poller: Task<Void, Never>?
+        var expectedKeys: [AnyFlagKey] = []
         /// The latest problem met (a failed fetch, rejected rules, an ignored cache), for
         /// `ready(timeout:)`'s error.
         var lastProblem: String?
@@ -160,7 +101,7 @@ public final class FlagStore: @unchecked Sendable {
         self.apply = apply
         self.timeout = timeout
         self.maximumSize = maximumSize
-        inForce = StripedReference(InForce(rules: nil, failure: nil, base: baseContext, onEvaluation: nil))
+        inForce = StripedReference(InForce(rules: nil, base: baseContext))
     }
 
     /// A store with no source: every evaluation is an error until ``update(source:name:)``
@@ -177,7 +118,7 @@ public final class FlagStore: @unchecked Sendable {
         apply = .immediately
         timeout = .seconds(10)
         maximumSize = 16 << 20
-        inForce = StripedReference(InForce(rules: rules, failure: nil, base: baseContext, onEvaluation: nil))
+        inForce = StripedReference(InForce(rules: rules, base: baseContext))
     }
 
     deinit {
@@ -203,6 +144,42 @@ public final class FlagStore: @unchecked Sendable {
         get { inForce.current.base }
         set { swap(origin: nil) { $0.with(base: newValue) } }
     }
+
+    /// The store's own overrides, by declaration name (a debug screen's): over the rules,
+    /// under `withFlagOverrides` scopes, answered with reason `OVERRIDE`. Setting them
+    /// re-evaluates every `changes(of:in:)` subscription.
+    public var localOverrides: FlagOverrides {
+        get { inForce.current.local }
+        set { swap(origin: nil) { $0.with(local: newValue) } }
+    }
+
+    /// Changes the local overrides in one step (no change made meanwhile is lost).
+    public func updateLocalOverrides(_ change: (inout FlagOverrides) -> Void) {
+        swap(origin: nil) { current in
+            var local = current.local
+            change(&local)
+            return current.with(local: local)
+        }
+    }
+
+    /// The keys the app was compiled with (`AppFlags.allKeys`): every rule set put in force
+    /// is validated against them, and drift is reported with ``StoreEvent/keysDrifted(_:)``.
+    public var expectedKeys: [AnyFlagKey] {
+        get { state.withLock { $0.expectedKeys } }
+        set { state.withLock { $0.expectedKeys = newValue } }
+    }
+
+    /// Where the rules in force differ from ``expectedKeys``.
+    public var drift: [FlagDrift] { rules?.validate(expectedKeys) ?? [] }
+
+    /// The store that `@Flag` properties read when they are given none: set it once, at
+    /// launch. Until then it is an empty store, whose answers are the keys' defaults.
+    public static var shared: FlagStore {
+        get { sharedStore.withLock { $0 } }
+        set { sharedStore.withLock { $0 = newValue } }
+    }
+
+    private static let sharedStore = Locked(FlagStore())
 
     /// Called with every evaluation's name and resolution (exposure events, metrics). When
     /// nil, evaluations cost what they cost on a `RuleSet`.
@@ -251,7 +228,7 @@ public final class FlagStore: @unchecked Sendable {
     /// state lock (so that updates reach subscribers in order); `origin` is nil when only
     /// the base context changed.
     private func swap(origin: RulesOrigin?, etag: String? = nil, _ change: (InForce) -> InForce) {
-        let (hook, now, waiters) = state.withLock { s in
+        let (hook, now, waiters, keys) = state.withLock { s in
             let now = inForce.replace(change)
             var waiters: [CheckedContinuation<RuleSet, any Error>] = []
             if origin != nil, let rules = now.rules {
@@ -266,11 +243,13 @@ public final class FlagStore: @unchecked Sendable {
                     w.continuation.yield(r)
                 }
             }
-            return (s.onEvent, now, waiters)
+            return (s.onEvent, now, waiters, s.expectedKeys)
         }
         guard let origin, let rules = now.rules else { return }
         // Reported before `ready(timeout:)` returns, so that a log shows why it returned.
         hook?(.rulesLoaded(origin: origin, declarations: rules.declarations.count, etag: etag))
+        let drift = keys.isEmpty ? [] : rules.validate(keys)
+        if !drift.isEmpty { hook?(.keysDrifted(drift)) }
         for c in waiters { c.resume(returning: rules) }
     }
 

@@ -131,13 +131,15 @@ extension RuleSet {
     /// here, else by name.
     @inline(__always)
     private func index(of handle: DeclarationHandle) -> Int? {
-        handle.owner === program ? handle.index : program.names.index(of: handle.name)
+        handle.owner === program && handle.index >= 0 ? handle.index : program.names.index(of: handle.name)
     }
 
     /// Resolves a declaration by handle against a prepared context; an unknown name or a
     /// mistyped value answers as `evaluate(_:in:default:)` does.
     public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
-        guard let i = index(of: handle) else {
+        let index = index(of: handle)
+        if let r = scopedOverride(handle.name, index, default: fallback) { return fallback.map { RuleSet.typed(r, handle.name, $0) } ?? r }
+        guard let i = index else {
             return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: fallback ?? .bool(false))
         }
         if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
@@ -148,7 +150,9 @@ extension RuleSet {
     /// Resolves a declaration by name against a prepared context; an unknown name or a
     /// mistyped value answers as `evaluate(_:in:default:)` does.
     public func evaluate(_ name: String, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
-        guard let i = program.names.index(of: name) else {
+        let index = program.names.index(of: name)
+        if let r = scopedOverride(name, index, default: fallback) { return fallback.map { RuleSet.typed(r, name, $0) } ?? r }
+        guard let i = index else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
         if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
@@ -158,7 +162,9 @@ extension RuleSet {
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
-        guard let i = index(of: handle) else { return fallback }
+        let index = index(of: handle)
+        if let r = scopedOverride(handle.name, index, default: .bool(fallback)) { return r.value.boolValue ?? fallback }
+        guard let i = index else { return fallback }
         if checksContextsStrictly, strictProblem(context) != nil { return fallback }
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return fallback }
@@ -174,7 +180,11 @@ extension RuleSet {
     /// let share = Double(on.filter { $0 }.count) / Double(on.count)
     /// ```
     public func isEnabled(_ handle: DeclarationHandle, in contexts: [PreparedContext], default fallback: Bool = false) -> [Bool] {
-        guard let i = index(of: handle) else { return Array(repeating: fallback, count: contexts.count) }
+        let index = index(of: handle)
+        if let r = scopedOverride(handle.name, index, default: .bool(fallback)) {
+            return Array(repeating: r.value.boolValue ?? fallback, count: contexts.count)
+        }
+        guard let i = index else { return Array(repeating: fallback, count: contexts.count) }
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return Array(repeating: fallback, count: contexts.count) }
             return contexts.map { context in

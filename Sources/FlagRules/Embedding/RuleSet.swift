@@ -91,7 +91,9 @@ public struct RuleSet: Sendable {
     /// value is of another type gives `fallback` with `TYPE_MISMATCH` (an int where a double
     /// is expected is converted).
     public func evaluate(_ name: String, in context: EvaluationContext, default fallback: Value? = nil) -> Resolution {
-        guard let i = program.names.index(of: name) else {
+        let index = program.names.index(of: name)
+        if let r = scopedOverride(name, index, default: fallback) { return fallback.map { RuleSet.typed(r, name, $0) } ?? r }
+        guard let i = index else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
         if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
@@ -120,6 +122,10 @@ public struct RuleSet: Sendable {
         let problem = strictProblem(context)
         var out: [String: Resolution] = [:]
         for (i, d) in program.declarations.enumerated() where d.kind != .segment {
+            if let r = scopedOverride(d.name, i, default: nil) {
+                out[d.name] = r
+                continue
+            }
             out[d.name] = problem.map { invalidContext($0, declaration: i, default: nil) } ?? d.resolution(frame)
         }
         return out
@@ -131,7 +137,9 @@ public struct RuleSet: Sendable {
         _ name: String, in context: EvaluationContext, expecting kind: DeclarationKind,
         default fallback: Value
     ) -> Resolution {
-        guard let i = program.names.index(of: name) else {
+        let index = program.names.index(of: name)
+        if let r = scopedOverride(name, index, default: fallback) { return RuleSet.typed(r, name, fallback) }
+        guard let i = index else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback)
         }
         let actual = program.declarations[i].kind
@@ -144,7 +152,9 @@ public struct RuleSet: Sendable {
 
     /// Whether a flag is on; `fallback` when the flag is unknown or is not a flag.
     public func isEnabled(_ name: String, in context: EvaluationContext, default fallback: Bool = false) -> Bool {
-        guard let i = program.names.index(of: name) else { return fallback }
+        let index = program.names.index(of: name)
+        if let r = scopedOverride(name, index, default: .bool(fallback)) { return r.value.boolValue ?? fallback }
+        guard let i = index else { return fallback }
         if checksContextsStrictly, strictProblem(context) != nil { return fallback }
         return program.withDeclaration(i) { d in
             guard d.kind == .flag else { return fallback }

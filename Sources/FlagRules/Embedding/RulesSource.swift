@@ -69,6 +69,9 @@ public enum StoreEvent: Sendable, CustomStringConvertible {
     case cacheIgnored(reason: String)
     /// Good rules could not be written to the cache (they are in force all the same).
     case cacheNotWritten(reason: String)
+    /// Rules put in force differ from the keys the app was compiled with
+    /// (``FlagStore/expectedKeys``): each drifted key reads its default with reason `ERROR`.
+    case keysDrifted([FlagDrift])
 
     /// One line for a log.
     public var description: String {
@@ -87,6 +90,8 @@ public enum StoreEvent: Sendable, CustomStringConvertible {
             return "cache ignored: \(reason)"
         case .cacheNotWritten(let reason):
             return "cache not written: \(reason)"
+        case .keysDrifted(let drift):
+            return "the rules differ from the app's keys: " + drift.map(\.description).joined(separator: "; ")
         }
     }
 }

@@ -14,6 +14,9 @@ public struct Resolution: Sendable, Hashable {
         case disabled = "DISABLED"
         /// Evaluation failed; `errorCode` says how, and the value is the caller's default.
         case error = "ERROR"
+        /// An override set the value: a scope of `withFlagOverrides`, or a local override
+        /// of a store (a debug screen's). OpenFeature lets a provider name its own reasons.
+        case override = "OVERRIDE"
     }
 
     /// What went wrong, for `reason == .error` (OpenFeature's error codes).
