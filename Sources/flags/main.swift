@@ -1,3 +1,4 @@
+import FlagsCLI
 import Foundation
 
 exit(FlagsTool.run(Array(CommandLine.arguments.dropFirst())))

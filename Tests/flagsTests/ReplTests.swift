@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import flags
+@testable import FlagsCLI
 
 #if canImport(Glibc)
     import Glibc

@@ -54,7 +54,7 @@ let broken = "value generation: int = oops"
         store.onEvent = log.record
         store.start()
         defer { store.stop() }
-        #expect(try await store.ready(timeout: .seconds(5)).value("generation", in: [:], default: 0) == 1)
+        #expect(try await store.ready(timeout: .seconds(30)).value("generation", in: [:], default: 0) == 1)
         #expect(log.contains { if case .rulesLoaded(.source, 2, nil) = $0 { return true } else { return false } })
 
         // Edited in place (a longer text: the size changes even within one clock tick).
@@ -142,7 +142,7 @@ let broken = "value generation: int = oops"
         store.onEvent = log.record
         store.start()
         defer { store.stop() }
-        #expect(try await store.ready(timeout: .seconds(5)).value("generation", in: [:], default: 0) == 1)
+        #expect(try await store.ready(timeout: .seconds(30)).value("generation", in: [:], default: 0) == 1)
         #expect(log.contains { if case .rulesLoaded(.source, _, "\"v1\"") = $0 { return true } else { return false } })
         #expect(server.requests.first?.headers["x-api-key"] == "k-1")
         #expect(server.requests.first?.headers["if-none-match"] == nil)
@@ -201,7 +201,7 @@ let broken = "value generation: int = oops"
         store.onEvent = log.record
         store.start()
         defer { store.stop() }
-        _ = try await store.ready(timeout: .seconds(5))
+        _ = try await store.ready(timeout: .seconds(30))
         server.stop()
         #expect(await eventually { log.contains { if case .fetchFailed = $0 { return true } else { return false } } })
         #expect(store.value("generation", default: 0) == 1)
@@ -218,7 +218,7 @@ let broken = "value generation: int = oops"
         do {
             let store = FlagStore(source: .url(server.url), refresh: .milliseconds(20), cacheDirectory: dir)
             store.start()
-            _ = try await store.ready(timeout: .seconds(5))
+            _ = try await store.ready(timeout: .seconds(30))
             store.stop()
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
@@ -232,7 +232,7 @@ let broken = "value generation: int = oops"
         let log = EventLog()
         let offline = FlagStore(source: .url(server.url), refresh: .milliseconds(20), cacheDirectory: dir)
         offline.onEvent = log.record
-        let rules = try await offline.ready(timeout: .seconds(5))
+        let rules = try await offline.ready(timeout: .seconds(30))
         offline.stop()
         #expect(rules.value("generation", in: [:], default: 0) == 1)
         #expect(log.contains { if case .rulesLoaded(.cache, _, "\"v1\"") = $0 { return true } else { return false } })
@@ -251,7 +251,7 @@ let broken = "value generation: int = oops"
         let log2 = EventLog()
         let fresh = FlagStore(source: .url(server.url), refresh: .milliseconds(20), cacheDirectory: dir)
         fresh.onEvent = log2.record
-        #expect(try await fresh.ready(timeout: .seconds(5)).value("generation", in: [:], default: 0) == 1)
+        #expect(try await fresh.ready(timeout: .seconds(30)).value("generation", in: [:], default: 0) == 1)
         fresh.stop()
         #expect(log2.lines.contains { $0.hasPrefix("cache ignored:") && $0.contains("not a rules cache") })
         #expect(log2.contains { if case .rulesLoaded(.source, _, _) = $0 { return true } else { return false } })
@@ -262,7 +262,7 @@ let broken = "value generation: int = oops"
         let log3 = EventLog()
         let third = FlagStore(source: .url(server.url), refresh: .milliseconds(20), cacheDirectory: dir)
         third.onEvent = log3.record
-        _ = try await third.ready(timeout: .seconds(5))
+        _ = try await third.ready(timeout: .seconds(30))
         third.stop()
         #expect(log3.lines.contains { $0.contains("no longer compile") })
     }
@@ -290,7 +290,7 @@ let broken = "value generation: int = oops"
         first.onEvent = log.record
         first.start()
         // Nothing was in force: the first rules fetched apply at once.
-        #expect(try await first.ready(timeout: .seconds(5)).value("generation", in: [:], default: 0) == 1)
+        #expect(try await first.ready(timeout: .seconds(30)).value("generation", in: [:], default: 0) == 1)
         script.set(.ok(version(2), etag: "\"v2\""))
         #expect(
             await eventually { log.contains { if case .rulesSavedForNextLaunch(_, "\"v2\"") = $0 { return true } else { return false } } })
@@ -303,7 +303,7 @@ let broken = "value generation: int = oops"
 
         // The next launch starts with version 2, from the cache.
         let second = FlagStore(source: .url(server.url), refresh: .milliseconds(20), cacheDirectory: dir, apply: .nextLaunch)
-        #expect(try await second.ready(timeout: .seconds(5)).value("generation", in: [:], default: 0) == 2)
+        #expect(try await second.ready(timeout: .seconds(30)).value("generation", in: [:], default: 0) == 2)
         second.stop()
     }
 }

@@ -93,7 +93,7 @@ import Testing
             default: break
             }
         }
-        _ = try await store.ready(timeout: .seconds(10))
+        _ = try await store.ready(timeout: .seconds(30))
         defer { store.stop() }
         let versions = 100
         let done = Locked(false)

@@ -2,7 +2,7 @@ import FlagRules
 import Foundation
 
 /// The `flags` command: dispatches to one command per file.
-enum FlagsTool {
+package enum FlagsTool {
     static let version = "0.1.0"
 
     struct Command: Sendable {
@@ -18,6 +18,7 @@ enum FlagsTool {
         Command(name: "list", summary: "list every declaration with its metadata", run: ListCommand.run),
         Command(name: "repl", summary: "evaluate expressions interactively", run: ReplCommand.run),
         Command(name: "fmt", summary: "print files in the canonical layout (-w to rewrite them)", run: FmtCommand.run),
+        Command(name: "generate", summary: "write typed Swift keys for the declarations", run: GenerateCommand.run),
     ]
 
     static var help: String {
@@ -27,7 +28,7 @@ enum FlagsTool {
         usage: flags <command> [options]
 
         commands:
-        \(commands.map { "  " + $0.name.padding(toLength: 8, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+        \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
 
         options:
           --help       show this help (or 'flags <command> --help')
@@ -39,7 +40,7 @@ enum FlagsTool {
     }
 
     /// Runs the tool with the arguments after the program name; returns the exit status.
-    static func run(_ arguments: [String]) -> Int32 {
+    package static func run(_ arguments: [String]) -> Int32 {
         guard let first = arguments.first else {
             Terminal.writeError(help)
             return 2

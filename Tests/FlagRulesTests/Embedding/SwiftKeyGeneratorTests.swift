@@ -1,0 +1,32 @@
+import Testing
+
+@testable import FlagRules
+
+@Suite struct SwiftKeyGeneratorTests {
+    @Test func namesAndLiterals() {
+        #expect(SwiftKeyGenerator.namespace(forFile: "examples/app.flags") == "AppFlags")
+        #expect(SwiftKeyGenerator.namespace(forFile: "my-service_v2.flags") == "MyServiceV2Flags")
+        #expect(SwiftKeyGenerator.namespace(forFile: "2024.flags") == "Rules2024Flags")
+        #expect(SwiftKeyGenerator.identifier("default") == "`default`" && SwiftKeyGenerator.identifier("oneStep") == "oneStep")
+        #expect(SwiftKeyGenerator.literal("a \"b\" \\ c\n\u{1}") == #""a \"b\" \\ c\n\u{1}""#)
+    }
+
+    @Test func docCommentsSurviveQuotesBackslashesAndLongLines() throws {
+        let long = String(repeating: "word ", count: 40).trimmingCharacters(in: .whitespaces)
+        let doc = "Says \"\"\" and C:\\path.\n\n" + long
+        let literal = SwiftKeyGenerator.multilineLiteral(doc, indent: "")
+        #expect(literal.split(separator: "\n").allSatisfy { $0.count <= 100 })
+        #expect(literal.contains(#"Says \"""#) && literal.contains(#"C:\\path."#))
+        #expect(literal.contains("\\\n"))  // a long line wrapped with a continuation
+        let rules = try RuleSet(source: "/// \(doc.replacingOccurrences(of: "\n", with: "\n/// "))\nflag f = true\n")
+        let swift = try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
+        #expect(swift.contains("public static let f = FlagKey<Bool>("))
+    }
+
+    @Test func collidingNamesAreRefused() throws {
+        let rules = try RuleSet(source: "flag allKeys = true\n")
+        #expect(throws: SwiftKeyGenerator.GenerationError.self) {
+            try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
+        }
+    }
+}

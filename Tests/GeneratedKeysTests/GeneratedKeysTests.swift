@@ -1,0 +1,57 @@
+import FlagRules
+import Foundation
+import Testing
+
+/// The keys the build plugin generated from keys.flags (`KeysFlags`), compiled and read:
+/// every kind, a variant enum with every case (keywords too), doc comments and defaults.
+@Suite struct GeneratedKeysTests {
+    static let rules: RuleSet = {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("keys.flags")
+        do {
+            return try RuleSet(contentsOf: url)
+        } catch {
+            preconditionFailure("keys.flags loads: \(error)")
+        }
+    }()
+
+    @Test func everyKindIsTyped() {
+        let rules = Self.rules
+        let darkMode: Bool = rules[KeysFlags.darkMode, in: ["plan": "pro"]]
+        let checkout: KeysFlags.Checkout = rules[KeysFlags.checkout, in: ["plan": "team"]]
+        let pageSize: Int = rules[KeysFlags.pageSize, in: ["plan": "pro"]]
+        let discount: Double = rules[KeysFlags.discount, in: ["plan": "free"]]
+        let api: String = rules[KeysFlags.apiBaseURL]
+        let banner: Bool = rules[KeysFlags.betaBanner, in: ["plan": "team"]]
+        #expect(darkMode && checkout == .twoStep && pageSize == 60 && discount == 0.25 && banner)
+        #expect(api == "https://api.example.com")
+        #expect(rules[KeysFlags.uploads])
+        #expect(rules[KeysFlags.layout, in: ["plan": "team"]] == .default)
+        #expect(rules[KeysFlags.layout, in: ["plan": "free"]] == .compact)
+    }
+
+    @Test func variantEnumsHaveEveryCaseAndKeysTheirDefaultsAndDocs() {
+        #expect(KeysFlags.Checkout.allCases == [.control, .oneStep, .twoStep])
+        #expect(KeysFlags.Layout.allCases.map(\.rawValue) == ["default", "compact", "class"])
+        #expect(KeysFlags.checkout.defaultValue == .control && KeysFlags.layout.defaultValue == .default)
+        #expect(KeysFlags.pageSize.defaultValue == 30 && KeysFlags.discount.defaultValue == 0.5)
+        #expect(KeysFlags.uploads.defaultValue && !KeysFlags.darkMode.defaultValue)
+        #expect(KeysFlags.darkMode.doc == "Dark mode, for \"pro\" users first.")
+        #expect(KeysFlags.pageSize.doc == "Photos a page; a path with a backslash: C:\\photos.")
+        #expect(KeysFlags.discount.doc == nil)
+        #expect(
+            KeysFlags.apiBaseURL.doc
+                == "Where the API is: three quotes (\"\"\") in a doc comment, and a line long enough to be wrapped in the generated multi-line string literal.")
+        #expect(KeysFlags.allKeys.map(\.name) == ["darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner"])
+        #expect(Self.rules.validate(KeysFlags.allKeys).isEmpty)
+    }
+
+    @Test func aStoreReadsThemAndReportsDrift() throws {
+        let store = FlagStore(Self.rules)
+        store.expectedKeys = KeysFlags.allKeys
+        #expect(store[KeysFlags.checkout, in: ["plan": "team"]] == .twoStep)
+        try store.update(source: "flag darkMode = true\nvariant checkout [control, oneStep, twoStep, fourStep] = fourStep")
+        #expect(store.drift.count == 7)
+        #expect(store.evaluate(KeysFlags.checkout).resolution.errorCode == .typeMismatch)
+        #expect(store[KeysFlags.checkout] == .control)
+    }
+}

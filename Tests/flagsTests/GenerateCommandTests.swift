@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// `flags generate swift`: typed keys, deterministic, lint-clean, with clear errors.
+@Suite(.serialized) struct GenerateCommandTests {
+    @Test func writesTheSameBytesForTheSameFile() throws {
+        let first = try flags(["generate", "swift", "examples/checkout.flags"])
+        let second = try flags(["generate", "swift", "examples/checkout.flags"])
+        #expect(first.status == 0 && first == second)
+        #expect(first.stdout.contains("public enum CheckoutFlags {"))
+        #expect(first.stdout.contains("public static let checkout = FlagKey<Checkout>("))
+        #expect(first.stdout.contains("public enum Checkout: String, FlagVariant, CaseIterable, Sendable {"))
+        #expect(first.stdout.contains("value: \"freeShippingThreshold\", default: 50.0,"))
+        #expect(first.stdout.contains("/// Free shipping from this cart total."))
+    }
+
+    @Test func namespaceAccessAndOutputs() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flags-generate-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("Keys.swift").path
+        let one = try flags(["generate", "swift", "examples/app.flags", "-o", file, "--namespace", "Features", "--access", "internal"])
+        #expect(one.status == 0 && one.stdout.isEmpty, "\(one)")
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text.contains("\nenum Features {") && text.contains("    static let darkMode = FlagKey<Bool>(") && !text.contains("public"))
+        let many = try flags(["generate", "swift", "examples/app.flags", "examples/service.flags", "-o", dir.path])
+        #expect(many.status == 0, "\(many)")
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("AppFlags.swift").path))
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("ServiceFlags.swift").path))
+    }
+
+    @Test func theOutputPassesSwiftFormatLint() throws {
+        let dir = packageRoot.appendingPathComponent(".build/generate-lint")
+        try? FileManager.default.removeItem(at: dir)
+        let generated = try flags(["generate", "swift", "examples/app.flags", "examples/checkout.flags", "examples/service.flags", "-o", dir.path])
+        #expect(generated.status == 0)
+        let swift = URL(fileURLWithPath: "/usr/bin/env")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted().map { dir.appendingPathComponent($0).path }
+        #expect(files.count == 3)
+        let lint = try run(swift, ["swift", "format", "lint", "--strict"] + files)
+        #expect(lint.status == 0 && lint.stderr.isEmpty, "\(lint)")
+    }
+
+    @Test(arguments: [
+        (["generate"], "flags: error: 'generate' needs a language"),
+        (["generate", "kotlin", "examples/app.flags"], "flags: error: 'generate' writes 'swift', not 'kotlin'"),
+        (["generate", "swift"], "flags: error: 'generate swift' needs a file"),
+        (["generate", "swift", "examples/app.flags", "--access", "open"], "flags: error: --access is public or internal, not 'open'"),
+        (
+            ["generate", "swift", "examples/app.flags", "examples/service.flags", "--namespace", "X"],
+            "flags: error: --namespace names one file's keys; 2 files were given"
+        ),
+        (["generate", "swift", "examples/app.flags", "--namespace", "9x"], "flags: error: --namespace '9x' is not a Swift type name"),
+    ])
+    func usageErrors(_ arguments: [String], _ message: String) throws {
+        let run = try flags(arguments)
+        #expect(run.status == 2)
+        #expect(run.stderr.hasPrefix(message), "\(run)")
+    }
+
+    @Test func collidingNamesAndBrokenRulesAreErrors() throws {
+        let collide = try flags(["generate", "swift", "-"], stdin: "variant checkout [a, b]\nvalue Checkout: int = 1\n")
+        #expect(collide.status == 1)
+        #expect(collide.stderr.contains("'Checkout' (line 2) would be generated as 'Checkout'"), "\(collide)")
+        let broken = try flags(["generate", "swift", "-"], stdin: "flag x { enabled when }")
+        #expect(broken.status == 1 && broken.stdout.isEmpty && broken.stderr.contains("error:"))
+    }
+}
