@@ -71,7 +71,7 @@ enum Terminal {
     }
 
     /// The files that paths name: a file as itself, `-` as standard input, a directory as
-    /// its .flags files, recursively, in sorted order. Throws for a path that does not
+    /// its .flags files, recursively (not in hidden directories), in sorted order. Throws for a path that does not
     /// exist and for a directory without .flags files.
     static func flagsFiles(_ paths: [String]) throws(UsageError) -> [String] {
         var files: [String] = []
@@ -90,7 +90,9 @@ enum Terminal {
             }
             let base = path.hasSuffix("/") ? String(path.dropLast()) : path
             let entries = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
-            let found = entries.filter { $0.hasSuffix(".flags") }.sorted().map { base + "/" + $0 }
+            // Hidden directories (.build, .git) are skipped: a build copies rules files there.
+            let found = entries.filter { $0.hasSuffix(".flags") && !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
+                .sorted().map { base + "/" + $0 }
             guard !found.isEmpty else { throw UsageError(message: "no .flags files in \(path)") }
             files += found
         }

@@ -40,8 +40,12 @@ import Testing
         #expect(KeysFlags.discount.doc == nil)
         #expect(
             KeysFlags.apiBaseURL.doc
-                == "Where the API is: three quotes (\"\"\") in a doc comment, and a line long enough to be wrapped in the generated multi-line string literal.")
-        #expect(KeysFlags.allKeys.map(\.name) == ["darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner"])
+                == "Where the API is: three quotes (\"\"\") in a doc comment, and a line long enough to be wrapped in the generated multi-line string literal."
+        )
+        #expect(
+            KeysFlags.allKeys.map(\.name) == [
+                "darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner",
+            ])
         #expect(Self.rules.validate(KeysFlags.allKeys).isEmpty)
     }
 

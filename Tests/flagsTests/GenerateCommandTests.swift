@@ -31,7 +31,9 @@ import Testing
     @Test func theOutputPassesSwiftFormatLint() throws {
         let dir = packageRoot.appendingPathComponent(".build/generate-lint")
         try? FileManager.default.removeItem(at: dir)
-        let generated = try flags(["generate", "swift", "examples/app.flags", "examples/checkout.flags", "examples/service.flags", "-o", dir.path])
+        let generated = try flags([
+            "generate", "swift", "examples/app.flags", "examples/checkout.flags", "examples/service.flags", "-o", dir.path,
+        ])
         #expect(generated.status == 0)
         let swift = URL(fileURLWithPath: "/usr/bin/env")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted().map { dir.appendingPathComponent($0).path }

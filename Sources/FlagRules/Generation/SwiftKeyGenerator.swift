@@ -62,7 +62,8 @@ package struct SwiftKeyGenerator {
             case .variant:
                 let type = SwiftKeyGenerator.typeName(d.name)
                 let first = d.defaultValue.stringValue ?? d.variants.first ?? ""
-                out += "    \(prefix)static let \(name) = FlagKey<\(type)>(\n        variant: \(quoted), default: .\(SwiftKeyGenerator.identifier(first))\(doc))\n\n"
+                out +=
+                    "    \(prefix)static let \(name) = FlagKey<\(type)>(\n        variant: \(quoted), default: .\(SwiftKeyGenerator.identifier(first))\(doc))\n\n"
                 out += "    /// The variants of `\(d.name)`.\n"
                 out += "    \(prefix)enum \(type): String, FlagVariant, CaseIterable, Sendable {\n"
                 for variant in d.variants { out += "        case \(SwiftKeyGenerator.identifier(variant))\n" }

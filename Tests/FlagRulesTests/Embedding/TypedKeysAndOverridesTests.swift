@@ -43,7 +43,9 @@ let shopRules = """
         #expect(store[ShopFlags.checkout, in: pro] == .twoStep)
         #expect(FlagStore()[ShopFlags.pageSize] == 30)
         #expect(FlagStore().evaluate(ShopFlags.pageSize).resolution.reason == .error)
-        #expect(ShopFlags.darkMode.erased == AnyFlagKey(name: "darkMode", kind: .flag, type: "flag", variants: [], defaultValue: false, doc: "Dark mode."))
+        #expect(
+            ShopFlags.darkMode.erased
+                == AnyFlagKey(name: "darkMode", kind: .flag, type: "flag", variants: [], defaultValue: false, doc: "Dark mode."))
         #expect(ShopFlags.checkout.erased.variants == ["control", "oneStep", "twoStep"])
         #expect(rules.validate(ShopFlags.allKeys).isEmpty)
     }
