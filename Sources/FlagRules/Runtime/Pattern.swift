@@ -68,7 +68,7 @@ package struct Pattern: Sendable, CustomStringConvertible {
                 let advances: Bool
                 switch program[pc] {
                 case .scalar(let s): advances = equal(s, scalar)
-                case .any: advances = scalar != "\n"
+                case .any: advances = !Pattern.isLineBreak(scalar)
                 case .anyIncludingNewline: advances = true
                 case .charClass(let index): advances = classes[index].contains(scalar, caseInsensitive: caseInsensitive)
                 default: advances = false
@@ -582,6 +582,18 @@ struct PatternCompiler {
                 program.append(.jump(loop))
                 program[loop] = .split(loop + 1, program.count)
             }
+        }
+    }
+}
+
+extension Pattern {
+    /// The scalars `.` does not match without `(?s)`, as in Swift's `Regex`: line feed,
+    /// carriage return, vertical tab, form feed, next line, line and paragraph separators.
+    @inline(__always)
+    static func isLineBreak(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return true
+        default: return false
         }
     }
 }

@@ -43,6 +43,12 @@ import Testing
         ("^a.b$", "a\r\nb", false),
         ("^a..b$", "a\r\nb", false),
         ("(?s)^a..b$", "a\r\nb", true),
+        // `.` stops at every line break, as in Swift's Regex (found by the pattern fuzz target).
+        ("..", "\r\n\r\u{0}", false),
+        ("^a.b$", "a\rb", false),
+        ("^a.b$", "a\u{2028}b", false),
+        ("^a.b$", "a\u{0}b", true),
+        ("(?s)^a.b$", "a\rb", true),
     ])
     func matches(_ pattern: String, _ input: String, _ expected: Bool) throws {
         #expect(try Pattern(pattern).matches(input) == expected)
