@@ -1,12 +1,13 @@
 import FlagRules
 import Foundation
+import Testing
 
 // Every Swift example of the README and the DocC catalog, compiled: each function holds
 // one example as the documentation shows it (`DocumentationTests` checks that every
 // example appears here, line for line), its free names as parameters. Not run: the
 // examples fetch from example.com and read files that are not here.
 
-/// README.md, example 1.
+/// README.md: the store.
 func readmeStore(cachesURL: URL, enableDarkMode: () -> Void, showCheckout: (String) -> Void) async {
     let store = FlagStore(
         source: .url(URL(string: "https://cdn.example.com/app.flags")!),  // or .file(url), watched
@@ -21,14 +22,14 @@ func readmeStore(cachesURL: URL, enableDarkMode: () -> Void, showCheckout: (Stri
     showCheckout(checkout)
 }
 
-/// README.md, example 2.
+/// README.md: observing a resolution.
 func readmeChanges(store: FlagStore, showCheckout: (String) -> Void) async {
     for await resolution in store.changes(of: "checkout", in: ["userId": "u-42"]) {
         showCheckout(resolution.variant ?? "control")
     }
 }
 
-/// README.md, example 3.
+/// README.md: a rule set.
 func readmeRuleSet() throws {
     let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))  // throws every diagnostic
     let context: EvaluationContext = ["build": "beta", "userId": "42", "appVersion": "2.4"]
@@ -40,7 +41,7 @@ func readmeRuleSet() throws {
     _ = (darkMode, variant, cacheHours)
 }
 
-/// README.md, example 4.
+/// README.md: hot paths.
 func readmeHotPath(rules: RuleSet, context: EvaluationContext, users: [EvaluationContext]) {
     let handle = rules.handle("darkMode")!
     let user = rules.prepare(context)
@@ -49,7 +50,7 @@ func readmeHotPath(rules: RuleSet, context: EvaluationContext, users: [Evaluatio
     _ = (on, reach)
 }
 
-/// EmbeddingInAppsAndServices.md, example 0.
+/// Embedding in apps and services: the store.
 func articleStore(cachesURL: URL, enableDarkMode: () -> Void) async throws {
     let store = FlagStore(
         source: .url(URL(string: "https://cdn.example.com/app.flags")!),
@@ -72,7 +73,7 @@ func articleStore(cachesURL: URL, enableDarkMode: () -> Void) async throws {
     _ = (checkout, pageSize)
 }
 
-/// EmbeddingInAppsAndServices.md, example 1.
+/// Embedding in apps and services: the base context and the build.
 func articleBuild(store: FlagStore, rulesURL: URL, userID: String) {
     BuildConfiguration.current = .beta
     let internalStore = FlagStore(source: .file(rulesURL), baseContext: BuildConfiguration.context)
@@ -80,7 +81,7 @@ func articleBuild(store: FlagStore, rulesURL: URL, userID: String) {
     _ = internalStore
 }
 
-/// EmbeddingInAppsAndServices.md, example 2.
+/// Embedding in apps and services: observing.
 func articleObserving(store: FlagStore, showCheckout: @escaping (String) -> Void) async {
     Task {
         for await rules in store.updates {
@@ -92,7 +93,7 @@ func articleObserving(store: FlagStore, showCheckout: @escaping (String) -> Void
     }
 }
 
-/// EmbeddingInAppsAndServices.md, example 3.
+/// Embedding in apps and services: events.
 func articleEvents(store: FlagStore) {
     store.onEvent = { event in
         if case .updateRejected(_, let error) = event {
@@ -104,7 +105,7 @@ func articleEvents(store: FlagStore) {
     }
 }
 
-/// EmbeddingInAppsAndServices.md, example 4.
+/// Embedding in apps and services: in a service.
 func articleService(tenantID: String) {
     let flags = FlagStore(
         source: .file(URL(fileURLWithPath: "/etc/search/service.flags")),
@@ -115,7 +116,7 @@ func articleService(tenantID: String) {
     _ = backend
 }
 
-/// EmbeddingInAppsAndServices.md, example 5.
+/// Embedding in apps and services: a rule set on its own.
 func articleRuleSet() throws {
     let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))
     let context: EvaluationContext = ["build": "alpha", "userId": "u-42", "appVersion": "3.2"]
@@ -128,7 +129,7 @@ func articleRuleSet() throws {
     _ = (darkMode, variant, cacheHours, resolution, everything)
 }
 
-/// EmbeddingInAppsAndServices.md, example 6.
+/// Embedding in apps and services: strict contexts.
 func articleStrict(rules: RuleSet) {
     var strict = rules
     strict.checksContextsStrictly = true
@@ -136,7 +137,7 @@ func articleStrict(rules: RuleSet) {
     // false (ERROR, INVALID_CONTEXT: unknown attribute 'userid'; did you mean 'userId'?)
 }
 
-/// EmbeddingInAppsAndServices.md, example 7.
+/// Embedding in apps and services: hot paths.
 func articleHotPath(rules: RuleSet, users: [EvaluationContext]) {
     let darkMode = rules.handle("darkMode")!
     var user = rules.makeContext()
@@ -147,21 +148,21 @@ func articleHotPath(rules: RuleSet, users: [EvaluationContext]) {
     _ = (on, reach)
 }
 
-/// EmbeddingInAppsAndServices.md, example 8.
+/// Embedding in apps and services: a store's hot paths.
 func articleStoreHotPath(store: FlagStore, userID: String, offerExpressPay: () -> Void) {
     let expressPay = store.handle("expressPay")
     let request = store.prepare(["userId": .string(userID), "plan": "pro"])
     if store.isEnabled(expressPay, in: request) { offerExpressPay() }
 }
 
-/// FlagRules.md, example 0.
+/// The catalog's landing page.
 func landing(enableDarkMode: () -> Void) {
     let store = FlagStore(source: .file(URL(fileURLWithPath: "app.flags")), baseContext: BuildConfiguration.context)
     store.start()
     if store.isEnabled("darkMode", in: ["userId": "u-42"]) { enableDarkMode() }
 }
 
-/// GettingStarted.md, example 1.
+/// Getting started: read it from Swift.
 func gettingStarted(enableDarkMode: () -> Void) throws {
     let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))
     let context: EvaluationContext = ["build": "beta", "userId": "user-42", "appVersion": "3.2"]
@@ -170,4 +171,76 @@ func gettingStarted(enableDarkMode: () -> Void) throws {
     let checkout = rules.variant("checkout", in: context, default: "control")  // "control" or "oneStep"
     print(rules.evaluate("darkMode", in: context))  // true (TARGETING_MATCH, rule 2, line 10)
     _ = checkout
+}
+
+/// README.md: typed keys.
+func readmeTypedKeys(store: FlagStore) {
+    let checkout: AppFlags.Checkout = store[AppFlags.checkout, in: ["userId": "u-42"]]
+    store.expectedKeys = AppFlags.allKeys  // fetched rules that drift from the app are reported
+    @Flag(AppFlags.darkMode) var darkMode  // reads FlagStore.shared with its base context
+    _ = (checkout, darkMode)
+}
+
+/// README.md: overrides in a test.
+func readmeOverrides(store: FlagStore) {
+    withFlagOverrides([AppFlags.checkout.overridden(to: .oneStep), AppFlags.darkMode.overridden(to: true)]) {
+        #expect(store[AppFlags.checkout] == .oneStep)
+    }
+}
+
+/// README.md: the debug model.
+func readmeDebugModel(store: FlagStore) throws {
+    let debug = FlagDebugModel(store: store, storage: UserDefaultsOverrideStorage())
+    try debug.setOverride(AppFlags.checkout, to: .twoStep)
+    for entry in debug.entries() { print(entry.name, entry.resolution, entry.allowedValues) }
+}
+
+/// Embedding in apps and services: typed keys.
+func articleTypedKeys(store: FlagStore) {
+    let checkout: AppFlags.Checkout = store[AppFlags.checkout, in: ["plan": "pro"]]
+    let pageSize = store.evaluate(AppFlags.pageSize, in: ["plan": "pro"])
+    print(pageSize.value, pageSize.resolution.reason)
+
+    final class CheckoutScreen {
+        @Flag(AppFlags.checkout) var variant: AppFlags.Checkout  // FlagStore.shared, its base context
+        @Flag var darkMode: Bool
+
+        init(store: FlagStore) {
+            _darkMode = Flag(AppFlags.darkMode, store: store, in: ["plan": "pro"])
+        }
+    }
+    let screen = CheckoutScreen(store: store)
+    _ = (checkout, screen.variant, screen.darkMode)
+}
+
+/// Embedding in apps and services: drift.
+func articleDrift(store: FlagStore, rules: RuleSet) {
+    store.expectedKeys = AppFlags.allKeys
+    for drift in rules.validate(AppFlags.allKeys) {
+        print(drift)  // 'checkout': the rules have variant 'threeStep', which the app's enum lacks
+    }
+}
+
+/// The rules the documentation's test example loads: app.flags, here.
+let rulesURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("app.flags")
+
+/// Embedding in apps and services: overrides in tests (run, as a test).
+@Test func proUsersGetTwoStepCheckout() throws {
+    let store = FlagStore(try RuleSet(contentsOf: rulesURL))
+    withFlagOverrides(["checkout": "twoStep"]) {
+        #expect(store[AppFlags.checkout] == .twoStep)
+        withFlagOverrides([AppFlags.darkMode.overridden(to: true)]) {
+            #expect(store[AppFlags.darkMode] && store[AppFlags.checkout] == .twoStep)
+        }
+    }
+}
+
+/// Embedding in apps and services: a debug screen.
+func articleDebugScreen(store: FlagStore, overridesURL: URL) throws {
+    let debug = FlagDebugModel(store: store, storage: FileOverrideStorage(url: overridesURL))
+    for entry in debug.entries(in: ["userId": "u-42"]) {
+        print(entry.name, entry.declaration.owner ?? "-", entry.resolution, entry.allowedValues)
+    }
+    try debug.setOverride(AppFlags.checkout, to: .oneStep)
+    try debug.clearOverride("checkout")
 }

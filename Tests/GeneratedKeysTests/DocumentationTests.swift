@@ -1,9 +1,12 @@
 import Foundation
 import Testing
 
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
 /// The documentation's Swift compiles: every example of the README and the DocC catalog
-/// (but package manifests) appears, line for line, in `DocumentedExamples.swift`, which
-/// is compiled with the tests.
+/// (but package manifests' fragments) appears, line for line, in `DocumentedExamples.swift`,
+/// which is compiled with these tests, against the keys the build plugin generates from
+/// app.flags here.
 @Suite struct DocumentationTests {
     static func normalized(_ text: String) -> [String] {
         text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "import FlagRules" }
@@ -22,13 +25,14 @@ import Testing
             examples.append(String(rest[open.upperBound..<close.lowerBound]))
             rest = rest[close.upperBound...]
         }
-        return examples.filter { !$0.hasPrefix("dependencies:") }
+        // Package manifests' fragments are not library code.
+        return examples.filter { example in !["dependencies:", ".target(", ".package("].contains { example.hasPrefix($0) } }
     }
 
     @Test func everySwiftExampleIsCompiled() throws {
         let compiled = Self.normalized(
             try String(
-                contentsOf: packageRoot.appendingPathComponent("Tests/FlagRulesTests/Documentation/DocumentedExamples.swift"),
+                contentsOf: packageRoot.appendingPathComponent("Tests/GeneratedKeysTests/DocumentedExamples.swift"),
                 encoding: .utf8))
         var count = 0
         for document in Self.documents {
