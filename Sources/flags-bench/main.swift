@@ -687,6 +687,24 @@ if options.only.map({ "long chain".contains($0) }) ?? true {
     malloc_counter_count_bytes(0)
 }
 
+// MARK: Overrides
+
+/// The fastest path checks for `withFlagOverrides` scopes with one load of a process-wide
+/// switch until the first scope is entered, then with a task-local read. Measured last:
+/// entering a scope turns the switch on for the rest of the process.
+let overrideRows: [Row] = {
+    let rules = load(schema + "\nflag seed { enabled when \(seedRule) }\n")
+    guard let handle = rules.handle("seed") else { return [] }
+    let prepared = dictionaries.map(rules.prepare)
+    let before = measureInterleaved(
+        count: n, runs: runs, [("fastest, no override scope ever entered", { rules.isEnabled(handle, in: prepared[$0]) })])
+    let inside = withFlagOverrides(["another": true]) {
+        measureInterleaved(
+            count: n, runs: runs, [("fastest, inside a scope that overrides another name", { rules.isEnabled(handle, in: prepared[$0]) })])
+    }
+    return before + inside
+}()
+
 // MARK: Report
 
 var failures: [String] = []
@@ -762,6 +780,11 @@ if options.json {
                     ])
                 })
         ))
+    out.append(
+        (
+            "overrides",
+            .array(overrideRows.map { .object([("name", .string($0.name)), ("nsPerEvaluation", .double($0.nanoseconds))]) })
+        ))
     out.append(("inValues", .string(options.inValues.rawValue)))
     out.append(("inKeys", .string(options.inKeys.rawValue)))
     out.append(
@@ -829,6 +852,8 @@ if options.json {
             "  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
                 + f(row.nanoseconds / storeRows[0].nanoseconds, 2).leftPad(8))
     }
+    print("\noverride scopes: rule seed, handle and prepared context")
+    for row in overrideRows { print("  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)) }
     print(
         "\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path (one call a context, one batch call), plain path (by name, dictionary context), setting the value on a prepared context (which checks it and keeps its hash), and hand-written Set<String>.contains on the same context"
     )

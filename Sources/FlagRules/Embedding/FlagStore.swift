@@ -49,14 +49,14 @@ public final class FlagStore: @unchecked Sendable {
         }
     }
 
-    private let inForce: StripedReference<InForce>
+    private let inForce: CachedReference<InForce>
 
     /// What evaluations read now.
     @inline(__always)
     func inForceSnapshot() -> InForce { inForce.current }
 
-    /// Runs `body` with what evaluations read now, borrowed under a lock (see
-    /// `StripedReference`): for the hot paths, which call no user code inside.
+    /// Runs `body` with what evaluations read now, borrowed (see `CachedReference`): for
+    /// the hot paths.
     @inline(__always)
     func withInForce<R>(_ body: (InForce) -> R) -> R { inForce.withCurrent(body) }
     private let state = Locked(State())
@@ -101,7 +101,7 @@ public final class FlagStore: @unchecked Sendable {
         self.apply = apply
         self.timeout = timeout
         self.maximumSize = maximumSize
-        inForce = StripedReference(InForce(rules: nil, base: baseContext))
+        inForce = CachedReference(InForce(rules: nil, base: baseContext))
     }
 
     /// A store with no source: every evaluation is an error until ``update(source:name:)``
@@ -118,7 +118,7 @@ public final class FlagStore: @unchecked Sendable {
         apply = .immediately
         timeout = .seconds(10)
         maximumSize = 16 << 20
-        inForce = StripedReference(InForce(rules: rules, base: baseContext))
+        inForce = CachedReference(InForce(rules: rules, base: baseContext))
     }
 
     deinit {
