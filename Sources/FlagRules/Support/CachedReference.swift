@@ -1,11 +1,11 @@
 import FlagRulesAtomics
 
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// One object that many threads read on every call and that is replaced now and then (a
