@@ -53,7 +53,7 @@ public final class FlagStore: @unchecked Sendable {
 
     /// What evaluations read now.
     @inline(__always)
-    func inForceSnapshot() -> InForce { inForce.current }
+    func inForceSnapshot() -> InForce { inForce.withCurrent { $0 } }
 
     /// Runs `body` with what evaluations read now, borrowed (see `CachedReference`): for
     /// the hot paths.
