@@ -27,6 +27,9 @@ final class CachedReference<Object: AnyObject>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let generation: UnsafeMutablePointer<Int>
     private var object: Object
+    /// `ThreadCache.key`, read once here: the static's lazy initialisation check would
+    /// otherwise be on every read.
+    private let threadKey: pthread_key_t
 
     init(_ object: Object) {
         self.object = object
@@ -39,6 +42,7 @@ final class CachedReference<Object: AnyObject>: @unchecked Sendable {
         pthread_mutex_init(mutex, nil)
         generation = .allocate(capacity: 1)
         generation.initialize(to: 1)
+        threadKey = ThreadCache.key
     }
 
     deinit {
@@ -52,7 +56,7 @@ final class CachedReference<Object: AnyObject>: @unchecked Sendable {
     @inline(__always)
     func withCurrent<R>(_ body: (Object) -> R) -> R {
         let now = flagrules_atomic_load_long(generation)
-        if let copy = ThreadCache.copy(of: id, generation: now) {
+        if let copy = ThreadCache.copy(of: id, generation: now, key: threadKey) {
             return copy._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Object.self)) }
         }
         return body(refresh())
@@ -140,7 +144,7 @@ final class ThreadCache {
     /// The calling thread's copy of reference `id` if it is of `generation`, borrowed
     /// (no reference counting).
     @inline(__always)
-    static func copy(of id: Int, generation: Int) -> Unmanaged<AnyObject>? {
+    static func copy(of id: Int, generation: Int, key: pthread_key_t) -> Unmanaged<AnyObject>? {
         guard let pointer = pthread_getspecific(key) else { return nil }
         return Unmanaged<ThreadCache>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.object(for: id, generation: generation) }
     }
@@ -159,7 +163,7 @@ final class ThreadCache {
     }
 
     /// The thread-specific key, whose destructor releases a thread's cache when it exits.
-    private static let key: pthread_key_t = {
+    static let key: pthread_key_t = {
         var key = pthread_key_t()
         #if canImport(Darwin)
             pthread_key_create(&key) { Unmanaged<ThreadCache>.fromOpaque($0).release() }
