@@ -448,8 +448,8 @@ struct PatternParser {
             guard i < s.count, s[i] == "{" else {
                 if c == "x" {
                     // \xHH
-                    guard i + 1 < s.count, let v = UInt32(String(String.UnicodeScalarView([s[i], s[i + 1]])), radix: 16),
-                        let scalar = Unicode.Scalar(v)
+                    guard i + 1 < s.count, s[i].properties.isASCIIHexDigit, s[i + 1].properties.isASCIIHexDigit,
+                        let v = UInt32(String(String.UnicodeScalarView([s[i], s[i + 1]])), radix: 16), let scalar = Unicode.Scalar(v)
                     else { throw fail("expected two hex digits after '\\x'", at: start) }
                     i += 2
                     return .scalar(scalar)
@@ -459,8 +459,8 @@ struct PatternParser {
             i += 1
             var hex = String.UnicodeScalarView()
             while i < s.count, s[i] != "}" { hex.append(s[i]); i += 1 }
-            guard i < s.count, hex.count >= 1, hex.count <= 8, let v = UInt32(String(hex), radix: 16),
-                let scalar = Unicode.Scalar(v)
+            guard i < s.count, hex.count >= 1, hex.count <= 8, hex.allSatisfy(\.properties.isASCIIHexDigit),
+                let v = UInt32(String(hex), radix: 16), let scalar = Unicode.Scalar(v)
             else { throw fail("invalid Unicode escape", at: start) }
             i += 1
             return .scalar(scalar)

@@ -88,6 +88,9 @@ import Testing
         ("[a~~b]", "class set operations ('&&', '--', '~~') are not supported"),
         // Found by the pattern fuzz target: Swift's Regex reads '\00' as one octal escape.
         ("\\00*nt", "'\\0' followed by a digit is ambiguous (an octal escape elsewhere); write '\\x00' or '\\u{…}'"),
+        // Found by the pattern fuzz target: a sign is not a hex digit ('\x+A' was a newline).
+        ("\\x+A*", "expected two hex digits after '\\x'"),
+        ("\\u{+41}", "invalid Unicode escape"),
         ("[\\01]", "'\\0' followed by a digit is ambiguous (an octal escape elsewhere); write '\\x00' or '\\u{…}'"),
     ])
     func rejects(_ pattern: String, _ message: String) {
