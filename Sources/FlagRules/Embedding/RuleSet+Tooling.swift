@@ -1,9 +1,13 @@
 /// Explanations and the tests written next to the rules.
 extension RuleSet {
     /// Every rule tried for `name` and the value of every sub-expression, or nil when no
-    /// declaration has that name.
+    /// declaration has that name. Inside a `withFlagOverrides` scope that overrides it, the
+    /// override, with no rules tried.
     public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
         guard let i = program.names.index(of: name) else { return nil }
+        if let r = scopedOverride(name, i, default: nil) {
+            return Explanation(name: name, resolution: r, rules: [], condition: nil, summary: "overridden by a withFlagOverrides scope")
+        }
         return Explainer(checked: checked, source: source, context: context).explain(i)
     }
 

@@ -112,6 +112,9 @@ let shopRules = """
             #expect(rules[ShopFlags.pageSize] == 99)
             #expect(FlagStore().isEnabled("darkMode"))  // a store with no rules yet
             #expect(String(describing: rules.evaluate("darkMode", in: [:])) == "true (OVERRIDE)")
+            let explanation = rules.explain("darkMode", in: [:])
+            #expect(explanation?.resolution == rules.evaluate("darkMode", in: [:]))
+            #expect(explanation?.summary == "overridden by a withFlagOverrides scope" && explanation?.rules.isEmpty == true)
         }
         #expect(!rules.isEnabled("darkMode", in: [:]))
         #expect(rules.evaluate("darkMode", in: [:]).reason == .default)
