@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FlagRules
@@ -104,6 +105,16 @@ import Testing
 
     /// The classic catastrophic-backtracking input runs in linear time here. A backtracking
     /// engine needs about 2^5000 steps; the NFA simulation needs 5,001 × program size.
+    /// Found by the pattern fuzz target: Swift's Regex takes exponential time on repeated
+    /// empty alternatives; this engine does not.
+    @Test func repeatedEmptyAlternativesStayLinear() throws {
+        let pattern = try Pattern("(|)Int(|){32}In")
+        let start = Date()
+        #expect(!pattern.matches("&"))
+        #expect(pattern.matches("Int" + "In"))
+        #expect(Date().timeIntervalSince(start) < 1)
+    }
+
     @Test func nestedQuantifiersDoNotBacktrack() throws {
         let input = String(repeating: "a", count: 5_000) + "!"
         #expect(try !Pattern("(a+)+$").matches(input))
