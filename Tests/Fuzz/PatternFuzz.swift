@@ -1,8 +1,9 @@
 // libFuzzer target: patterns (`matches`). Any bytes are a pattern; one that compiles is
 // matched against inputs drawn from the same bytes, and where Swift's Regex accepts the
 // same pattern the two must agree. A match slower than `slowMatch` (twice) is a finding:
-// the largest pattern (10,000 steps) over the longest subject (2,000 scalars) takes well
-// under it with AddressSanitizer, and only a match that is not linear comes near it.
+// the heaviest pattern found (`((|){222}|){22}x`, near the 10,000-step limit) takes about
+// 0.6 s over the longest subject (1,000 scalars) with AddressSanitizer, and only a match
+// that is not linear comes near it. Ten subjects an input stay under libFuzzer's 10 s.
 // Built with the library's sources as one module: Tests/Fuzz/run.sh.
 import Foundation
 
@@ -23,7 +24,7 @@ public func patternFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let subjects = Array(lines.dropFirst().prefix(8)) + ["", source]
     // Patterns match Unicode scalars, not characters: "\r\n" is two scalars here.
     let reference = try? Regex(source).matchingSemantics(.unicodeScalar)
-    for subject in subjects where subject.unicodeScalars.count <= 2_000 {
+    for subject in subjects where subject.unicodeScalars.count <= 1_000 {
         var start = DispatchTime.now().uptimeNanoseconds
         let ours = pattern.matches(subject)
         var elapsed = DispatchTime.now().uptimeNanoseconds - start
@@ -49,8 +50,8 @@ public func patternFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 enum PatternFuzz {
-    /// Two seconds, in nanoseconds.
-    static let slowMatch: UInt64 = 2_000_000_000
+    /// Five seconds, in nanoseconds.
+    static let slowMatch: UInt64 = 5_000_000_000
 
     /// Subjects on which the engines' classes agree: any, unless the pattern has a class
     /// escape (`\w`, `\s`, `\d` and their negations), whose Unicode meaning beyond ASCII
