@@ -34,10 +34,11 @@ for target in "${targets[@]}"; do
   corpus=$out/corpus-$target
   mkdir -p "$corpus"
   cp -n Tests/Fuzz/corpus/$target/* "$corpus/" 2>/dev/null || true
-  echo "== fuzzing $target for ${seconds}s"
   # FUZZ_RUNS=N runs N inputs from a fixed seed instead (a repeatable smoke run, for CI).
   limit=(-max_total_time="$seconds")
-  [[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS" -seed=1)
+  description="for ${seconds}s"
+  [[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS" -seed=1) && description="on $FUZZ_RUNS inputs from seed 1"
+  echo "== fuzzing $target $description"
   "$binary" "$corpus" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -dict=Tests/Fuzz/flags.dict -artifact_prefix="$out/findings/$target-" -print_final_stats=1 2>&1 | tail -n 14
 done
