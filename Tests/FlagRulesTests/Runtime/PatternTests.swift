@@ -54,6 +54,10 @@ import Testing
         // target, which now compares them on ASCII subjects only): U+FFFD is not a word.
         ("\\w\\S\\w\\W", "6\u{FFFD}U\u{FFFD}", true),
         ("^\\w$", "é", true),
+        // Found by the pattern fuzz target: Regex's `\D` takes "\r\n" as one even over
+        // scalars; here every class escape reads one scalar.
+        ("^\\D\\D$", "\r\n", true),
+        ("^\\D\\Def", "\r\nefString", true),
     ])
     func matches(_ pattern: String, _ input: String, _ expected: Bool) throws {
         #expect(try Pattern(pattern).matches(input) == expected)
