@@ -62,7 +62,7 @@ struct ReplSession {
     var completions: [String] {
         var names = ReplSession.commands + rules.declarations.map(\.name) + ["has", "rollout", "now"]
         names += rules.schema?.attributes.map(\.name) ?? context.entries.map(\.name)
-        return Array(Set(names))
+        return Set(names).sorted()  // one order every time (a set's order can change from one to the next)
     }
 
     mutating func handle(_ input: String) -> Output {
