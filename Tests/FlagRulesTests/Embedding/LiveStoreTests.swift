@@ -415,3 +415,24 @@ let broken = "value generation: int = oops"
         #expect(seen.withLock { $0.count } == 4)
     }
 }
+
+@Suite struct StoreLifetimeTests {
+    /// A store that is started, observed and released goes away: its poller, its
+    /// subscribers and its waiters hold it weakly.
+    @Test func aReleasedStoreIsFreed() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("app.flags")
+        try version(1).write(to: file, atomically: true, encoding: .utf8)
+        weak var released: FlagStore?
+        do {
+            let store = FlagStore(source: .file(file), refresh: .milliseconds(10))
+            released = store
+            _ = try await store.ready(timeout: .seconds(30))
+            let updates = store.updates
+            let changes = store.changes(of: "darkMode")
+            _ = (updates, changes)
+        }
+        #expect(await eventually { released == nil })
+    }
+}
