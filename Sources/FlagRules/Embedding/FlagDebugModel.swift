@@ -78,10 +78,9 @@ public final class FlagDebugModel: Sendable {
     /// in force have no such declaration or the value does not fit it; a storage that
     /// cannot be written throws after the override is in force.
     public func setOverride(_ name: String, to value: Value) throws(FlagOverrideError) {
-        guard let rules = store.rules, let handle = rules.handle(name) else {
+        guard let declaration = store.rules?.declaration(named: name) else {
             throw FlagOverrideError(message: "no declaration named '\(name)' in the rules in force")
         }
-        let declaration = rules.declarations[handle.index]
         let check = Resolution.overridden(name, value, declaration, default: nil)
         guard check.reason == .override else { throw FlagOverrideError(message: check.errorMessage ?? "the value does not fit") }
         store.updateLocalOverrides { $0[name] = value }

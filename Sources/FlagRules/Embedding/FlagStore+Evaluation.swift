@@ -18,12 +18,15 @@ extension FlagStore {
     /// Whether a flag is on; `fallback` when it is unknown, not a flag, or no rules have
     /// loaded.
     public func isEnabled(_ name: String, in context: EvaluationContext = [:], default fallback: Bool = false) -> Bool {
-        // The common case, no hook: evaluated with the rules borrowed under the read lock.
-        let answer: Bool? = withInForce { s in s.onEvaluation == nil ? s.isEnabled(name, context, fallback) : nil }
-        if let answer { return answer }
-        let s = now
-        let r = s.resolve(name, context, expecting: .flag, .bool(fallback))
-        s.onEvaluation?(name, r)
+        // The common case, no hook: evaluated with the rules borrowed, not retained. With a
+        // hook, what is in force is kept (retained) to build the resolution the hook gets.
+        let (answer, hooked) = withInForce { (s: InForce) -> (Bool, InForce?) in
+            guard s.onEvaluation == nil else { return (fallback, s) }
+            return (s.isEnabled(name, context, fallback), nil)
+        }
+        guard let hooked else { return answer }
+        let r = hooked.resolve(name, context, expecting: .flag, .bool(fallback))
+        hooked.onEvaluation?(name, r)
         return r.value.boolValue ?? fallback
     }
 
@@ -102,21 +105,24 @@ extension FlagStore {
 
     /// Resolves a declaration by handle against a prepared context.
     public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
-        let s = now
-        let r = s.preempt(handle.name, fallback) ?? s.rules?.evaluate(handle, in: context, default: fallback) ?? s.missing(fallback)
-        s.onEvaluation?(handle.name, r)
-        return r
+        resolve(now, handle, context, fallback)
     }
 
     /// Whether a flag is on, by handle against a prepared context.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
-        let answer: Bool? = withInForce { s in
-            guard s.onEvaluation == nil, s.local.isEmpty, let rules = s.rules else { return nil }
-            return rules.isEnabled(handle, in: context, default: fallback)
+        // As by name: borrowed when nothing but the rules answers, else one retained read.
+        let (answer, other) = withInForce { (s: InForce) -> (Bool, InForce?) in
+            guard s.onEvaluation == nil, s.local.isEmpty, let rules = s.rules else { return (fallback, s) }
+            return (rules.isEnabled(handle, in: context, default: fallback), nil)
         }
-        if let answer { return answer }
-        let r = evaluate(handle, in: context, default: .bool(fallback))
-        return r.value.boolValue ?? fallback
+        guard let other else { return answer }
+        return resolve(other, handle, context, .bool(fallback)).value.boolValue ?? fallback
+    }
+
+    private func resolve(_ s: InForce, _ handle: DeclarationHandle, _ context: PreparedContext, _ fallback: Value?) -> Resolution {
+        let r = s.preempt(handle.name, fallback) ?? s.rules?.evaluate(handle, in: context, default: fallback) ?? s.missing(fallback)
+        s.onEvaluation?(handle.name, r)
+        return r
     }
 
     // MARK: Helpers

@@ -61,13 +61,13 @@ extension FlagStore {
         @inline(never)
         private func slowPreempt(_ name: String, _ fallback: Value?) -> Resolution? {
             if let value = local[name], FlagOverrides.current[name] == nil {
-                let declaration = rules?.handle(name).map { rules!.declarations[$0.index] }
+                let declaration = rules?.declaration(named: name)
                 let r = Resolution.overridden(name, value, declaration, default: fallback)
-                return fallback.map { RuleSet.typed(r, name, $0) } ?? r
+                return RuleSet.typed(r, name, fallback)
             }
             guard rules == nil else { return nil }
             if let r = FlagStore.noRules.scopedOverride(name, nil, default: fallback) {
-                return fallback.map { RuleSet.typed(r, name, $0) } ?? r
+                return RuleSet.typed(r, name, fallback)
             }
             return missing(fallback)
         }

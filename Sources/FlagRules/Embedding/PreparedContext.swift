@@ -138,26 +138,26 @@ extension RuleSet {
     /// mistyped value answers as `evaluate(_:in:default:)` does.
     public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
         let index = index(of: handle)
-        if let r = scopedOverride(handle.name, index, default: fallback) { return fallback.map { RuleSet.typed(r, handle.name, $0) } ?? r }
+        if let r = scopedOverride(handle.name, index, default: fallback) { return RuleSet.typed(r, handle.name, fallback) }
         guard let i = index else {
             return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: fallback ?? .bool(false))
         }
         if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
         let r = withFrame(context) { program.resolution(i, $0) }
-        return fallback.map { RuleSet.typed(r, handle.name, $0) } ?? r
+        return RuleSet.typed(r, handle.name, fallback)
     }
 
     /// Resolves a declaration by name against a prepared context; an unknown name or a
     /// mistyped value answers as `evaluate(_:in:default:)` does.
     public func evaluate(_ name: String, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
         let index = program.names.index(of: name)
-        if let r = scopedOverride(name, index, default: fallback) { return fallback.map { RuleSet.typed(r, name, $0) } ?? r }
+        if let r = scopedOverride(name, index, default: fallback) { return RuleSet.typed(r, name, fallback) }
         guard let i = index else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
         if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
         let r = withFrame(context) { program.resolution(i, $0) }
-        return fallback.map { RuleSet.typed(r, name, $0) } ?? r
+        return RuleSet.typed(r, name, fallback)
     }
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.

@@ -92,7 +92,7 @@ public struct RuleSet: Sendable {
     /// is expected is converted).
     public func evaluate(_ name: String, in context: EvaluationContext, default fallback: Value? = nil) -> Resolution {
         let index = program.names.index(of: name)
-        if let r = scopedOverride(name, index, default: fallback) { return fallback.map { RuleSet.typed(r, name, $0) } ?? r }
+        if let r = scopedOverride(name, index, default: fallback) { return RuleSet.typed(r, name, fallback) }
         guard let i = index else {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
@@ -100,6 +100,16 @@ public struct RuleSet: Sendable {
         let r = program.resolution(i, Frame(context, program: program))
         guard let fallback else { return r }
         return RuleSet.typed(r, name, fallback)
+    }
+
+    /// `r` typed by `fallback` when one is given (`typed(_:_:_:)`), else `r` as it is.
+    static func typed(_ r: Resolution, _ name: String, _ fallback: Value?) -> Resolution {
+        fallback.map { typed(r, name, $0) } ?? r
+    }
+
+    /// The metadata of the declaration called `name`, if there is one.
+    func declaration(named name: String) -> DeclarationInfo? {
+        program.names.index(of: name).map { declarations[$0] }
     }
 
     /// `r` when its value has `fallback`'s type (an int converted to a double), else

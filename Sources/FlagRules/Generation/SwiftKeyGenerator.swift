@@ -112,11 +112,15 @@ package struct SwiftKeyGenerator {
     package static func identifier(_ name: String) -> String { keywords.contains(name) ? "`\(name)`" : name }
 
     /// A Swift string literal.
-    package static func literal(_ text: String) -> String {
-        var out = "\""
+    package static func literal(_ text: String) -> String { "\"" + escaped(text, quotes: true) + "\"" }
+
+    /// `text` with what a string literal cannot hold as it is escaped: backslashes, line
+    /// breaks, tabs, control characters, and (`quotes`) double quotes.
+    static func escaped(_ text: String, quotes: Bool) -> String {
+        var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
-            case "\"": out += "\\\""
+            case "\"" where quotes: out += "\\\""
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
             case "\r": out += "\\r"
@@ -125,7 +129,7 @@ package struct SwiftKeyGenerator {
                 out += scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
             }
         }
-        return out + "\""
+        return out
     }
 
     /// A multi-line string literal whose lines start at `indent` plus four spaces, long
@@ -133,14 +137,14 @@ package struct SwiftKeyGenerator {
     package static func multilineLiteral(_ text: String, indent: String) -> String {
         var out = "\"\"\"\n"
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            var escaped = String(literal(String(line)).dropFirst().dropLast())
-            escaped = escaped.replacingOccurrences(of: "\\\"", with: "\"").replacingOccurrences(of: "\"\"\"", with: "\\\"\"\"")
+            // Quotes stand as they are, but three in a row would end the literal.
+            var rest = escaped(String(line), quotes: false).replacingOccurrences(of: "\"\"\"", with: "\\\"\"\"")
             var pieces: [String] = []
-            while escaped.count > 90, let space = escaped.prefix(90).lastIndex(of: " ") {
-                pieces.append(String(escaped[...space]))
-                escaped = String(escaped[escaped.index(after: space)...])
+            while rest.count > 90, let space = rest.prefix(90).lastIndex(of: " ") {
+                pieces.append(String(rest[...space]))
+                rest = String(rest[rest.index(after: space)...])
             }
-            pieces.append(escaped)
+            pieces.append(rest)
             out += pieces.map { indent + "    " + $0 }.joined(separator: "\\\n") + "\n"
         }
         return out + indent + "    \"\"\""

@@ -21,35 +21,27 @@ import FlagRulesAtomics
 /// A thread's copy keeps the object it last read alive until that thread reads again or
 /// exits (each thread holds at most `ThreadCache.capacity` such objects).
 final class CachedReference<Object: AnyObject>: @unchecked Sendable {
-    // Invariant: `object` is read or written only with `mutex` held; `generation` is
-    // written only with `mutex` held and read atomically anywhere.
+    // Invariant: `generation` is written only inside `object`'s lock and read atomically
+    // anywhere.
     private let id: Int
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let object: Locked<Object>
     private let generation: UnsafeMutablePointer<Int>
-    private var object: Object
     /// `ThreadCache.key`, read once here: the static's lazy initialisation check would
     /// otherwise be on every read.
     private let threadKey: pthread_key_t
 
     init(_ object: Object) {
-        self.object = object
+        self.object = Locked(object)
         id = cachedReferenceIDs.withLock { id in
             id += 1
             return id
         }
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
         generation = .allocate(capacity: 1)
         generation.initialize(to: 1)
         threadKey = ThreadCache.key
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        generation.deallocate()
-    }
+    deinit { generation.deallocate() }
 
     /// Runs `body` with the current object, borrowed: from this thread's copy when it is
     /// current, else read under the lock (and copied for next time).
@@ -64,28 +56,22 @@ final class CachedReference<Object: AnyObject>: @unchecked Sendable {
 
     @inline(never)
     private func refresh() -> Object {
-        pthread_mutex_lock(mutex)
-        let (current, now) = (object, generation.pointee)
-        pthread_mutex_unlock(mutex)
+        let (current, now) = object.withLock { ($0, generation.pointee) }
         ThreadCache.current.store(current, for: id, generation: now)
         return current
     }
 
     /// The current object, retained: for reads that outlive the call.
-    var current: Object {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return object
-    }
+    var current: Object { object.withLock { $0 } }
 
     /// Replaces the object under the lock and bumps the generation; returns the new one.
     @discardableResult
     func replace(_ change: (Object) -> Object) -> Object {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        object = change(object)
-        flagrules_atomic_store_long(generation, generation.pointee + 1)
-        return object
+        object.withLock { object in
+            object = change(object)
+            flagrules_atomic_store_long(generation, generation.pointee + 1)
+            return object
+        }
     }
 }
 
