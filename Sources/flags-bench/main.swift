@@ -503,7 +503,7 @@ struct RuleReport {
 var reports: [RuleReport] = []
 for (name, rule, handWritten) in [("seed", seedRule, handWrittenSeed), ("large", largeRule, handWrittenLarge)] {
     let rules = load(schema + "\nflag \(name) { enabled when \(rule) }\n")
-    guard let handle = rules.handle(name) else { exit(1) }
+    let handle = rules.handle(name)
     let prepared = dictionaries.map(rules.prepare)
     let predicate = NSPredicate { object, _ in
         guard let u = object as? User else { return false }
@@ -534,7 +534,7 @@ let storeRows: [Row] = {
     let rules = load(schema + "\nflag seed { enabled when \(seedRule) }\n")
     let store = FlagStore(rules)
     let hooked = FlagStore(rules)
-    hooked.onEvaluation = { _, _ in }
+    hooked.onEvaluation = { _ in }
     return measureInterleaved(
         count: n, runs: runs,
         [
@@ -574,7 +574,7 @@ do {
     let sizes = [3, 1_000, 100_000]
     for size in sizes {
         let rules = load(schema + "\n" + inRule(size))
-        guard let handle = rules.handle("member") else { exit(1) }
+        let handle = rules.handle("member")
         // Keys 0..<size are in the list, size..<2*size are not.
         let values = options.inValues.range(size)
         let contexts = (0..<n).map { _ in rules.prepare(["country": .string(options.inKeys.key(Int.random(in: values, using: &g)))]) }
@@ -694,7 +694,7 @@ if options.only.map({ "long chain".contains($0) }) ?? true {
 /// entering a scope turns the switch on for the rest of the process.
 let overrideRows: [Row] = {
     let rules = load(schema + "\nflag seed { enabled when \(seedRule) }\n")
-    guard let handle = rules.handle("seed") else { return [] }
+    let handle = rules.handle("seed")
     let prepared = dictionaries.map(rules.prepare)
     let before = measureInterleaved(
         count: n, runs: runs, [("fastest, no override scope ever entered", { rules.isEnabled(handle, in: prepared[$0]) })])

@@ -25,7 +25,7 @@ import Testing
         let resolution: Resolution = rules.evaluate("darkMode", in: context)
         #expect(resolution.value == .bool(true) && resolution.reason == .targetingMatch)
         let prepared: PreparedContext = rules.prepare(context)
-        let handle: DeclarationHandle = try #require(rules.handle("darkMode"))
+        let handle: DeclarationHandle = rules.handle("darkMode")
         #expect(rules.isEnabled(handle, in: prepared))
         let info: DeclarationInfo = try #require(rules.declarations.first)
         #expect(info.kind == DeclarationKind.flag)

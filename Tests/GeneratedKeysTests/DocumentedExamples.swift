@@ -43,7 +43,7 @@ func readmeRuleSet() throws {
 
 /// README.md: hot paths.
 func readmeHotPath(rules: RuleSet, context: EvaluationContext, users: [EvaluationContext]) {
-    let handle = rules.handle("darkMode")!
+    let handle = rules.handle("darkMode")
     let user = rules.prepare(context)
     let on = rules.isEnabled(handle, in: user)  // no allocation, no lookup by name
     let reach = rules.isEnabled(handle, in: users.map(rules.prepare))  // one answer a user
@@ -100,8 +100,9 @@ func articleEvents(store: FlagStore) {
             print(error)  // every diagnostic, rendered with its source line
         }
     }
-    store.onEvaluation = { name, resolution in
-        print("exposure: \(name) = \(resolution.value)")
+    store.onEvaluation = { e in
+        let user = e["userId"]?.description ?? "anyone"
+        print("exposure: \(e.name) = \(e.resolution.value) (\(e.resolution.reason.rawValue)) for \(user)")
     }
 }
 
@@ -139,7 +140,7 @@ func articleStrict(rules: RuleSet) {
 
 /// Embedding in apps and services: hot paths.
 func articleHotPath(rules: RuleSet, users: [EvaluationContext]) {
-    let darkMode = rules.handle("darkMode")!
+    let darkMode = rules.handle("darkMode")
     var user = rules.makeContext()
     user["build"] = "alpha"
     user["userId"] = "u-42"

@@ -44,7 +44,8 @@ import Testing
         )
         #expect(
             KeysFlags.allKeys.map(\.name) == [
-                "darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner",
+                "darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner", "type", "string",
+                "swift", "flagRules", "bool", "_", "self", "applePay",
             ])
         #expect(Self.rules.validate(KeysFlags.allKeys).isEmpty)
     }
@@ -53,9 +54,35 @@ import Testing
         let store = FlagStore(Self.rules)
         store.expectedKeys = KeysFlags.allKeys
         #expect(store[KeysFlags.checkout, in: ["plan": "team"]] == .twoStep)
-        try store.update(source: "flag darkMode = true\nvariant checkout [control, oneStep, twoStep, fourStep] = fourStep")
-        #expect(store.drift.count == 7)
+        let dropping = "flag darkMode = true\nvariant checkout [control, oneStep, twoStep, fourStep] = fourStep"
+        // Rules that drop declarations the app reads are refused, unless the app allows it.
+        #expect(throws: RuleSetError.self) { try store.update(source: dropping) }
+        #expect(store[KeysFlags.checkout, in: ["plan": "team"]] == .twoStep)
+        store.allowsRemovingExpectedKeys = true
+        try store.update(source: dropping)
+        #expect(store.drift.count == KeysFlags.allKeys.count - 2 + 1)
         #expect(store.evaluate(KeysFlags.checkout).resolution.errorCode == .typeMismatch)
         #expect(store[KeysFlags.checkout] == .control)
+    }
+
+    @Test func namesThatAreSwiftsOwnCompileAndRead() {
+        let rules = Self.rules
+        let type: KeysFlags.`Type` = rules[KeysFlags.type]
+        let string: KeysFlags.String = rules[KeysFlags.string]
+        let swift: KeysFlags.SwiftVariant = rules[KeysFlags.swift]
+        let flagRules: KeysFlags.FlagRulesVariant = rules[KeysFlags.flagRules]
+        #expect(type == .`self` && KeysFlags.allKeys.first { $0.name == "type" }?.variants == ["self", "Type", "init"])
+        #expect(string == .b && swift == .x && flagRules == .on)
+        #expect(rules[KeysFlags.bool] && rules[KeysFlags.`_`] == 1 && rules[KeysFlags.`self`] == "me")
+        // `String` here is still Swift's: the generated enum hides nothing outside its namespace.
+        let text: String = KeysFlags.apiBaseURL.defaultValue
+        #expect(text.hasPrefix("https://"))
+    }
+
+    @Test func aKillSwitchsKeyDefaultsToOff() {
+        // `@disabled flag applePay = true`: off before rules load, as the rules answer.
+        #expect(KeysFlags.applePay.defaultValue == false)
+        #expect(FlagStore()[KeysFlags.applePay] == false)
+        #expect(Self.rules[KeysFlags.applePay] == false)
     }
 }

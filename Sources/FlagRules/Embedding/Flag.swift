@@ -7,6 +7,10 @@
 /// }
 /// ```
 ///
+/// It reads through the store's ``FlagStore/observed`` path: a SwiftUI view (or any
+/// `withObservationTracking`) that reads it is updated when the value it read changes,
+/// because rules were put in force, the base context or a local override changed.
+///
 /// It captures the `withFlagOverrides` scopes in force when it is made: an object made
 /// inside a scope (a test's, a preview's) keeps the scope's values for its whole life,
 /// after the scope has returned. A scope in force when it is read wins over the captured
@@ -34,7 +38,7 @@ public struct Flag<Wrapped: FlagValue>: Sendable {
     /// The value now, with its resolution.
     public var projectedValue: TypedResolution<Wrapped> {
         let store = self.store ?? FlagStore.shared
-        guard !captured.isEmpty else { return store.evaluate(key, in: context) }
-        return withFlagOverrides(captured.merging(FlagOverrides.current)) { store.evaluate(key, in: context) }
+        guard !captured.isEmpty else { return store.observed.evaluate(key, in: context) }
+        return withFlagOverrides(captured.merging(FlagOverrides.current)) { store.observed.evaluate(key, in: context) }
     }
 }

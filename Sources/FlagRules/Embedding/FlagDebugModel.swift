@@ -56,12 +56,14 @@ public final class FlagDebugModel: Sendable {
 
     /// Every flag, variant and value of the rules in force (not segments), in source
     /// order, resolved in `context` over the store's base context.
+    /// All rows come from one reading of what is in force (never a mix of two rule sets),
+    /// and listing them is not an evaluation: the store's hook is not called.
     public func entries(in context: EvaluationContext = [:]) -> [Entry] {
-        guard let rules = store.rules else { return [] }
-        let overrides = store.localOverrides
+        let now = store.inForceSnapshot()
+        guard let rules = now.rules else { return [] }
         return rules.declarations.filter { $0.kind != .segment }.map { d in
             Entry(
-                declaration: d, resolution: store.evaluate(d.name, in: context), override: overrides[d.name],
+                declaration: d, resolution: now.resolve(d.name, context, expecting: nil, nil), override: now.local[d.name],
                 allowedValues: FlagDebugModel.allowedValues(d))
         }
     }
@@ -83,8 +85,7 @@ public final class FlagDebugModel: Sendable {
         }
         let check = Resolution.overridden(name, value, declaration, default: nil)
         guard check.reason == .override else { throw FlagOverrideError(message: check.errorMessage ?? "the value does not fit") }
-        store.updateLocalOverrides { $0[name] = value }
-        try save()
+        try change { $0[name] = value }
     }
 
     /// Overrides a typed key.
@@ -94,23 +95,31 @@ public final class FlagDebugModel: Sendable {
 
     /// Removes the override of `name`.
     public func clearOverride(_ name: String) throws(FlagOverrideError) {
-        store.updateLocalOverrides { $0[name] = nil }
-        try save()
+        try change { $0[name] = nil }
     }
 
     /// Removes every override.
     public func clearAllOverrides() throws(FlagOverrideError) {
-        store.localOverrides = [:]
-        try save()
+        try change { $0 = [:] }
     }
 
-    private func save() throws(FlagOverrideError) {
-        do {
-            try storage?.save(store.localOverrides)
-        } catch {
-            throw FlagOverrideError(message: "the override is in force but was not saved: \(error)")
+    /// Changes the overrides and saves them, one change at a time: two made at once are
+    /// saved in the order they were put in force, so the storage ends with the last.
+    private func change(_ body: (inout FlagOverrides) -> Void) throws(FlagOverrideError) {
+        let result: Result<Void, FlagOverrideError> = saving.withLock { _ in
+            store.updateLocalOverrides(body)
+            do {
+                try storage?.save(store.localOverrides)
+                return .success(())
+            } catch {
+                return .failure(FlagOverrideError(message: "the override is in force but was not saved: \(error)"))
+            }
         }
+        try result.get()
     }
+
+    /// Held while an override is put in force and saved.
+    private let saving = Locked(())
 }
 
 /// Why an override was not set or saved.

@@ -138,19 +138,3 @@ extension Resolution {
             rule: nil, line: nil)
     }
 }
-
-extension RuleSet {
-    /// The resolution of `name`'s scoped override, if a scope of the current task has one.
-    /// One load and a branch while no scope has ever been entered.
-    @inline(__always)
-    func scopedOverride(_ name: String, _ i: Int?, default fallback: Value?) -> Resolution? {
-        guard OverrideScopes.everEntered else { return nil }
-        return lookUpOverride(name, i, fallback)
-    }
-
-    @inline(never)
-    private func lookUpOverride(_ name: String, _ i: Int?, _ fallback: Value?) -> Resolution? {
-        guard let value = FlagOverrides.scoped?.values[name] else { return nil }
-        return Resolution.overridden(name, value, i.map { declarations[$0] }, default: fallback)
-    }
-}

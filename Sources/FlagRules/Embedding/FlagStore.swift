@@ -20,28 +20,48 @@ import Foundation
 ///
 /// Every evaluation merges its context over ``baseContext``: per-call keys win.
 public final class FlagStore: @unchecked Sendable {
+    // Unchecked: every mutable part is behind `state`'s lock or is the `CachedReference`.
+
     /// A `changes(of:in:)` subscriber.
-    private struct Watcher {
+    struct Watcher {
         let name: String
         let context: EvaluationContext
         let fallback: Value?
+        /// The `withFlagOverrides` scope the subscription was made in: it is evaluated under
+        /// that scope, whichever task makes a change.
+        let scope: FlagOverrides?
         var last: Resolution
         let continuation: AsyncStream<Resolution>.Continuation
+
+        /// The resolution now, under the subscription's own scope.
+        func resolve(_ now: InForce) -> Resolution {
+            FlagOverrides.$scoped.withValue(scope) { now.resolve(name, context, expecting: nil, fallback) }
+        }
     }
 
     /// What changes only with an update, a subscription or a setting; its lock also
     /// orders updates, so subscribers see them in the order they were put in force.
-    private struct State {
+    struct State {
         var nextID = 0
         var subscribers: [Int: AsyncStream<RuleSet>.Continuation] = [:]
         var watchers: [Int: Watcher] = [:]
         var waiters: [Int: CheckedContinuation<RuleSet, any Error>] = [:]
         var onEvent: (@Sendable (StoreEvent) -> Void)?
         var poller: Task<Void, Never>?
+        /// Moved on by `stop()`: a fetch begun before puts nothing in force.
+        var epoch = 0
+        /// Failed fetches in a row, for the back-off.
+        var failures = 0
         var expectedKeys: [AnyFlagKey] = []
+        var allowsRemovingExpectedKeys = false
         /// The latest problem met (a failed fetch, rejected rules, an ignored cache), for
         /// `ready(timeout:)`'s error.
         var lastProblem: String?
+        /// The text last taken from the source (put in force, saved for the next launch or
+        /// rejected): the same text again is not compiled again.
+        var lastSeen: ContentDigest?
+        /// Reads made through ``FlagStore/observed``, with what each gave.
+        var observedReads = ObservedReads()
 
         mutating func makeID() -> Int {
             defer { nextID += 1 }
@@ -49,17 +69,20 @@ public final class FlagStore: @unchecked Sendable {
         }
     }
 
-    private let inForce: CachedReference<InForce>
+    let inForce: CachedReference<InForce>
+    let state = Locked(State())
+    /// Reads and writes the source, one fetch at a time.
+    let fetching: SourceFetching?
+    /// Observation's registrar, on platforms that have it (see ``observed``).
+    let observation: AnyObject?
 
-    /// What evaluations read now.
-    @inline(__always)
-    func inForceSnapshot() -> InForce { inForce.withCurrent { $0 } }
-
-    /// Runs `body` with what evaluations read now, borrowed (see `CachedReference`): for
-    /// the hot paths.
+    /// Runs `body` with what evaluations read now, borrowed (see `CachedReference`): the
+    /// entry points' one read.
     @inline(__always)
     func withInForce<R>(_ body: (InForce) -> R) -> R { inForce.withCurrent(body) }
-    private let state = Locked(State())
+
+    /// What evaluations read now, retained.
+    func inForceSnapshot() -> InForce { inForce.current }
 
     /// Where the rules come from; nil for a store fed only by `update(source:name:)`.
     public let source: RulesSource?
@@ -72,7 +95,7 @@ public final class FlagStore: @unchecked Sendable {
     /// The longest one fetch may take.
     public let timeout: Duration
     /// The largest rules file or response body read (16 MiB by default, the largest
-    /// source the language accepts).
+    /// source the language accepts); any positive size, `Int.max` included.
     public let maximumSize: Int
 
     // MARK: Making a store
@@ -82,14 +105,15 @@ public final class FlagStore: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - source: a watched file or a polled URL.
-    ///   - refresh: how often the source is looked at.
+    ///   - refresh: how often the source is looked at (10 ms at the least).
     ///   - cacheDirectory: where the last good rules are kept, so that a start offline
-    ///     has rules; nil keeps nothing.
+    ///     has rules; nil keeps nothing. `.nextLaunch` needs one: without it, rules fetched
+    ///     for the next launch are reported with ``StoreEvent/cacheNotWritten(reason:)``.
     ///   - apply: when fetched rules are put in force.
     ///   - baseContext: attributes under every evaluation's context (the build, the app's
     ///     version, the signed-in user); settable at any time.
     ///   - timeout: the longest one fetch may take.
-    ///   - maximumSize: the largest file or body read.
+    ///   - maximumSize: the largest file or body read (a size below 1 is taken as 1).
     public init(
         source: RulesSource, refresh: Duration = .seconds(60), cacheDirectory: URL? = nil,
         apply: ApplyPolicy = .immediately, baseContext: EvaluationContext = [:],
@@ -100,8 +124,10 @@ public final class FlagStore: @unchecked Sendable {
         self.cacheDirectory = cacheDirectory
         self.apply = apply
         self.timeout = timeout
-        self.maximumSize = maximumSize
+        self.maximumSize = max(maximumSize, 1)
         inForce = CachedReference(InForce(rules: nil, base: baseContext))
+        fetching = SourceFetching(RulesFetcher(source: source, timeout: timeout, maximumSize: self.maximumSize))
+        observation = FlagStore.makeRegistrar()
     }
 
     /// A store with no source: every evaluation is an error until ``update(source:name:)``
@@ -119,11 +145,14 @@ public final class FlagStore: @unchecked Sendable {
         timeout = .seconds(10)
         maximumSize = 16 << 20
         inForce = CachedReference(InForce(rules: rules, base: baseContext))
+        fetching = nil
+        observation = FlagStore.makeRegistrar()
     }
 
     deinit {
         let s = state.withLock { $0 }
         s.poller?.cancel()
+        fetching?.close()
         for c in s.subscribers.values { c.finish() }
         for w in s.watchers.values { w.continuation.finish() }
         for c in s.waiters.values { c.resume(throwing: FlagStoreError(message: "the store was released")) }
@@ -164,9 +193,19 @@ public final class FlagStore: @unchecked Sendable {
 
     /// The keys the app was compiled with (`AppFlags.allKeys`): every rule set put in force
     /// is validated against them, and drift is reported with ``StoreEvent/keysDrifted(_:)``.
+    /// Rules that lack a declaration these keys name, which the rules in force have, are
+    /// rejected (a truncated or wrong file), unless ``allowsRemovingExpectedKeys``.
     public var expectedKeys: [AnyFlagKey] {
         get { state.withLock { $0.expectedKeys } }
         set { state.withLock { $0.expectedKeys = newValue } }
+    }
+
+    /// Whether rules that drop a declaration the app reads (``expectedKeys``) may be put in
+    /// force; off by default, so that such rules are rejected with
+    /// ``StoreEvent/updateRejected(origin:error:)`` and the rules in force stay.
+    public var allowsRemovingExpectedKeys: Bool {
+        get { state.withLock { $0.allowsRemovingExpectedKeys } }
+        set { state.withLock { $0.allowsRemovingExpectedKeys = newValue } }
     }
 
     /// Where the rules in force differ from ``expectedKeys``.
@@ -181,11 +220,14 @@ public final class FlagStore: @unchecked Sendable {
 
     private static let sharedStore = Locked(FlagStore())
 
-    /// Called with every evaluation's name and resolution (exposure events, metrics). When
-    /// nil, evaluations cost what they cost on a `RuleSet`.
-    public var onEvaluation: (@Sendable (String, Resolution) -> Void)? {
+    /// Called with every evaluation (exposure events, metrics): its name, resolution and
+    /// context, from every entry point, once for each declaration of `evaluateAll`. Called
+    /// after the evaluation, on the caller's thread, with no lock held: it may read the
+    /// store. Debug-screen listings (``FlagDebugModel``) and `changes(of:in:)` do not call it.
+    /// When nil, evaluations cost what they cost on a `RuleSet`.
+    public var onEvaluation: (@Sendable (FlagEvaluation) -> Void)? {
         get { inForce.current.onEvaluation }
-        set { inForce.replace { $0.with(onEvaluation: .some(newValue)) } }
+        set { _ = inForce.replace { $0.with(onEvaluation: .some(newValue)) } }
     }
 
     /// Called with everything the store does: rules loaded, rejected or saved for the next
@@ -196,40 +238,85 @@ public final class FlagStore: @unchecked Sendable {
         set { state.withLock { $0.onEvent = newValue } }
     }
 
-    /// Compiles `source` and, only if it has no errors, puts it in force. On failure the
-    /// rules in force stay and the error is thrown (and kept in `lastError`).
+    /// Compiles `source` and, only if it has no errors and declares something (see
+    /// ``expectedKeys``), puts it in force. On failure the rules in force stay and the
+    /// error is thrown (and kept in `lastError`). The same text as the rules in force
+    /// changes nothing.
     @discardableResult
     public func update(source: String, name: String = "<input>") throws(RuleSetError) -> RuleSet {
-        try install(origin: .update) { () throws(RuleSetError) in try RuleSet(source: source, name: name) }
+        try install(SourceText(source, name: name), origin: .update)
     }
 
     /// Loads a file and, only if it reads and compiles, puts it in force.
     @discardableResult
     public func update(contentsOf url: URL) throws(RuleSetError) -> RuleSet {
-        try install(origin: .update) { () throws(RuleSetError) in try RuleSet(contentsOf: url) }
+        let name = url.isFileURL ? url.path : url.absoluteString
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            reject(.unreadable(name: name, underlying: error), origin: .update)
+            throw .unreadable(name: name, underlying: error)
+        }
+        return try install(SourceText(bytes: Array(data), name: name), origin: .update)
     }
 
-    private func install(origin: RulesOrigin, etag: String? = nil, _ load: () throws(RuleSetError) -> RuleSet) throws(RuleSetError)
-        -> RuleSet
-    {
+    private func install(_ text: SourceText, origin: RulesOrigin) throws(RuleSetError) -> RuleSet {
+        if let current = rules, current.source.bytes == text.bytes { return current }
+        let rules: RuleSet
         do {
-            let rules = try load()
-            swap(origin: origin, etag: etag) { $0.with(rules: .some(rules), failure: .some(nil)) }
-            return rules
+            rules = try accepted(text)
         } catch {
-            inForce.replace { $0.with(failure: .some(error)) }
-            state.withLock { $0.lastProblem = StoreEvent.updateRejected(origin: origin, error: error).description }
-            emit(.updateRejected(origin: origin, error: error))
+            reject(error, origin: origin)
             throw error
         }
+        swap(origin: origin) { $0.with(rules: .some(rules), failure: .some(nil)) }
+        return rules
+    }
+
+    /// `text` compiled, if it may replace the rules in force: it compiles, declares
+    /// something, and keeps every declaration of ``expectedKeys`` the rules in force have.
+    func accepted(_ text: SourceText) throws(RuleSetError) -> RuleSet {
+        let rules = try RuleSet(source: text, today: Date())
+        let start = SourcePosition(offset: 0, line: 1, column: 1)
+        let place = SourceRange(start: start, end: start)
+        if rules.declarations.isEmpty {
+            let message = "the rules declare nothing: an empty or truncated file never replaces rules"
+            throw .invalid(source: text, diagnostics: [.error("no-declarations", message, at: place)])
+        }
+        let (keys, allowed) = state.withLock { ($0.expectedKeys, $0.allowsRemovingExpectedKeys) }
+        if !allowed, let current = self.rules {
+            let lost = keys.filter { current.index(of: $0.name) != nil && rules.index(of: $0.name) == nil }.map(\.name)
+            if !lost.isEmpty {
+                let names = lost.map { "'\($0)'" }.joined(separator: ", ")
+                let message = "the rules drop \(names), which the app reads and the rules in force declare"
+                let help = "set allowsRemovingExpectedKeys on the store to accept rules that drop declarations"
+                throw .invalid(source: text, diagnostics: [.error("expected-keys-removed", message, at: place, help: help)])
+            }
+        }
+        return rules
+    }
+
+    /// Records and reports rules that were not put in force.
+    func reject(_ error: RuleSetError, origin: RulesOrigin) {
+        swap(origin: nil) { $0.with(failure: .some(error)) }
+        state.withLock { $0.lastProblem = StoreEvent.updateRejected(origin: origin, error: error).description }
+        emit(.updateRejected(origin: origin, error: error))
     }
 
     /// Replaces what evaluations read and tells every subscriber, in one step under the
-    /// state lock (so that updates reach subscribers in order); `origin` is nil when only
-    /// the base context changed.
-    private func swap(origin: RulesOrigin?, etag: String? = nil, _ change: (InForce) -> InForce) {
-        let (hook, now, waiters, keys) = state.withLock { s in
-            let now = inForce.replace(change)
+    /// state lock (so that updates reach subscribers in order), if `condition` holds then;
+    /// `origin` is nil when only the base context, the overrides or the failure changed.
+    /// Whether it was replaced. What is no longer in force is released after the lock.
+    @discardableResult
+    func swap(
+        origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil, when condition: (State, InForce) -> Bool = { _, _ in true },
+        _ change: (InForce) -> InForce
+    ) -> Bool {
+        let outcome = state.withLock { s -> (old: InForce, now: InForce, hook: (@Sendable (StoreEvent) -> Void)?, waiters: [CheckedContinuation<RuleSet, any Error>], keys: [AnyFlagKey], observed: [ObservedRead])? in
+            guard condition(s, inForce.current) else { return nil }
+            let (old, now) = inForce.replace(change)
+            if let digest { s.lastSeen = digest }
             var waiters: [CheckedContinuation<RuleSet, any Error>] = []
             if origin != nil, let rules = now.rules {
                 for c in s.subscribers.values { c.yield(rules) }
@@ -237,32 +324,38 @@ public final class FlagStore: @unchecked Sendable {
                 s.waiters = [:]
             }
             for (id, w) in s.watchers {
-                let r = now.resolve(w.name, w.context, w.fallback)
+                let r = w.resolve(now)
                 if !r.sameOutcome(as: w.last) {
                     s.watchers[id]?.last = r
                     w.continuation.yield(r)
                 }
             }
-            return (s.onEvent, now, waiters, s.expectedKeys)
+            let observed = s.observedReads.changed(in: now)
+            return (old, now, s.onEvent, waiters, s.expectedKeys, observed)
         }
-        guard let origin, let rules = now.rules else { return }
+        guard let outcome else { return false }
+        notifyObservers(of: outcome.observed)
+        guard let origin, let rules = outcome.now.rules, outcome.old.rules.map({ $0.loaded !== rules.loaded }) ?? true else {
+            return true
+        }
         // Reported before `ready(timeout:)` returns, so that a log shows why it returned.
-        hook?(.rulesLoaded(origin: origin, declarations: rules.declarations.count, etag: etag))
-        let drift = keys.isEmpty ? [] : rules.validate(keys)
-        if !drift.isEmpty { hook?(.keysDrifted(drift)) }
-        for c in waiters { c.resume(returning: rules) }
+        outcome.hook?(.rulesLoaded(origin: origin, declarations: rules.declarations.count, etag: etag))
+        let drift = outcome.keys.isEmpty ? [] : rules.validate(outcome.keys)
+        if !drift.isEmpty { outcome.hook?(.keysDrifted(drift)) }
+        for c in outcome.waiters { c.resume(returning: rules) }
+        return true
     }
 
-    private func emit(_ event: StoreEvent) {
+    func emit(_ event: StoreEvent) {
         state.withLock { $0.onEvent }?(event)
     }
 
     // MARK: Observing
 
-    /// Every rule set put in force from now on, to any number of subscribers. A subscriber
-    /// that falls more than 16 updates behind gets the newest 16.
+    /// The newest rule set put in force, to any number of subscribers: a subscriber that
+    /// falls behind gets the newest, not every one in between.
     public var updates: AsyncStream<RuleSet> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RuleSet.self, bufferingPolicy: .bufferingNewest(16))
+        let (stream, continuation) = AsyncStream.makeStream(of: RuleSet.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { s in
             let id = s.makeID()
             s.subscribers[id] = continuation
@@ -276,13 +369,17 @@ public final class FlagStore: @unchecked Sendable {
 
     /// The resolution of `name` in `context` (over the base context) now, and then each
     /// time it changes (its value, variant, reason or error code) because rules were put in
-    /// force or the base context was set.
+    /// force, the base context or the local overrides were set. It is evaluated under the
+    /// `withFlagOverrides` scope it was asked for in (or none), whichever task makes the
+    /// change. A subscriber that falls behind gets the newest resolution.
     public func changes(of name: String, in context: EvaluationContext = [:], default fallback: Value? = nil) -> AsyncStream<Resolution> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Resolution.self, bufferingPolicy: .bufferingNewest(16))
+        let (stream, continuation) = AsyncStream.makeStream(of: Resolution.self, bufferingPolicy: .bufferingNewest(1))
+        let scope = OverrideScopes.everEntered ? FlagOverrides.scoped : nil
         let id = state.withLock { s in
             let id = s.makeID()
-            let now = inForce.current.resolve(name, context, fallback)
-            s.watchers[id] = Watcher(name: name, context: context, fallback: fallback, last: now, continuation: continuation)
+            let w = Watcher(name: name, context: context, fallback: fallback, scope: scope, last: .error(.general, "", default: .bool(false)), continuation: continuation)
+            let now = w.resolve(inForce.current)
+            s.watchers[id] = Watcher(name: name, context: context, fallback: fallback, scope: scope, last: now, continuation: continuation)
             continuation.yield(now)
             return id
         }
@@ -290,152 +387,6 @@ public final class FlagStore: @unchecked Sendable {
             _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) }
         }
         return stream
-    }
-
-    // MARK: Watching the source
-
-    /// Begins watching the file or polling the URL (nothing for a store with no source; a
-    /// second call does nothing). Rules from the cache, if any, are put in force first.
-    ///
-    /// The source is looked at every `refresh`; after a failure the wait doubles with
-    /// each further failure, up to ten minutes (or `refresh`, if longer), and is drawn
-    /// between half and all of that, so that many processes do not retry in step.
-    public func start() {
-        guard let source else { return }
-        state.withLock { s in
-            guard s.poller == nil else { return }
-            let fetcher = RulesFetcher(source: source, timeout: timeout, maximumSize: maximumSize)
-            s.poller = Task.detached { [weak self] in
-                var fetcher = fetcher
-                self?.loadCache(into: &fetcher)
-                var failures = 0
-                while !Task.isCancelled {
-                    guard let delay = await self?.poll(&fetcher, failures: &failures) else { return }
-                    try? await Task.sleep(for: delay)
-                }
-            }
-        }
-    }
-
-    /// Stops watching or polling; the rules in force stay, and ``start()`` begins again.
-    public func stop() {
-        state.withLock { s in
-            s.poller?.cancel()
-            s.poller = nil
-        }
-    }
-
-    /// The rules in force, once there are some: from the cache, the source or an update.
-    /// Starts the store if it has not started. Throws when none have loaded within
-    /// `timeout`, naming the latest problem (the app then runs on its defaults, and the
-    /// rules apply when they come).
-    public func ready(timeout: Duration = .seconds(5)) async throws(FlagStoreError) -> RuleSet {
-        if let rules { return rules }
-        start()
-        let id = state.withLock { $0.makeID() }
-        do {
-            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RuleSet, any Error>) in
-                let ruleSet: RuleSet? = state.withLock { s in
-                    if let rules = inForce.current.rules { return rules }
-                    s.waiters[id] = continuation
-                    return nil
-                }
-                if let ruleSet {
-                    continuation.resume(returning: ruleSet)
-                    return
-                }
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    self?.giveUp(id, after: timeout)
-                }
-            }
-        } catch let error as FlagStoreError {
-            throw error
-        } catch {
-            throw FlagStoreError(message: "\(error)")
-        }
-    }
-
-    private func giveUp(_ id: Int, after timeout: Duration) {
-        let (waiter, problem) = state.withLock { s in (s.waiters.removeValue(forKey: id), s.lastProblem) }
-        let detail = problem.map { "; the latest problem: \($0)" } ?? ""
-        waiter?.resume(throwing: FlagStoreError(message: "no rules within \(timeout)\(detail)"))
-    }
-
-    /// Puts the cached rules in force, if there are good ones, and sends their validators
-    /// with the first fetch.
-    private func loadCache(into fetcher: inout RulesFetcher) {
-        guard let cacheDirectory, let source else { return }
-        switch RulesCache(directory: cacheDirectory, source: source).read() {
-        case nil:
-            return
-        case .failure(let problem)?:
-            state.withLock { $0.lastProblem = "cache ignored: \(problem.reason)" }
-            emit(.cacheIgnored(reason: problem.reason))
-        case .success(let entry)?:
-            do {
-                let rules = try RuleSet(source: entry.rules, name: source.description)
-                swap(origin: .cache, etag: entry.etag) { $0.with(rules: .some(rules), failure: .some(nil)) }
-                fetcher.validators = Validators(etag: entry.etag, lastModified: entry.lastModified)
-            } catch {
-                let reason = "the cached rules no longer compile: " + (error.errors.first?.message ?? "\(error)")
-                state.withLock { $0.lastProblem = "cache ignored: \(reason)" }
-                emit(.cacheIgnored(reason: reason))
-            }
-        }
-    }
-
-    /// One look at the source; returns how long to wait before the next.
-    private func poll(_ fetcher: inout RulesFetcher, failures: inout Int) async -> Duration {
-        let result = await fetcher.fetch()
-        switch result {
-        case .unchanged:
-            failures = 0
-            return refresh
-        case .failed(let reason):
-            failures += 1
-            let delay = FlagStore.retryDelay(after: failures, refresh: refresh, jitter: Double.random(in: 0..<1))
-            state.withLock { $0.lastProblem = reason }
-            emit(.fetchFailed(reason: reason, nextAttempt: delay))
-            return delay
-        case .fetched(let bytes, let validators):
-            failures = 0
-            let text = SourceText(bytes: bytes, name: source?.description ?? "<source>")
-            let rules: RuleSet
-            do {
-                rules = try RuleSet(source: text, today: Date())
-            } catch {
-                inForce.replace { $0.with(failure: .some(error)) }
-                state.withLock { $0.lastProblem = StoreEvent.updateRejected(origin: .source, error: error).description }
-                emit(.updateRejected(origin: .source, error: error))
-                return refresh
-            }
-            if let cacheDirectory, let source {
-                let entry = RulesCache.Entry(
-                    source: source.description, etag: validators.etag, lastModified: validators.lastModified,
-                    fetchedAt: Date(), rules: String(decoding: bytes, as: UTF8.self))
-                do {
-                    try RulesCache(directory: cacheDirectory, source: source).write(entry)
-                } catch {
-                    emit(.cacheNotWritten(reason: error.reason))
-                }
-            }
-            if apply == .immediately || self.rules == nil {
-                swap(origin: .source, etag: validators.etag) { $0.with(rules: .some(rules), failure: .some(nil)) }
-            } else {
-                emit(.rulesSavedForNextLaunch(declarations: rules.declarations.count, etag: validators.etag))
-            }
-            return refresh
-        }
-    }
-
-    /// The wait before the next look after `failures` failures in a row: `refresh`
-    /// doubled for each failure after the first, at most ten minutes (or `refresh`), times
-    /// a factor between 0.5 and 1 drawn from `jitter` (in 0..<1).
-    static func retryDelay(after failures: Int, refresh: Duration, jitter: Double) -> Duration {
-        let cap = max(refresh, .seconds(600))
-        let doubled = refresh * (1 << min(max(failures - 1, 0), 20))
-        return min(doubled, cap) * (0.5 + 0.5 * min(max(jitter, 0), 1))
     }
 }
 

@@ -7,7 +7,7 @@
 /// var context = rules.makeContext()
 /// context["build"] = "alpha"
 /// context["userId"] = .string(id)
-/// let darkMode = rules.handle("darkMode")!
+/// let darkMode = rules.handle("darkMode")
 /// rules.isEnabled(darkMode, in: context)
 /// ```
 ///
@@ -105,71 +105,28 @@ extension RuleSet {
         return prepared
     }
 
-    /// A handle on the declaration called `name`, or nil when there is none.
-    public func handle(_ name: String) -> DeclarationHandle? {
-        program.names.index(of: name).map { DeclarationHandle(name: name, index: $0, owner: program) }
-    }
-
-    /// Runs `body` with a frame over the context: its slots when it was prepared for this
-    /// rule set, else its values by name.
-    @inline(__always)
-    private func withFrame<R>(_ context: PreparedContext, _ body: (Frame) -> R) -> R {
-        context.withStorage { storage in withFrame(storage, context, body) }
-    }
-
-    @inline(__always)
-    private func withFrame<R>(_ storage: PreparedStorage, _ context: @autoclosure () -> PreparedContext, _ body: (Frame) -> R) -> R {
-        guard storage.isLaidOut(for: program) else {
-            let dictionary = context().dictionary
-            return withExtendedLifetime(dictionary) { body(Frame(dictionary, program: program)) }
-        }
-        guard program.schema != nil else { return body(Frame(storage.extra, program: program)) }
-        return body(Frame(storage, program: program))
-    }
-
-    /// The declaration a handle names in this rule set: by index when the handle was made
-    /// here, else by name.
-    @inline(__always)
-    private func index(of handle: DeclarationHandle) -> Int? {
-        handle.owner === program && handle.index >= 0 ? handle.index : program.names.index(of: handle.name)
+    /// A handle on the declaration called `name`, for evaluating it without a name lookup;
+    /// a name these rules lack resolves to `FLAG_NOT_FOUND`.
+    public func handle(_ name: String) -> DeclarationHandle {
+        DeclarationHandle(name: name, index: index(of: name) ?? -1, owner: program)
     }
 
     /// Resolves a declaration by handle against a prepared context; an unknown name or a
     /// mistyped value answers as `evaluate(_:in:default:)` does.
     public func evaluate(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
-        let index = index(of: handle)
-        if let r = scopedOverride(handle.name, index, default: fallback) { return RuleSet.typed(r, handle.name, fallback) }
-        guard let i = index else {
-            return .error(.flagNotFound, "no declaration named '\(handle.name)'", default: fallback ?? .bool(false))
-        }
-        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
-        let r = withFrame(context) { program.resolution(i, $0) }
-        return RuleSet.typed(r, handle.name, fallback)
+        resolve(handle.name, index(of: handle), context, expecting: nil, default: fallback, nil)
     }
 
-    /// Resolves a declaration by name against a prepared context; an unknown name or a
-    /// mistyped value answers as `evaluate(_:in:default:)` does.
-    public func evaluate(_ name: String, in context: PreparedContext, default fallback: Value? = nil) -> Resolution {
-        let index = program.names.index(of: name)
-        if let r = scopedOverride(name, index, default: fallback) { return RuleSet.typed(r, name, fallback) }
-        guard let i = index else {
-            return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
-        }
-        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
-        let r = withFrame(context) { program.resolution(i, $0) }
-        return RuleSet.typed(r, name, fallback)
+    /// Resolves a declaration by handle, checking its kind, as by name.
+    public func evaluate(
+        _ handle: DeclarationHandle, in context: PreparedContext, expecting kind: DeclarationKind, default fallback: Value
+    ) -> Resolution {
+        resolve(handle.name, index(of: handle), context, expecting: kind, default: fallback, nil)
     }
 
     /// Whether a flag is on, by handle; `fallback` when the handle names no flag here.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
-        let index = index(of: handle)
-        if let r = scopedOverride(handle.name, index, default: .bool(fallback)) { return r.value.boolValue ?? fallback }
-        guard let i = index else { return fallback }
-        if checksContextsStrictly, strictProblem(context) != nil { return fallback }
-        return program.withDeclaration(i) { d in
-            guard d.kind == .flag else { return fallback }
-            return withFrame(context) { d.isOn($0) }
-        }
+        isOn(handle.name, index(of: handle), context, default: fallback, nil)
     }
 
     /// Whether a flag is on for each context, in order: the same answers as one
@@ -181,16 +138,8 @@ extension RuleSet {
     /// ```
     public func isEnabled(_ handle: DeclarationHandle, in contexts: [PreparedContext], default fallback: Bool = false) -> [Bool] {
         let index = index(of: handle)
-        if let r = scopedOverride(handle.name, index, default: .bool(fallback)) {
-            return Array(repeating: r.value.boolValue ?? fallback, count: contexts.count)
-        }
-        guard let i = index else { return Array(repeating: fallback, count: contexts.count) }
-        return program.withDeclaration(i) { d in
-            guard d.kind == .flag else { return Array(repeating: fallback, count: contexts.count) }
-            return contexts.map { context in
-                if checksContextsStrictly, strictProblem(context) != nil { return fallback }
-                return withFrame(context) { d.isOn($0) }
-            }
-        }
+        return contexts.map { isOn(handle.name, index, $0, default: fallback, nil) }
     }
 }
+
+extension RuleSet: FlagEvaluating {}

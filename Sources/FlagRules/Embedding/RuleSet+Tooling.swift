@@ -5,7 +5,8 @@ extension RuleSet {
     /// override, with no rules tried.
     public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
         guard let i = program.names.index(of: name) else { return nil }
-        if let r = scopedOverride(name, i, default: nil) {
+        if OverrideScopes.everEntered, FlagOverrides.scoped?[name] != nil {
+            let r = evaluate(name, in: context)
             return Explanation(name: name, resolution: r, rules: [], condition: nil, summary: "overridden by a withFlagOverrides scope")
         }
         return Explainer(checked: checked, source: source, context: context).explain(i)

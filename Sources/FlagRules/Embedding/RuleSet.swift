@@ -84,22 +84,32 @@ public struct RuleSet: Sendable {
         loaded = Loaded(program: Compiler.compile(checked), checked: checked, source: source, warnings: diagnostics)
     }
 
-    // MARK: Evaluation
+    // MARK: Evaluation (shells over the one evaluation path: Evaluation.swift)
 
     /// Resolves one declaration. An unknown name gives `fallback` (or `false` when none is
     /// given) with reason `ERROR` and `FLAG_NOT_FOUND`; with a `fallback`, a declaration whose
     /// value is of another type gives `fallback` with `TYPE_MISMATCH` (an int where a double
     /// is expected is converted).
-    public func evaluate(_ name: String, in context: EvaluationContext, default fallback: Value? = nil) -> Resolution {
-        let index = program.names.index(of: name)
-        if let r = scopedOverride(name, index, default: fallback) { return RuleSet.typed(r, name, fallback) }
-        guard let i = index else {
-            return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
-        }
-        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
-        let r = program.resolution(i, Frame(context, program: program))
-        guard let fallback else { return r }
-        return RuleSet.typed(r, name, fallback)
+    public func evaluate(_ name: String, in context: EvaluationContext = [:], default fallback: Value? = nil) -> Resolution {
+        resolve(name, index(of: name), context, expecting: nil, default: fallback, nil)
+    }
+
+    /// Resolves a declaration, checking that it is of the expected kind; on any error the
+    /// resolution carries `fallback`.
+    public func evaluate(
+        _ name: String, in context: EvaluationContext, expecting kind: DeclarationKind, default fallback: Value
+    ) -> Resolution {
+        resolve(name, index(of: name), context, expecting: kind, default: fallback, nil)
+    }
+
+    /// Whether a flag is on; `fallback` when the flag is unknown or is not a flag.
+    public func isEnabled(_ name: String, in context: EvaluationContext = [:], default fallback: Bool = false) -> Bool {
+        isOn(name, index(of: name), context, default: fallback, nil)
+    }
+
+    /// Resolves every flag, variant and value (not segments), keyed by name.
+    public func evaluateAll(in context: EvaluationContext = [:]) -> [String: Resolution] {
+        resolveAll(context, nil)
     }
 
     /// `r` typed by `fallback` when one is given (`typed(_:_:_:)`), else `r` as it is.
@@ -109,7 +119,7 @@ public struct RuleSet: Sendable {
 
     /// The metadata of the declaration called `name`, if there is one.
     func declaration(named name: String) -> DeclarationInfo? {
-        program.names.index(of: name).map { declarations[$0] }
+        index(of: name).map { declarations[$0] }
     }
 
     /// `r` when its value has `fallback`'s type (an int converted to a double), else
@@ -124,77 +134,6 @@ public struct RuleSet: Sendable {
         default:
             return .error(.typeMismatch, "'\(name)' is \(r.value.typeName), not \(fallback.typeName)", default: fallback)
         }
-    }
-
-    /// Resolves every flag, variant and value (not segments), keyed by name.
-    public func evaluateAll(in context: EvaluationContext) -> [String: Resolution] {
-        let frame = Frame(context, program: program)
-        let problem = strictProblem(context)
-        var out: [String: Resolution] = [:]
-        for (i, d) in program.declarations.enumerated() where d.kind != .segment {
-            if let r = scopedOverride(d.name, i, default: nil) {
-                out[d.name] = r
-                continue
-            }
-            out[d.name] = problem.map { invalidContext($0, declaration: i, default: nil) } ?? d.resolution(frame)
-        }
-        return out
-    }
-
-    /// Resolves a declaration, checking that it is of the expected kind; on any error the
-    /// resolution carries `fallback`.
-    public func evaluate(
-        _ name: String, in context: EvaluationContext, expecting kind: DeclarationKind,
-        default fallback: Value
-    ) -> Resolution {
-        let index = program.names.index(of: name)
-        if let r = scopedOverride(name, index, default: fallback) { return RuleSet.typed(r, name, fallback) }
-        guard let i = index else {
-            return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback)
-        }
-        let actual = program.declarations[i].kind
-        guard actual == kind else {
-            return .error(.typeMismatch, "'\(name)' is a \(actual.rawValue), not a \(kind.rawValue)", default: fallback)
-        }
-        if let problem = strictProblem(context) { return invalidContext(problem, declaration: i, default: fallback) }
-        return RuleSet.typed(program.resolution(i, Frame(context, program: program)), name, fallback)
-    }
-
-    /// Whether a flag is on; `fallback` when the flag is unknown or is not a flag.
-    public func isEnabled(_ name: String, in context: EvaluationContext, default fallback: Bool = false) -> Bool {
-        let index = program.names.index(of: name)
-        if let r = scopedOverride(name, index, default: .bool(fallback)) { return r.value.boolValue ?? fallback }
-        guard let i = index else { return fallback }
-        if checksContextsStrictly, strictProblem(context) != nil { return fallback }
-        return program.withDeclaration(i) { d in
-            guard d.kind == .flag else { return fallback }
-            return d.isOn(Frame(context, program: program))
-        }
-    }
-
-    /// The chosen variant's name; `fallback` when the name is unknown or not a variant.
-    public func variant(_ name: String, in context: EvaluationContext, default fallback: String = "") -> String {
-        evaluate(name, in: context, expecting: .variant, default: .string(fallback)).value.stringValue ?? fallback
-    }
-
-    /// An int value; `fallback` when the name is unknown or not an int value.
-    public func value(_ name: String, in context: EvaluationContext, default fallback: Int) -> Int {
-        evaluate(name, in: context, expecting: .value, default: .int(fallback)).value.intValue ?? fallback
-    }
-
-    /// A double value; `fallback` when the name is unknown or not a number.
-    public func value(_ name: String, in context: EvaluationContext, default fallback: Double) -> Double {
-        evaluate(name, in: context, expecting: .value, default: .double(fallback)).value.doubleValue ?? fallback
-    }
-
-    /// A string value; `fallback` when the name is unknown or not a string value.
-    public func value(_ name: String, in context: EvaluationContext, default fallback: String) -> String {
-        evaluate(name, in: context, expecting: .value, default: .string(fallback)).value.stringValue ?? fallback
-    }
-
-    /// A bool value; `fallback` when the name is unknown or not a bool value.
-    public func value(_ name: String, in context: EvaluationContext, default fallback: Bool) -> Bool {
-        evaluate(name, in: context, expecting: .value, default: .bool(fallback)).value.boolValue ?? fallback
     }
 }
 

@@ -20,11 +20,19 @@ struct RulesCache: Sendable {
     let source: RulesSource
 
     /// The cache of `source` in `directory`: one file a source, named by a stable hash
-    /// of the source (FNV-1a, the same in every process), so stores of several sources
-    /// can share a directory.
+    /// of the source and, for a URL, the headers it is fetched with (FNV-1a, the same in
+    /// every process), so stores of several sources, or of one URL fetched for two
+    /// audiences, can share a directory. The headers themselves (an API key) are not
+    /// written.
     init(directory: URL, source: RulesSource) {
+        var identity = source.description
+        if case .url(_, let headers) = source {
+            for (name, value) in headers.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
+                identity += "\n\(name.lowercased()): \(value)"
+            }
+        }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in source.description.utf8 {
+        for byte in identity.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         self.file = directory.appendingPathComponent("FlagRules-" + String(hash, radix: 16) + ".json")

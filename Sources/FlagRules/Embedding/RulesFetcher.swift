@@ -14,30 +14,40 @@ struct Validators: Sendable, Hashable, Codable {
 enum FetchResult: Sendable {
     /// The same rules as last time (an unchanged file, a `304`).
     case unchanged
-    /// New text, with the validators it came with.
-    case fetched([UInt8], Validators)
+    /// New text, with what identifies it (to be committed once the text is taken).
+    case fetched([UInt8], Seen)
     /// Why the source could not be read.
     case failed(String)
 }
 
-/// Reads a store's source when asked, remembering what it saw: a file's modification
-/// time, size and identity, or a URL's validators, so that an unchanged source is not
-/// read or compiled again.
+/// What identifies a text read: a URL's validators, a file's stamp.
+struct Seen: Sendable {
+    var validators = Validators()
+    var fileStamp: RulesFetcher.FileStamp?
+}
+
+/// Reads a store's source when asked, remembering what it last took: a file's
+/// modification time, size and identity, or a URL's validators, so that an unchanged
+/// source is not read or compiled again. A text is remembered only once it is committed
+/// (an empty body is not, so that it is read again).
 struct RulesFetcher: Sendable {
     let source: RulesSource
     /// The longest a request may take, headers and body.
     let timeout: Duration
     /// The largest body or file read; larger is a failure, not a truncation.
     let maximumSize: Int
-    /// The validators of the last text read from a URL (sent with the next request).
+    /// The validators of the last text taken from a URL (sent with the next request).
     var validators = Validators()
-    /// The last file seen, as (modification time, size, identity).
+    /// The last file taken, as (modification time, size, identity).
     private var fileStamp: FileStamp?
+    /// One HTTP session for every request of a URL source.
+    private let client: HTTPClient?
 
     init(source: RulesSource, timeout: Duration, maximumSize: Int) {
         self.source = source
         self.timeout = timeout
-        self.maximumSize = maximumSize
+        self.maximumSize = max(maximumSize, 1)
+        if case .url = source { client = HTTPClient() } else { client = nil }
     }
 
     mutating func fetch() async -> FetchResult {
@@ -47,20 +57,30 @@ struct RulesFetcher: Sendable {
         }
     }
 
+    /// Remembers a text as taken: the next look asks only for a newer one.
+    mutating func commit(_ seen: Seen) {
+        switch source {
+        case .file: fileStamp = seen.fileStamp
+        case .url: validators = seen.validators
+        }
+    }
+
+    /// Ends the HTTP session (a store's, when it is released).
+    func close() { client?.close() }
+
     // MARK: Files
 
-    struct FileStamp: Hashable {
+    struct FileStamp: Hashable, Sendable {
         let modified: Date?
         let size: Int
         let identity: Int?
     }
 
-    private mutating func readFile(_ url: URL) -> FetchResult {
+    private func readFile(_ url: URL) -> FetchResult {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: url.path)
         } catch {
-            fileStamp = nil
             return .failed("cannot read \(url.path): no such file")
         }
         let stamp = FileStamp(
@@ -74,25 +94,26 @@ struct RulesFetcher: Sendable {
         defer { try? handle.close() }
         let data: Data
         do {
-            data = try handle.read(upToCount: maximumSize + 1) ?? Data()
+            // One byte past the limit tells a file that grew past it from one at it.
+            data = try handle.read(upToCount: maximumSize == .max ? .max : maximumSize + 1) ?? Data()
         } catch {
             return .failed("cannot read \(url.path): \((error as NSError).localizedDescription)")
         }
         guard data.count <= maximumSize else {
             return .failed("\(url.path) is over \(maximumSize) bytes, the limit")
         }
-        fileStamp = stamp
-        return .fetched(Array(data), Validators())
+        return .fetched(Array(data), Seen(fileStamp: stamp))
     }
 
     // MARK: URLs
 
-    private mutating func download(_ url: URL, headers: [String: String]) async -> FetchResult {
+    private func download(_ url: URL, headers: [String: String]) async -> FetchResult {
+        guard let client else { return .failed("\(url.absoluteString): no HTTP session") }
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         if let date = validators.lastModified { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
-        switch await BoundedDownload.run(request, timeout: timeout, maximumSize: maximumSize) {
+        switch await client.get(request, timeout: timeout, maximumSize: maximumSize) {
         case .failure(let reason):
             return .failed("\(url.absoluteString): \(reason)")
         case .success(let response, let body):
@@ -103,8 +124,8 @@ struct RulesFetcher: Sendable {
                 let fields = Dictionary(
                     response.allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } },
                     uniquingKeysWith: { a, _ in a })
-                validators = Validators(etag: fields["etag"], lastModified: fields["last-modified"])
-                return .fetched(body, validators)
+                let lastModified = fields["last-modified"].flatMap { Validators.strongLastModified($0, date: fields["date"]) }
+                return .fetched(body, Seen(validators: Validators(etag: fields["etag"], lastModified: lastModified)))
             default:
                 return .failed("\(url.absoluteString): HTTP \(response.statusCode)")
             }
@@ -112,80 +133,125 @@ struct RulesFetcher: Sendable {
     }
 }
 
-/// One HTTP request whose body is read up to a limit (a larger body cancels the request)
-/// and which fails after a deadline, whatever the server does.
-final class BoundedDownload: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+extension Validators {
+    /// `lastModified`, when it can tell one version from the next: at least a second
+    /// before the response's `Date` (RFC 9110 §8.8.2.2). A file changed again within the
+    /// second it was served in would keep that date, and `If-Modified-Since` would then
+    /// answer `304` for the newer text forever. Nil when it is weak or either date does
+    /// not parse.
+    static func strongLastModified(_ lastModified: String, date: String?) -> String? {
+        guard let modified = HTTPDate.parse(lastModified), let date = date.flatMap(HTTPDate.parse) else { return nil }
+        return date.timeIntervalSince(modified) >= 1 ? lastModified : nil
+    }
+}
+
+/// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
+enum HTTPDate {
+    static func parse(_ text: String) -> Date? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: trimmed.replacingOccurrences(of: "  ", with: " ")) { return date }
+        }
+        return nil
+    }
+}
+
+/// One HTTP session for a store's requests, each read up to a limit (a larger body
+/// cancels the request) and failed after a deadline or when its task is cancelled,
+/// whatever the server does.
+final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Unchecked: `session` is set once in `init`; the transfers are behind their lock.
     enum Outcome: Sendable {
         case success(HTTPURLResponse, [UInt8])
         case failure(String)
     }
 
-    private struct State {
+    private struct Transfer {
         var body: [UInt8] = []
-        var continuation: CheckedContinuation<Outcome, Never>?
+        let maximumSize: Int
+        let timeout: Duration
+        let continuation: CheckedContinuation<Outcome, Never>
     }
 
-    private let maximumSize: Int
-    private let timeout: Duration
-    private let state = Locked(State())
+    private var session: URLSession!
+    private let transfers = Locked<[Int: Transfer]>([:])
 
-    private init(maximumSize: Int, timeout: Duration) {
-        self.maximumSize = maximumSize
-        self.timeout = timeout
-    }
-
-    static func run(_ request: URLRequest, timeout: Duration, maximumSize: Int) async -> Outcome {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+    override init() {
+        super.init()
         let configuration = URLSessionConfiguration.ephemeral
-        // The deadline below is the timeout; the session's own (whole seconds with some
-        // implementations, where 0.3 would be 0) only backs it up.
-        configuration.timeoutIntervalForRequest = seconds.rounded(.up) + 1
-        configuration.timeoutIntervalForResource = seconds.rounded(.up) + 1
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
-        let download = BoundedDownload(maximumSize: maximumSize, timeout: timeout)
-        let session = URLSession(configuration: configuration, delegate: download, delegateQueue: nil)
-        defer { session.invalidateAndCancel() }
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+    }
+
+    /// Ends the session (it holds its delegate until then).
+    func close() { session.invalidateAndCancel() }
+
+    func get(_ request: URLRequest, timeout: Duration, maximumSize: Int) async -> Outcome {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        var request = request
+        // The deadline below is the timeout; the request's own (whole seconds with some
+        // implementations, where 0.3 would be 0) only backs it up.
+        request.timeoutInterval = seconds.rounded(.up) + 1
         let task = session.dataTask(with: request)
-        return await withCheckedContinuation { continuation in
-            download.state.withLock { $0.continuation = continuation }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
-                download.finish(.failure("no complete response within \(timeout)"))
-                task.cancel()
+        let id = task.taskIdentifier
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                transfers.withLock { $0[id] = Transfer(maximumSize: maximumSize, timeout: timeout, continuation: continuation) }
+                if Task.isCancelled {
+                    finish(id, .failure("cancelled"))
+                    task.cancel()
+                    return
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
+                    self?.finish(id, .failure("no complete response within \(timeout.readable)"))
+                    task.cancel()
+                }
+                task.resume()
             }
-            task.resume()
+        } onCancel: {
+            finish(id, .failure("cancelled"))
+            task.cancel()
         }
     }
 
-    /// Resumes the caller once; later outcomes (a cancellation's error) are dropped.
-    private func finish(_ outcome: Outcome) {
-        let continuation = state.withLock { s in
-            defer { s.continuation = nil }
-            return s.continuation
-        }
-        continuation?.resume(returning: outcome)
+    /// Resumes the transfer's caller once; later outcomes (a cancellation's error) are
+    /// dropped.
+    private func finish(_ id: Int, _ outcome: Outcome) {
+        transfers.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: outcome)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let expected = dataTask.response?.expectedContentLength ?? -1
-        let over = state.withLock { s in
-            s.body.append(contentsOf: data)
-            return s.body.count > maximumSize || expected > maximumSize
+        let id = dataTask.taskIdentifier
+        let over = transfers.withLock { t -> Int? in
+            guard var transfer = t[id] else { return nil }
+            transfer.body.append(contentsOf: data)
+            let limit = transfer.maximumSize
+            t[id] = transfer
+            return transfer.body.count > limit || expected > limit ? limit : nil
         }
-        if over {
-            finish(.failure("the body is over \(maximumSize) bytes, the limit"))
+        if let limit = over {
+            finish(id, .failure("the body is over \(limit) bytes, the limit"))
             dataTask.cancel()
         }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let id = task.taskIdentifier
         if let error {
             let timedOut = (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorTimedOut
-            finish(.failure(timedOut ? "no complete response within \(timeout)" : (error as NSError).localizedDescription))
+            let timeout = transfers.withLock { $0[id]?.timeout } ?? .zero
+            finish(id, .failure(timedOut ? "no complete response within \(timeout.readable)" : (error as NSError).localizedDescription))
         } else if let response = task.response as? HTTPURLResponse {
-            finish(.success(response, state.withLock { $0.body }))
+            let body = transfers.withLock { $0[id]?.body } ?? []
+            finish(id, .success(response, body))
         } else {
-            finish(.failure("not an HTTP response"))
+            finish(id, .failure("not an HTTP response"))
         }
     }
 }

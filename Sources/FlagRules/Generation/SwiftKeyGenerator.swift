@@ -51,33 +51,34 @@ package struct SwiftKeyGenerator {
 
             """
         for d in declarations {
-            out += docComment(d.doc ?? "`\(d.name)`: a \(d.kind == .value ? "\(d.type) value" : d.kind.rawValue) of \(fileName).")
+            out += docComment(d.doc ?? "`\(d.name)`: \(d.kind == .value ? (d.type == "int" ? "an int value" : "a \(d.type) value") : "a \(d.kind.rawValue)") of \(fileName).")
             let doc = d.doc.map { ",\n        doc: " + SwiftKeyGenerator.multilineLiteral($0, indent: "        ") } ?? ""
             let name = SwiftKeyGenerator.identifier(d.name)
             let quoted = SwiftKeyGenerator.literal(d.name)
             switch d.kind {
             case .flag:
-                let value = d.defaultValue.boolValue ?? false
-                out += "    \(prefix)static let \(name) = FlagKey<Bool>(\n        flag: \(quoted), default: \(value)\(doc))\n\n"
+                // A kill switch is off whatever its default, before rules load too.
+                let value = d.isDisabled ? false : (d.defaultValue.boolValue ?? false)
+                out += "    \(prefix)static let \(name) = FlagRules.FlagKey<Swift.Bool>(\n        flag: \(quoted), default: \(value)\(doc))\n\n"
             case .variant:
-                let type = SwiftKeyGenerator.typeName(d.name)
+                let type = SwiftKeyGenerator.identifier(SwiftKeyGenerator.typeName(d.name))
                 let first = d.defaultValue.stringValue ?? d.variants.first ?? ""
                 out +=
-                    "    \(prefix)static let \(name) = FlagKey<\(type)>(\n        variant: \(quoted), default: .\(SwiftKeyGenerator.identifier(first))\(doc))\n\n"
+                    "    \(prefix)static let \(name) = FlagRules.FlagKey<Self.\(type)>(\n        variant: \(quoted), default: .\(SwiftKeyGenerator.identifier(first))\(doc))\n\n"
                 out += "    /// The variants of `\(d.name)`.\n"
-                out += "    \(prefix)enum \(type): String, FlagVariant, CaseIterable, Sendable {\n"
+                out += "    \(prefix)enum \(type): Swift.String, FlagRules.FlagVariant, Swift.CaseIterable, Swift.Sendable {\n"
                 for variant in d.variants { out += "        case \(SwiftKeyGenerator.identifier(variant))\n" }
                 out += "    }\n\n"
             case .value:
                 let (type, literal) = try SwiftKeyGenerator.typedLiteral(d.defaultValue, of: d.name)
-                out += "    \(prefix)static let \(name) = FlagKey<\(type)>(\n        value: \(quoted), default: \(literal)\(doc))\n\n"
+                out += "    \(prefix)static let \(name) = FlagRules.FlagKey<\(type)>(\n        value: \(quoted), default: \(literal)\(doc))\n\n"
             case .segment:
                 break
             }
         }
         out += "    /// Every key, for `rules.validate(\(namespace).allKeys)` and `store.expectedKeys`.\n"
-        out += "    \(prefix)static let allKeys: [AnyFlagKey] = [\n"
-        for d in declarations { out += "        \(SwiftKeyGenerator.identifier(d.name)).erased,\n" }
+        out += "    \(prefix)static let allKeys: [FlagRules.AnyFlagKey] = [\n"
+        for d in declarations { out += "        Self.\(SwiftKeyGenerator.identifier(d.name)).erased,\n" }
         out += "    ]\n}\n"
         return out
     }
@@ -105,11 +106,19 @@ package struct SwiftKeyGenerator {
         }
     }
 
-    /// A variant declaration's enum: its name with the first letter upper-cased.
-    package static func typeName(_ name: String) -> String { name.prefix(1).uppercased() + name.dropFirst() }
+    /// A variant declaration's enum: its name with the first letter upper-cased, and
+    /// `Variant` after it when that would hide a module the generated code names
+    /// (`Swift`, `FlagRules`).
+    package static func typeName(_ name: String) -> String {
+        let type = name.prefix(1).uppercased() + name.dropFirst()
+        return type == "Swift" || type == "FlagRules" ? type + "Variant" : type
+    }
 
-    /// A Swift identifier for a name of the language, in backticks when it is a keyword.
-    package static func identifier(_ name: String) -> String { keywords.contains(name) ? "`\(name)`" : name }
+    /// A Swift identifier for a name of the language: always in backticks, so that any
+    /// name the language accepts (`self`, `Type`, `_`, a keyword to come) is one. Types
+    /// the generated code names are qualified by module (`Swift.String`,
+    /// `FlagRules.FlagKey`), so that a variant enum named `String` hides nothing.
+    package static func identifier(_ name: String) -> String { "`\(name)`" }
 
     /// A Swift string literal.
     package static func literal(_ text: String) -> String { "\"" + escaped(text, quotes: true) + "\"" }
@@ -152,23 +161,13 @@ package struct SwiftKeyGenerator {
 
     static func typedLiteral(_ value: Value, of name: String) throws(GenerationError) -> (String, String) {
         switch value {
-        case .bool(let b): return ("Bool", "\(b)")
-        case .int(let i): return ("Int", "\(i)")
+        case .bool(let b): return ("Swift.Bool", "\(b)")
+        case .int(let i): return ("Swift.Int", "\(i)")
         case .double(let d):
             let text = "\(d)"
-            return ("Double", text.contains(".") || text.contains("e") ? text : text + ".0")
-        case .string(let s): return ("String", literal(s))
+            return ("Swift.Double", text.contains(".") || text.contains("e") ? text : text + ".0")
+        case .string(let s): return ("Swift.String", literal(s))
         default: throw GenerationError(message: "'\(name)' has a \(value.typeName) value, which has no Swift key type")
         }
     }
-
-    /// Swift's keywords, which an identifier needs backticks to be.
-    static let keywords: Set<String> = [
-        "associatedtype", "borrowing", "class", "consuming", "deinit", "enum", "extension", "fileprivate", "func", "import",
-        "init", "inout", "internal", "let", "nonisolated", "open", "operator", "private", "precedencegroup", "protocol",
-        "public", "rethrows", "static", "struct", "subscript", "typealias", "var", "break", "case", "catch", "continue",
-        "default", "defer", "do", "else", "fallthrough", "for", "guard", "if", "in", "repeat", "return", "throw", "switch",
-        "where", "while", "Any", "as", "await", "false", "is", "nil", "self", "Self", "super", "throws", "true", "try",
-        "Type", "Protocol",
-    ]
 }

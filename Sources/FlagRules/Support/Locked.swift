@@ -9,7 +9,7 @@
 /// A value guarded by a mutex (`pthread_mutex_t`, on every platform), for state that
 /// several threads share: the store's rules in force, its subscribers, the build
 /// configuration. Held only for a copy or a small update, never around a callback.
-final class Locked<State>: @unchecked Sendable {
+final class Locked<State> {
     // Invariant: `state` is only read or written between `lock` and `unlock` of `mutex`.
     // Both are raw allocations: a stored `var` would add a dynamic exclusivity check to
     // every access, which the mutex makes redundant.
@@ -19,7 +19,8 @@ final class Locked<State>: @unchecked Sendable {
     init(_ initial: State) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        let status = pthread_mutex_init(mutex, nil)
+        precondition(status == 0, "pthread_mutex_init failed: \(status)")
         state = .allocate(capacity: 1)
         state.initialize(to: initial)
     }
@@ -39,3 +40,7 @@ final class Locked<State>: @unchecked Sendable {
         return try body(&state.pointee)
     }
 }
+
+// The state is reached only under the mutex, so sharing the lock is as safe as sending
+// the state: a payload that is not `Sendable` is not shared.
+extension Locked: @unchecked Sendable where State: Sendable {}

@@ -26,7 +26,7 @@ import Testing
         #expect(rules.isEnabled("nope", in: [:], default: true))
         #expect(rules.value("nope", in: [:], default: 9) == 9)
         let other = try RuleSet(source: "flag elsewhere = true")
-        let handle = try #require(other.handle("elsewhere"))
+        let handle = other.handle("elsewhere")
         #expect(rules.evaluate(handle, in: prepared, default: .bool(true)).errorCode == .flagNotFound)
     }
 
@@ -38,7 +38,7 @@ import Testing
         #expect(rules.evaluate("checkout", in: [:], default: .string("control")).variant == "oneStep")
         #expect(rules.evaluate("retries", in: [:], default: .double(1)).value == .double(3))  // int converts
         #expect(rules.evaluate("ratio", in: [:], default: .int(1)).errorCode == .typeMismatch)
-        let handle = try #require(rules.handle("retries"))
+        let handle = rules.handle("retries")
         #expect(rules.evaluate(handle, in: rules.prepare([:]), default: .bool(false)).errorCode == .typeMismatch)
         #expect(rules.variant("retries", in: [:], default: "fallback") == "fallback")
         #expect(rules.isEnabled("checkout", in: [:], default: true))

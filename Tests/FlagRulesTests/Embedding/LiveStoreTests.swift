@@ -184,7 +184,7 @@ let broken = "value generation: int = oops"
         let started = Date()
         store.start()
         defer { store.stop() }
-        #expect(await eventually { log.lines.contains { $0.contains("no complete response within 0.3 seconds") } })
+        #expect(await eventually { log.lines.contains { $0.contains("no complete response within 300 ms") } })
         #expect(Date().timeIntervalSince(started) >= 0.25)
         #expect(store.rules == nil)
         #expect(store.evaluate("darkMode", default: true).reason == .error)
@@ -365,22 +365,20 @@ let broken = "value generation: int = oops"
         #expect(BuildConfiguration("staging").description == "staging")
     }
 
-    @Test func updatesYieldEveryRuleSetPutInForce() async throws {
+    @Test func updatesYieldTheNewestRuleSetPutInForce() async throws {
         let store = FlagStore()
         let a = store.updates
         let b = store.updates
         try store.update(source: version(1))
         #expect(throws: RuleSetError.self) { try store.update(source: broken) }
         try store.update(source: version(2))
-        var seenA: [Int] = []
-        for await rules in a {
-            seenA.append(rules.value("generation", in: [:], default: 0))
-            if seenA.count == 2 { break }
-        }
-        var iterator = b.makeAsyncIterator()
-        let firstB = await iterator.next()?.value("generation", in: [:], default: 0)
-        #expect(seenA == [1, 2])
-        #expect(firstB == 1)
+        // Both fell behind: each gets the newest rules, not every one in between.
+        var iteratorA = a.makeAsyncIterator()
+        #expect(await iteratorA.next()?.value("generation", in: [:], default: 0) == 2)
+        try store.update(source: version(3))
+        #expect(await iteratorA.next()?.value("generation", in: [:], default: 0) == 3)
+        var iteratorB = b.makeAsyncIterator()
+        #expect(await iteratorB.next()?.value("generation", in: [:], default: 0) == 3)
     }
 
     @Test func changesYieldNowAndThenOnlyWhenTheResolutionChanges() async throws {
@@ -401,18 +399,44 @@ let broken = "value generation: int = oops"
         #expect(last?.value == .bool(true) && last?.reason == .targetingMatch)
     }
 
-    @Test func theEvaluationHookSeesEveryEntryPoint() throws {
-        let store = FlagStore(try RuleSet(source: version(1)))
+    @Test func theEvaluationHookSeesEveryEntryPointWithItsContext() throws {
+        let store = FlagStore(try RuleSet(source: version(1)), baseContext: ["userId": "u-7"])
         let seen = Locked<[String]>([])
-        store.onEvaluation = { name, r in seen.withLock { $0.append("\(name)=\(r.value)") } }
+        store.onEvaluation = { e in
+            seen.withLock { $0.append("\(e.name)=\(e.resolution.value) plan=\(e["plan"]?.stringValue ?? "-") user=\(e.context["userId"]?.stringValue ?? "-")") }
+        }
         _ = store.isEnabled("darkMode", in: ["plan": "pro"])
         _ = store.value("generation", default: 0)
         _ = store.evaluate("darkMode")
         _ = store.isEnabled(store.handle("darkMode"), in: store.prepare(["plan": "pro"]))
-        #expect(seen.withLock { $0 } == ["darkMode=true", "generation=1", "darkMode=false", "darkMode=true"])
+        _ = store.variant("nothing", in: ["plan": "team"])
+        #expect(
+            seen.withLock { $0 } == [
+                "darkMode=true plan=pro user=u-7", "generation=1 plan=- user=u-7", "darkMode=false plan=- user=u-7",
+                "darkMode=true plan=pro user=u-7", #"nothing="" plan=team user=u-7"#,
+            ])
+        seen.withLock { $0 = [] }
+        let all = store.evaluateAll(in: ["plan": "pro"])
+        #expect(seen.withLock { $0.sorted() } == ["darkMode=true plan=pro user=u-7", "generation=1 plan=pro user=u-7"])
+        #expect(seen.withLock { $0.count } == all.count)
         store.onEvaluation = nil
         _ = store.isEnabled("darkMode")
-        #expect(seen.withLock { $0.count } == 4)
+        #expect(seen.withLock { $0.count } == all.count)
+    }
+
+    @Test func theHookMayReadTheStoreWhileRulesChange() throws {
+        // The hook runs after the borrow of what is in force: it may read the store, and
+        // an update between reads releases nothing a caller still holds.
+        let store = FlagStore(try RuleSet(source: version(1)))
+        let inner = Locked<[Int]>([])
+        store.onEvaluation = { e in
+            if e.name == "darkMode" { inner.withLock { $0.append(store.value("generation", default: 0)) } }
+        }
+        for n in 2...20 {
+            _ = store.isEnabled("darkMode", in: ["plan": "pro"])
+            try store.update(source: version(n))
+        }
+        #expect(inner.withLock { $0 } == Array(1...19))
     }
 }
 

@@ -20,7 +20,7 @@ import Testing
             let prepared = rules.prepare(context)
             for d in rules.declarations {
                 #expect(rules.evaluate(d.name, in: prepared) == rules.evaluate(d.name, in: context), "\(d.name) in \(context)")
-                #expect(rules.evaluate(rules.handle(d.name)!, in: prepared) == rules.evaluate(d.name, in: context))
+                #expect(rules.evaluate(rules.handle(d.name), in: prepared) == rules.evaluate(d.name, in: context))
             }
         }
     }
@@ -59,47 +59,47 @@ import Testing
         c["age"] = "thirty"  // mistyped
         #expect(c["appVersion"] == "2.4.0")
         #expect(c["age"] == "thirty")
-        #expect(r.isEnabled(r.handle("recent")!, in: c))
-        #expect(r.isEnabled(r.handle("hasAge")!, in: c))
-        #expect(!r.isEnabled(r.handle("adult")!, in: c))
+        #expect(r.isEnabled(r.handle("recent"), in: c))
+        #expect(r.isEnabled(r.handle("hasAge"), in: c))
+        #expect(!r.isEnabled(r.handle("adult"), in: c))
 
         var copy = c  // copy on write: the values kept aside are the copy's own
         copy["age"] = 30
         copy["appVersion"] = .version(SemanticVersion("1.0.0")!)
         #expect(copy["age"] == 30)
         #expect(copy["appVersion"] == .version(SemanticVersion("1.0.0")!))
-        #expect(r.isEnabled(r.handle("adult")!, in: copy))
-        #expect(!r.isEnabled(r.handle("recent")!, in: copy))
+        #expect(r.isEnabled(r.handle("adult"), in: copy))
+        #expect(!r.isEnabled(r.handle("recent"), in: copy))
         #expect(c["age"] == "thirty")
         #expect(c["appVersion"] == "2.4.0")
 
         copy["age"] = nil
         #expect(copy["age"] == nil)
-        #expect(!r.isEnabled(r.handle("hasAge")!, in: copy))
+        #expect(!r.isEnabled(r.handle("hasAge"), in: copy))
         #expect(copy.dictionary == ["appVersion": .version(SemanticVersion("1.0.0")!)])
         #expect(c.dictionary == ["appVersion": "2.4.0", "age": "thirty"])
     }
 
     @Test func handlesFromAnotherRuleSetAreResolvedByName() throws {
         let other = try RuleSet(source: "flag zzz = true\nflag darkMode = true")
-        let foreign = try #require(other.handle("darkMode"))
-        let missing = try #require(other.handle("zzz"))
+        let foreign = other.handle("darkMode")
+        let missing = other.handle("zzz")
         let context = rules.prepare(["build": "alpha", "userId": "42"])
         #expect(rules.isEnabled(foreign, in: context))
         #expect(rules.evaluate(missing, in: context).errorCode == .flagNotFound)
         #expect(!rules.isEnabled(missing, in: context))
         // A prepared context from another rule set is read by name.
         let otherContext = other.prepare(["build": "alpha", "userId": "42"])
-        #expect(rules.isEnabled(rules.handle("darkMode")!, in: otherContext))
-        #expect(rules.handle("nope") == nil)
-        #expect(!rules.isEnabled(rules.handle("checkout")!, in: context))  // not a flag
+        #expect(rules.isEnabled(rules.handle("darkMode"), in: otherContext))
+        #expect(rules.evaluate(rules.handle("nope"), in: context).errorCode == .flagNotFound)
+        #expect(!rules.isEnabled(rules.handle("checkout"), in: context))  // not a flag
     }
 
     /// The extras (`now`, or every attribute without a schema) live in the same
     /// copy-on-write storage as the slots: a copy set afterwards keeps its own.
     @Test func copiesKeepTheirOwnExtras() throws {
         let r = try RuleSet(source: "flag f { enabled when anything == 1 }")
-        let f = try #require(r.handle("f"))
+        let f = r.handle("f")
         var a = r.makeContext()
         a["anything"] = 1
         var b = a
@@ -121,7 +121,7 @@ import Testing
         var c = r.makeContext()
         c["anything"] = 1
         c["other"] = "x"
-        #expect(r.isEnabled(r.handle("f")!, in: c))
+        #expect(r.isEnabled(r.handle("f"), in: c))
     }
 
     /// A batch over a large list of long keys (UUID-like) answers as one call a context and as by name, for members,
@@ -135,7 +135,7 @@ import Testing
                 context { userId: string; age: int }
                 flag ids { enabled when userId in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
                 """)
-        let handle = try #require(rules.handle("ids"))
+        let handle = rules.handle("ids")
         var contexts: [EvaluationContext] = [[:], ["userId": 5], ["userId": "short"], ["userId": .string(key(3) + "x")]]
         for k in 0..<400 {
             let i = (k &* 7_919) % 40_000  // half members, half the same shape but not members
@@ -166,7 +166,7 @@ import Testing
         source += "flag planned { enabled when plan in \(literal(list(2))) }\n"
         let rules = try RuleSet(source: source)
         let flags = ["notFirst"] + (1...16).map { "in\($0)" } + ["notLast", "few", "planned"]
-        let handles = try flags.map { try #require(rules.handle($0)) }
+        let handles = flags.map { rules.handle($0) }
         func agrees(_ c: PreparedContext, _ note: String) {
             for (name, handle) in zip(flags, handles) {
                 #expect(rules.isEnabled(handle, in: c) == rules.isEnabled(name, in: c.dictionary), "\(name), \(note)")
@@ -211,7 +211,7 @@ import Testing
                 context { country: string; build: enum(debug, alpha) }
                 flag big { enabled when country in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
                 """)
-        let big = try #require(rules.handle("big"))
+        let big = rules.handle("big")
         let slot = try #require(rules.schema?["country"]?.slot)
         func tag(_ c: PreparedContext, _ slot: Int) -> Int32 {
             c.withStorage { s in s.withUnsafeMutablePointerToElements { $0[slot].tag } }
@@ -270,7 +270,7 @@ import Testing
         }
         let other = try RuleSet(source: "context { country: string; plan: string }\nflag x = true")
         for name in flags {
-            let handle = try #require(rules.handle(name))
+            let handle = rules.handle(name)
             let prepared = contexts.enumerated().map { $0 % 7 == 6 ? other.prepare($1) : rules.prepare($1) }
             let oneByOne = prepared.map { rules.isEnabled(handle, in: $0) }
             #expect(rules.isEnabled(handle, in: prepared) == oneByOne, "\(name)")
@@ -281,7 +281,7 @@ import Testing
         }
         // Not a flag, or no declaration: the fallback for every context.
         let few = contexts.prefix(3).map(rules.prepare)
-        #expect(rules.isEnabled(rules.handle("s")!, in: few, default: true) == [true, true, true])
-        #expect(rules.isEnabled(other.handle("x")!, in: few) == [false, false, false])
+        #expect(rules.isEnabled(rules.handle("s"), in: few, default: true) == [true, true, true])
+        #expect(rules.isEnabled(other.handle("x"), in: few) == [false, false, false])
     }
 }

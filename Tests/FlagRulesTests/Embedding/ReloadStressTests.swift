@@ -41,8 +41,8 @@ import Testing
                         guard let rules = store.rules else { continue }
                         let generation = rules.value("generation", in: context, default: -1)
                         let prepared = rules.prepare(context)
-                        let twice = rules.evaluate(rules.handle("twice")!, in: prepared).value.intValue ?? -1
-                        let even = rules.isEnabled(rules.handle("even")!, in: prepared)
+                        let twice = rules.evaluate(rules.handle("twice"), in: prepared).value.intValue ?? -1
+                        let even = rules.isEnabled(rules.handle("even"), in: prepared)
                         let byName = rules.isEnabled("even", in: context)
                         // One whole rule set: all three agree on its generation.
                         if generation < 0 || generation % 2 == 0 && generation != 0 || twice != 2 * generation

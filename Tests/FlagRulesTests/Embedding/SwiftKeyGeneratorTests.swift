@@ -7,7 +7,9 @@ import Testing
         #expect(SwiftKeyGenerator.namespace(forFile: "examples/app.flags") == "AppFlags")
         #expect(SwiftKeyGenerator.namespace(forFile: "my-service_v2.flags") == "MyServiceV2Flags")
         #expect(SwiftKeyGenerator.namespace(forFile: "2024.flags") == "Rules2024Flags")
-        #expect(SwiftKeyGenerator.identifier("default") == "`default`" && SwiftKeyGenerator.identifier("oneStep") == "oneStep")
+        #expect(SwiftKeyGenerator.identifier("default") == "`default`" && SwiftKeyGenerator.identifier("oneStep") == "`oneStep`")
+        #expect(SwiftKeyGenerator.typeName("type") == "Type" && SwiftKeyGenerator.typeName("swift") == "SwiftVariant")
+        #expect(SwiftKeyGenerator.typeName("flagRules") == "FlagRulesVariant")
         #expect(SwiftKeyGenerator.literal("a \"b\" \\ c\n\u{1}") == #""a \"b\" \\ c\n\u{1}""#)
     }
 
@@ -20,7 +22,17 @@ import Testing
         #expect(literal.contains("\\\n"))  // a long line wrapped with a continuation
         let rules = try RuleSet(source: "/// \(doc.replacingOccurrences(of: "\n", with: "\n/// "))\nflag f = true\n")
         let swift = try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
-        #expect(swift.contains("public static let f = FlagKey<Bool>("))
+        #expect(swift.contains("public static let `f` = FlagRules.FlagKey<Swift.Bool>("))
+    }
+
+    @Test func swiftsOwnNamesAreQualifiedAndEscaped() throws {
+        let rules = try RuleSet(source: "variant string [a, b] = a\nvariant type [self, Type] = self\n@disabled flag bool = true\n")
+        let swift = try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
+        #expect(swift.contains("enum `String`: Swift.String, FlagRules.FlagVariant, Swift.CaseIterable, Swift.Sendable"))
+        #expect(swift.contains("static let `type` = FlagRules.FlagKey<Self.`Type`>("))
+        #expect(swift.contains("case `self`") && swift.contains("case `Type`"))
+        #expect(swift.contains("flag: \"bool\", default: false"))  // a kill switch is off
+        #expect(swift.contains("Self.`string`.erased"))
     }
 
     @Test func collidingNamesAreRefused() throws {

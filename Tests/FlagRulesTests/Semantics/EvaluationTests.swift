@@ -228,7 +228,7 @@ let specExample = """
                     for d in r.declarations {
                         let expected = r.evaluate(d.name, in: context).value == .bool(true)
                         #expect(r.isEnabled(d.name, in: context) == expected, "\(d.name) in \(context)")
-                        #expect(r.isEnabled(r.handle(d.name)!, in: prepared) == expected, "\(d.name) in \(context)")
+                        #expect(r.isEnabled(r.handle(d.name), in: prepared) == expected, "\(d.name) in \(context)")
                         checked += 1
                     }
                 }

@@ -16,7 +16,7 @@ func truth(
             """)
     // The slotted path (a prepared context, handles) must agree with the dictionary path.
     let prepared = rules.prepare(context)
-    let slotted = (rules.isEnabled(rules.handle("yes")!, in: prepared), rules.isEnabled(rules.handle("no")!, in: prepared))
+    let slotted = (rules.isEnabled(rules.handle("yes"), in: prepared), rules.isEnabled(rules.handle("no"), in: prepared))
     let plain = (rules.isEnabled("yes", in: context), rules.isEnabled("no", in: context))
     if slotted != plain {
         Issue.record("prepared context gave \(slotted), dictionary \(plain)", sourceLocation: sourceLocation)

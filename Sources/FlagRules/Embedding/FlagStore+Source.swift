@@ -1,0 +1,298 @@
+import Foundation
+
+/// Watching the source: one fetch at a time, and nothing a fetch brings after ``stop()``
+/// goes in force.
+extension FlagStore {
+    // MARK: Starting and stopping
+
+    /// Begins watching the file or polling the URL (nothing for a store with no source; a
+    /// second call does nothing). Rules from the cache, if any, are put in force first,
+    /// when no rules are in force yet.
+    ///
+    /// The source is looked at every `refresh`; after a failure the wait doubles with
+    /// each further failure, up to ten minutes (or `refresh`, if longer), and is drawn
+    /// between half and all of that, so that many processes do not retry in step.
+    public func start() {
+        guard source != nil else { return }
+        state.withLock { s in
+            guard s.poller == nil else { return }
+            let epoch = s.epoch
+            s.poller = Task.detached { [weak self] in
+                self?.loadCache(epoch: epoch)
+                while !Task.isCancelled {
+                    guard let delay = await self?.look(epoch: epoch) else { return }
+                    try? await Task.sleep(for: delay)
+                }
+            }
+        }
+    }
+
+    /// Stops watching or polling, and cancels the fetch in flight: nothing it brings goes
+    /// in force (or into the cache). The rules in force stay, and ``start()`` begins again.
+    public func stop() {
+        state.withLock { s in
+            s.epoch += 1
+            s.poller?.cancel()
+            s.poller = nil
+        }
+    }
+
+    /// Looks at the source now, whether or not the store has started (after a pull to
+    /// refresh, or when the app comes to the foreground), and returns when the look is
+    /// done: what it found is in force, saved or reported. Waits for a look under way
+    /// first. Nothing for a store with no source.
+    public func refreshNow() async {
+        let epoch = state.withLock { $0.epoch }
+        _ = await look(epoch: epoch)
+    }
+
+    /// Whether `epoch` is still the store's: no `stop()` since.
+    private func isCurrent(_ epoch: Int) -> Bool { state.withLock { $0.epoch == epoch } }
+
+    // MARK: One look
+
+    /// One look at the source, after any under way; returns how long to wait before the
+    /// next.
+    func look(epoch: Int) async -> Duration {
+        guard let fetching, let source else { return refresh }
+        return await fetching.serially { fetcher in
+            guard isCurrent(epoch) else { return refresh }
+            let result = await fetcher.fetch()
+            guard isCurrent(epoch) else { return refresh }
+            return take(result, from: source, into: &fetcher, epoch: epoch)
+        }
+    }
+
+    private func take(_ result: FetchResult, from source: RulesSource, into fetcher: inout RulesFetcher, epoch: Int) -> Duration {
+        switch result {
+        case .unchanged:
+            state.withLock { $0.failures = 0 }
+            return refresh
+        case .failed(let reason):
+            return failed(reason)
+        case .fetched(let bytes, let seen):
+            guard !bytes.isEmpty else {
+                // Not committed: the next look reads it again, whatever its stamp.
+                return failed("\(source) is empty: an empty file or body never replaces rules")
+            }
+            state.withLock { $0.failures = 0 }
+            fetcher.commit(seen)
+            let digest = ContentDigest(bytes)
+            if state.withLock({ $0.lastSeen == digest }) { return refresh }
+            let rules: RuleSet
+            do {
+                rules = try accepted(SourceText(bytes: bytes, name: source.description))
+            } catch {
+                state.withLock { $0.lastSeen = digest }
+                reject(error, origin: .source)
+                return refresh
+            }
+            let saved = save(bytes, validators: seen.validators, epoch: epoch)
+            let inForceNow = swap(
+                origin: .source, etag: seen.validators.etag, digest: digest,
+                when: { s, current in s.epoch == epoch && (self.apply == .immediately || current.rules == nil) }
+            ) { $0.with(rules: .some(rules), failure: .some(nil)) }
+            guard !inForceNow, isCurrent(epoch) else { return refresh }
+            state.withLock { $0.lastSeen = digest }
+            if saved {
+                emit(.rulesSavedForNextLaunch(declarations: rules.declarations.count, etag: seen.validators.etag))
+            } else if cacheDirectory == nil {
+                emit(.cacheNotWritten(reason: "rules fetched for the next launch were not saved: the store has no cache directory"))
+            }
+            return refresh
+        }
+    }
+
+    private func failed(_ reason: String) -> Duration {
+        let failures = state.withLock { s in
+            s.failures += 1
+            s.lastProblem = reason
+            return s.failures
+        }
+        let delay = FlagStore.retryDelay(after: failures, refresh: refresh, jitter: Double.random(in: 0..<1))
+        emit(.fetchFailed(reason: reason, nextAttempt: delay))
+        return delay
+    }
+
+    /// The wait before the next look after `failures` failures in a row: `refresh`
+    /// doubled for each failure after the first, at most ten minutes (or `refresh`), times
+    /// a factor between 0.5 and 1 drawn from `jitter` (in 0..<1).
+    static func retryDelay(after failures: Int, refresh: Duration, jitter: Double) -> Duration {
+        let cap = max(refresh, .seconds(600))
+        let doubled = refresh * (1 << min(max(failures - 1, 0), 20))
+        return min(doubled, cap) * (0.5 + 0.5 * min(max(jitter, 0), 1))
+    }
+
+    // MARK: The cache
+
+    /// Writes fetched rules to the cache, unless the store stopped meanwhile; whether
+    /// they were written.
+    private func save(_ bytes: [UInt8], validators: Validators, epoch: Int) -> Bool {
+        guard let cacheDirectory, let source, isCurrent(epoch) else { return false }
+        let entry = RulesCache.Entry(
+            source: source.description, etag: validators.etag, lastModified: validators.lastModified, fetchedAt: Date(),
+            rules: String(decoding: bytes, as: UTF8.self))
+        do {
+            try RulesCache(directory: cacheDirectory, source: source).write(entry)
+            return true
+        } catch {
+            emit(.cacheNotWritten(reason: error.reason))
+            return false
+        }
+    }
+
+    /// Puts the cached rules in force, if there are good ones and no rules are in force
+    /// yet, and sends their validators with the next fetch.
+    private func loadCache(epoch: Int) {
+        guard let cacheDirectory, let source, rules == nil else { return }
+        switch RulesCache(directory: cacheDirectory, source: source).read() {
+        case nil:
+            return
+        case .failure(let problem)?:
+            state.withLock { $0.lastProblem = "cache ignored: \(problem.reason)" }
+            emit(.cacheIgnored(reason: problem.reason))
+        case .success(let entry)?:
+            do {
+                let text = SourceText(entry.rules, name: source.description)
+                let rules = try RuleSet(source: text, today: Date())
+                let loaded = swap(
+                    origin: .cache, etag: entry.etag, digest: ContentDigest(text.bytes),
+                    when: { s, current in s.epoch == epoch && current.rules == nil }
+                ) { $0.with(rules: .some(rules), failure: .some(nil)) }
+                if loaded { fetching?.sendNext(Validators(etag: entry.etag, lastModified: entry.lastModified)) }
+            } catch {
+                let reason = "the cached rules no longer compile: " + (error.errors.first?.message ?? "\(error)")
+                state.withLock { $0.lastProblem = "cache ignored: \(reason)" }
+                emit(.cacheIgnored(reason: reason))
+            }
+        }
+    }
+
+    // MARK: Waiting for rules
+
+    /// The rules in force, once there are some: from the cache, the source or an update.
+    /// Starts the store if it has not started. Throws when none have loaded within
+    /// `timeout`, naming the latest problem (the app then runs on its defaults, and the
+    /// rules apply when they come), or when the waiting task is cancelled.
+    public func ready(timeout: Duration = .seconds(5)) async throws(FlagStoreError) -> RuleSet {
+        if let rules { return rules }
+        start()
+        let id = state.withLock { $0.makeID() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RuleSet, any Error>) in
+                    let answer: Result<RuleSet, FlagStoreError>? = state.withLock { s in
+                        if let rules = inForce.current.rules { return .success(rules) }
+                        if Task.isCancelled { return .failure(FlagStoreError(message: "the wait for rules was cancelled")) }
+                        s.waiters[id] = continuation
+                        return nil
+                    }
+                    if let answer {
+                        continuation.resume(with: answer)
+                        return
+                    }
+                    Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        self?.giveUp(id, reason: "no rules within \(timeout.readable)")
+                    }
+                }
+            } onCancel: {
+                giveUp(id, reason: "the wait for rules was cancelled")
+            }
+        } catch let error as FlagStoreError {
+            throw error
+        } catch {
+            throw FlagStoreError(message: "\(error)")
+        }
+    }
+
+    private func giveUp(_ id: Int, reason: String) {
+        let (waiter, problem) = state.withLock { s in (s.waiters.removeValue(forKey: id), s.lastProblem) }
+        let detail = problem.map { "; the latest problem: \($0)" } ?? ""
+        waiter?.resume(throwing: FlagStoreError(message: reason + detail))
+    }
+}
+
+/// The fetcher of a store's source, used by one look at a time (the poller's, or
+/// `refreshNow()`'s): a look waits for the one under way.
+final class SourceFetching: Sendable {
+    private struct State {
+        var fetcher: RulesFetcher
+        var busy = false
+        var queue: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Locked<State>
+
+    init(_ fetcher: RulesFetcher) { state = Locked(State(fetcher: fetcher)) }
+
+    /// Runs `body` with the fetcher once no other look is under way.
+    func serially<R: Sendable>(_ body: (inout RulesFetcher) async -> R) async -> R {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let free = state.withLock { s in
+                if s.busy {
+                    s.queue.append(c)
+                    return false
+                }
+                s.busy = true
+                return true
+            }
+            if free { c.resume() }
+        }
+        var fetcher = state.withLock { $0.fetcher }
+        let result = await body(&fetcher)
+        let next = state.withLock { s in
+            s.fetcher = fetcher
+            if s.queue.isEmpty {
+                s.busy = false
+                return nil as CheckedContinuation<Void, Never>?
+            }
+            return s.queue.removeFirst()
+        }
+        next?.resume()
+        return result
+    }
+
+    /// Validators to send with the next request (the cached rules').
+    func sendNext(_ validators: Validators) {
+        state.withLock { $0.fetcher.validators = validators }
+    }
+
+    /// Ends the fetcher's HTTP session.
+    func close() { state.withLock { $0.fetcher.close() } }
+}
+
+/// A text's identity for "the same rules again": its length and two 64-bit FNV-1a hashes
+/// of different offsets.
+struct ContentDigest: Hashable, Sendable {
+    let count: Int
+    let first: UInt64
+    let second: UInt64
+
+    init(_ bytes: [UInt8]) {
+        var a: UInt64 = 0xcbf2_9ce4_8422_2325
+        var b: UInt64 = 0x8422_2325_cbf2_9ce4
+        for byte in bytes {
+            a = (a ^ UInt64(byte)) &* 0x100_0000_01b3
+            b = (b &+ UInt64(byte)) &* 0x9e37_79b9_7f4a_7c15
+            b ^= b >> 29
+        }
+        count = bytes.count
+        first = a
+        second = b
+    }
+}
+
+extension Duration {
+    /// A wait as people read it: `250 ms`, `1.5 s`, `10 min`, `2 min 30 s`.
+    var readable: String {
+        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        if seconds < 1 { return "\(Int((seconds * 1_000).rounded())) ms" }
+        if seconds < 60 {
+            let tenths = (seconds * 10).rounded() / 10
+            return tenths == tenths.rounded() ? "\(Int(tenths)) s" : "\(tenths) s"
+        }
+        let whole = Int(seconds.rounded())
+        return whole % 60 == 0 ? "\(whole / 60) min" : "\(whole / 60) min \(whole % 60) s"
+    }
+}
