@@ -82,10 +82,11 @@ public enum StoreEvent: Sendable, CustomStringConvertible {
             return "rules saved for the next launch: \(declarations) declarations" + (etag.map { ", ETag \($0)" } ?? "")
         case .updateRejected(let origin, let error):
             let count = error.errors.count
-            let first = error.errors.first.map { ": \($0.message)" } ?? ": \(error)"
+            let name = error.source.name
+            let first = error.errors.first.map { ": \(name):\($0.range.start.line):\($0.range.start.column): \($0.message)" } ?? ": \(error)"
             return "rules from the \(origin) rejected (\(count) error\(count == 1 ? "" : "s"))\(first)"
         case .fetchFailed(let reason, let next):
-            return "fetch failed: \(reason); next attempt in \(next)"
+            return "fetch failed: \(reason); next attempt in \(next.readable)"
         case .cacheIgnored(let reason):
             return "cache ignored: \(reason)"
         case .cacheNotWritten(let reason):
