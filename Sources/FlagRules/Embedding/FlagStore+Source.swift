@@ -27,14 +27,16 @@ extension FlagStore {
         }
     }
 
-    /// Stops watching or polling, and cancels the fetch in flight: nothing it brings goes
-    /// in force (or into the cache). The rules in force stay, and ``start()`` begins again.
+    /// Stops watching or polling, and cancels the fetch in flight (the poller's or a
+    /// ``refreshNow()``'s): nothing it brings goes in force (or into the cache). The rules
+    /// in force stay, and ``start()`` begins again.
     public func stop() {
         state.withLock { s in
             s.epoch += 1
             s.poller?.cancel()
             s.poller = nil
         }
+        fetching?.cancelInFlight()
     }
 
     /// Looks at the source now, whether or not the store has started (after a pull to
@@ -260,6 +262,9 @@ final class SourceFetching: Sendable {
 
     /// Ends the fetcher's HTTP session.
     func close() { state.withLock { $0.fetcher.close() } }
+
+    /// Cancels the request in flight, if any.
+    func cancelInFlight() { state.withLock { $0.fetcher }.cancelInFlight() }
 }
 
 /// A text's identity for "the same rules again": its length and two 64-bit FNV-1a hashes

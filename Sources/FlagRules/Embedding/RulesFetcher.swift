@@ -68,6 +68,9 @@ struct RulesFetcher: Sendable {
     /// Ends the HTTP session (a store's, when it is released).
     func close() { client?.close() }
 
+    /// Cancels every request in flight: each ends as a failure at once.
+    func cancelInFlight() { client?.cancelAll() }
+
     // MARK: Files
 
     struct FileStamp: Hashable, Sendable {
@@ -175,6 +178,7 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         let maximumSize: Int
         let timeout: Duration
         let continuation: CheckedContinuation<Outcome, Never>
+        let task: URLSessionDataTask
     }
 
     private var session: URLSession!
@@ -201,7 +205,7 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         let id = task.taskIdentifier
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                transfers.withLock { $0[id] = Transfer(maximumSize: maximumSize, timeout: timeout, continuation: continuation) }
+                transfers.withLock { $0[id] = Transfer(maximumSize: maximumSize, timeout: timeout, continuation: continuation, task: task) }
                 if Task.isCancelled {
                     finish(id, .failure("cancelled"))
                     task.cancel()
@@ -216,6 +220,18 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         } onCancel: {
             finish(id, .failure("cancelled"))
             task.cancel()
+        }
+    }
+
+    /// Ends every transfer in flight as cancelled.
+    func cancelAll() {
+        let all = transfers.withLock { t in
+            defer { t = [:] }
+            return Array(t.values)
+        }
+        for transfer in all {
+            transfer.continuation.resume(returning: .failure("cancelled"))
+            transfer.task.cancel()
         }
     }
 
