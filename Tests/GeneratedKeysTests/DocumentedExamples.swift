@@ -29,6 +29,16 @@ func readmeChanges(store: FlagStore, showCheckout: (String) -> Void) async {
     }
 }
 
+/// README.md: exposures and Observation.
+func readmeExposures(store: FlagStore) -> Bool {
+    store.onEvaluation = { e in
+        let user = e["userId"]?.description ?? "anyone"
+        print("exposure: \(e.name) = \(e.resolution.value) (\(e.resolution.reason.rawValue)) for \(user)")
+    }
+    let newCheckout = store.observed.isEnabled("newCheckout", in: ["userId": "u-42"])
+    return newCheckout
+}
+
 /// README.md: a rule set.
 func readmeRuleSet() throws {
     let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))  // throws every diagnostic
@@ -91,6 +101,12 @@ func articleObserving(store: FlagStore, showCheckout: @escaping (String) -> Void
     for await resolution in store.changes(of: "checkout", in: ["userId": "u-42"]) {
         showCheckout(resolution.variant ?? "control")
     }
+}
+
+/// Embedding in apps and services: Observation.
+func articleObserved(store: FlagStore) -> Bool {
+    let newCheckout = store.observed.isEnabled("newCheckout", in: ["userId": "u-42"])
+    return newCheckout
 }
 
 /// Embedding in apps and services: events.

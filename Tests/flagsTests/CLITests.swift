@@ -1,3 +1,4 @@
+import FlagRules
 import Foundation
 import Testing
 
@@ -264,5 +265,20 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         let none = try flags([])
         #expect(none.status == 2)
         #expect(none.stderr.contains("usage: flags <command>"))
+    }
+}
+
+/// An `Explanation` prints as `flags eval --explain` shows it.
+@Suite struct ExplanationPrintingTests {
+    @Test func printingAnExplanationShowsWhatTheCommandShows() throws {
+        let rules = try RuleSet(contentsOf: packageRoot.appendingPathComponent("examples/app.flags"))
+        let context: EvaluationContext = ["build": "beta", "userId": "42", "appVersion": "2.4"]
+        let explanation = try #require(rules.explain("darkMode", in: context))
+        let command = try flags([
+            "eval", "examples/app.flags", "darkMode", "--explain", "-c", "build=beta", "-c", "userId=42", "-c", "appVersion=2.4",
+        ])
+        #expect(command.status == 0)
+        #expect("\(explanation)" == command.stdout)
+        #expect(!"\(explanation)".contains("Explanation("))
     }
 }

@@ -21,7 +21,9 @@ import Testing
         let one = try flags(["generate", "swift", "examples/app.flags", "-o", file, "--namespace", "Features", "--access", "internal"])
         #expect(one.status == 0 && one.stdout.isEmpty, "\(one)")
         let text = try String(contentsOfFile: file, encoding: .utf8)
-        #expect(text.contains("\nenum Features {") && text.contains("    static let `darkMode` = FlagRules.FlagKey<Swift.Bool>(") && !text.contains("public"))
+        #expect(
+            text.contains("\nenum Features {") && text.contains("    static let `darkMode` = FlagRules.FlagKey<Swift.Bool>(")
+                && !text.contains("public"))
         let many = try flags(["generate", "swift", "examples/app.flags", "examples/service.flags", "-o", dir.path])
         #expect(many.status == 0, "\(many)")
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("AppFlags.swift").path))

@@ -1,20 +1,20 @@
 /// Renders diagnostics the way compilers do: `path:line:col: error: message`, then the
 /// source line in a gutter with `^~~~` under the span, then notes and help.
-public struct DiagnosticRenderer: Sendable {
+package struct DiagnosticRenderer: Sendable {
     /// Whether to use ANSI colours (only on a terminal, never with `NO_COLOR`).
-    public var colored: Bool
+    package var colored: Bool
     /// The most characters of a source line shown; longer lines are cut around the span.
-    public var maxLineWidth = 120
+    package var maxLineWidth = 120
 
     /// A renderer.
-    public init(colored: Bool = false) { self.colored = colored }
+    package init(colored: Bool = false) { self.colored = colored }
 
     private func paint(_ text: String, _ code: String) -> String {
         colored ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
 
     /// The full text for one diagnostic, ending in a newline.
-    public func render(_ d: Diagnostic, in source: SourceText) -> String {
+    package func render(_ d: Diagnostic, in source: SourceText) -> String {
         let label = d.severity == .error ? paint("error", "1;31") : paint("warning", "1;33")
         var out =
             paint("\(source.name):\(d.range.start.line):\(d.range.start.column):", "1") + " \(label): "
@@ -32,7 +32,7 @@ public struct DiagnosticRenderer: Sendable {
     }
 
     /// All diagnostics, in order, separated by blank lines.
-    public func render(_ diagnostics: [Diagnostic], in source: SourceText) -> String {
+    package func render(_ diagnostics: [Diagnostic], in source: SourceText) -> String {
         diagnostics.map { render($0, in: source) }.joined(separator: "\n")
     }
 

@@ -15,7 +15,7 @@
 
 /// What a store adds to its rules: local overrides, and what to answer when no rules have
 /// loaded.
-struct EvaluationLayers {
+struct EvaluationLayers: Equatable {
     /// The store's own overrides (a debug screen's): under scoped ones, over the rules.
     let local: FlagOverrides
     /// Why there are no rules, when none have loaded; nil when rules are in force.
@@ -27,8 +27,12 @@ struct EvaluationLayers {
 }
 
 /// Why a store has no rules: nothing loaded yet, or the latest update failed.
-struct MissingRules {
+struct MissingRules: Equatable {
     let failure: RuleSetError?
+
+    /// Two reasons are the same when both are "none loaded" or both failed; enough to
+    /// tell layers that change nothing.
+    static func == (a: MissingRules, b: MissingRules) -> Bool { (a.failure == nil) == (b.failure == nil) }
 
     /// The resolution of any name: the caller's default with reason `ERROR`.
     func resolution(_ fallback: Value?) -> Resolution {
@@ -106,7 +110,7 @@ extension RuleSet {
             return .error(.flagNotFound, "no declaration named '\(name)'", default: fallback ?? .bool(false))
         }
         if let kind {
-            let actual = program.declarations[i].kind
+            let actual = program.withDeclaration(i) { $0.kind }
             guard actual == kind else {
                 return .error(.typeMismatch, "'\(name)' is a \(actual.rawValue), not a \(kind.rawValue)", default: fallback ?? .bool(false))
             }
@@ -125,8 +129,10 @@ extension RuleSet {
     func isOn<C: EvaluationInput>(_ name: String, _ index: Int?, _ context: C, default fallback: Bool, _ layers: EvaluationLayers?)
         -> Bool
     {
-        if OverrideScopes.everEntered || !(layers?.isEmpty ?? true) {
-            return resolve(name, index, context, expecting: .flag, default: .bool(fallback), layers).value.boolValue ?? fallback
+        if OverrideScopes.everEntered || layers != nil {
+            if let r = override(name, index, .bool(fallback), layers?.local) { return r.value.boolValue ?? fallback }
+            // No rules loaded: an error, whose value is the caller's default.
+            if layers?.missing != nil { return fallback }
         }
         guard let i = index else { return fallback }
         if checksContextsStrictly, context.problem(for: self) != nil { return fallback }

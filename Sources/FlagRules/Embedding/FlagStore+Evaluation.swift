@@ -22,11 +22,12 @@ extension FlagStore: FlagEvaluating {
     /// Whether a flag is on; `fallback` when it is unknown, not a flag, or no rules have
     /// loaded.
     public func isEnabled(_ name: String, in context: EvaluationContext = [:], default fallback: Bool = false) -> Bool {
+        // The common case (no hook, no local override, rules loaded) answers as the rule
+        // set's own call, borrowed; the rest resolves, then reports after the borrow.
         let answer = withInForce { (s: InForce) -> Bool? in
-            guard s.onEvaluation == nil else { return nil }
-            let rules = s.evaluated
-            if s.base.count == 0 { return rules.isOn(name, rules.index(of: name), context, default: fallback, s.layers) }
-            return rules.isOn(name, rules.index(of: name), s.base.merging(context), default: fallback, s.layers)
+            guard s.answersAsRules else { return nil }
+            if s.base.count == 0 { return s.evaluated.isEnabled(name, in: context, default: fallback) }
+            return s.evaluated.isEnabled(name, in: s.base.merging(context), default: fallback)
         }
         if let answer { return answer }
         return byName(name, context, .flag, .bool(fallback)).value.boolValue ?? fallback
@@ -37,10 +38,10 @@ extension FlagStore: FlagEvaluating {
     public func evaluateAll(in context: EvaluationContext = [:]) -> [String: Resolution] {
         let (all, hook, merged) = withInForce { s in
             let merged = s.merged(context)
-            return (s.evaluated.resolveAll(merged, s.layers), s.onEvaluation, merged)
+            return (s.evaluated.resolveAll(merged, s.layers), s.hook, merged)
         }
         if let hook {
-            for (name, r) in all { hook(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged))) }
+            for (name, r) in all { hook.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged))) }
         }
         return all
     }
@@ -81,8 +82,8 @@ extension FlagStore: FlagEvaluating {
     /// Whether a flag is on, by handle against a prepared context.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
         let answer = withInForce { (s: InForce) -> Bool? in
-            guard s.onEvaluation == nil else { return nil }
-            return s.evaluated.isOn(handle.name, s.evaluated.index(of: handle), context, default: fallback, s.layers)
+            guard s.answersAsRules else { return nil }
+            return s.evaluated.isEnabled(handle, in: context, default: fallback)
         }
         if let answer { return answer }
         return byHandle(handle, context, .flag, .bool(fallback)).value.boolValue ?? fallback
@@ -90,18 +91,18 @@ extension FlagStore: FlagEvaluating {
 
     /// Whether a flag is on for each context, in order, all against one rule set.
     public func isEnabled(_ handle: DeclarationHandle, in contexts: [PreparedContext], default fallback: Bool = false) -> [Bool] {
-        let (answers, hook, resolutions) = withInForce { s -> ([Bool], (@Sendable (FlagEvaluation) -> Void)?, [Resolution]) in
+        let (answers, hook, resolutions) = withInForce { s -> ([Bool], EvaluationHook?, [Resolution]) in
             let rules = s.evaluated
             let index = rules.index(of: handle)
-            guard s.onEvaluation != nil else {
-                return (contexts.map { rules.isOn(handle.name, index, $0, default: fallback, s.layers) }, s.onEvaluation, [])
+            guard let hook = s.hook else {
+                return (contexts.map { rules.isOn(handle.name, index, $0, default: fallback, s.layers) }, nil, [])
             }
             let all = contexts.map { rules.resolve(handle.name, index, $0, expecting: .flag, default: .bool(fallback), s.layers) }
-            return (all.map { $0.value.boolValue ?? fallback }, s.onEvaluation, all)
+            return (all.map { $0.value.boolValue ?? fallback }, hook, all)
         }
         if let hook {
             for (r, context) in zip(resolutions, contexts) {
-                hook(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
+                hook.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
             }
         }
         return answers
@@ -109,14 +110,15 @@ extension FlagStore: FlagEvaluating {
 
     // MARK: The one path, for a store
 
-    /// By name: resolved with what is in force borrowed; the hook, if any, called after.
+    /// By name, when the hook or the layers are in play: what is in force is retained once
+    /// (one reference count, cheaper than carrying a resolution out of a borrow), then
+    /// resolved, then reported to the hook.
     private func byName(_ name: String, _ context: EvaluationContext, _ kind: DeclarationKind?, _ fallback: Value?) -> Resolution {
-        let (r, hook, merged) = withInForce { s in
-            let merged = s.merged(context)
-            let r = s.evaluated.resolve(name, s.evaluated.index(of: name), merged, expecting: kind, default: fallback, s.layers)
-            return (r, s.onEvaluation, merged)
-        }
-        hook?(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
+        let s = withInForce { $0 }
+        let merged = s.merged(context)
+        let rules = s.evaluated
+        let r = rules.resolve(name, rules.index(of: name), merged, expecting: kind, default: fallback, s.layers)
+        s.hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
         return r
     }
 
@@ -124,11 +126,10 @@ extension FlagStore: FlagEvaluating {
     private func byHandle(_ handle: DeclarationHandle, _ context: PreparedContext, _ kind: DeclarationKind?, _ fallback: Value?)
         -> Resolution
     {
-        let (r, hook) = withInForce { s in
-            let rules = s.evaluated
-            return (rules.resolve(handle.name, rules.index(of: handle), context, expecting: kind, default: fallback, s.layers), s.onEvaluation)
-        }
-        hook?(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
+        let s = withInForce { $0 }
+        let rules = s.evaluated
+        let r = rules.resolve(handle.name, rules.index(of: handle), context, expecting: kind, default: fallback, s.layers)
+        s.hook?.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
         return r
     }
 

@@ -8,11 +8,17 @@ extension FlagStore {
         let base: EvaluationContext
         /// The store's own overrides (a debug screen's): under scoped ones, over the rules.
         let local: FlagOverrides
-        let onEvaluation: (@Sendable (FlagEvaluation) -> Void)?
+        /// The evaluation hook, in a class: passed out of a borrow (through a generic
+        /// result), a class costs a retain where a closure would be re-wrapped, allocating.
+        let hook: EvaluationHook?
         /// The rules evaluations run: those in force, else rules with no declarations.
         let evaluated: RuleSet
-        /// The local overrides, and the answer while no rules have loaded.
-        let layers: EvaluationLayers
+        /// Whether evaluations answer as the rules' own calls: no hook, no local override,
+        /// rules loaded (the entry points' fast path).
+        let answersAsRules: Bool
+        /// The local overrides, and the answer while no rules have loaded; nil when they
+        /// change nothing (the evaluations' fast path then copies nothing of them).
+        let layers: EvaluationLayers?
 
         init(
             rules: RuleSet?, failure: RuleSetError? = nil, base: EvaluationContext, local: FlagOverrides = [:],
@@ -22,9 +28,11 @@ extension FlagStore {
             self.failure = failure
             self.base = base
             self.local = local
-            self.onEvaluation = onEvaluation
+            self.hook = onEvaluation.map(EvaluationHook.init)
             evaluated = rules ?? FlagStore.noRules
-            layers = EvaluationLayers(local: local, missing: rules == nil ? MissingRules(failure: failure) : nil)
+            let layers = EvaluationLayers(local: local, missing: rules == nil ? MissingRules(failure: failure) : nil)
+            self.layers = layers.isEmpty ? nil : layers
+            answersAsRules = hook == nil && layers.isEmpty
         }
 
         func with(
@@ -33,7 +41,7 @@ extension FlagStore {
         ) -> InForce {
             InForce(
                 rules: rules ?? self.rules, failure: failure ?? self.failure, base: base ?? self.base, local: local ?? self.local,
-                onEvaluation: onEvaluation ?? self.onEvaluation)
+                onEvaluation: onEvaluation ?? self.hook?.call)
         }
 
         /// `context` over the base context, its keys winning.
@@ -49,4 +57,10 @@ extension FlagStore {
             evaluated.resolve(name, evaluated.index(of: name), merged(context), expecting: kind, default: fallback, layers)
         }
     }
+}
+
+/// A store's evaluation hook.
+final class EvaluationHook: Sendable {
+    let call: @Sendable (FlagEvaluation) -> Void
+    init(_ call: @escaping @Sendable (FlagEvaluation) -> Void) { self.call = call }
 }

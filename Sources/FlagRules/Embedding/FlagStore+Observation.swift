@@ -145,10 +145,10 @@ extension FlagStore {
         let (r, forgotten, hook, merged) = state.withLock { s in
             let now = inForce.current
             let r = read.resolve(now)
-            return (r, s.observedReads.record(read, r), now.onEvaluation, now.merged(context))
+            return (r, s.observedReads.record(read, r), now.hook, now.merged(context))
         }
         notifyObservers(of: forgotten)
-        hook?(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
+        hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
         return r
     }
 

@@ -226,7 +226,7 @@ public final class FlagStore: @unchecked Sendable {
     /// store. Debug-screen listings (``FlagDebugModel``) and `changes(of:in:)` do not call it.
     /// When nil, evaluations cost what they cost on a `RuleSet`.
     public var onEvaluation: (@Sendable (FlagEvaluation) -> Void)? {
-        get { inForce.current.onEvaluation }
+        get { inForce.current.hook?.call }
         set { _ = inForce.replace { $0.with(onEvaluation: .some(newValue)) } }
     }
 
@@ -310,10 +310,15 @@ public final class FlagStore: @unchecked Sendable {
     /// Whether it was replaced. What is no longer in force is released after the lock.
     @discardableResult
     func swap(
-        origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil, when condition: (State, InForce) -> Bool = { _, _ in true },
+        origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil,
+        when condition: (State, InForce) -> Bool = { _, _ in true },
         _ change: (InForce) -> InForce
     ) -> Bool {
-        let outcome = state.withLock { s -> (old: InForce, now: InForce, hook: (@Sendable (StoreEvent) -> Void)?, waiters: [CheckedContinuation<RuleSet, any Error>], keys: [AnyFlagKey], observed: [ObservedRead])? in
+        let outcome = state.withLock {
+            s -> (
+                old: InForce, now: InForce, hook: (@Sendable (StoreEvent) -> Void)?, waiters: [CheckedContinuation<RuleSet, any Error>],
+                keys: [AnyFlagKey], observed: [ObservedRead]
+            )? in
             guard condition(s, inForce.current) else { return nil }
             let (old, now) = inForce.replace(change)
             if let digest { s.lastSeen = digest }
@@ -377,7 +382,9 @@ public final class FlagStore: @unchecked Sendable {
         let scope = OverrideScopes.everEntered ? FlagOverrides.scoped : nil
         let id = state.withLock { s in
             let id = s.makeID()
-            let w = Watcher(name: name, context: context, fallback: fallback, scope: scope, last: .error(.general, "", default: .bool(false)), continuation: continuation)
+            let w = Watcher(
+                name: name, context: context, fallback: fallback, scope: scope, last: .error(.general, "", default: .bool(false)),
+                continuation: continuation)
             let now = w.resolve(inForce.current)
             s.watchers[id] = Watcher(name: name, context: context, fallback: fallback, scope: scope, last: now, continuation: continuation)
             continuation.yield(now)

@@ -83,7 +83,8 @@ public enum StoreEvent: Sendable, CustomStringConvertible {
         case .updateRejected(let origin, let error):
             let count = error.errors.count
             let name = error.source.name
-            let first = error.errors.first.map { ": \(name):\($0.range.start.line):\($0.range.start.column): \($0.message)" } ?? ": \(error)"
+            let first =
+                error.errors.first.map { ": \(name):\($0.range.start.line):\($0.range.start.column): \($0.message)" } ?? ": \(error)"
             return "rules from the \(origin) rejected (\(count) error\(count == 1 ? "" : "s"))\(first)"
         case .fetchFailed(let reason, let next):
             return "fetch failed: \(reason); next attempt in \(next.readable)"

@@ -1,6 +1,7 @@
 /// How a declaration resolved: every rule tried in order, and under each the value of
-/// every sub-expression and why.
-public struct Explanation: Sendable {
+/// every sub-expression and why. `print(explanation)` shows it as `flags eval --explain`
+/// does.
+public struct Explanation: Sendable, CustomStringConvertible {
     /// The declaration.
     public let name: String
     /// The resolution (always equal to what `RuleSet.evaluate` returns).
@@ -58,6 +59,9 @@ public struct SplitTrace: Sendable {
 }
 
 extension Explanation {
+    /// The explanation as `flags eval --explain` prints it (``text``).
+    public var description: String { text }
+
     /// Indented text for terminals.
     public var text: String {
         var out = resolution.summary(name: name) + "\n"

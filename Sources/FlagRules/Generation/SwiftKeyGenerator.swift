@@ -51,7 +51,10 @@ package struct SwiftKeyGenerator {
 
             """
         for d in declarations {
-            out += docComment(d.doc ?? "`\(d.name)`: \(d.kind == .value ? (d.type == "int" ? "an int value" : "a \(d.type) value") : "a \(d.kind.rawValue)") of \(fileName).")
+            out += docComment(
+                d.doc
+                    ?? "`\(d.name)`: \(d.kind == .value ? (d.type == "int" ? "an int value" : "a \(d.type) value") : "a \(d.kind.rawValue)") of \(fileName)."
+            )
             let doc = d.doc.map { ",\n        doc: " + SwiftKeyGenerator.multilineLiteral($0, indent: "        ") } ?? ""
             let name = SwiftKeyGenerator.identifier(d.name)
             let quoted = SwiftKeyGenerator.literal(d.name)
@@ -59,7 +62,8 @@ package struct SwiftKeyGenerator {
             case .flag:
                 // A kill switch is off whatever its default, before rules load too.
                 let value = d.isDisabled ? false : (d.defaultValue.boolValue ?? false)
-                out += "    \(prefix)static let \(name) = FlagRules.FlagKey<Swift.Bool>(\n        flag: \(quoted), default: \(value)\(doc))\n\n"
+                out +=
+                    "    \(prefix)static let \(name) = FlagRules.FlagKey<Swift.Bool>(\n        flag: \(quoted), default: \(value)\(doc))\n\n"
             case .variant:
                 let type = SwiftKeyGenerator.identifier(SwiftKeyGenerator.typeName(d.name))
                 let first = d.defaultValue.stringValue ?? d.variants.first ?? ""
@@ -71,7 +75,8 @@ package struct SwiftKeyGenerator {
                 out += "    }\n\n"
             case .value:
                 let (type, literal) = try SwiftKeyGenerator.typedLiteral(d.defaultValue, of: d.name)
-                out += "    \(prefix)static let \(name) = FlagRules.FlagKey<\(type)>(\n        value: \(quoted), default: \(literal)\(doc))\n\n"
+                out +=
+                    "    \(prefix)static let \(name) = FlagRules.FlagKey<\(type)>(\n        value: \(quoted), default: \(literal)\(doc))\n\n"
             case .segment:
                 break
             }

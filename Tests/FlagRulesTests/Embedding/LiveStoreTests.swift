@@ -403,7 +403,10 @@ let broken = "value generation: int = oops"
         let store = FlagStore(try RuleSet(source: version(1)), baseContext: ["userId": "u-7"])
         let seen = Locked<[String]>([])
         store.onEvaluation = { e in
-            seen.withLock { $0.append("\(e.name)=\(e.resolution.value) plan=\(e["plan"]?.stringValue ?? "-") user=\(e.context["userId"]?.stringValue ?? "-")") }
+            seen.withLock {
+                $0.append(
+                    "\(e.name)=\(e.resolution.value) plan=\(e["plan"]?.stringValue ?? "-") user=\(e.context["userId"]?.stringValue ?? "-")")
+            }
         }
         _ = store.isEnabled("darkMode", in: ["plan": "pro"])
         _ = store.value("generation", default: 0)

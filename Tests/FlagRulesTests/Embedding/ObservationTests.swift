@@ -10,6 +10,7 @@ import Testing
     /// Counts how often tracking of `read` is told of a change, re-tracking after each.
     final class Tracker: Sendable {
         let changes = Locked(0)
+        let tracks = Locked(0)
         let read: @Sendable () -> Void
 
         init(_ read: @escaping @Sendable () -> Void) {
@@ -18,15 +19,20 @@ import Testing
         }
 
         func track() {
-            withObservationTracking { read() } onChange: { [weak self] in
+            withObservationTracking {
+                read()
+            } onChange: { [weak self] in
                 guard let self else { return }
                 changes.withLock { $0 += 1 }
                 // onChange runs before the change is in force: track again afterwards.
                 DispatchQueue.global().async { [self] in track() }
             }
+            tracks.withLock { $0 += 1 }
         }
 
         var count: Int { changes.withLock { $0 } }
+        /// Whether it tracks again after the last change it was told of.
+        var isTracking: Bool { tracks.withLock { $0 } == count + 1 }
     }
 
     @Test func aReadIsToldWhenWhatItReadChangesAndOnlyThen() async throws {
@@ -46,12 +52,14 @@ import Testing
         #expect(darkMode.count == 0 && generation.count == 1)
 
         // A local override of darkMode: only darkMode's reader.
+        #expect(await eventually { darkMode.isTracking && generation.isTracking })
         store.localOverrides = ["darkMode": false]
         #expect(await eventually { darkMode.count == 1 })
         #expect(generation.count == 1)
 
         // The plain entry points register nothing.
         let plain = Tracker { _ = store.isEnabled("darkMode", in: ["plan": "pro"]) }
+        #expect(await eventually { darkMode.isTracking })
         store.localOverrides = [:]
         #expect(await eventually { darkMode.count == 2 })
         #expect(plain.count == 0)
@@ -70,6 +78,7 @@ import Testing
         let flag = Flag(key, store: store)
         let tracker = Tracker { _ = flag.wrappedValue }
         #expect(flag.wrappedValue == 1)
+        #expect(await eventually { tracker.isTracking })
         try store.update(source: version(5))
         #expect(await eventually { tracker.count == 1 })
         #expect(flag.wrappedValue == 5)

@@ -230,7 +230,8 @@ import Testing
         let body = Locked(version(30))
         let server = try TestHTTPServer { request in
             if request.headers["if-modified-since"] == second { return TestHTTPServer.Response(status: 304) }
-            return TestHTTPServer.Response(status: 200, headers: ["Last-Modified": second, "Date": second], body: Array(body.withLock { $0 }.utf8))
+            return TestHTTPServer.Response(
+                status: 200, headers: ["Last-Modified": second, "Date": second], body: Array(body.withLock { $0 }.utf8))
         }
         let store = FlagStore(source: .url(server.url), refresh: .seconds(3_600))
         await store.refreshNow()

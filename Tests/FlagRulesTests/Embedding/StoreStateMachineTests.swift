@@ -139,7 +139,8 @@ import Testing
         for sequence in 0..<Self.sequences {
             let failures = try await run(sequence: sequence, server: server, served: served, requests: requests, random: &random)
             steps += failures.steps
-            try #require(failures.problems.isEmpty, "sequence \(sequence), seed \(Self.seed):\n\(failures.problems.joined(separator: "\n"))")
+            try #require(
+                failures.problems.isEmpty, "sequence \(sequence), seed \(Self.seed):\n\(failures.problems.joined(separator: "\n"))")
         }
         #expect(steps > Self.sequences * 10)
     }
@@ -284,7 +285,9 @@ import Testing
             for s in subscribers { s.note(model.expected(scope: s.scope)) }
             let generation = store.rules?.value("generation", in: [:], default: -1)
             if generation != model.inForce {
-                return (log + ["in force: \(generation.map(String.init) ?? "none"), model: \(model.inForce.map(String.init) ?? "none")"], step)
+                return (
+                    log + ["in force: \(generation.map(String.init) ?? "none"), model: \(model.inForce.map(String.init) ?? "none")"], step
+                )
             }
             let read = Expected(store.evaluate("darkMode"))
             if read != model.expected(scope: nil) {
@@ -294,7 +297,11 @@ import Testing
                 let want = model.expected(scope: s.scope)
                 let arrived = await eventually(10) { s.received.withLock { $0.last } == want }
                 if !arrived {
-                    return (log + ["subscriber \(i) last saw \(s.received.withLock { $0 }.last.map(String.init(describing:)) ?? "nothing"), model: \(want)"], step)
+                    return (
+                        log + [
+                            "subscriber \(i) last saw \(s.received.withLock { $0 }.last.map(String.init(describing:)) ?? "nothing"), model: \(want)"
+                        ], step
+                    )
                 }
                 if !s.receivedIsPossible() {
                     return (log + ["subscriber \(i) received \(s.received.withLock { $0 }), model had \(s.history.withLock { $0 })"], step)
