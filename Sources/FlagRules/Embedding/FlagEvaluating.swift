@@ -2,7 +2,7 @@
 /// this protocol takes either (a store in the app, fixed rules in a test).
 ///
 /// The requirements are the primitives each type implements over the one evaluation path;
-/// everything typed (``variant(_:in:default:)``, ``value(_:in:default:)``, typed keys) is
+/// everything typed (``variant(_:in:default:)-(String,_,_)``, ``value(_:in:default:)-(String,_,_)``, typed keys) is
 /// written once, here, over them. Every answer goes through the same steps: a scope's
 /// override, a store's local override, the name's lookup, the kind, a strict context
 /// check, the rules, and the caller's default's type.
