@@ -382,10 +382,7 @@ public final class FlagStore: @unchecked Sendable {
         let scope = OverrideScopes.everEntered ? FlagOverrides.scoped : nil
         let id = state.withLock { s in
             let id = s.makeID()
-            let w = Watcher(
-                name: name, context: context, fallback: fallback, scope: scope, last: .error(.general, "", default: .bool(false)),
-                continuation: continuation)
-            let now = w.resolve(inForce.current)
+            let now = FlagOverrides.$scoped.withValue(scope) { inForce.current.resolve(name, context, expecting: nil, fallback) }
             s.watchers[id] = Watcher(name: name, context: context, fallback: fallback, scope: scope, last: now, continuation: continuation)
             continuation.yield(now)
             return id
