@@ -15,7 +15,7 @@
 
 /// What a store adds to its rules: local overrides, and what to answer when no rules have
 /// loaded.
-struct EvaluationLayers: Equatable {
+struct EvaluationLayers {
     /// The store's own overrides (a debug screen's): under scoped ones, over the rules.
     let local: FlagOverrides
     /// Why there are no rules, when none have loaded; nil when rules are in force.
@@ -27,12 +27,8 @@ struct EvaluationLayers: Equatable {
 }
 
 /// Why a store has no rules: nothing loaded yet, or the latest update failed.
-struct MissingRules: Equatable {
+struct MissingRules {
     let failure: RuleSetError?
-
-    /// Two reasons are the same when both are "none loaded" or both failed; enough to
-    /// tell layers that change nothing.
-    static func == (a: MissingRules, b: MissingRules) -> Bool { (a.failure == nil) == (b.failure == nil) }
 
     /// The resolution of any name: the caller's default with reason `ERROR`.
     func resolution(_ fallback: Value?) -> Resolution {
