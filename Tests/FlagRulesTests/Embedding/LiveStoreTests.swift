@@ -33,6 +33,15 @@ func temporaryDirectory() throws -> URL {
     return url
 }
 
+/// A new temporary directory holding `app.flags` with `text`: the directory (to remove)
+/// and the file.
+func rulesFile(_ text: String) throws -> (directory: URL, file: URL) {
+    let dir = try temporaryDirectory()
+    let file = dir.appendingPathComponent("app.flags")
+    try text.write(to: file, atomically: true, encoding: .utf8)
+    return (dir, file)
+}
+
 /// A rules file whose `generation` value says which version is in force.
 func version(_ n: Int) -> String {
     """

@@ -43,10 +43,8 @@ import Testing
         #expect(store.lastError?.errors.first?.code == "no-declarations")
 
         // An emptied watched file is a failed fetch: the rules and the cache stay.
-        let dir = try temporaryDirectory()
+        let (dir, file) = try rulesFile(version(1))
         defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("app.flags")
-        try version(1).write(to: file, atomically: true, encoding: .utf8)
         let log = EventLog()
         let watched = FlagStore(source: .file(file), refresh: .seconds(3_600), cacheDirectory: dir.appendingPathComponent("cache"))
         watched.onEvent = log.record
@@ -97,10 +95,8 @@ import Testing
     }
 
     @Test func identicalContentIsNotLoadedAgain() async throws {
-        let dir = try temporaryDirectory()
+        let (dir, file) = try rulesFile(version(1))
         defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("app.flags")
-        try version(1).write(to: file, atomically: true, encoding: .utf8)
         let log = EventLog()
         let store = FlagStore(source: .file(file), refresh: .seconds(3_600))
         store.onEvent = log.record
@@ -140,10 +136,8 @@ import Testing
     }
 
     @Test func nextLaunchWithoutACacheDirectorySaysItSavedNothing() async throws {
-        let dir = try temporaryDirectory()
+        let (dir, file) = try rulesFile(version(1))
         defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("app.flags")
-        try version(1).write(to: file, atomically: true, encoding: .utf8)
         let log = EventLog()
         let store = FlagStore(source: .file(file), refresh: .seconds(3_600), apply: .nextLaunch)
         store.onEvent = log.record
@@ -188,10 +182,8 @@ import Testing
     }
 
     @Test func aRestartNeverPutsOlderCachedRulesOverNewerOnes() async throws {
-        let dir = try temporaryDirectory()
+        let (dir, file) = try rulesFile(version(1))
         defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("app.flags")
-        try version(1).write(to: file, atomically: true, encoding: .utf8)
         let store = FlagStore(source: .file(file), refresh: .seconds(3_600), cacheDirectory: dir.appendingPathComponent("cache"))
         store.start()
         #expect(await eventually { store.value("generation", default: 0) == 1 })
@@ -204,10 +196,8 @@ import Testing
     }
 
     @Test func anyPositiveMaximumSizeIsAccepted() async throws {
-        let dir = try temporaryDirectory()
+        let (dir, file) = try rulesFile(version(1))
         defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("app.flags")
-        try version(1).write(to: file, atomically: true, encoding: .utf8)
         for size in [Int.max, 1 << 40, 4_096] {
             let store = FlagStore(source: .file(file), maximumSize: size)
             await store.refreshNow()
