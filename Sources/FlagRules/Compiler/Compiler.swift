@@ -224,7 +224,10 @@ struct Compiler {
         switch b.kind {
         case .constant, .percent: return true
         case .attribute, .declaration, .now, .has: return false
-        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _): return isPure(x)
+        case .ramp: return false
+        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .containsSet(let x, _, _), .count(let x),
+            .lower(let x), .network(let x, _, _):
+            return isPure(x)
         case .and(let xs), .or(let xs), .coalesce(let xs): return xs.allSatisfy(isPure)
         case .compare(_, let x, let y), .text(_, let x, let y): return isPure(x) && isPure(y)
         }
@@ -325,7 +328,24 @@ struct Compiler {
                 guard let bucketUnit = u(f) else { return nil }
                 return .double(Double(Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false))) / 1000)
             }
-        case .not, .and, .or, .compare, .member, .text, .matches, .has:
+        case .count(let x):
+            let xf = value(x)
+            return { f in
+                guard let v = xf(f), let elements = ListOperations.elements(v) else { return nil }
+                return .int(elements.count)
+            }
+        case .lower(let x):
+            let xf = value(x)
+            return { f in
+                guard case .string(let s)? = xf(f) else { return nil }
+                return .string(ListOperations.lower(s))
+            }
+        case .ramp(let from, let to, let start, let end):
+            return { f in
+                guard let now = ListOperations.now(f.value(named: Frame.now)) else { return nil }
+                return .double(ListOperations.ramp(now: now, from: from, to: to, start: start, end: end))
+            }
+        case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network:
             let c = condition(b)
             return { f in
                 switch c(f) {
@@ -406,6 +426,34 @@ struct Compiler {
             return compare(op, l, r)
         case .member(let x, let values, let negated):
             return member(x, values, negated)
+        case .text(.contains, let l, let r):
+            // A substring of a string, or an element of a list: the left value decides.
+            let lf = value(l), rf = value(r)
+            if case .constant(let c) = r.kind {
+                return { f in
+                    guard let a = lf(f) else { return .unknown }
+                    return Comparison.contains(a, c)
+                }
+            }
+            return { f in
+                guard let a = lf(f), let c = rf(f) else { return .unknown }
+                return Comparison.contains(a, c)
+            }
+        case .containsSet(let x, let values, let all):
+            let xf = value(x)
+            let set = LiteralIndex(values)
+            return { f in
+                guard let v = xf(f), let elements = ListOperations.elements(v),
+                    let holds = ListOperations.containsSet(elements, set, all: all)
+                else { return .unknown }
+                return Truth(holds)
+            }
+        case .network(let x, let set, let negated):
+            let xf = value(x)
+            return { f in
+                guard let v = xf(f), let address = IPAddress(v) else { return .unknown }
+                return Truth(set.contains(address) != negated)
+            }
         case .text(let op, let l, let r):
             let lf = value(l), rf = value(r)
             let test: @Sendable (String, String) -> Bool
@@ -438,7 +486,7 @@ struct Compiler {
                     return Truth(v)
                 }
             }
-        case .attribute, .now, .coalesce, .percent, .rollout:
+        case .attribute, .now, .coalesce, .percent, .rollout, .count, .lower, .ramp:
             let vf = value(b)
             return { f in
                 guard case .bool(let v)? = vf(f) else { return .unknown }
@@ -454,6 +502,14 @@ struct Compiler {
         }
         if case .rollout(let unit, let salt) = r.kind, let t = l.rolloutThreshold {
             return rolloutCompare(op.flipped, unit, salt, t)
+        }
+        // Addresses compare as addresses, not spellings.
+        if l.type == .ip || r.type == .ip {
+            let lf = value(l), rf = value(r), negate = op == .notEqual
+            return { f in
+                guard let a = lf(f), let b = rf(f), let eq = Comparison.addressEqual(a, b) else { return .unknown }
+                return Truth(eq != negate)
+            }
         }
         // An enum attribute against a case: one ordinal comparison.
         if op == .equal || op == .notEqual, case .constant(.string(let c)) = r.kind, let test = enumTest(l, [c], negated: op == .notEqual) {

@@ -48,6 +48,26 @@ extension ContextSchema {
                     message: "attribute '\(name)' expects one of \(cases.joined(separator: ", ")), got '\(text)'" + suggestion)
             }
             return .string(text)
+        case .ip:
+            guard IPAddress(text) != nil else { throw mismatch() }
+            return .string(text)
+        case .list(let element):
+            guard quoted == nil, case .array(let items)? = try? JSON.parse(text) else {
+                throw ContextError(
+                    message: "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got '\(text)'; write a JSON array, as in '[\"a\", \"b\"]'")
+            }
+            let value = Value.list(items.map { Value(jsonElement: $0) })
+            guard Coercion(attribute.type).apply(value) != nil else {
+                if case .enumeration(let cases) = element {
+                    for case .string(let s) in items where !cases.contains(s) {
+                        let suggestion = Suggestions.closest(to: s, in: cases).map { "; did you mean '\($0)'?" } ?? ""
+                        throw ContextError(
+                            message: "attribute '\(name)' expects a list of \(cases.joined(separator: ", ")), got '\(s)'" + suggestion)
+                    }
+                }
+                throw mismatch()
+            }
+            return value
         case .variant, .symbol, .dynamic:
             return quoted.map(Value.string) ?? Value.inferred(from: text)
         }
@@ -72,6 +92,8 @@ extension ContextSchema {
         case (.version, .string(let s)): fits = SemanticVersion(s) != nil
         case (.datetime, .string(let s)): fits = DateTime.parse(s) != nil
         case (.enumeration(let cases), .string(let s)): fits = cases.contains(s)
+        case (.ip, .string(let s)): fits = IPAddress(s) != nil
+        case (.list, .list): fits = Coercion(attribute.type).apply(value) != nil
         default: fits = false
         }
         if !fits {
@@ -93,6 +115,9 @@ extension ContextSchema {
         case .version: return "a semantic version such as 2.3.0"
         case .datetime: return "an ISO 8601 datetime such as 2026-03-31T09:00:00Z"
         case .enumeration(let cases): return "one of " + cases.joined(separator: ", ")
+        case .ip: return "an IPv4 or IPv6 address such as 10.1.2.3"
+        case .list(.enumeration(let cases)): return "a list of " + cases.joined(separator: ", ")
+        case .list(let element): return "a list of \(element)s, such as [" + (element == .int ? "1, 2" : "\"a\", \"b\"") + "]"
         default: return type.description
         }
     }
@@ -108,6 +133,9 @@ extension Value {
         if let unquoted = unquoted(text) { return .string(unquoted) }
         if text == "true" { return .bool(true) }
         if text == "false" { return .bool(false) }
+        if text.hasPrefix("["), case .array(let items)? = try? JSON.parse(text) {
+            return .list(items.map { Value(jsonElement: $0) })
+        }
         guard isJSONNumber(text) else { return .string(text) }
         if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let i = Int(text) { return .int(i) }
         if let d = Double(text), d.isFinite { return .double(d) }
@@ -157,6 +185,21 @@ extension Value {
         case .string(let s): return .string(s)
         case .version(let v): return .string(v.description)
         case .datetime(let d): return .string(DateTime.format(d))
+        case .list(let elements): return .array(elements.map(\.json))
+        }
+    }
+
+    /// An element of a JSON array as a list element: a scalar as itself, a nested array as
+    /// a nested list, and `null`, an object or a non-finite number as an empty list, which
+    /// no element type accepts (the list is then mistyped).
+    init(jsonElement j: JSON) {
+        switch j {
+        case .bool(let b): self = .bool(b)
+        case .int(let i): self = .int(i)
+        case .double(let d): self = d.isFinite ? .double(d) : .list([])
+        case .string(let s): self = .string(s)
+        case .array(let items): self = .list(items.map { Value(jsonElement: $0) })
+        case .null, .object: self = .list([])
         }
     }
 }

@@ -229,10 +229,48 @@ struct Explainer {
                     text: t, result: Explainer.percent(bucket),
                     note: "key \"\(salt):\(Explainer.unitText(bucketUnit))\"", children: unitTrace.isConstant ? [] : [unitTrace])
             )
-        case .not, .and, .or, .compare, .member, .text, .matches, .has:
+        case .count(let x):
+            let (v, trace) = value(x)
+            guard let v else { return (nil, ExpressionTrace(text: t, result: "unknown", note: trace.note, children: [trace])) }
+            guard let elements = ListOperations.elements(v) else {
+                return (nil, ExpressionTrace(text: t, result: "unknown", note: Explainer.notAList(v), children: [trace]))
+            }
+            return (.int(elements.count), ExpressionTrace(text: t, result: String(elements.count), note: nil, children: [trace]))
+        case .lower(let x):
+            let (v, trace) = value(x)
+            guard case .string(let s)? = v else {
+                let note = v == nil ? trace.note : "\(v!) (\(v!.typeName)) is not a string"
+                return (nil, ExpressionTrace(text: t, result: "unknown", note: note, children: [trace]))
+            }
+            let lowered = Value.string(ListOperations.lower(s))
+            return (lowered, ExpressionTrace(text: t, result: Explainer.show(lowered), note: nil, children: trace.isConstant ? [] : [trace]))
+        case .ramp(let from, let to, let start, let end):
+            let given = values["now"]
+            guard let now = ListOperations.now(given) else {
+                return (nil, ExpressionTrace(text: t, result: "unknown", note: "now is \(given!), not a datetime", children: []))
+            }
+            let v = ListOperations.ramp(now: now, from: from, to: to, start: start, end: end)
+            let when = "now \(DateTime.format(now))" + (given == nil ? " (the clock)" : "")
+            let note: String
+            if now <= from {
+                note = "\(when): before the ramp starts"
+            } else if now >= to {
+                note = "\(when): the ramp has ended"
+            } else {
+                let share = now.timeIntervalSince(from) / to.timeIntervalSince(from) * 100
+                note = "\(when): \(Value.format((share * 10).rounded() / 10))% of the way from \(DateTime.format(from)) to \(DateTime.format(to))"
+            }
+            return (.double(v), ExpressionTrace(text: t, result: Value.format(v), note: note, children: []))
+        case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network:
             let (truth, trace) = self.truth(b)
             return (truth == .unknown ? nil : .bool(truth == .yes), trace)
         }
+    }
+
+    /// Why a value is not a list that list operations read.
+    static func notAList(_ v: Value) -> String {
+        if case .list = v { return "\(v) does not hold elements of one type (strings or ints)" }
+        return "\(v) (\(v.typeName)) is not a list"
     }
 
     static func percent(_ thousandths: Int) -> String {
@@ -287,6 +325,12 @@ struct Explainer {
             let (a, lt) = value(l)
             let (c, rt) = value(r)
             guard let a, let c else { return make(.unknown, [lt, rt]) }
+            if l.type == .ip || r.type == .ip {
+                guard let eq = Comparison.addressEqual(a, c) else {
+                    return make(.unknown, [lt, rt], note: "\(IPAddress(a) == nil ? a : c) is not an IP address")
+                }
+                return make(Truth(eq != (op == .notEqual)), [lt, rt])
+            }
             if op == .equal || op == .notEqual {
                 guard let eq = Comparison.equal(a, c) else { return make(.unknown, [lt, rt], note: Explainer.incomparable(a, c)) }
                 return make(Truth(eq != (op == .notEqual)), [lt, rt])
@@ -300,6 +344,55 @@ struct Explainer {
                 return make(.unknown, [trace], note: "\(v) (\(v.typeName)) does not compare with the list")
             }
             return make(Truth(found != negated), [trace])
+        case .text(.contains, let l, let r) where l.type.isList || l.type.isDynamic:
+            let (a, lt) = value(l)
+            let (c, rt) = value(r)
+            guard let a, let c else { return make(.unknown, [lt, rt]) }
+            let truth = Comparison.contains(a, c)
+            guard case .list = a else {
+                return make(truth, [lt, rt], note: truth == .unknown ? "'contains' needs a string or a list on the left" : nil)
+            }
+            guard ListOperations.elements(a) != nil else { return make(.unknown, [lt, rt], note: Explainer.notAList(a)) }
+            let note: String
+            switch truth {
+            case .yes: note = "\(Explainer.show(c)) is an element"
+            case .no: note = "\(Explainer.show(c)) is not an element"
+            case .unknown: note = "\(c) (\(c.typeName)) does not compare with the elements"
+            }
+            return make(truth, [lt, rt], note: note)
+        case .containsSet(let x, let list, let all):
+            let (v, trace) = value(x)
+            guard let v else { return make(.unknown, [trace]) }
+            guard let elements = ListOperations.elements(v) else { return make(.unknown, [trace], note: Explainer.notAList(v)) }
+            let set = LiteralIndex(list)
+            guard let holds = ListOperations.containsSet(elements, set, all: all) else {
+                return make(.unknown, [trace], note: "an element does not compare with the listed values")
+            }
+            // Each element's test, and for `all` the literals not found.
+            let found = elements.filter { set.index(of: $0) ?? nil != nil }
+            var parts: [String] = []
+            if all {
+                let present = LiteralIndex(elements)
+                var seen = Set<MemberKey>()
+                let missing = list.filter { seen.insert(MemberKey($0)).inserted && (present.index(of: $0) ?? nil) == nil }
+                parts.append(missing.isEmpty ? "every listed value is present" : "missing " + missing.map(Explainer.show).joined(separator: ", "))
+            } else {
+                parts.append(
+                    found.isEmpty
+                        ? (elements.isEmpty ? "the list is empty" : "no element is listed")
+                        : "listed: " + found.map(Explainer.show).joined(separator: ", "))
+            }
+            return make(Truth(holds), [trace], note: parts.joined(separator: "; "))
+        case .network(let x, let set, let negated):
+            let (v, trace) = value(x)
+            guard let v else { return make(.unknown, [trace]) }
+            guard let address = IPAddress(v) else {
+                return make(.unknown, [trace], note: "\(v) is not an IP address")
+            }
+            let inside = set.contains(address)
+            return make(
+                Truth(inside != negated), [trace],
+                note: "\(address.text) lies in \(inside ? "a listed block" : "no listed block")")
         case .text(let op, let l, let r):
             let (a, lt) = value(l)
             let (c, rt) = value(r)
@@ -338,7 +431,7 @@ struct Explainer {
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else { return make(.unknown, [], note: trace.note) }
             return (Truth(bv), trace)
-        case .attribute, .now, .coalesce, .percent, .rollout:
+        case .attribute, .now, .coalesce, .percent, .rollout, .count, .lower, .ramp:
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else {
                 if v == nil { return (.unknown, trace) }

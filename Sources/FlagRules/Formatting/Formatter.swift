@@ -312,12 +312,7 @@ struct Printer {
         for group in givenGroups {
             let range = SourceRange(start: group[0].range.start, end: group[group.count - 1].range.end)
             let entries = group.map { g in
-                let value: String
-                switch g.value {
-                case .literal(let l): value = literal(l.value)
-                case .name(let id): value = id.name
-                }
-                return g.key.name + ": " + value
+                return g.key.name + ": " + givenValue(g.value)
             }
             // Past the line width, the entries go into several `given` blocks, one a line,
             // as many to a line as fit (givens add up, so the test means the same).
@@ -348,6 +343,14 @@ struct Printer {
         startLine(at: t.header.range.end.line)
         out += "}"
         endLine(at: t.header.range.end.line, offset: t.header.range.end.offset)
+    }
+
+    func givenValue(_ v: GivenSyntax.Value) -> String {
+        switch v {
+        case .literal(let l): return literal(l.value)
+        case .name(let id): return id.name
+        case .list(let elements, _): return "[" + elements.map(givenValue).joined(separator: ", ") + "]"
+        }
     }
 
     /// Whether two given entries were written in the same `given { … }` block.

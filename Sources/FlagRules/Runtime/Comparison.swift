@@ -34,6 +34,26 @@ enum Comparison {
         }
     }
 
+    /// `a contains c`: a substring test on a string, an element test on a list; unknown
+    /// for other values, a mistyped list, or an element that does not compare.
+    @inline(__always)
+    static func contains(_ a: Value, _ c: Value) -> Truth {
+        switch (a, c) {
+        case (.string(let x), .string(let y)): return Truth(contains(x, y))
+        case (.list, _):
+            guard let elements = ListOperations.elements(a), let found = ListOperations.contains(elements, c) else { return .unknown }
+            return Truth(found)
+        default: return .unknown
+        }
+    }
+
+    /// Whether two addresses are the same (`::1` is `0:0:0:0:0:0:0:1`, a mapped address is
+    /// its IPv4 address); nil when either is not an address.
+    static func addressEqual(_ a: Value, _ b: Value) -> Bool? {
+        guard let x = IPAddress(a), let y = IPAddress(b) else { return nil }
+        return x == y
+    }
+
     /// Exact comparison of an int with a double (no rounding of large ints).
     static func compareNumbers(_ x: Int, _ y: Double) -> Int? {
         if y.isNaN { return nil }
@@ -165,6 +185,8 @@ enum MemberKey: Hashable, Sendable {
     case string(ByteString)
     case version(SemanticVersion)
     case datetime(Double)
+    /// A list, which no literal list holds.
+    case list
 
     init(_ v: Value) {
         switch v {
@@ -175,6 +197,7 @@ enum MemberKey: Hashable, Sendable {
         case .string(let s): self = .string(ByteString(s))
         case .version(let x): self = .version(x)
         case .datetime(let d): self = .datetime(d.timeIntervalSince1970)
+        case .list: self = .list
         }
     }
 
@@ -186,6 +209,7 @@ enum MemberKey: Hashable, Sendable {
         case .string: return 2
         case .version: return 3
         case .datetime: return 4
+        case .list: return 5
         }
     }
 }

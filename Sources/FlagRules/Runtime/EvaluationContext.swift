@@ -109,10 +109,11 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     /// The most keys a JSON context may have.
     public static let maxJSONKeys = 100_000
 
-    /// A context from a JSON object whose values are strings, numbers, booleans or null,
-    /// of at most `maxJSONBytes` bytes and `maxJSONKeys` keys.
-    /// Throws a `ContextError` naming the offending key for nested objects, arrays, or
-    /// malformed JSON.
+    /// A context from a JSON object whose values are strings, numbers, booleans, arrays
+    /// (lists) or null, of at most `maxJSONBytes` bytes and `maxJSONKeys` keys.
+    /// Throws a `ContextError` naming the offending key for a nested object, or for
+    /// malformed JSON. An array element that is `null` or an object makes its list
+    /// mistyped (read as unknown), as a wrong-typed element does.
     public init(json: String) throws(ContextError) {
         let size = json.utf8.count
         guard size <= EvaluationContext.maxJSONBytes else {
@@ -140,8 +141,9 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
                 guard d.isFinite else { throw ContextError(message: "attribute '\(key)' is not a finite number") }
                 storage.set(.double(d), for: key)
             case .string(let s): storage.set(.string(s), for: key)
-            case .array, .object:
-                throw ContextError(message: "attribute '\(key)' must be a string, number or boolean, not \(value.kindName)")
+            case .array(let items): storage.set(.list(items.map { Value(jsonElement: $0) }), for: key)
+            case .object:
+                throw ContextError(message: "attribute '\(key)' must be a string, number, boolean or array, not \(value.kindName)")
             }
         }
     }

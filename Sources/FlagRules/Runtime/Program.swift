@@ -85,7 +85,11 @@ struct Frame {
 /// type reads as absent; version and datetime strings are parsed.
 enum Coercion: Sendable {
     case any, string, int, double, bool, version, datetime
+    /// A string that parses as an IPv4 or IPv6 address.
+    case ip
     case enumeration(EnumTable)
+    /// A list whose every element fits the element coercion (`string`, `int` or an enum).
+    indirect case list(Coercion)
     /// A string attribute that a large (hashed) literal set reads: a prepared context keeps
     /// its string's hash.
     case hashedString
@@ -99,6 +103,8 @@ enum Coercion: Sendable {
         case .version: self = .version
         case .datetime: self = .datetime
         case .enumeration(let cases): self = .enumeration(EnumTable(cases))
+        case .ip: self = .ip
+        case .list(let element): self = .list(Coercion(element))
         case .variant, .symbol, .dynamic: self = .any
         }
     }
@@ -112,7 +118,21 @@ enum Coercion: Sendable {
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
         case (.datetime, .string(let s)): return DateTime.parse(s).map { .datetime($0) }
         case (.enumeration(let table), .string(let s)): return table.ordinal(of: s) != nil ? v : nil
+        case (.ip, .string(let s)): return IPAddress(s) != nil ? v : nil
+        case (.list(let element), .list(let elements)):
+            for e in elements where !element.fitsElement(e) { return nil }
+            return v
         default: return nil
+        }
+    }
+
+    /// Whether a list element fits this element coercion as it is (list elements are
+    /// strings, ints or enum cases: none is converted).
+    func fitsElement(_ e: Value) -> Bool {
+        switch (self, e) {
+        case (.string, .string), (.hashedString, .string), (.int, .int): return true
+        case (.enumeration(let table), .string(let s)): return table.ordinal(of: s) != nil
+        default: return false
         }
     }
 

@@ -3,9 +3,9 @@ import Foundation
 /// A value in an evaluation context or a resolution: what an attribute holds and what a
 /// declaration resolves to.
 ///
-/// Contexts built from JSON or dictionary literals hold `bool`, `int`, `double` and
-/// `string`; a `string` read through a `version` or `datetime` attribute is parsed then.
-/// `version` and `datetime` values can also be given directly from Swift.
+/// Contexts built from JSON or dictionary literals hold `bool`, `int`, `double`, `string`
+/// and `list`; a `string` read through a `version`, `datetime` or `ip` attribute is parsed
+/// then. `version` and `datetime` values can also be given directly from Swift.
 public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// A boolean.
     case bool(Bool)
@@ -19,6 +19,10 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     indirect case version(SemanticVersion)
     /// A point in time.
     case datetime(Date)
+    /// A list (a JSON array; `[string]`, `[int]` and `[enum(…)]` attributes hold one). A
+    /// list whose elements are not all of the attribute's element type is mistyped; a JSON
+    /// `null` element is held as an empty list, which no element type accepts.
+    case list([Value])
 
     /// The value as written in `.flags` source and in `flags eval` output: strings quoted,
     /// versions and datetimes quoted in their canonical form.
@@ -30,6 +34,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .string(let s): return StringEscaping.quoted(s)
         case .version(let v): return "\"\(v)\""
         case .datetime(let d): return "\"\(DateTime.format(d))\""
+        case .list(let elements): return "[" + elements.map(\.description).joined(separator: ", ") + "]"
         }
     }
 
@@ -42,6 +47,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .string: return "string"
         case .version: return "version"
         case .datetime: return "datetime"
+        case .list: return "list"
         }
     }
 
@@ -59,6 +65,8 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     }
     /// The string, when this is a `string`.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The elements, when this is a `list`.
+    public var listValue: [Value]? { if case .list(let l) = self { return l } else { return nil } }
 
     /// Shortest round-tripping text for a double, always with a decimal point (`2.0`, `0.15`).
     static func format(_ d: Double) -> String {
@@ -85,6 +93,11 @@ extension Value: ExpressibleByIntegerLiteral {
 extension Value: ExpressibleByFloatLiteral {
     /// A `double` value.
     public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+extension Value: ExpressibleByArrayLiteral {
+    /// A `list` value: `["qa", "staff"]`.
+    public init(arrayLiteral elements: Value...) { self = .list(elements) }
 }
 
 extension Value: ExpressibleByBooleanLiteral {
@@ -118,7 +131,12 @@ enum StringEscaping {
 extension Value {
     /// The value, or nil for a double that is NaN or infinite (which no context holds).
     var refusingNonFinite: Value? {
-        if case .double(let d) = self, !d.isFinite { return nil }
-        return self
+        switch self {
+        case .double(let d) where !d.isFinite: return nil
+        case .list(let elements) where elements.contains(where: { $0.refusingNonFinite == nil }):
+            // A non-finite element is held as a mistyped one, as a JSON null is.
+            return .list(elements.map { $0.refusingNonFinite ?? .list([]) })
+        default: return self
+        }
     }
 }

@@ -33,6 +33,16 @@ struct Bound: Sendable {
         case coalesce([Bound])
         case has(String, slot: Int?)
         indirect case rollout(Bound, salt: String)
+        /// `list contains any [literals]` (`all` false) or `contains all [literals]`.
+        indirect case containsSet(Bound, [Value], all: Bool)
+        /// `count(list)`.
+        indirect case count(Bound)
+        /// `lower(string)`.
+        indirect case lower(Bound)
+        /// `ramp(from, to, start, end)`.
+        case ramp(from: Date, to: Date, start: Double, end: Double)
+        /// `address in [blocks]` (or `not in`).
+        indirect case network(Bound, NetworkSet, negated: Bool)
     }
     var kind: Kind
     var type: FlagType

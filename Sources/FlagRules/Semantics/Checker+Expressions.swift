@@ -191,15 +191,162 @@ extension Checker {
                 return nil
             }
             return Bound(kind: .rollout(unit, salt: salt), type: .double, range: range)
+        case "count":
+            guard arguments.count == 1 else {
+                diagnostics.error("invalid-call", "count() takes one list, as in count(groups)", at: range)
+                return nil
+            }
+            guard let list = expression(arguments[0]) else { return nil }
+            guard list.type.isList || list.type.isDynamic else {
+                diagnostics.error(
+                    "type-mismatch", "count() takes a list, found \(list.type)", at: list.range,
+                    help: list.type == .string ? "count() counts a list's elements, not a string's characters" : nil)
+                return nil
+            }
+            return Bound(kind: .count(list), type: .int, range: range)
+        case "lower":
+            guard arguments.count == 1 else {
+                diagnostics.error("invalid-call", "lower() takes one string, as in lower(email)", at: range)
+                return nil
+            }
+            guard let text = expression(arguments[0]) else { return nil }
+            guard text.type == .string || text.type.isDynamic || text.type == .symbol else {
+                diagnostics.error(
+                    "type-mismatch", "lower() takes a string, found \(text.type)", at: text.range,
+                    help: text.type.cases != nil ? "an enum's cases are compared as written; lower() is for strings" : nil)
+                return nil
+            }
+            return Bound(kind: .lower(text), type: .string, range: range)
+        case "ramp":
+            return ramp(arguments, range)
         case "split":
             diagnostics.error("invalid-call", "split(…) { … } is a rule of a variant or value, not an expression", at: range)
             return nil
         default:
             diagnostics.error(
                 "unknown-function", "unknown function '\(name.name)'" + didYouMean(name.name, Checker.functions),
-                at: name.range, help: "the functions are has(attribute) and rollout(unit[, salt])")
+                at: name.range,
+                help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(string) and ramp(from, to, start, end)")
             return nil
         }
+    }
+
+    /// `ramp(FROM, TO, START, END)`: two datetime literals, FROM before TO, and two numbers.
+    mutating func ramp(_ arguments: [ExprSyntax], _ range: SourceRange) -> Bound? {
+        let usage = "ramp(\"2026-12-01\", \"2026-12-15\", 5%, 50%)"
+        guard arguments.count == 4 else {
+            diagnostics.error(
+                "invalid-call", "ramp() takes a start and an end instant and the values there, as in \(usage)", at: range)
+            return nil
+        }
+        var instants: [Date] = []
+        for a in arguments[0..<2] {
+            guard case .literal(.string(let text, _)) = a.kind else {
+                diagnostics.error(
+                    "invalid-call", "ramp()'s instants must be datetime literals, as in \(usage)", at: a.range)
+                return nil
+            }
+            guard let d = DateTime.parse(text) else {
+                diagnostics.error(
+                    "invalid-datetime", "\"\(text)\" is not an ISO 8601 datetime", at: a.range,
+                    help: "write \"2026-03-31\" or \"2026-03-31T09:00:00Z\" (offsets like +02:00 are honoured)")
+                return nil
+            }
+            instants.append(d)
+        }
+        var numbers: [Double] = []
+        for a in arguments[2..<4] {
+            switch a.kind {
+            case .literal(.int(let i)): numbers.append(Double(i))
+            case .literal(.double(let d)): numbers.append(d)
+            case .literal(.percent(let t)): numbers.append(Double(t) / 1000)
+            default:
+                diagnostics.error(
+                    "invalid-call", "ramp()'s values must be number literals (such as 5% or 0.25), as in \(usage)", at: a.range)
+                return nil
+            }
+        }
+        guard instants[0] < instants[1] else {
+            diagnostics.error(
+                "invalid-call",
+                instants[0] == instants[1]
+                    ? "ramp()'s start and end are the same instant" : "ramp()'s start instant is after its end",
+                at: arguments[0].range.union(arguments[1].range),
+                help: "write the earlier instant first; to step at one instant, compare 'now' with it")
+            return nil
+        }
+        return Bound(kind: .ramp(from: instants[0], to: instants[1], start: numbers[0], end: numbers[1]), type: .double, range: range)
+    }
+
+    /// `address in [blocks]`: every element a string literal naming an address or a block.
+    mutating func network(_ left: Bound, _ elements: [ExprSyntax], negated: Bool, _ range: SourceRange) -> Bound? {
+        var blocks: [IPBlock] = []
+        var ok = true
+        for element in elements {
+            guard case .literal(.string(let text, _)) = element.kind else {
+                diagnostics.error(
+                    "invalid-list", "a network list holds addresses and blocks as strings, as in \"10.0.0.0/8\"",
+                    at: element.range)
+                ok = false
+                continue
+            }
+            switch IPBlock.parse(text) {
+            case .success(let block): blocks.append(block)
+            case .failure(let problem):
+                ok = false
+                let message: String
+                var help: String?
+                switch problem {
+                case .notABlock:
+                    message = "\"\(text)\" is not an IP address or block"
+                    help = "write an address (10.1.2.3, 2001:db8::1) or a block (10.0.0.0/8, 2001:db8::/32), without leading zeros or a zone"
+                case .netmask:
+                    message = "\"\(text)\" gives a netmask; a block takes a prefix length"
+                    help = "write 10.0.0.0/8 for 10.0.0.0/255.0.0.0"
+                case .prefixTooLong(let p):
+                    message = "the prefix /\(p) of \"\(text)\" is too long"
+                    help = "an IPv4 prefix is at most /32, an IPv6 prefix at most /128"
+                case .hostBits(let meant):
+                    message = "\"\(text)\" has bits set past its prefix; did you mean \"\(meant)\"?"
+                }
+                diagnostics.error("invalid-address", message, at: element.range, help: help)
+            }
+        }
+        guard ok else { return nil }
+        return Bound(kind: .network(left, NetworkSet(blocks), negated: negated), type: .bool, range: range)
+    }
+
+    /// The literals of a list on the right of `in` or `contains any/all`, each checked
+    /// against `elementType` (cases checked with "did you mean"); nil after an error.
+    mutating func literalList(_ elements: [ExprSyntax], of elementType: FlagType?, leftIsKnown: Bool) -> [Value]? {
+        var values: [Value] = []
+        values.reserveCapacity(elements.count)
+        var ok = leftIsKnown
+        for element in elements {
+            guard var b = expression(element, .operand(of: elementType)) else { ok = false; continue }
+            if let elementType {
+                guard let c = quotedCase(b, of: elementType) else { ok = false; continue }
+                b = coerce(c, toward: elementType, schemaless: false) ?? c
+            }
+            guard case .constant(let v) = b.kind else {
+                if case .percent(let t) = b.kind {
+                    values.append(.double(Double(t) / 1000))
+                    continue
+                }
+                diagnostics.error("invalid-list", "list elements must be literals or case names", at: element.range)
+                ok = false
+                continue
+            }
+            if let elementType, !elementType.isComparable(with: b.type) {
+                let shown = b.type == .string ? StringEscaping.quoted(v.stringValue ?? "") : "\(v)"
+                diagnostics.error(
+                    "type-mismatch", "list element \(shown) is \(b.type), but the left side is \(elementType)", at: element.range)
+                ok = false
+                continue
+            }
+            values.append(v)
+        }
+        return ok ? values : nil
     }
 
     /// A string literal beside an enum or a variant (`build == "beta"`, an element of
@@ -241,6 +388,16 @@ extension Checker {
                 return nil
             }
             return Bound(kind: .constant(.datetime(d)), type: .datetime, range: b.range)
+        case .ip:
+            guard let address = IPAddress(s) else {
+                diagnostics.error(
+                    "invalid-address", "\"\(s)\" is not an IP address", at: b.range,
+                    help: IPBlock.hasBlockShape(s)
+                        ? "'==' compares one address; to test a block, write 'in [\"\(s)\"]'"
+                        : "write an address plainly, as 10.1.2.3 or 2001:db8::1 (no leading zeros, no zone)")
+                return nil
+            }
+            return Bound(kind: .constant(.string(address.text)), type: .ip, range: b.range)
         case .dynamic where schemaless:
             if let v = SemanticVersion(s) { return Bound(kind: .constant(.version(v)), type: .version, range: b.range) }
             if let d = DateTime.parse(s) { return Bound(kind: .constant(.datetime(d)), type: .datetime, range: b.range) }
@@ -248,6 +405,14 @@ extension Checker {
         default:
             return b
         }
+    }
+
+    /// The help line of an ordering of a type that has no order.
+    static func orderingHelp(_ b: Bound) -> String? {
+        if b.type.cases != nil { return "compare cases with '==' or 'in'" }
+        if b.type.isList { return "count(…) gives the number of elements, which orders" }
+        if b.type == .ip { return "test a range of addresses with a block: 'in [\"10.0.0.0/8\"]'" }
+        return nil
     }
 
     mutating func mismatch(_ op: ComparisonOperator, _ l: Bound, _ r: Bound, _ range: SourceRange) {
@@ -272,35 +437,37 @@ extension Checker {
         switch op {
         case .in, .notIn:
             guard case .list(let elements) = r.kind else { return nil }
-            var values: [Value] = []
-            values.reserveCapacity(elements.count)
-            var ok = leftBound != nil
-            for element in elements {
-                guard var b = expression(element, .operand(of: leftType)) else { ok = false; continue }
-                if let leftType {
-                    guard let c = quotedCase(b, of: leftType) else { ok = false; continue }
-                    b = coerce(c, toward: leftType, schemaless: false) ?? c
-                }
-                guard case .constant(let v) = b.kind else {
-                    if case .percent(let t) = b.kind {
-                        values.append(.double(Double(t) / 1000))
-                        continue
-                    }
-                    diagnostics.error("invalid-list", "list elements must be literals or case names", at: element.range)
-                    ok = false
-                    continue
-                }
-                if let leftType, !leftType.isComparable(with: b.type) {
-                    let shown = b.type == .string ? StringEscaping.quoted(v.stringValue ?? "") : "\(v)"
-                    diagnostics.error(
-                        "type-mismatch", "list element \(shown) is \(b.type), but the left side is \(leftType)", at: element.range)
-                    ok = false
-                    continue
-                }
-                values.append(v)
+            if let leftBound, leftBound.type.isList {
+                diagnostics.error(
+                    "type-mismatch", "'\(op.rawValue)' tests one value against a list; the left side is \(leftBound.type)",
+                    at: leftBound.range,
+                    help: op == .in
+                        ? "use 'contains any' to test whether some element is in the list, or 'contains all'"
+                        : "use 'not (… contains any […])' to test that no element is in the list")
+                return nil
             }
-            guard ok, let leftBound else { return nil }
+            // An address against blocks; without a schema, a list holding a block.
+            if let leftBound, leftBound.type == .ip
+                || leftBound.type.isDynamic && elements.contains(where: {
+                    if case .literal(.string(let text, _)) = $0.kind { return IPBlock.hasBlockShape(text) }
+                    return false
+                })
+            {
+                return network(leftBound, elements, negated: op == .notIn, range)
+            }
+            guard let values = literalList(elements, of: leftType, leftIsKnown: leftBound != nil), let leftBound else { return nil }
             return Bound(kind: .member(leftBound, values, negated: op == .notIn), type: .bool, range: range)
+        case .containsAny, .containsAll:
+            guard case .list(let elements) = r.kind, let leftBound else { return nil }
+            guard leftBound.type.isList || leftBound.type.isDynamic else {
+                diagnostics.error(
+                    "type-mismatch", "'\(op.rawValue)' takes a list on the left, found \(leftBound.type)", at: leftBound.range,
+                    help: leftBound.type == .string || leftBound.type.cases != nil
+                        ? "to test one value against several, use 'in [...]'" : nil)
+                return nil
+            }
+            guard let values = literalList(elements, of: leftBound.type.element, leftIsKnown: true) else { return nil }
+            return Bound(kind: .containsSet(leftBound, values, all: op == .containsAll), type: .bool, range: range)
         case .equal, .notEqual:
             guard var right = expression(r, .operand(of: leftType)), var left = leftBound else { return nil }
             // A quoted case on either side of an enum or a variant.
@@ -311,6 +478,12 @@ extension Checker {
             right = r2
             guard let l2 = coerce(left, toward: right.type, schemaless: false) else { return nil }
             left = l2
+            if left.type.isList || right.type.isList {
+                diagnostics.error(
+                    "type-mismatch", "'\(op.rawValue)' does not compare lists", at: range,
+                    help: "test elements with 'contains', 'contains any [...]' or 'contains all [...]', and the length with count(…)")
+                return nil
+            }
             guard left.type.isComparable(with: right.type) else {
                 mismatch(op, left, right, range)
                 return nil
@@ -320,14 +493,14 @@ extension Checker {
             if let leftBound, !leftBound.type.isOrdered {
                 diagnostics.error(
                     "type-mismatch", "'\(op.rawValue)' cannot order \(leftBound.type) values", at: leftBound.range,
-                    help: leftBound.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
+                    help: Checker.orderingHelp(leftBound))
                 return nil
             }
             guard var right = expression(r, .operand(of: nil)), var left = leftBound else { return nil }
             if !right.type.isOrdered {
                 diagnostics.error(
                     "type-mismatch", "'\(op.rawValue)' cannot order \(right.type) values", at: right.range,
-                    help: right.type.cases != nil ? "compare cases with '==' or 'in'" : nil)
+                    help: Checker.orderingHelp(right))
                 return nil
             }
             guard let r2 = coerce(right, toward: left.type, schemaless: schema == nil) else { return nil }
@@ -339,8 +512,39 @@ extension Checker {
                 return nil
             }
             return Bound(kind: .compare(op, left, right), type: .bool, range: range)
+        case .contains where leftType?.isList == true:
+            guard let left = leftBound, let element = left.type.element, var right = expression(r, .operand(of: element)) else {
+                return nil
+            }
+            guard let c = quotedCase(right, of: element) else { return nil }
+            right = c
+            if right.type.isList {
+                diagnostics.error(
+                    "type-mismatch", "the right side of 'contains' is one element, found \(right.type)", at: right.range,
+                    help: "use 'contains any [...]' or 'contains all [...]' to test several elements")
+                return nil
+            }
+            guard element.isComparable(with: right.type) else {
+                diagnostics.error(
+                    "type-mismatch", "\(left.type) holds \(element) elements, not \(right.type)", at: right.range,
+                    help: element.cases != nil ? "an enum list holds its own cases (quoted or not)" : nil)
+                return nil
+            }
+            return Bound(kind: .text(.contains, left, right), type: .bool, range: range)
         case .contains, .startsWith, .endsWith:
             guard let right = expression(r, .operand(of: nil)), let left = leftBound else { return nil }
+            if right.type.isList {
+                diagnostics.error(
+                    "type-mismatch", "the right side of '\(op.rawValue)' cannot be a list, found \(right.type)", at: right.range,
+                    help: op == .contains ? "put the list on the left: 'groups contains \"qa\"'" : nil)
+                return nil
+            }
+            if left.type.isList {
+                diagnostics.error(
+                    "type-mismatch", "'\(op.rawValue)' works on strings, found \(left.type)", at: left.range,
+                    help: "to test a list's elements, use 'contains', 'contains any [...]' or 'contains all [...]'")
+                return nil
+            }
             // The left side, then the right (not through an array literal: one allocation
             // per comparison).
             let nonString = !Self.isTextual(left.type) ? left : !Self.isTextual(right.type) ? right : nil
@@ -365,7 +569,9 @@ extension Checker {
             }
             guard let left = leftBound else { return nil }
             guard left.type == .string || left.type.isDynamic else {
-                diagnostics.error("type-mismatch", "'matches' works on strings, found \(left.type)", at: left.range)
+                diagnostics.error(
+                    "type-mismatch", "'matches' works on strings, found \(left.type)", at: left.range,
+                    help: left.type.isList ? "to test a list's elements, use 'contains', 'contains any [...]' or 'contains all [...]'" : nil)
                 return nil
             }
             return Bound(kind: .matches(left, pattern), type: .bool, range: range)

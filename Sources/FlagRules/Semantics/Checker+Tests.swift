@@ -36,38 +36,53 @@ extension Checker {
         return tests
     }
 
+    /// A given value: a literal, a case name (checked against an enum, or a list of one),
+    /// or a list of those; nil after an error.
+    mutating func givenValue(_ v: GivenSyntax.Value, key: String, type: FlagType?) -> Value? {
+        switch v {
+        case .name(let id):
+            if let type, let cases = type.cases, !cases.contains(id.name) {
+                diagnostics.error("unknown-case", "'\(id.name)' is not a case of \(type)" + didYouMean(id.name, cases), at: id.range)
+                return nil
+            }
+            if let type, type.cases == nil {
+                diagnostics.error(
+                    "type-mismatch", "'\(key)' is \(type); write the value as a literal, as in \"\(id.name)\"", at: id.range)
+                return nil
+            }
+            return .string(id.name)
+        case .literal(let literal):
+            switch literal.value {
+            case .bool(let b): return .bool(b)
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            case .string(let s, _): return .string(s)
+            case .version(let v): return .string(v)
+            case .percent:
+                diagnostics.error("type-mismatch", "a context value cannot be a percentage", at: literal.range)
+                return nil
+            }
+        case .list(let elements, let range):
+            if let type, !type.isList {
+                diagnostics.error("type-mismatch", "'\(key)' is \(type), not a list", at: range)
+                return nil
+            }
+            var values: [Value] = []
+            for e in elements {
+                guard let v = givenValue(e, key: key, type: type?.element) else { return nil }
+                values.append(v)
+            }
+            return .list(values)
+        }
+    }
+
     mutating func given(_ g: GivenSyntax, into context: inout EvaluationContext) {
         let key = g.key.name
         if context[key] != nil {
             diagnostics.error("duplicate-given", "'\(key)' is given twice", at: g.key.range)
             return
         }
-        var value: Value
-        switch g.value {
-        case .name(let id):
-            value = .string(id.name)
-            if let type = schema?[key]?.type, let cases = type.cases, !cases.contains(id.name) {
-                diagnostics.error("unknown-case", "'\(id.name)' is not a case of \(type)" + didYouMean(id.name, cases), at: id.range)
-                return
-            }
-            if let schema, schema[key]?.type.cases == nil, schema[key] != nil {
-                diagnostics.error(
-                    "type-mismatch", "'\(key)' is \(schema[key]!.type); write the value as a literal, as in \"\(id.name)\"",
-                    at: id.range)
-                return
-            }
-        case .literal(let literal):
-            switch literal.value {
-            case .bool(let b): value = .bool(b)
-            case .int(let i): value = .int(i)
-            case .double(let d): value = .double(d)
-            case .string(let s, _): value = .string(s)
-            case .version(let v): value = .string(v)
-            case .percent:
-                diagnostics.error("type-mismatch", "a context value cannot be a percentage", at: literal.range)
-                return
-            }
-        }
+        guard let value = givenValue(g.value, key: key, type: schema?[key]?.type) else { return }
         if let schema {
             do {
                 try schema.validate(key, value)

@@ -10,12 +10,13 @@ struct Checker {
     /// The longest chain of declarations reading each other that evaluation may follow.
     static let maxDependencyDepth = 32
     static let attributeNames = ["disabled", "owner", "expires"]
-    static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "enum"]
-    static let functions = ["has", "rollout"]
+    static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "ip", "enum"]
+    static let functions = ["has", "rollout", "count", "lower", "ramp"]
     /// Other languages' names for the types, for "did you mean".
     static let typeAliases = [
         "semver": "version", "integer": "int", "float": "double", "number": "double", "boolean": "bool",
-        "date": "datetime", "timestamp": "datetime", "str": "string", "text": "string",
+        "date": "datetime", "timestamp": "datetime", "str": "string", "text": "string", "inet": "ip", "address": "ip",
+        "ipaddr": "ip", "cidr": "ip",
     ]
 
     var diagnostics = DiagnosticBag()
@@ -157,6 +158,16 @@ struct Checker {
                 diagnostics.error("duplicate-case", "enum case '\(c.name)' is listed twice", at: c.range)
             }
             return .enumeration(cases.map(\.name))
+        case .list(let element):
+            guard let inner = resolveType(element) else { return nil }
+            switch inner {
+            case .string, .int, .enumeration: return .list(inner)
+            default:
+                diagnostics.error(
+                    "unknown-type", "'[\(Parser.typeText(element))]' is not a type", at: t.range,
+                    help: "a list holds strings, ints or the cases of an enum: [string], [int] or [enum(a, b)]")
+                return nil
+            }
         case .named(let name):
             switch name.name {
             case "string": return .string
@@ -165,6 +176,7 @@ struct Checker {
             case "bool": return .bool
             case "version": return .version
             case "datetime": return .datetime
+            case "ip": return .ip
             case "enum":
                 diagnostics.error("unknown-type", "an enum lists its cases, as in enum(debug, release)", at: name.range)
                 return nil
@@ -173,7 +185,7 @@ struct Checker {
                     Checker.typeAliases[name.name].map { "; did you mean '\($0)'?" } ?? didYouMean(name.name, Checker.typeNames)
                 diagnostics.error(
                     "unknown-type", "unknown type '\(name.name)'" + suggestion,
-                    at: name.range, help: "the types are string, int, double, bool, version, datetime and enum(…)")
+                    at: name.range, help: "the types are string, int, double, bool, version, datetime, ip, enum(…) and lists such as [string]")
                 return nil
             }
         }

@@ -16,6 +16,10 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
     case enumeration([String])
     /// The result of a variant declaration: one of its variants.
     case variant(String, [String])
+    /// An IPv4 or IPv6 address, given as a string (`10.1.2.3`, `2001:db8::1`).
+    case ip
+    /// `[string]`, `[int]` or `[enum(…)]`: a list whose elements are all of one type.
+    case list(FlagType)
     /// Without a schema, a bare name in a case position: its own name as a string.
     case symbol
     /// Without a schema: an attribute of unknown type, checked at evaluation.
@@ -32,6 +36,8 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
         case .datetime: return "datetime"
         case .enumeration(let cases): return "enum(" + cases.joined(separator: ", ") + ")"
         case .variant(let name, _): return "variant of '\(name)'"
+        case .ip: return "ip"
+        case .list(let element): return "[\(element)]"
         case .symbol: return "symbol"
         case .dynamic: return "dynamic"
         }
@@ -39,6 +45,15 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
 
     var isNumeric: Bool { self == .int || self == .double }
     var isDynamic: Bool { self == .dynamic }
+
+    /// The element type of a list type; nil for other types.
+    var element: FlagType? {
+        if case .list(let e) = self { return e }
+        return nil
+    }
+
+    /// Whether this is a list type.
+    var isList: Bool { element != nil }
 
     /// The cases, for enums and variants.
     var cases: [String]? {

@@ -100,12 +100,14 @@ package struct TestSyntax: Sendable {
 
 /// `key: value` inside `given { … }`.
 package struct GivenSyntax: Sendable {
-    /// A literal, or a bare name (an enum case).
-    package enum Value: Sendable {
+    /// A literal, a bare name (an enum case), or a list of those.
+    package indirect enum Value: Sendable {
         /// A literal.
         case literal(LiteralSyntax)
         /// A bare name, taken as a case or symbol.
         case name(Identifier)
+        /// `[a, b, …]`: a list of literals or names, with its range.
+        case list([Value], SourceRange)
     }
     /// The context attribute.
     package var key: Identifier
@@ -156,14 +158,16 @@ package struct ContextFieldSyntax: Sendable {
     package var range: SourceRange
 }
 
-/// A type as written: `int`, `version`, `enum(debug, release)`.
+/// A type as written: `int`, `version`, `enum(debug, release)`, `[string]`.
 package struct TypeSyntax: Sendable {
     /// The form of the type.
-    package enum Kind: Sendable {
-        /// A named type: string, int, double, bool, version, datetime.
+    package indirect enum Kind: Sendable {
+        /// A named type: string, int, double, bool, version, datetime, ip.
         case named(Identifier)
         /// `enum(a, b, …)`.
         case enumeration([Identifier])
+        /// `[element]`.
+        case list(TypeSyntax)
     }
     /// What the type is.
     package var kind: Kind
@@ -312,6 +316,7 @@ package enum ComparisonOperator: String, Sendable, CaseIterable {
     case equal = "==", notEqual = "!=", less = "<", lessEqual = "<=", greater = ">", greaterEqual = ">="
     case `in` = "in", notIn = "not in", contains = "contains", startsWith = "starts with"
     case endsWith = "ends with", matches = "matches"
+    case containsAny = "contains any", containsAll = "contains all"
 
     /// `<`, `<=`, `>`, `>=`.
     package var isOrdering: Bool {

@@ -157,10 +157,19 @@ extension Parser {
         }
     }
 
+    /// Counts a nested list type toward the nesting limit.
+    private mutating func enterType(_ range: SourceRange) throws(Recovery) {
+        depth += 1
+        if depth > Parser.maxNesting {
+            throw fail("type is nested more than \(Parser.maxNesting) levels deep", at: range, code: "nesting-limit")
+        }
+    }
+
     static func typeText(_ t: TypeSyntax) -> String {
         switch t.kind {
         case .named(let i): return i.name
         case .enumeration(let cases): return "enum(" + cases.map(\.name).joined(separator: ", ") + ")"
+        case .list(let element): return "[" + typeText(element) + "]"
         }
     }
 
@@ -184,7 +193,25 @@ extension Parser {
     }
 
     mutating func parseType() throws(Recovery) -> TypeSyntax {
-        let name = try expectIdentifier("a type (string, int, double, bool, version, datetime or enum(…))")
+        if isPunctuation(.leftBracket) {
+            let open = advance()
+            newlineSuppression += 1
+            defer { newlineSuppression -= 1 }
+            try enterType(open.range)
+            defer { depth -= 1 }
+            let element = try parseType()
+            _ = try expect(.rightBracket, "to close the list type", help: "a list type is written [string], [int] or [enum(a, b)]")
+            return TypeSyntax(kind: .list(element), range: range(from: open.range.start))
+        }
+        let name = try expectIdentifier("a type (string, int, double, bool, version, datetime, ip, enum(…) or [string])")
+        if name.name != "enum", isPunctuation(.leftParen) {
+            let help =
+                ["list", "array", "set", "List", "Array", "Set"].contains(name.name)
+                ? "a list type is written in brackets: [string], [int] or [enum(a, b)]" : nil
+            throw fail(
+                "expected a new line after the attribute, found '('", code: "syntax",
+                help: help ?? "only enum(…) takes cases in parentheses")
+        }
         guard name.name == "enum", isPunctuation(.leftParen) else {
             return TypeSyntax(kind: .named(name), range: name.range)
         }
@@ -275,18 +302,31 @@ extension Parser {
         while !isPunctuation(.rightBrace), current.kind != .endOfFile, progress.advanced(index) {
             let key = try expectIdentifier("a context attribute")
             _ = try expect(.colon, "after '\(key.name)'", help: "write key: value")
-            let value: GivenSyntax.Value
-            if case .identifier(let name) = current.kind {
-                value = .name(Identifier(name: name, range: advance().range))
-            } else {
-                value = .literal(try parseLiteral("a value"))
-            }
+            let value = try parseGivenValue(allowList: true)
             entries.append(GivenSyntax(key: key, value: value, range: range(from: key.range.start)))
             if !isPunctuation(.comma) { break }
             advance()
         }
         _ = try expect(.rightBrace, "to close 'given'")
         return entries
+    }
+
+    /// A given value: a literal, a bare name, or (at the top) a list of those.
+    mutating func parseGivenValue(allowList: Bool) throws(Recovery) -> GivenSyntax.Value {
+        if case .identifier(let name) = current.kind {
+            return .name(Identifier(name: name, range: advance().range))
+        }
+        guard allowList, isPunctuation(.leftBracket) else { return .literal(try parseLiteral("a value")) }
+        let open = advance()
+        var elements: [GivenSyntax.Value] = []
+        var progress = LoopProgress()
+        while !isPunctuation(.rightBracket), current.kind != .endOfFile, progress.advanced(index) {
+            elements.append(try parseGivenValue(allowList: false))
+            if !isPunctuation(.comma) { break }
+            advance()
+        }
+        _ = try expect(.rightBracket, "to close the list opened at \(open.range.start)")
+        return .list(elements, range(from: open.range.start))
     }
 
     mutating func parseExpectation() throws(Recovery) -> ExpectationSyntax {
@@ -343,6 +383,10 @@ extension Parser {
             do {
                 rules.append(try parseRule(kind))
                 if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.rightBrace) || current.kind == .endOfFile) {
+                    // `if`, `where`, `unless` from other languages read as 'when'.
+                    if case .identifier(let word) = current.kind, ["if", "where", "iff", "whenever"].contains(word) {
+                        throw fail("expected a new line or ';' after the rule, found '\(word)'; did you mean 'when'?")
+                    }
                     if case .identifier(let word) = current.kind, word != "when",
                         let s = Suggestions.closest(to: word, in: ["and", "or"])
                     {

@@ -74,7 +74,13 @@ extension Parser {
         case .keyword(.in): return (.in, 1)
         case .keyword(.not):
             return tokenAfterCurrent.kind == .keyword(.in) ? (.notIn, 2) : nil
-        case .identifier("contains"): return (.contains, 1)
+        case .identifier("contains"):
+            // `any` and `all` are keywords only right after `contains` and before `[`.
+            let next = tokenAfterCurrent
+            if next.kind == .identifier("any") || next.kind == .identifier("all"), tokenAfter(2).kind == .punctuation(.leftBracket) {
+                return (next.kind == .identifier("any") ? .containsAny : .containsAll, 2)
+            }
+            return (.contains, 1)
         case .identifier("matches"): return (.matches, 1)
         case .identifier("starts"): return tokenAfterCurrent.kind == .identifier("with") ? (.startsWith, 2) : nil
         case .identifier("ends"): return tokenAfterCurrent.kind == .identifier("with") ? (.endsWith, 2) : nil
@@ -83,11 +89,16 @@ extension Parser {
     }
 
     /// The token after `current` (skipping newlines inside brackets).
-    private var tokenAfterCurrent: Token {
+    private var tokenAfterCurrent: Token { tokenAfter(1) }
+
+    /// The token `n` tokens after `current` (skipping newlines inside brackets).
+    private func tokenAfter(_ n: Int) -> Token {
         var k = index
         if newlineSuppression > 0 { while tags[k] == TokenTag.newline { k += 1 } }
-        if tags[k] != TokenTag.endOfFile { k += 1 }
-        if newlineSuppression > 0 { while tags[k] == TokenTag.newline { k += 1 } }
+        for _ in 0..<n {
+            if tags[k] != TokenTag.endOfFile { k += 1 }
+            if newlineSuppression > 0 { while tags[k] == TokenTag.newline { k += 1 } }
+        }
         return tokens[k]
     }
 
@@ -127,7 +138,7 @@ extension Parser {
         let opRange = range(from: opStart)
         skipNewlines()
         let right: ExprSyntax
-        if op == .in || op == .notIn {
+        if op == .in || op == .notIn || op == .containsAny || op == .containsAll {
             guard isPunctuation(.leftBracket) else {
                 throw fail(
                     "the right side of '\(op.rawValue)' must be a list literal like [a, b], found \(Parser.describe(current))",

@@ -1,0 +1,154 @@
+import Foundation
+
+/// The operations on lists, `lower` and `ramp`, shared by the compiled rules and the
+/// explainer so that the two cannot disagree.
+enum ListOperations {
+    /// A list's elements when it is well formed: every element a string, or every element
+    /// an int (a schema's coercion has already checked enum cases); nil for anything else
+    /// (not a list, a `null` or nested element, mixed types): unknown.
+    @inline(__always)
+    static func elements(_ v: Value) -> [Value]? {
+        guard case .list(let elements) = v else { return nil }
+        guard let first = elements.first else { return elements }
+        switch first {
+        case .string:
+            for e in elements { guard case .string = e else { return nil } }
+        case .int:
+            for e in elements { guard case .int = e else { return nil } }
+        default:
+            return nil
+        }
+        return elements
+    }
+
+    /// `list contains x`: whether an element equals `x`; nil when `x` does not compare with
+    /// the elements (and the list is not empty).
+    static func contains(_ elements: [Value], _ x: Value) -> Bool? {
+        var comparable = elements.isEmpty
+        for e in elements {
+            guard let eq = Comparison.equal(e, x) else { continue }
+            comparable = true
+            if eq { return true }
+        }
+        return comparable ? false : nil
+    }
+
+    /// `list contains any [set]` (`all` false) or `contains all [set]` (`all` true): nil
+    /// when an element of the list is of a type the literal list cannot hold.
+    static func containsSet(_ elements: [Value], _ set: LiteralIndex, all: Bool) -> Bool? {
+        if all {
+            let needed = set.count
+            if needed == 0 { return true }
+            if needed <= 64 {
+                var seen: UInt64 = 0
+                for e in elements {
+                    guard let found = set.index(of: e) else { return nil }
+                    if let i = found { seen |= 1 << UInt64(i) }
+                }
+                return seen.nonzeroBitCount == needed
+            }
+            var seen = [Bool](repeating: false, count: needed)
+            var count = 0
+            for e in elements {
+                guard let found = set.index(of: e) else { return nil }
+                if let i = found, !seen[i] {
+                    seen[i] = true
+                    count += 1
+                }
+            }
+            return count == needed
+        }
+        var unknown = false
+        for e in elements {
+            switch set.index(of: e) {
+            case .some(.some): return true
+            case .some(.none): continue
+            case .none: unknown = true
+            }
+        }
+        return unknown ? nil : false
+    }
+
+    /// `lower(s)`: the Unicode lowercase mapping of each scalar, as `String.lowercased()`
+    /// gives it (ASCII without a table).
+    static func lower(_ s: String) -> String {
+        var ascii = true
+        var upper = false
+        for b in s.utf8 {
+            if b >= 0x80 { ascii = false; break }
+            if b >= 0x41 && b <= 0x5A { upper = true }
+        }
+        if ascii {
+            guard upper else { return s }
+            return String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
+        }
+        var out = String.UnicodeScalarView()
+        for scalar in s.unicodeScalars {
+            out.append(contentsOf: scalar.properties.lowercaseMapping.unicodeScalars)
+        }
+        return String(out)
+    }
+
+    /// `ramp(from, to, start, end)` at `now`: `start` until `from`, `end` from `to` on, and
+    /// linear between.
+    static func ramp(now: Date, from: Date, to: Date, start: Double, end: Double) -> Double {
+        if now <= from { return start }
+        if now >= to { return end }
+        let f = now.timeIntervalSince(from) / to.timeIntervalSince(from)
+        return start + (end - start) * f
+    }
+
+    /// The evaluation time: the context's `now` (a datetime, or a string that parses as
+    /// one), else the clock; nil when `now` is given but is not a datetime.
+    static func now(_ given: Value?) -> Date? {
+        guard let given else { return Date() }
+        switch given {
+        case .datetime(let d): return d
+        case .string(let s): return DateTime.parse(s)
+        default: return nil
+        }
+    }
+}
+
+/// The literals of a `contains any` / `contains all` list, each with its position among
+/// the distinct literals: a string table when every literal is a string, else a
+/// dictionary of keys normalised across int and double.
+struct LiteralIndex: Sendable {
+    private enum Storage: Sendable {
+        case strings(LiteralSet)
+        case keys([MemberKey: Int], families: Set<Int>)
+    }
+    private let storage: Storage
+    /// The number of distinct literals.
+    let count: Int
+
+    init(_ values: [Value]) {
+        var distinct: [Value] = []
+        var seen = Set<MemberKey>()
+        for v in values where seen.insert(MemberKey(v)).inserted { distinct.append(v) }
+        count = distinct.count
+        let strings = distinct.compactMap(\.stringValue)
+        if strings.count == distinct.count {
+            storage = .strings(LiteralSet(strings))
+        } else {
+            var keys: [MemberKey: Int] = [:]
+            for (i, v) in distinct.enumerated() { keys[MemberKey(v)] = i }
+            storage = .keys(keys, families: Set(keys.keys.map(\.family)))
+        }
+    }
+
+    /// The position of `v` among the literals: `.some(nil)` when it is not one of them, nil
+    /// when it is of a type the literals cannot hold.
+    @inline(__always)
+    func index(of v: Value) -> Int?? {
+        switch storage {
+        case .strings(let table):
+            guard case .string(let s) = v else { return count == 0 ? .some(nil) : nil }
+            return .some(table.index(of: s))
+        case .keys(let keys, let families):
+            let key = MemberKey(v)
+            guard families.contains(key.family) else { return nil }
+            return .some(keys[key])
+        }
+    }
+}
