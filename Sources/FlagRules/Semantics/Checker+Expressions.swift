@@ -75,7 +75,7 @@ extension Checker {
             b.range = e.range
             return b
         case .list:
-            diagnostics.error("misplaced-list", "a list can only be the right side of 'in' or 'not in'", at: e.range)
+            diagnostics.error("misplaced-list", "a list literal can only be the right side of 'in', 'not in', 'contains any' or 'contains all'", at: e.range)
             return nil
         case .not(let operand):
             guard let b = condition(operand) else { return nil }
