@@ -103,6 +103,84 @@ func formatterInputs() throws -> [(String, String)] {
         }
     }
 
+    /// Splits, lists and schemas written one entry a line keep their lines and each
+    /// comment stays on the line it was written on.
+    @Test func keepsCommentedMultiLineSplitsListsAndSchemas() throws {
+        let formatted = """
+            context {
+              userId  : string  # ids
+              country : string
+              groups  : [string]  # from the directory
+            }
+
+            variant checkout [control, oneStep, twoStep] = control {
+              split(userId) {
+                control: 50%,  # the old page
+                oneStep: 25%,  # one step
+                # the newest
+                twoStep: 25%  # two steps
+              }
+            }
+
+            flag five {
+              enabled when country == "A"
+              disabled when country == "B"  # five
+            }
+
+            flag listy {
+              enabled when country in [
+                "US",  # home
+                "CA"
+              ] and groups contains any [
+                "qa",
+                "staff"
+              ]
+            }
+
+            """
+        #expect(try FlagsFormatter.format(formatted) == formatted)
+        // Written loosely, the same file comes out as above.
+        let loose = """
+            context { userId: string  # ids
+              country: string
+              groups: [string]   # from the directory
+            }
+
+            variant checkout [control, oneStep, twoStep] = control {
+              split(userId) {
+                control: 50%,  # the old page
+                oneStep: 25%,  # one step
+                # the newest
+                twoStep: 25%   # two steps
+              }
+            }
+
+            flag five { enabled when country == "A"; disabled when country == "B"  # five
+            }
+
+            flag listy {
+              enabled when country in [
+                "US",  # home
+                "CA",
+              ] and groups contains any ["qa",
+                "staff"]
+            }
+            """
+        #expect(try FlagsFormatter.format(loose) == formatted)
+        // A split or list written on one line stays on one.
+        let flat = "variant v [a, b] { split(u) { a: 50%, b: 50% } when x in [1, 2] }\n"
+        #expect(try FlagsFormatter.format(flat) == flat)
+    }
+
+    /// A doc comment whose text starts with a combining mark keeps one space after `///`.
+    @Test func docCommentsStartingWithACombiningMarkAreStable() throws {
+        let text = "///\u{06EB} text\nflag f\n"
+        let once = try FlagsFormatter.format(text)
+        #expect(once == "/// \u{06EB} text\nflag f\n")
+        #expect(try FlagsFormatter.format(once) == once)
+        #expect(try RuleSet(source: once).declarations[0].doc == "\u{06EB} text")
+    }
+
     @Test func keepsEveryComment() throws {
         for (name, text) in try formatterInputs() {
             let before = Lexer(SourceText(text, name: name)).comments.map { $0.text.trimmingCharacters(in: .whitespaces) }

@@ -226,7 +226,7 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
     @Test(arguments: [
         (#"{"build": "beta", "userId": 7}"#, "flags: error: <stdin>: attribute 'userId' expects a string, got 7\n"),
         (#"{"bulid": "beta"}"#, "flags: error: <stdin>: the context declares no attribute 'bulid'; did you mean 'build'?\n"),
-        (#"{"build": {"x": 1}}"#, "flags: error: <stdin>: attribute 'build' must be a string, number or boolean, not an object\n"),
+        (#"{"build": {"x": 1}}"#, "flags: error: <stdin>: attribute 'build' must be a string, number, boolean or array, not an object\n"),
         (#"{"build": "#, "flags: error: <stdin>: invalid JSON: unexpected end of input at byte 10\n"),
         (String(repeating: "[", count: 200), "flags: error: <stdin>: invalid JSON: nested more than 64 levels deep at byte 64\n"),
     ])

@@ -59,7 +59,90 @@ struct Printer {
                 }
             }
         }
+        // Comments inside a split or list that keeps its lines are printed with it.
+        var multiline: [SourceRange] = []
+        for d in file.declarations { Printer.collectMultiline(d, source: source, comments: file.comments, into: &multiline) }
+        for c in file.comments where multiline.contains(where: { c.range.start.offset > $0.start.offset && c.range.start.offset < $0.end.offset }) {
+            attached.insert(c.range.start.offset)
+        }
+        multilineRanges = Set(multiline.map(\.start.offset))
         comments = file.comments.filter { !attached.contains($0.range.start.offset) }
+    }
+
+    /// The start offsets of the splits and lists that keep one entry a line.
+    var multilineRanges: Set<Int> = []
+
+    /// Whether a split or list keeps one entry a line: it was written over several lines,
+    /// or holds a comment.
+    static func keepsLines(_ range: SourceRange, comments: [Comment]) -> Bool {
+        range.start.line != range.end.line
+            || comments.contains { $0.range.start.offset > range.start.offset && $0.range.start.offset < range.end.offset }
+    }
+
+    /// Gathers the multi-line splits and lists of a declaration's rules.
+    static func collectMultiline(_ d: DeclarationSyntax, source: SourceText, comments: [Comment], into ranges: inout [SourceRange]) {
+        func expression(_ e: ExprSyntax) {
+            switch e.kind {
+            case .list(let xs):
+                if keepsLines(e.range, comments: comments) { ranges.append(e.range) }
+                xs.forEach(expression)
+            case .literal, .name: break
+            case .not(let x), .parenthesized(let x): expression(x)
+            case .and(let xs), .or(let xs), .coalesce(let xs): xs.forEach(expression)
+            case .comparison(_, let l, let r):
+                expression(l)
+                expression(r)
+            case .call(_, let xs): xs.forEach(expression)
+            }
+        }
+        func body(_ b: BodySyntax?) {
+            for r in b?.rules ?? [] {
+                if case .split(let split) = r.outcome, !split.entries.isEmpty, keepsLines(split.range, comments: comments) {
+                    ranges.append(split.range)
+                }
+                if let c = r.condition { expression(c) }
+            }
+        }
+        switch d {
+        case .flag(let f): body(f.body)
+        case .variant(let v): body(v.body)
+        case .value(let v): body(v.body)
+        case .segment(let s): expression(s.condition)
+        case .context, .test: break
+        }
+    }
+
+    /// Items one a line between an opening and a closing line, each comment inside kept on
+    /// the line it was written on (trailing) or on a line of its own.
+    func multiline(open: String, openLine: Int, items: [(range: SourceRange, text: String)], close: String, in range: SourceRange) -> String {
+        let inner = file.comments.filter {
+            $0.range.start.offset > range.start.offset && $0.range.start.offset < range.end.offset && !$0.isDoc
+        }
+        let itemIndent = indent + "  "
+        var used = Set<Int>()
+        func trailing(line: Int, after: Int, before: Int) -> String {
+            guard let c = inner.first(where: { $0.range.start.line == line && $0.range.start.offset >= after && $0.range.start.offset < before })
+            else { return "" }
+            used.insert(c.range.start.offset)
+            return Printer.commentMark + commentText(c)
+        }
+        func ownLines(before: Int) -> String {
+            var text = ""
+            for c in inner where c.range.start.offset < before && !used.contains(c.range.start.offset) {
+                used.insert(c.range.start.offset)
+                text += "\n" + itemIndent + commentText(c)
+            }
+            return text
+        }
+        var out = open + trailing(line: openLine, after: range.start.offset, before: items.first?.range.start.offset ?? range.end.offset)
+        for (k, item) in items.enumerated() {
+            out += ownLines(before: item.range.start.offset)
+            let next = k + 1 < items.count ? items[k + 1].range.start.offset : range.end.offset - 1
+            out += "\n" + itemIndent + item.text + (k + 1 < items.count ? "," : "")
+            out += trailing(line: item.range.end.line, after: item.range.end.offset, before: next)
+        }
+        out += ownLines(before: range.end.offset)
+        return out + "\n" + indent + close
     }
 
     // MARK: Lines and comments
@@ -192,7 +275,9 @@ struct Printer {
     mutating func printContext(_ c: ContextSyntax) {
         startLine(at: c.header.keyword.range.start.line)
         out += "context {"
-        endLine(at: c.header.keyword.range.start.line, offset: c.header.keyword.range.end.offset)
+        endLine(
+            at: c.header.keyword.range.start.line, offset: c.header.keyword.range.end.offset,
+            before: c.fields.first?.range.start.offset ?? Int.max)
         let width = c.fields.map(\.name.name.count).max() ?? 0
         indent = "  "
         for f in c.fields {
@@ -234,11 +319,13 @@ struct Printer {
         // A comment after a first rule written on the `{` line stays with that rule.
         endLine(at: body.range.start.line, offset: body.range.start.offset + 1, before: body.rules.first?.range.start.offset ?? Int.max)
         indent = "  "
-        for r in body.rules {
+        for (k, r) in body.rules.enumerated() {
             flushComments(before: r.range.start.offset)
             startLine(at: r.range.start.line)
             out += ruleText(r, rule)
-            endLine(at: r.range.end.line, offset: r.range.end.offset)
+            // A comment after the next rule on the same line is that rule's.
+            let next = k + 1 < body.rules.count ? body.rules[k + 1].range.start.offset : Int.max
+            endLine(at: r.range.end.line, offset: r.range.end.offset, before: next)
         }
         flushComments(before: body.range.end.offset - 1)
         indent = ""
@@ -250,7 +337,7 @@ struct Printer {
     /// A rule, broken after its top-level `and`/`or` when it is too long for one line.
     func ruleText(_ r: RuleSyntax, _ rule: (Printer, RuleSyntax) -> String) -> String {
         let flat = rule(self, r)
-        guard indent.count + flat.count > FlagsFormatter.lineWidth, let condition = r.condition else { return flat }
+        guard indent.count + flat.count > FlagsFormatter.lineWidth, !flat.contains("\n"), let condition = r.condition else { return flat }
         var copy = r
         copy.condition = nil
         let head = rule(self, copy) + " when "
@@ -279,16 +366,19 @@ struct Printer {
         case .split(let split):
             s = "split(" + expression(split.unit)
             if let salt = split.salt { s += ", " + literal(salt.value) }
-            s +=
-                ") { "
-                + split.entries.map { entry in
-                    let key: String
-                    switch entry.key {
-                    case .name(let id): key = id.name
-                    case .literal(let l): key = literal(l.value)
-                    }
-                    return key + ": " + literal(entry.weight.value)
-                }.joined(separator: ", ") + " }"
+            let entries = split.entries.map { entry in
+                let key: String
+                switch entry.key {
+                case .name(let id): key = id.name
+                case .literal(let l): key = literal(l.value)
+                }
+                return (range: entry.range, text: key + ": " + literal(entry.weight.value))
+            }
+            if multilineRanges.contains(split.range.start.offset) {
+                s = multiline(open: s + ") {", openLine: split.range.start.line, items: entries, close: "}", in: split.range)
+            } else {
+                s += ") { " + entries.map(\.text).joined(separator: ", ") + " }"
+            }
         }
         if let c = r.condition { s += " when " + expression(c) }
         return s
@@ -375,7 +465,13 @@ struct Printer {
         switch e.kind {
         case .literal(let l): return literal(l)
         case .name(let n): return n
-        case .list(let xs): return "[" + xs.map(expression).joined(separator: ", ") + "]"
+        case .list(let xs):
+            if multilineRanges.contains(e.range.start.offset), !xs.isEmpty {
+                return multiline(
+                    open: "[", openLine: e.range.start.line, items: xs.map { (range: $0.range, text: expression($0)) }, close: "]",
+                    in: e.range)
+            }
+            return "[" + xs.map(expression).joined(separator: ", ") + "]"
         case .not(let x): return "not " + expression(x)
         case .and(let xs): return xs.map(expression).joined(separator: " and ")
         case .or(let xs): return xs.map(expression).joined(separator: " or ")

@@ -51,7 +51,10 @@ extension Parser {
         while let c = docComments[l] {
             if last == nil { last = c }
             first = c
-            lines.insert(c.text.hasPrefix(" ") ? String(c.text.dropFirst()) : c.text, at: 0)
+            // One leading space byte, even when a combining mark follows it (as a
+            // `Character`, the two are one, and `hasPrefix(" ")` would not see it).
+            let text = c.text.utf8.first == UInt8(ascii: " ") ? String(decoding: c.text.utf8.dropFirst(), as: UTF8.self) : c.text
+            lines.insert(text, at: 0)
             l -= 1
         }
         guard let first, let last else { return nil }
