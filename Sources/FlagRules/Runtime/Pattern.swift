@@ -433,7 +433,9 @@ struct PatternParser {
         case "t": return .scalar("\t")
         case "r": return .scalar("\r")
         case "f": return .scalar("\u{0C}")
-        case "v": return .scalar("\u{0B}")
+        case "v":
+            // Vertical whitespace, as in Swift's Regex: \n \u{0B} \u{0C} \r, NEL, LS and PS.
+            return .charClass(CharacterClass(items: [.range("\n", "\r"), .range("\u{85}", "\u{85}"), .range("\u{2028}", "\u{2029}")]))
         case "0":
             // Other engines read '\0' and the digits after it as one octal escape.
             if i < s.count, s[i].isASCII, CharacterClass.isDigit(s[i]) {

@@ -63,6 +63,23 @@ import Testing
         #expect(try Pattern(pattern).matches(input) == expected)
     }
 
+    /// Every single-scalar escape the patterns accept means what it means to Swift's Regex,
+    /// over every ASCII scalar and the line and space separators beyond it. (`\v` is
+    /// vertical whitespace there, not U+000B alone: found by the pattern fuzz target.)
+    @Test(arguments: [#"\v"#, #"[\v]"#, #"[^\v]"#, #"\n"#, #"\t"#, #"\r"#, #"\f"#, #"\0"#, #"\s"#, #"\d"#, #"\w"#, #"\x41"#, #"\u{2028}"#])
+    func escapesAgreeWithRegex(_ escape: String) throws {
+        let ours = try Pattern("^" + escape + "$")
+        let reference = try Regex("^" + escape + "$").matchingSemantics(.unicodeScalar)
+        let subjects = (0..<128).compactMap(Unicode.Scalar.init) + ["\u{85}", "\u{A0}", "\u{2028}", "\u{2029}", "\u{3000}"]
+        for scalar in subjects {
+            let subject = String(scalar)
+            #expect(ours.matches(subject) == ((try? reference.wholeMatch(in: subject)) != nil), "\(escape) on U+\(String(scalar.value, radix: 16))")
+        }
+        // "\r\n" is two scalars: one vertical whitespace escape does not match both.
+        #expect(try Pattern(#"^\v$"#).matches("\r\n") == false)
+        #expect(try Pattern(#"\v"#).matches("\r\n"))
+    }
+
     @Test(arguments: [
         ("(a", "missing ')' for the group opened here"),
         ("a)", "unbalanced ')'"),
