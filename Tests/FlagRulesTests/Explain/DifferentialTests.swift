@@ -3,7 +3,7 @@ import Testing
 @testable import FlagRules
 
 /// The explainer is an evaluator of its own: on seeded random programs (every operator,
-/// `??`, lists, segments and declarations read as operands, splits, disabled declarations)
+/// `??`, literal lists, list attributes, `lower`, networks, ramps, segments and declarations read as operands, splits, disabled declarations)
 /// and random contexts (absent and mistyped values among them), its resolutions must equal
 /// the compiled closures', by name on a dictionary context and by handle on a prepared one.
 @Suite struct DifferentialTests {
@@ -32,6 +32,10 @@ import Testing
           score   : double
           beta    : bool
           appVersion : version
+          groups  : [string]
+          roles   : [enum(admin, editor, viewer)]
+          ids     : [int]
+          clientIP : ip
         }
         """
     static let countries = ["US", "CA", "FR", "DE", "JP"]
@@ -48,7 +52,22 @@ import Testing
             let joined = parts.joined(separator: " \(op) ")
             return g.chance(30) ? "not (\(joined))" : "(\(joined))"
         }
-        switch g.int(16) {
+        switch g.int(23) {
+        case 16:
+            let list = (0..<g.int(4)).map { _ in "\"\(g.pick(["qa", "staff", "dev", "ops"]))\"" }
+            return "groups \(g.pick(["contains any", "contains all"])) [\(list.joined(separator: ", "))]"
+        case 17: return "groups contains \"\(g.pick(["qa", "staff", "x"]))\""
+        case 18:
+            let list = (0..<(1 + g.int(3))).map { _ in g.pick(["admin", "editor", "viewer"]) }
+            return "roles \(g.pick(["contains any", "contains all"])) [\(list.joined(separator: ", "))]"
+        case 19: return "count(\(g.pick(["groups", "ids", "roles"]))) \(g.pick(["<", ">=", "=="])) \(g.int(4))"
+        case 20:
+            let blocks = (0..<(1 + g.int(4))).map { _ in g.pick(["\"10.0.0.0/8\"", "\"10.1.2.3\"", "\"2001:db8::/32\"", "\"192.168.0.0/16\"", "\"::1\""]) }
+            return "clientIP \(g.pick(["in", "not in"])) [\(blocks.joined(separator: ", "))]"
+        case 21: return "lower(country) \(g.pick(["==", "starts with"])) \"\(g.pick(["us", "fr", "u"]))\""
+        case 22:
+            return "rollout(userId) < ramp(\"2026-12-01\", \"2026-12-15\", \(g.int(50))%, \(g.int(101))%) or ids contains \(g.int(5))"
+            + " or clientIP == \"\(g.pick(["10.1.2.3", "::ffff:10.1.2.3", "::1"]))\""
         case 14 where !ints.isEmpty: return "\(g.pick(ints)) \(g.pick(["<", ">=", "=="])) \(g.int(60))"
         case 15 where !variants.isEmpty: return "\(g.pick(variants)) \(g.pick(["==", "!="])) \(g.pick(["a", "b", "c"]))"
         case 0: return "build \(g.pick(["==", "!="])) \(g.pick(["debug", "alpha", "beta", "release"]))"
@@ -124,6 +143,19 @@ import Testing
         if g.chance(70) { c["score"] = g.chance(50) ? .double(Double(g.int(100)) / 10) : .int(g.int(3)) }
         if g.chance(70) { c["beta"] = g.chance(90) ? .bool(g.chance(50)) : "yes" }
         if g.chance(70) { c["appVersion"] = g.chance(90) ? .string("\(g.int(3)).\(g.int(12)).\(g.int(3))") : "banana" }
+        if g.chance(75) {
+            let groups = (0..<g.int(4)).map { _ in Value.string(g.pick(["qa", "staff", "dev", "ops", "QA"])) }
+            c["groups"] = g.chance(90) ? .list(groups) : g.pick([.list(groups + [1]), "qa", .list(groups + [.list([])])])
+        }
+        if g.chance(75) {
+            let roles = (0..<g.int(3)).map { _ in Value.string(g.pick(["admin", "editor", "viewer"])) }
+            c["roles"] = g.chance(90) ? .list(roles) : .list(roles + ["root"])
+        }
+        if g.chance(60) { c["ids"] = .list((0..<g.int(4)).map { _ in .int(g.int(6)) }) }
+        if g.chance(75) {
+            c["clientIP"] = .string(g.pick(["10.1.2.3", "10.200.0.1", "192.168.4.4", "2001:db8::7", "::1", "::ffff:10.9.9.9", "8.8.8.8", "010.1.1.1", "nope"]))
+        }
+        if g.chance(50) { c["now"] = .string(g.pick(["2026-11-01", "2026-12-05T06:00:00Z", "2027-01-01"])) }
         return c
     }
 
