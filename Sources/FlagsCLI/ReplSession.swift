@@ -60,7 +60,7 @@ struct ReplSession {
 
     /// Names to complete: commands, declarations, attributes, functions and `now`.
     var completions: [String] {
-        var names = ReplSession.commands + rules.declarations.map(\.name) + ["has", "rollout", "now"]
+        var names = ReplSession.commands + rules.declarations.map(\.name) + ["has", "rollout", "count", "lower", "ramp", "now"]
         names += rules.schema?.attributes.map(\.name) ?? context.entries.map(\.name)
         return Set(names).sorted()  // one order every time (a set's order can change from one to the next)
     }
@@ -201,8 +201,9 @@ struct ReplSession {
     }
 
     /// What Tab completes the word before the cursor with, given the text before it: an
-    /// enum's cases (or a variant's variants) after `==`, `!=`, `in [` or `:set name=`;
-    /// names and commands elsewhere.
+    /// enum's cases (or a variant's variants) after `==`, `!=`, `in [` or `:set name=`, an
+    /// enum list's cases after `contains` or `contains any [` / `contains all [`; names and
+    /// commands elsewhere.
     func completions(before text: String) -> [String] {
         if let cases = casesExpected(before: text) { return cases }
         return completions
@@ -216,6 +217,10 @@ struct ReplSession {
         func cases(of name: String) -> [String]? {
             if case .enumeration(let cases)? = rules.schema?[name]?.type { return cases }
             return rules.declarations.first { $0.name == name && $0.kind == .variant }?.variants
+        }
+        func elementCases(of name: String) -> [String]? {
+            if case .list(.enumeration(let cases))? = rules.schema?[name]?.type { return cases }
+            return nil
         }
         func lastName(_ s: Substring) -> String? {
             let trimmed = s.reversed().drop { $0 == " " }.reversed()
@@ -232,10 +237,17 @@ struct ReplSession {
         if spaced.hasSuffix("==") || spaced.hasSuffix("!=") {
             return lastName(spaced.dropLast(2)).flatMap(cases(of:))
         }
-        // `build in [debug, `
+        // `roles contains `
+        if spaced.hasSuffix(" contains") {
+            return lastName(spaced.dropLast(9)).flatMap(elementCases(of:))
+        }
+        // `build in [debug, `, `roles contains any [admin, `
         if let open = spaced.lastIndex(of: "["), !spaced[open...].contains("]") {
             var before = spaced[..<open]
             before = Substring(before.reversed().drop { $0 == " " }.reversed())
+            for word in [" contains any", " contains all"] where before.hasSuffix(word) {
+                return lastName(before.dropLast(word.count)).flatMap(elementCases(of:))
+            }
             guard before.hasSuffix(" in") || before.hasSuffix("\tin") else { return nil }
             before = before.dropLast(2)
             before = Substring(before.reversed().drop { $0 == " " }.reversed())

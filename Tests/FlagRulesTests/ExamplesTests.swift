@@ -95,6 +95,29 @@ func exampleFiles() throws -> [URL] {
         #expect(rules.isEnabled("rateLimitBypass", in: ["tier": "enterprise", "tenant": "acme"]))
         #expect(!rules.isEnabled("rateLimitBypass", in: ["tier": "enterprise"]))
     }
+
+    /// The targeting example uses every list, case, network and ramp form in a real rule.
+    @Test func targetingReadsListsCaseNetworksAndRamps() throws {
+        let url = packageRoot.appendingPathComponent("examples/targeting.flags")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        for form in ["[string]", "[enum(", ": ip", "contains \"", "contains any [", "contains all [", "count(", "lower(", "ramp("] {
+            #expect(text.contains(form), "targeting.flags uses \(form)")
+        }
+        let rules = try RuleSet(contentsOf: url)
+        #expect(rules.isEnabled("betaProgram", in: ["groups": ["beta-testers"]]))
+        #expect(rules.isEnabled("betaProgram", in: ["roles": ["editor"], "clientIP": "10.1.1.1"]))
+        #expect(!rules.isEnabled("betaProgram", in: ["roles": ["editor"], "clientIP": "11.1.1.1"]))
+        #expect(rules.evaluate("betaProgram", in: ["roles": ["editor"], "clientIP": "not-an-ip"]).reason == .default)
+        #expect(rules.value("workspaceLimit", in: ["groups": ["a", "b"]], default: 0) == 6)
+        // The ramp lets in about 5% before its window and about 50% after it.
+        func share(_ now: Value) -> Int {
+            (0..<2000).filter { rules.isEnabled("newEditor", in: ["userId": .string("u\($0)"), "now": now]) }.count
+        }
+        #expect((60...140).contains(share("2026-11-01")))
+        #expect((900...1100).contains(share("2027-01-01")))
+        let results = rules.runTests()
+        #expect(results.count == 11 && results.allSatisfy { $0.passed })
+    }
 }
 
 @Suite struct GrammarTests {

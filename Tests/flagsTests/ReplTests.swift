@@ -237,6 +237,15 @@ final class PseudoTerminalSession {
         #expect(session.completions(before: "checkout == ") == ["control", "oneStep", "twoStep"])
         #expect(session.completions(before: "country == ") == session.completions)  // a string: names
         #expect(session.completions(before: "pla") == session.completions)
+        var targeting = try ReplSession(path: "examples/targeting.flags")
+        let roles = ["admin", "editor", "viewer"]
+        #expect(targeting.completions(before: "roles contains ") == roles)
+        #expect(targeting.completions(before: "roles contains any [admin, ") == roles)
+        #expect(targeting.completions(before: "roles contains all [e") == roles)
+        #expect(targeting.completions(before: "groups contains ") == targeting.completions)  // strings: names
+        #expect(targeting.completions.contains("count") && targeting.completions.contains("ramp"))
+        _ = targeting.handle(#":set groups=["qa"]"#)
+        #expect(targeting.handle("count(groups)").stdout.contains("1"))
         var editor = LineEditor()
         for c in "plan == fr" { _ = editor.handle(.text(String(c))) }
         #expect(editor.complete(from: session.completions(before: editor.textBeforeCursor)) == [])
