@@ -13,6 +13,7 @@ enum ListCommand {
 
         options:
           --json      print a JSON array of objects, each with the file it is declared in
+                      and the context attributes it reads with their types ("reads")
           --help      show this help
 
         exit status: 0 listed, 1 errors in the rules, 2 usage error

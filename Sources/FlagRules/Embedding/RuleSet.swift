@@ -23,7 +23,8 @@ public struct RuleSet: Sendable {
             self.checked = checked
             self.source = source
             self.warnings = warnings
-            self.declarations = checked.declarations.map(DeclarationInfo.init)
+            let reads = AttributeReads(checked)
+            self.declarations = checked.declarations.indices.map { DeclarationInfo(checked.declarations[$0], reads: reads.of($0)) }
         }
     }
 
@@ -161,8 +162,21 @@ public struct DeclarationInfo: Sendable, Hashable {
     public let ruleCount: Int
     /// The line where the declaration starts.
     public let line: Int
+    /// The context attributes its rules read, directly or through the segments and
+    /// declarations they read, in the order first read, with their schema types (`dynamic`
+    /// without a schema); `now` when a rule reads the time (`now`, `ramp(…)`).
+    public let reads: [AttributeRead]
 
-    init(_ d: CheckedDeclaration) {
+    /// A context attribute a declaration reads, and its type.
+    public struct AttributeRead: Sendable, Hashable {
+        /// The attribute's name.
+        public let name: String
+        /// Its type in the schema (`[string]`, `ip`, …).
+        public let type: FlagType
+    }
+
+    init(_ d: CheckedDeclaration, reads: [AttributeRead]) {
+        self.reads = reads
         name = d.name
         kind = d.kind
         type = d.type.description
@@ -191,6 +205,54 @@ extension DeclarationInfo {
         members.append(("disabled", .bool(isDisabled)))
         members.append(("rules", .int(ruleCount)))
         members.append(("line", .int(line)))
+        if !reads.isEmpty {
+            members.append(("reads", .object(reads.map { ($0.name, .string($0.type.description)) })))
+        }
         return .object(members)
+    }
+}
+
+/// The context attributes each declaration reads, through the segments and declarations
+/// it reads too (each worked out once).
+struct AttributeReads {
+    let checked: CheckedProgram
+
+    init(_ checked: CheckedProgram) { self.checked = checked }
+
+    func of(_ index: Int) -> [DeclarationInfo.AttributeRead] {
+        var seen = Set<String>()
+        var out: [DeclarationInfo.AttributeRead] = []
+        var visited = Set<Int>()
+        collect(index, &seen, &out, &visited)
+        return out
+    }
+
+    private func collect(_ index: Int, _ seen: inout Set<String>, _ out: inout [DeclarationInfo.AttributeRead], _ visited: inout Set<Int>) {
+        guard visited.insert(index).inserted else { return }
+        let d = checked.declarations[index]
+        func add(_ name: String, _ type: FlagType) {
+            if seen.insert(name).inserted { out.append(.init(name: name, type: type)) }
+        }
+        func walk(_ b: Bound) {
+            switch b.kind {
+            case .constant, .percent: break
+            case .attribute(let name, _, let type): add(name, type)
+            case .has(let name, _): add(name, checked.schema?[name]?.type ?? .dynamic)
+            case .now, .ramp: add("now", .datetime)
+            case .declaration(let i): collect(i, &seen, &out, &visited)
+            case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .containsSet(let x, _, _), .count(let x),
+                .lower(let x), .network(let x, _, _):
+                walk(x)
+            case .and(let xs), .or(let xs), .coalesce(let xs): xs.forEach(walk)
+            case .compare(_, let x, let y), .text(_, let x, let y):
+                walk(x)
+                walk(y)
+            }
+        }
+        if let c = d.condition { walk(c) }
+        for rule in d.rules {
+            if let c = rule.condition { walk(c) }
+            if case .split(let s) = rule.outcome { walk(s.unit) }
+        }
     }
 }

@@ -213,6 +213,22 @@ let targetingSchema = """
         #expect(Value.inferred(from: "[qa") == "[qa")
     }
 
+    /// A declaration lists the attributes it reads, through segments too, with their types
+    /// (for `flags list --json` and debug screens).
+    @Test func declarationsListTheAttributesTheyRead() throws {
+        let rules = try RuleSet(contentsOf: packageRoot.appendingPathComponent("examples/targeting.flags"))
+        let beta = try #require(rules.declarations.first { $0.name == "betaProgram" })
+        #expect(
+            beta.reads == [
+                .init(name: "groups", type: .list(.string)), .init(name: "roles", type: .list(.enumeration(["admin", "editor", "viewer"]))),
+                .init(name: "clientIP", type: .ip),
+            ])
+        let editor = try #require(rules.declarations.first { $0.name == "newEditor" })
+        #expect(editor.reads.map(\.name) == ["email", "roles", "userId", "now"])
+        let schemaless = try RuleSet(source: "flag f { enabled when has(a) and b contains any [1] }\nflag g { enabled when f }")
+        #expect(schemaless.declarations[1].reads == [.init(name: "a", type: .dynamic), .init(name: "b", type: .dynamic)])
+    }
+
     @Test func preparedListsAreReadWithoutAllocating() throws {
         let rules = try RuleSet(
             source: """
