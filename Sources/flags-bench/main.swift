@@ -545,6 +545,44 @@ let storeRows: [Row] = {
         ])
 }()
 
+// MARK: Targeting: lists and networks
+
+/// `contains any` of a 5-element list attribute against 1,000 literals, and an address
+/// against 10,000 network blocks, on the plain path (by name, a dictionary context) and
+/// the fastest (a handle, a prepared context), beside the seed rule's plain path measured
+/// in the same rotation: the reference of their targets.
+let targetingRows: [Row] = {
+    var g = SplitMix64(state: 11)
+    let groupPool = (0..<2_000).map { "group-\($0)" }
+    let groupsRule = "flag groups { enabled when groups contains any [" + groupPool[0..<1_000].map { "\"\($0)\"" }.joined(separator: ", ") + "] }"
+    // 10,000 /24 blocks spread over 10.0.0.0/8; the addresses looked up fall in one about half the time.
+    var blockStarts = Set<UInt32>()
+    while blockStarts.count < 10_000 { blockStarts.insert(0x0A00_0000 | UInt32(g.next() % 65_536) << 8) }
+    let blocks = blockStarts.sorted()
+    func dotted(_ a: UInt32) -> String { "\(a >> 24).\(a >> 16 & 255).\(a >> 8 & 255).\(a & 255)" }
+    let networkRule = "flag office { enabled when clientIP in [" + blocks.map { "\"\(dotted($0))/24\"" }.joined(separator: ", ") + "] }"
+    let rules = load(
+        "context { groups: [string]; clientIP: ip }\n" + groupsRule + "\n" + networkRule + "\n")
+    let seed = load(schema + "\nflag seed { enabled when \(seedRule) }\n")
+    let contexts: [EvaluationContext] = (0..<n).map { i in
+        // Five groups, each listed with probability 1/8: about half the users hold one.
+        let groups = (0..<5).map { _ in Value.string(groupPool[Int(g.next() % 8 == 0 ? g.next() % 1_000 : 1_000 + g.next() % 1_000)]) }
+        let address = 0x0A00_0000 | UInt32(g.next() % 65_536) << 8 | UInt32(g.next() % 256)
+        return ["groups": .list(groups), "clientIP": .string(dotted(address))]
+    }
+    let prepared = contexts.map(rules.prepare)
+    let groupsHandle = rules.handle("groups"), officeHandle = rules.handle("office")
+    return measureInterleaved(
+        count: n, runs: runs,
+        [
+            ("seed rule, plain (name, dictionary context)", { seed.evaluate("seed", in: dictionaries[$0]).value == .bool(true) }),
+            ("contains any: 5 elements, 1,000 literals (plain)", { rules.evaluate("groups", in: contexts[$0]).value == .bool(true) }),
+            ("contains any: 5 elements, 1,000 literals (fastest)", { rules.isEnabled(groupsHandle, in: prepared[$0]) }),
+            ("ip in 10,000 blocks (plain)", { rules.evaluate("office", in: contexts[$0]).value == .bool(true) }),
+            ("ip in 10,000 blocks (fastest)", { rules.isEnabled(officeHandle, in: prepared[$0]) }),
+        ])
+}()
+
 // MARK: `in` over long literal lists
 
 func inRule(_ count: Int) -> String {
@@ -746,6 +784,15 @@ if storeRows[1].measured && storeRows[2].measured {
         ("store.isEnabled with an evaluation hook within 2× of without", storeRows[2].nanoseconds <= storeRows[1].nanoseconds * 2))
     if storeRows[1].onFraction != storeRows[2].onFraction { failures.append("store: the hooked store disagrees on the ON fraction") }
 }
+if targetingRows.allSatisfy(\.measured) {
+    let seedPlain = targetingRows[0].nanoseconds
+    targets.append(
+        ("contains any (5 elements, 1,000 literals) within 2× of the seed rule's plain path", targetingRows[1].nanoseconds <= seedPlain * 2))
+    targets.append(("ip in 10,000 blocks within 2× of the seed rule's plain path", targetingRows[3].nanoseconds <= seedPlain * 2))
+    if targetingRows[1].onFraction != targetingRows[2].onFraction || targetingRows[3].onFraction != targetingRows[4].onFraction {
+        failures.append("targeting: the plain and fastest paths disagree on the ON fraction")
+    }
+}
 targets.append(("10,000 declarations load in under 100 ms", loadMilliseconds < 100))
 if allocationCounting { targets.append(("10,000 declarations occupy under 50 MB", Double(heldBytes) < 50e6)) }
 if let evalProcess { targets.append(("flags eval examples/app.flags under 30 ms", evalProcess < 30)) }
@@ -790,6 +837,18 @@ if options.json {
         (
             "overrides",
             .array(overrideRows.map { .object([("name", .string($0.name)), ("nsPerEvaluation", .double($0.nanoseconds))]) })
+        ))
+    out.append(
+        (
+            "targeting",
+            .array(
+                targetingRows.map { row in
+                    .object([
+                        ("name", .string(row.name)), ("nsPerEvaluation", .double(row.nanoseconds)),
+                        ("ratio", .double(row.nanoseconds / targetingRows[0].nanoseconds)), ("onFraction", .double(row.onFraction)),
+                        ("allocationsPerEvaluation", .double(row.allocations)),
+                    ])
+                })
         ))
     out.append(("inValues", .string(options.inValues.rawValue)))
     out.append(("inKeys", .string(options.inKeys.rawValue)))
@@ -857,6 +916,14 @@ if options.json {
         print(
             "  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
                 + f(row.nanoseconds / storeRows[0].nanoseconds, 2).leftPad(8))
+    }
+    print("\ntargeting: lists and networks, beside the seed rule's plain path")
+    print("  " + "row".padding(toLength: 56, withPad: " ", startingAt: 0) + "   ns/eval   ratio    ON %   allocs/eval")
+    for row in targetingRows {
+        print(
+            "  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
+                + f(row.nanoseconds / targetingRows[0].nanoseconds, 2).leftPad(8) + f(row.onFraction * 100, 2).leftPad(8)
+                + f(row.allocations, 2).leftPad(14))
     }
     print("\noverride scopes: rule seed, handle and prepared context")
     for row in overrideRows { print("  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)) }
