@@ -554,7 +554,7 @@ let storeRows: [Row] = {
 let targetingRows: [Row] = {
     var g = SplitMix64(state: 11)
     let groupPool = (0..<2_000).map { "group-\($0)" }
-    let groupsRule = "flag groups { enabled when groups contains any [" + groupPool[0..<1_000].map { "\"\($0)\"" }.joined(separator: ", ") + "] }"
+    let groupsRule = "flag member { enabled when groups contains any [" + groupPool[0..<1_000].map { "\"\($0)\"" }.joined(separator: ", ") + "] }"
     // 10,000 /24 blocks spread over 10.0.0.0/8; the addresses looked up fall in one about half the time.
     var blockStarts = Set<UInt32>()
     while blockStarts.count < 10_000 { blockStarts.insert(0x0A00_0000 | UInt32(g.next() % 65_536) << 8) }
@@ -571,12 +571,12 @@ let targetingRows: [Row] = {
         return ["groups": .list(groups), "clientIP": .string(dotted(address))]
     }
     let prepared = contexts.map(rules.prepare)
-    let groupsHandle = rules.handle("groups"), officeHandle = rules.handle("office")
+    let groupsHandle = rules.handle("member"), officeHandle = rules.handle("office")
     return measureInterleaved(
         count: n, runs: runs,
         [
             ("seed rule, plain (name, dictionary context)", { seed.evaluate("seed", in: dictionaries[$0]).value == .bool(true) }),
-            ("contains any: 5 elements, 1,000 literals (plain)", { rules.evaluate("groups", in: contexts[$0]).value == .bool(true) }),
+            ("contains any: 5 elements, 1,000 literals (plain)", { rules.evaluate("member", in: contexts[$0]).value == .bool(true) }),
             ("contains any: 5 elements, 1,000 literals (fastest)", { rules.isEnabled(groupsHandle, in: prepared[$0]) }),
             ("ip in 10,000 blocks (plain)", { rules.evaluate("office", in: contexts[$0]).value == .bool(true) }),
             ("ip in 10,000 blocks (fastest)", { rules.isEnabled(officeHandle, in: prepared[$0]) }),

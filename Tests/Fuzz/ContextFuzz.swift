@@ -9,14 +9,17 @@ let contextFuzzRules: (typed: RuleSet, untyped: RuleSet) = {
         return (
             try RuleSet(
                 source: """
-                    context { build: enum(debug, release); userId: string; age: int; score: double; beta: bool; v: version; at: datetime }
+                    context { build: enum(debug, release); userId: string; age: int; score: double; beta: bool; v: version; at: datetime
+                      groups: [string]; roles: [enum(admin, editor)]; ids: [int]; ip: ip }
                     flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" or at < "2026-01-01" }
-                    value n: int = 1 { 2 when beta; 3 when has(userId) }
+                    value n: int = 1 { 2 when beta; 3 when has(userId); 4 when groups contains any ["qa", "x"] or roles contains all [admin]
+                      5 when count(ids) > 1 or ip in ["10.0.0.0/8", "::1"] or lower(userId) == "u" }
                     """),
             try RuleSet(
                 source: """
                     flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" }
-                    value n: int = 1 { 2 when beta == true; 3 when has(userId) }
+                    value n: int = 1 { 2 when beta == true; 3 when has(userId); 4 when groups contains "qa" or count(ids) == 2
+                      5 when ip in ["10.0.0.0/8", "1.2.3.4"] or groups contains all ["a", "b"] }
                     """)
         )
     } catch {

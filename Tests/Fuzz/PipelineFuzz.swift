@@ -75,8 +75,11 @@ enum PipelineFuzz {
                 seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 let pick = Int(seed >> 33)
                 let words = self.words(in: bytes)
-                switch pick % 7 {
+                switch pick % 10 {
                 case 0: continue
+                case 7: c[name] = .list((0..<(pick % 4)).map { k in .string(words.isEmpty ? "x" : words[(pick + k) % words.count]) })
+                case 8: c[name] = .list((0..<(pick % 4)).map { k in .int(pick % 7 + k) })
+                case 9: c[name] = .string(["10.1.2.3", "::ffff:10.1.2.3", "2001:db8::1", "010.1.1.1", "::1"][pick % 5])
                 case 1: c[name] = .int(pick % 200 - 100)
                 case 2: c[name] = .double(Double(pick % 1000) / 10)
                 case 3: c[name] = .bool(pick % 2 == 0)

@@ -27,6 +27,10 @@ import Testing
         #expect(rules[KeysFlags.uploads])
         #expect(rules[KeysFlags.layout, in: ["plan": "team"]] == .default)
         #expect(rules[KeysFlags.layout, in: ["plan": "free"]] == .compact)
+        // A key whose rules read lists and an address, given Swift arrays.
+        #expect(rules[KeysFlags.staffTools, in: ["roles": ["admin"]]])
+        #expect(rules[KeysFlags.staffTools, in: ["groups": ["staff"], "clientIP": "10.2.3.4"]])
+        #expect(!rules[KeysFlags.staffTools, in: ["groups": ["staff"], "clientIP": "11.2.3.4"]])
     }
 
     @Test func variantEnumsHaveEveryCaseAndKeysTheirDefaultsAndDocs() {
@@ -44,8 +48,8 @@ import Testing
         )
         #expect(
             KeysFlags.allKeys.map(\.name) == [
-                "darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner", "type", "string",
-                "swift", "flagRules", "bool", "_", "self", "applePay",
+                "darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner", "staffTools", "type",
+                "string", "swift", "flagRules", "bool", "_", "self", "applePay",
             ])
         #expect(Self.rules.validate(KeysFlags.allKeys).isEmpty)
     }

@@ -439,6 +439,20 @@ struct Compiler {
                 guard let a = lf(f), let c = rf(f) else { return .unknown }
                 return Comparison.contains(a, c)
             }
+        case .containsSet(let x, let values, all: false) where !values.isEmpty && values.allSatisfy({ $0.stringValue != nil }):
+            // `contains any` of strings, the common case: the list's elements are checked to be
+            // strings (a mistyped list is unknown), then looked up in the literals' set until
+            // one is found.
+            let xf = value(x)
+            let table = LiteralSet(values.compactMap(\.stringValue))
+            return { f in
+                guard case .list(let elements)? = xf(f) else { return .unknown }
+                for e in elements {
+                    guard case .string = e else { return .unknown }
+                }
+                for case .string(let s) in elements where table.contains(s) { return .yes }
+                return .no
+            }
         case .containsSet(let x, let values, let all):
             let xf = value(x)
             let set = LiteralIndex(values)
