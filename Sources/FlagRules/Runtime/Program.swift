@@ -118,11 +118,25 @@ enum Coercion: Sendable {
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
         case (.datetime, .string(let s)): return DateTime.parse(s).map { .datetime($0) }
         case (.enumeration(let table), .string(let s)): return table.ordinal(of: s) != nil ? v : nil
-        case (.ip, .string(let s)): return IPAddress(s) != nil ? v : nil
-        case (.list(let element), .list(let elements)):
+        case (.ip, _), (.list, _): return applyOutOfLine(v)
+        default: return nil
+        }
+    }
+
+    /// `apply` for addresses and lists, out of line: bound in the inlined switch, their
+    /// payloads made every read copy and destroy its value.
+    @inline(never)
+    private func applyOutOfLine(_ v: Value) -> Value? {
+        switch self {
+        case .ip:
+            guard case .string(let s) = v, IPAddress(s) != nil else { return nil }
+            return v
+        case .list(let element):
+            guard case .list(let elements) = v else { return nil }
             for e in elements where !element.fitsElement(e) { return nil }
             return v
-        default: return nil
+        default:
+            return nil
         }
     }
 

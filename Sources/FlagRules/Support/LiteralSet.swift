@@ -218,11 +218,12 @@ enum StringHash {
     }
 
     /// The hash of `bytes`.
-    @inline(__always)
     static func of(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 { of(bytes, seed: seed) }
 
-    /// The hash of `bytes` under `seed` (tests try other seeds).
-    @inline(__always)
+    /// The hash of `bytes` under `seed` (tests try other seeds). Out of line: inlined, it
+    /// made every function that may look a string up (the entry points' name lookups among
+    /// them, which scan) larger and slower.
+    @inline(never)
     static func of(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64 {
         let n = bytes.count
         var h = fold(seed ^ 0x243F_6A88_85A3_08D3, UInt64(truncatingIfNeeded: n) ^ 0x1319_8A2E_0370_7344)
