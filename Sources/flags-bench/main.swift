@@ -554,7 +554,8 @@ let storeRows: [Row] = {
 let targetingRows: [Row] = {
     var g = SplitMix64(state: 11)
     let groupPool = (0..<2_000).map { "group-\($0)" }
-    let groupsRule = "flag member { enabled when groups contains any [" + groupPool[0..<1_000].map { "\"\($0)\"" }.joined(separator: ", ") + "] }"
+    let groupsRule =
+        "flag member { enabled when groups contains any [" + groupPool[0..<1_000].map { "\"\($0)\"" }.joined(separator: ", ") + "] }"
     // 10,000 /24 blocks spread over 10.0.0.0/8; the addresses looked up fall in one about half the time.
     var blockStarts = Set<UInt32>()
     while blockStarts.count < 10_000 { blockStarts.insert(0x0A00_0000 | UInt32(g.next() % 65_536) << 8) }
@@ -787,7 +788,8 @@ if storeRows[1].measured && storeRows[2].measured {
 if targetingRows.allSatisfy(\.measured) {
     let seedPlain = targetingRows[0].nanoseconds
     targets.append(
-        ("contains any (5 elements, 1,000 literals) within 2× of the seed rule's plain path", targetingRows[1].nanoseconds <= seedPlain * 2))
+        ("contains any (5 elements, 1,000 literals) within 2× of the seed rule's plain path", targetingRows[1].nanoseconds <= seedPlain * 2)
+    )
     targets.append(("ip in 10,000 blocks within 2× of the seed rule's plain path", targetingRows[3].nanoseconds <= seedPlain * 2))
     if targetingRows[1].onFraction != targetingRows[2].onFraction || targetingRows[3].onFraction != targetingRows[4].onFraction {
         failures.append("targeting: the plain and fastest paths disagree on the ON fraction")

@@ -54,7 +54,9 @@ extension ContextSchema {
         case .list(let element):
             guard quoted == nil, case .array(let items)? = try? JSON.parse(text) else {
                 throw ContextError(
-                    message: "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got '\(text)'; write a JSON array, as in '[\"a\", \"b\"]'")
+                    message:
+                        "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got '\(text)'; write a JSON array, as in '[\"a\", \"b\"]'"
+                )
             }
             let value = Value.list(items.map { Value(jsonElement: $0) })
             guard Coercion(attribute.type).apply(value) != nil else {

@@ -243,7 +243,9 @@ struct Explainer {
                 return (nil, ExpressionTrace(text: t, result: "unknown", note: note, children: [trace]))
             }
             let lowered = Value.string(ListOperations.lower(s))
-            return (lowered, ExpressionTrace(text: t, result: Explainer.show(lowered), note: nil, children: trace.isConstant ? [] : [trace]))
+            return (
+                lowered, ExpressionTrace(text: t, result: Explainer.show(lowered), note: nil, children: trace.isConstant ? [] : [trace])
+            )
         case .ramp(let from, let to, let start, let end):
             let given = values["now"]
             guard let now = ListOperations.now(given) else {
@@ -258,7 +260,8 @@ struct Explainer {
                 note = "\(when): the ramp has ended"
             } else {
                 let share = now.timeIntervalSince(from) / to.timeIntervalSince(from) * 100
-                note = "\(when): \(Value.format((share * 10).rounded() / 10))% of the way from \(DateTime.format(from)) to \(DateTime.format(to))"
+                note =
+                    "\(when): \(Value.format((share * 10).rounded() / 10))% of the way from \(DateTime.format(from)) to \(DateTime.format(to))"
             }
             return (.double(v), ExpressionTrace(text: t, result: Value.format(v), note: note, children: []))
         case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network:
@@ -375,7 +378,8 @@ struct Explainer {
                 let present = LiteralIndex(elements)
                 var seen = Set<MemberKey>()
                 let missing = list.filter { seen.insert(MemberKey($0)).inserted && (present.index(of: $0) ?? nil) == nil }
-                parts.append(missing.isEmpty ? "every listed value is present" : "missing " + missing.map(Explainer.show).joined(separator: ", "))
+                parts.append(
+                    missing.isEmpty ? "every listed value is present" : "missing " + missing.map(Explainer.show).joined(separator: ", "))
             } else {
                 parts.append(
                     found.isEmpty

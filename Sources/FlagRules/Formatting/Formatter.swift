@@ -62,7 +62,8 @@ struct Printer {
         // Comments inside a split or list that keeps its lines are printed with it.
         var multiline: [SourceRange] = []
         for d in file.declarations { Printer.collectMultiline(d, source: source, comments: file.comments, into: &multiline) }
-        for c in file.comments where multiline.contains(where: { c.range.start.offset > $0.start.offset && c.range.start.offset < $0.end.offset }) {
+        for c in file.comments
+        where multiline.contains(where: { c.range.start.offset > $0.start.offset && c.range.start.offset < $0.end.offset }) {
             attached.insert(c.range.start.offset)
         }
         multilineRanges = Set(multiline.map(\.start.offset))
@@ -114,14 +115,18 @@ struct Printer {
 
     /// Items one a line between an opening and a closing line, each comment inside kept on
     /// the line it was written on (trailing) or on a line of its own.
-    func multiline(open: String, openLine: Int, items: [(range: SourceRange, text: String)], close: String, in range: SourceRange) -> String {
+    func multiline(open: String, openLine: Int, items: [(range: SourceRange, text: String)], close: String, in range: SourceRange) -> String
+    {
         let inner = file.comments.filter {
             $0.range.start.offset > range.start.offset && $0.range.start.offset < range.end.offset && !$0.isDoc
         }
         let itemIndent = indent + "  "
         var used = Set<Int>()
         func trailing(line: Int, after: Int, before: Int) -> String {
-            guard let c = inner.first(where: { $0.range.start.line == line && $0.range.start.offset >= after && $0.range.start.offset < before })
+            guard
+                let c = inner.first(where: {
+                    $0.range.start.line == line && $0.range.start.offset >= after && $0.range.start.offset < before
+                })
             else { return "" }
             used.insert(c.range.start.offset)
             return Printer.commentMark + commentText(c)

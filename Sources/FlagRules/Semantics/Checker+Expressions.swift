@@ -75,7 +75,9 @@ extension Checker {
             b.range = e.range
             return b
         case .list:
-            diagnostics.error("misplaced-list", "a list literal can only be the right side of 'in', 'not in', 'contains any' or 'contains all'", at: e.range)
+            diagnostics.error(
+                "misplaced-list", "a list literal can only be the right side of 'in', 'not in', 'contains any' or 'contains all'",
+                at: e.range)
             return nil
         case .not(let operand):
             guard let b = condition(operand) else { return nil }
@@ -299,7 +301,8 @@ extension Checker {
                 switch problem {
                 case .notABlock:
                     message = "\"\(text)\" is not an IP address or block"
-                    help = "write an address (10.1.2.3, 2001:db8::1) or a block (10.0.0.0/8, 2001:db8::/32), without leading zeros or a zone"
+                    help =
+                        "write an address (10.1.2.3, 2001:db8::1) or a block (10.0.0.0/8, 2001:db8::/32), without leading zeros or a zone"
                 case .netmask:
                     message = "\"\(text)\" gives a netmask; a block takes a prefix length"
                     help = "write 10.0.0.0/8 for 10.0.0.0/255.0.0.0"
@@ -447,11 +450,13 @@ extension Checker {
                 return nil
             }
             // An address against blocks; without a schema, a list holding a block.
-            if let leftBound, leftBound.type == .ip
-                || leftBound.type.isDynamic && elements.contains(where: {
-                    if case .literal(.string(let text, _)) = $0.kind { return IPBlock.hasBlockShape(text) }
-                    return false
-                })
+            if let leftBound,
+                leftBound.type == .ip
+                    || leftBound.type.isDynamic
+                        && elements.contains(where: {
+                            if case .literal(.string(let text, _)) = $0.kind { return IPBlock.hasBlockShape(text) }
+                            return false
+                        })
             {
                 return network(leftBound, elements, negated: op == .notIn, range)
             }
@@ -571,7 +576,8 @@ extension Checker {
             guard left.type == .string || left.type.isDynamic else {
                 diagnostics.error(
                     "type-mismatch", "'matches' works on strings, found \(left.type)", at: left.range,
-                    help: left.type.isList ? "to test a list's elements, use 'contains', 'contains any [...]' or 'contains all [...]'" : nil)
+                    help: left.type.isList ? "to test a list's elements, use 'contains', 'contains any [...]' or 'contains all [...]'" : nil
+                )
                 return nil
             }
             return Bound(kind: .matches(left, pattern), type: .bool, range: range)

@@ -185,7 +185,8 @@ struct Checker {
                     Checker.typeAliases[name.name].map { "; did you mean '\($0)'?" } ?? didYouMean(name.name, Checker.typeNames)
                 diagnostics.error(
                     "unknown-type", "unknown type '\(name.name)'" + suggestion,
-                    at: name.range, help: "the types are string, int, double, bool, version, datetime, ip, enum(…) and lists such as [string]")
+                    at: name.range,
+                    help: "the types are string, int, double, bool, version, datetime, ip, enum(…) and lists such as [string]")
                 return nil
             }
         }

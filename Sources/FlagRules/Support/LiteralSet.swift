@@ -201,62 +201,29 @@ struct LiteralSet: Sendable {
     }
 }
 
-/// The hash of a string's UTF-8 bytes that literal sets and contexts share: a folded
-/// multiply over 8-byte words (the mixing step of wyhash and foldhash), keyed by a random
-/// seed drawn once per process, so that keys cannot be chosen to collide without knowing
-/// it. A context whose keys collide anyway falls back to a per-instance SipHash dictionary
-/// after a bounded probe (`ContextStorage.maxProbes`), so no input makes a lookup slow.
+/// The hashes of a string's UTF-8 bytes: contexts' keys (`of`, the standard library's
+/// `Hasher`, SipHash) and literal sets' strings (`key`, `LiteralHash`), each keyed by a
+/// seed drawn once per process, so that neither can be chosen to collide without knowing
+/// it. A context whose keys collide anyway moves them to a per-instance dictionary after a
+/// bounded probe (`ContextStorage.maxProbes`).
 enum StringHash {
-    /// The process's seed.
-    static let seed: UInt64 = UInt64.random(in: 1...UInt64.max)
-
-    /// `a × b` as 128 bits, its halves xored: the mixing step.
+    /// The hash of `bytes`, for a context's keys.
     @inline(__always)
-    static func fold(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let m = a.multipliedFullWidth(by: b)
-        return m.high ^ m.low
+    static func of(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        return UInt64(UInt(bitPattern: hasher.finalize()))
     }
 
-    /// The hash of `bytes`.
-    static func of(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 { of(bytes, seed: seed) }
-
-    /// The hash of `bytes` under `seed` (tests try other seeds). Out of line: inlined, it
-    /// made every function that may look a string up (the entry points' name lookups among
-    /// them, which scan) larger and slower.
-    @inline(never)
-    static func of(_ bytes: UnsafeBufferPointer<UInt8>, seed: UInt64) -> UInt64 {
-        let n = bytes.count
-        var h = fold(seed ^ 0x243F_6A88_85A3_08D3, UInt64(truncatingIfNeeded: n) ^ 0x1319_8A2E_0370_7344)
-        guard let base = bytes.baseAddress, n > 0 else { return fold(h, 0xA409_3822_299F_31D0) }
-        let raw = UnsafeRawPointer(base)
-        var i = 0
-        while i + 16 <= n {
-            let a = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            let b = raw.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)
-            h = fold(a ^ h, b ^ 0xA409_3822_299F_31D0)
-            i += 16
-        }
-        // The last 1–16 bytes: two words, overlapping when fewer than 16 remain.
-        var a: UInt64 = 0
-        var b: UInt64 = 0
-        let rest = n - i
-        if rest >= 8 {
-            a = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            b = raw.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
-        } else if rest > 0 {
-            for k in 0..<rest { a |= UInt64(base[i + k]) << (8 * UInt64(k)) }
-        }
-        h = fold(a ^ h ^ 0x082E_FA98_EC4E_6C89, b ^ seed)
-        return fold(h ^ 0x4528_21E6_38D0_1377, UInt64(truncatingIfNeeded: n) ^ 0xBE54_66CF_34E9_0C6C)
-    }
-
-    /// The hash of `s`'s UTF-8 bytes.
+    /// The hash of `s`'s UTF-8 bytes, for a context's keys.
     @inline(__always)
     static func of(_ s: String) -> UInt64 { withBytes(s) { of($0) } }
 
     /// The 32 bits of the hash that literal sets index by.
     @inline(__always)
-    static func key(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 { UInt32(truncatingIfNeeded: of(bytes)) }
+    static func key(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        UInt32(truncatingIfNeeded: LiteralHash.of(bytes, seed: LiteralHash.seed))
+    }
 
     /// The 32 bits of `s`'s hash that literal sets index by.
     @inline(__always)

@@ -62,12 +62,14 @@ import Testing
             return "roles \(g.pick(["contains any", "contains all"])) [\(list.joined(separator: ", "))]"
         case 19: return "count(\(g.pick(["groups", "ids", "roles"]))) \(g.pick(["<", ">=", "=="])) \(g.int(4))"
         case 20:
-            let blocks = (0..<(1 + g.int(4))).map { _ in g.pick(["\"10.0.0.0/8\"", "\"10.1.2.3\"", "\"2001:db8::/32\"", "\"192.168.0.0/16\"", "\"::1\""]) }
+            let blocks = (0..<(1 + g.int(4))).map { _ in
+                g.pick(["\"10.0.0.0/8\"", "\"10.1.2.3\"", "\"2001:db8::/32\"", "\"192.168.0.0/16\"", "\"::1\""])
+            }
             return "clientIP \(g.pick(["in", "not in"])) [\(blocks.joined(separator: ", "))]"
         case 21: return "lower(country) \(g.pick(["==", "starts with"])) \"\(g.pick(["us", "fr", "u"]))\""
         case 22:
             return "rollout(userId) < ramp(\"2026-12-01\", \"2026-12-15\", \(g.int(50))%, \(g.int(101))%) or ids contains \(g.int(5))"
-            + " or clientIP == \"\(g.pick(["10.1.2.3", "::ffff:10.1.2.3", "::1"]))\""
+                + " or clientIP == \"\(g.pick(["10.1.2.3", "::ffff:10.1.2.3", "::1"]))\""
         case 14 where !ints.isEmpty: return "\(g.pick(ints)) \(g.pick(["<", ">=", "=="])) \(g.int(60))"
         case 15 where !variants.isEmpty: return "\(g.pick(variants)) \(g.pick(["==", "!="])) \(g.pick(["a", "b", "c"]))"
         case 0: return "build \(g.pick(["==", "!="])) \(g.pick(["debug", "alpha", "beta", "release"]))"
@@ -153,7 +155,8 @@ import Testing
         }
         if g.chance(60) { c["ids"] = .list((0..<g.int(4)).map { _ in .int(g.int(6)) }) }
         if g.chance(75) {
-            c["clientIP"] = .string(g.pick(["10.1.2.3", "10.200.0.1", "192.168.4.4", "2001:db8::7", "::1", "::ffff:10.9.9.9", "8.8.8.8", "010.1.1.1", "nope"]))
+            c["clientIP"] = .string(
+                g.pick(["10.1.2.3", "10.200.0.1", "192.168.4.4", "2001:db8::7", "::1", "::ffff:10.9.9.9", "8.8.8.8", "010.1.1.1", "nope"]))
         }
         if g.chance(50) { c["now"] = .string(g.pick(["2026-11-01", "2026-12-05T06:00:00Z", "2027-01-01"])) }
         return c

@@ -2,34 +2,42 @@ import Testing
 
 @testable import FlagRules
 
-/// Contexts from requests: keys hash with a seed drawn per process, so they cannot be
-/// chosen to collide, and JSON contexts are bounded.
+/// Contexts from requests: keys hash with the standard library's seeded hash (SipHash), so
+/// they cannot be chosen to collide, and JSON contexts are bounded.
 @Suite struct HostileContextTests {
-    /// The hash depends on the seed: the same keys under two seeds share no hash, and under
-    /// one seed their table positions spread evenly.
-    @Test func keysHashWithASeed() {
+    /// Keys are hashed with `Hasher` (seeded per process), as `Dictionary` does.
+    @Test func keysHashWithTheSeededStandardHash() {
+        for key in ["userId", "", "a key with spaces", "ünïcödé"] {
+            var hasher = Hasher()
+            key.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            #expect(ContextStorage.hash(key) == UInt64(UInt(bitPattern: hasher.finalize())))
+        }
+    }
+
+    /// The literal sets' hash depends on its seed: the same strings under two seeds share
+    /// no hash; every byte counts; and similar strings spread evenly over a table.
+    @Test func literalsHashWithASeed() {
         let keys = ["userId", "", "a key with spaces", "ünïcödé", "exactly8", "sixteen bytes ok", "seventeen bytes!!"]
         for key in keys {
-            let a = StringHash.withBytes(key) { StringHash.of($0, seed: 1) }
-            let b = StringHash.withBytes(key) { StringHash.of($0, seed: 2) }
+            let a = StringHash.withBytes(key) { LiteralHash.of($0, seed: 1) }
+            let b = StringHash.withBytes(key) { LiteralHash.of($0, seed: 2) }
             #expect(a != b, "\(key)")
-            #expect(ContextStorage.hash(key) == StringHash.withBytes(key) { StringHash.of($0, seed: StringHash.seed) })
+            #expect(
+                StringHash.key(key) == UInt32(truncatingIfNeeded: StringHash.withBytes(key) { LiteralHash.of($0, seed: LiteralHash.seed) }))
         }
-        // Every byte counts, wherever it is: keys one byte apart hash apart.
         for length in 1...40 {
             let base = [UInt8](repeating: 0x61, count: length)
             var hashes = Set<UInt64>()
             for position in 0..<length {
                 var changed = base
                 changed[position] = 0x62
-                hashes.insert(changed.withUnsafeBufferPointer { StringHash.of($0) })
+                hashes.insert(changed.withUnsafeBufferPointer { LiteralHash.of($0, seed: LiteralHash.seed) })
             }
-            hashes.insert(base.withUnsafeBufferPointer { StringHash.of($0) })
+            hashes.insert(base.withUnsafeBufferPointer { LiteralHash.of($0, seed: LiteralHash.seed) })
             #expect(hashes.count == length + 1, "length \(length)")
         }
-        // 64,000 similar keys over 64 buckets of the low bits: each holds about 1,000.
         var buckets = [Int](repeating: 0, count: 64)
-        for i in 0..<64_000 { buckets[Int(ContextStorage.hash("user-\(i)") & 63)] += 1 }
+        for i in 0..<64_000 { buckets[Int(StringHash.key("user-\(i)") & 63)] += 1 }
         #expect(buckets.allSatisfy { (850...1_150).contains($0) }, "\(buckets)")
     }
 

@@ -73,7 +73,9 @@ import Testing
         let subjects = (0..<128).compactMap(Unicode.Scalar.init) + ["\u{85}", "\u{A0}", "\u{2028}", "\u{2029}", "\u{3000}"]
         for scalar in subjects {
             let subject = String(scalar)
-            #expect(ours.matches(subject) == ((try? reference.wholeMatch(in: subject)) != nil), "\(escape) on U+\(String(scalar.value, radix: 16))")
+            #expect(
+                ours.matches(subject) == ((try? reference.wholeMatch(in: subject)) != nil),
+                "\(escape) on U+\(String(scalar.value, radix: 16))")
         }
         // "\r\n" is two scalars: one vertical whitespace escape does not match both.
         #expect(try Pattern(#"^\v$"#).matches("\r\n") == false)
