@@ -32,8 +32,36 @@ struct Explainer {
     /// How many levels of segments to expand inside a trace.
     var segmentDepth = 0
 
+    /// An expression's text as written; one written over several lines (a list of blocks
+    /// with a comment each) is shown on one line, without its comments.
     func text(_ range: SourceRange) -> String {
-        source.text(of: range)
+        let written = source.text(of: range)
+        guard written.contains(where: { $0 == "\n" || $0 == "\r" }) else { return written }
+        return Explainer.oneLine(written)
+    }
+
+    /// `written`'s tokens on one line: comments and line breaks dropped, single spaces
+    /// between tokens, none inside brackets or before a comma.
+    static func oneLine(_ written: String) -> String {
+        var out = ""
+        var previous: TokenKind?
+        for token in Lexer(SourceText(written, name: "")).tokens {
+            switch token.kind {
+            case .newline, .endOfFile: continue
+            default: break
+            }
+            let tight: Bool
+            switch (previous, token.kind) {
+            case (nil, _): tight = true
+            case (.punctuation(.leftBracket)?, _), (.punctuation(.leftParen)?, _): tight = true
+            case (_, .punctuation(.rightBracket)), (_, .punctuation(.rightParen)), (_, .punctuation(.comma)): tight = true
+            case (.identifier?, .punctuation(.leftParen)): tight = true
+            default: tight = false
+            }
+            out += (tight ? "" : " ") + token.text
+            previous = token.kind
+        }
+        return out
     }
 
     /// The resolution of declaration `index`, worked out by this evaluator (once).

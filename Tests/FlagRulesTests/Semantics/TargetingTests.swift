@@ -158,6 +158,33 @@ let targetingSchema = """
         #expect(try rules.evaluate(expression: #"ramp("2000-01-01", "2001-01-01", 3, 9)"#, in: ["now": 5]).value == nil)
     }
 
+    /// `--explain` shows each element test, the block an address lies in, and a ramp's
+    /// value with how far through its window `now` is; a list written over several lines
+    /// with comments is shown on one line.
+    @Test func explanationsShowElementTestsNetworksAndRamps() throws {
+        let rules = try RuleSet(
+            source: """
+                context { groups: [string]; clientIP: ip; userId: string }
+                flag f {
+                  enabled when groups contains all ["qa", "staff"]
+                  enabled when clientIP in [
+                    "10.0.0.0/8",  # offices
+                    "2001:db8::/32"
+                  ]
+                  enabled when rollout(userId) < ramp("2026-12-01", "2026-12-11", 0%, 100%)
+                }
+                """)
+        let explanation = try #require(
+            rules.explain("f", in: ["groups": ["qa"], "clientIP": "192.0.2.1", "userId": "u-1", "now": "2026-12-06"]))
+        let text = explanation.description
+        #expect(text.contains(#"groups contains all ["qa", "staff"] → false  (missing "staff")"#), "\(text)")
+        #expect(text.contains(#"clientIP in ["10.0.0.0/8", "2001:db8::/32"] → false  (192.0.2.1 lies in no listed block)"#), "\(text)")
+        #expect(
+            text.contains("→ 50.0  (now 2026-12-06T00:00:00Z: 50.0% of the way from 2026-12-01T00:00:00Z to 2026-12-11T00:00:00Z)"),
+            "\(text)")
+        #expect(!text.contains("# offices"))
+    }
+
     @Test func aRolloutThatRampsGrowsWithTheWindow() throws {
         let rules = try RuleSet(
             source: """
