@@ -4,15 +4,19 @@ import Foundation
 /// `flags check FILE|DIR...`: every diagnostic of every file, exit 1 on any error.
 enum CheckCommand {
     static let help = """
-        usage: flags check FILE|DIR... [--format text|json] [--quiet]
+        usage: flags check FILE|DIR... [--format text|json] [--strict] [--quiet]
 
         Parses and checks each file (a directory: its .flags files, recursively; '-':
         standard input) and prints every error and warning as 'path:line:col: error: message' with the source line and a caret
-        underline. Clean files print 'path: ok'.
+        underline. Clean files print 'path: ok'. The lints (FR101…) warn of rules that
+        can never match, rollouts out of range, unused segments and attributes and more;
+        '# flags:ignore FR104' silences one on its line (alone on a line: the next),
+        '# flags:ignore-file FR104' in the whole file.
 
         options:
           --format F  'text' (default) or 'json': one array of objects with file, line,
                       column, endLine, endColumn, severity, code, message, help and notes
+          --strict    report warnings as errors (exit 1 on any)
           --quiet     print only diagnostics
           --help      show this help
 
@@ -25,6 +29,7 @@ enum CheckCommand {
             arguments,
             specs: [
                 OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q"), OptionSpec(name: "format", takesValue: true),
+                OptionSpec(name: "strict"),
             ], command: "check")
         if parsed.has("help") {
             Terminal.write(help)
@@ -39,6 +44,17 @@ enum CheckCommand {
             throw UsageError(message: "unknown format '\(format)'" + suggestion, help: "--format takes text or json")
         }
         let renderer = DiagnosticRenderer(colored: Terminal.stderrWantsColor)
+        let strict = parsed.has("strict")
+        /// The checker's warnings and the lints', in file order; errors with --strict.
+        func warnings(_ rules: RuleSet) -> [Diagnostic] {
+            let all = (rules.warnings + rules.lint()).sorted { $0.range.start.offset < $1.range.start.offset }
+            guard strict else { return all }
+            return all.map { d in
+                var promoted = d
+                promoted.severity = .error
+                return promoted
+            }
+        }
         var failed = false
         var json: [JSON] = []
         for path in try Terminal.flagsFiles(parsed.positionals) {
@@ -47,7 +63,8 @@ enum CheckCommand {
             if format == "json" {
                 let diagnostics: [Diagnostic]
                 do {
-                    diagnostics = try RuleSet(source: source, today: Date()).warnings
+                    diagnostics = warnings(try RuleSet(source: source, today: Date()))
+                    if strict, !diagnostics.isEmpty { failed = true }
                 } catch {
                     diagnostics = error.diagnostics
                     failed = true
@@ -57,8 +74,14 @@ enum CheckCommand {
             }
             do {
                 let rules = try RuleSet(source: source, today: Date())
-                if !rules.warnings.isEmpty {
-                    Terminal.writeError(renderer.render(rules.warnings, in: source))
+                let found = warnings(rules)
+                if !found.isEmpty {
+                    Terminal.writeError(renderer.render(found, in: source))
+                }
+                if strict, !found.isEmpty {
+                    failed = true
+                    Terminal.writeError("\(source.name): \(found.count) error\(found.count == 1 ? "" : "s") (warnings, with --strict)\n")
+                    continue
                 }
                 if !parsed.has("quiet") {
                     let n = rules.declarations.count

@@ -99,6 +99,33 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         #expect(run.stderr.hasPrefix("<stdin>:1:1: warning: 'old' expired on 2020-01-01\n"))
     }
 
+    /// Lints are warnings; `--strict` makes them (and every warning) errors.
+    @Test func lintsWarnAndStrictFails() throws {
+        let rules = "context { userId: string }\nflag f { enabled when rollout(userId) < 15 }\n"
+        let run = try flags(["check", "-"], stdin: rules)
+        #expect(run.status == 0)
+        #expect(run.stdout == "<stdin>: ok (1 declaration)\n")
+        #expect(
+            run.stderr == """
+                <stdin>:2:41: warning: rollout(…) compared with the bare number 15, read as 15%
+                2 | flag f { enabled when rollout(userId) < 15 }
+                  |                                         ^~
+                help: write '15%'
+
+                """)
+        let strict = try flags(["check", "--strict", "-"], stdin: rules)
+        #expect(strict.status == 1)
+        #expect(strict.stdout == "")
+        #expect(strict.stderr.hasPrefix("<stdin>:2:41: error: rollout(…) compared with the bare number 15, read as 15%\n"))
+        #expect(strict.stderr.hasSuffix("<stdin>: 1 error (warnings, with --strict)\n"))
+        let json = try flags(["check", "--strict", "--format", "json", "-"], stdin: rules)
+        #expect(json.status == 1)
+        #expect(json.stdout.contains(#""code": "FR102""#) && json.stdout.contains(#""severity": "error""#))
+        let silenced = try flags(
+            ["check", "--strict", "-"], stdin: rules.replacingOccurrences(of: "< 15 }", with: "< 15 }  # flags:ignore FR102"))
+        #expect(silenced.status == 0)
+    }
+
     @Test func usageErrorsExitTwo() throws {
         #expect(
             try flags(["check"])

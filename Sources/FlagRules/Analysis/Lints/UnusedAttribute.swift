@@ -1,0 +1,27 @@
+extension Lint {
+    /// FR107: an attribute of the schema that no rule reads: the app sends it for nothing,
+    /// or a rule that should read it reads another.
+    static let unusedAttribute = Lint(
+        code: "FR107", name: "unused-attribute", summary: "a context attribute that no rule reads"
+    ) { input in
+        var read = Set<String>()
+        for (_, condition) in input.conditions {
+            condition.forEach { b in
+                switch b.kind {
+                case .attribute(let name, _, _), .has(let name, _): read.insert(name)
+                default: break
+                }
+            }
+        }
+        var out: [Diagnostic] = []
+        for case .context(let context) in input.file.declarations {
+            for field in context.fields where !read.contains(field.name.name) {
+                out.append(
+                    .warning(
+                        "FR107", "context attribute '\(field.name.name)' is read by no rule", at: field.name.range,
+                        help: "remove it from the schema, or read it in a rule"))
+            }
+        }
+        return out
+    }
+}

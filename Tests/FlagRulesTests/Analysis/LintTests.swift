@@ -1,0 +1,107 @@
+import Testing
+
+@testable import FlagRules
+
+/// Each lint on a minimal example that must warn, and a near miss that must not.
+@Suite struct LintTests {
+    static let schema = """
+        context {
+          build  : enum(debug, alpha, release)
+          userId : string
+          age    : int
+          email  : string
+        }
+
+        """
+
+    /// The codes the lints report on `body` under the schema (its attributes all read, so
+    /// that only what the example is about warns).
+    static func codes(_ body: String, schema: String = LintTests.schema) throws -> [String] {
+        let reader = "\nflag readsAll { enabled when has(build) and has(userId) and has(age) and has(email) }\n"
+        return try RuleSet(source: schema + body + reader).lint().map(\.code)
+    }
+
+    /// (code, warns, near miss)
+    static let pairs: [(String, String, String)] = [
+        (
+            "FR101", "flag f { enabled when rollout(userId) < 100% }",
+            "flag f { enabled when rollout(userId) < 99.999% }"
+        ),
+        ("FR101", "flag f { enabled when rollout(userId) >= 0% }", "flag f { enabled when rollout(userId) >= 0.001% }"),
+        ("FR101", "flag f { enabled when rollout(userId) < 0% }", "flag f { enabled when rollout(userId) <= 0% }"),
+        ("FR102", "flag f { enabled when rollout(userId) < 15 }", "flag f { enabled when rollout(userId) < 15% }"),
+        (
+            "FR103", "variant v [a, b] { split(userId) { a: 100%, b: 0% } }",
+            "variant v [a, b] { split(userId) { a: 99.9%, b: 0.1% } }"
+        ),
+        ("FR104", "flag f { enabled when age in [] }", "flag f { enabled when age in [1] }"),
+        ("FR104", "flag f { enabled when build in [debug, alpha, release] }", "flag f { enabled when build in [debug, alpha] }"),
+        (
+            "FR104", "flag f { enabled when build == debug and build == alpha }",
+            "flag f { enabled when build == debug or build == alpha }"
+        ),
+        ("FR104", "flag f { enabled when age > 5 and age < 3 }", "flag f { enabled when age > 5 and age < 7 }"),
+        ("FR104", "flag f { enabled when age >= 5 and age < 5 }", "flag f { enabled when age >= 5 and age <= 5 }"),
+        ("FR104", #"flag f { enabled when lower(email) == "Bob" }"#, #"flag f { enabled when lower(email) == "bob" }"#),
+        (
+            "FR105", "flag f {\n  enabled when build == debug\n  disabled when build == debug and age > 3\n}",
+            "flag f {\n  enabled when build == debug and age > 3\n  disabled when build == debug\n}"
+        ),
+        (
+            "FR105", "variant v [a, b] {\n  a when age > 3\n  b when age > 3\n}",
+            "variant v [a, b] {\n  split(userId) { a: 50%, b: 50% } when age > 3\n  b when age > 3\n}"
+        ),
+        ("FR106", "segment adults = age >= 18", "segment adults = age >= 18\nflag f { enabled when adults }"),
+        ("FR108", "variant v [a, b, c] = a { b when age > 3 }", "variant v [a, b, c] = a { b when age > 3; c when age > 9 }"),
+    ]
+
+    @Test(arguments: pairs)
+    func warnsAndNearMissDoesNot(_ code: String, _ warns: String, _ nearMiss: String) throws {
+        #expect(try Self.codes(warns).contains(code), "\(code) on \(warns)")
+        #expect(try !Self.codes(nearMiss).contains(code), "\(code) on \(nearMiss)")
+    }
+
+    @Test func unusedAttributes() throws {
+        let rules = try RuleSet(source: "context { a: string; b: int; c: bool }\nflag f { enabled when a == \"x\" or has(c) }")
+        let found = rules.lint()
+        #expect(found.map(\.code) == ["FR107"])
+        #expect(found.first?.message == "context attribute 'b' is read by no rule")
+        #expect(found.first?.range.start.line == 1)
+    }
+
+    @Test func messagesNameTheFix() throws {
+        let rules = try RuleSet(source: "context { userId: string }\nflag f { enabled when rollout(userId) < 0.5 }")
+        let d = try #require(rules.lint().first)
+        #expect(d.code == "FR102")
+        #expect(d.message == "rollout(…) compared with the bare number 0.5, read as 0.5%")
+        #expect(d.help == "write '0.5%', or '50.0%' if you meant a fraction")
+        #expect(d.severity == .warning)
+    }
+
+    /// `# flags:ignore CODE` silences a lint on its line, or alone on a line on the next;
+    /// `# flags:ignore-file CODE` in the whole file; a bare `flags:ignore` every code.
+    @Test func commentsSilenceLints() throws {
+        let body = "flag f { enabled when rollout(userId) < 15 }"
+        #expect(try Self.codes(body) == ["FR102"])
+        #expect(try Self.codes(body + "  # flags:ignore FR102") == [])
+        #expect(try Self.codes(body + "  # flags:ignore FR101") == ["FR102"])
+        #expect(try Self.codes(body + "  # flags:ignore") == [])
+        #expect(try Self.codes("# flags:ignore FR101, FR102\n" + body) == [])
+        #expect(try Self.codes("# flags:ignore-file FR102\n\n\n" + body) == [])
+        #expect(try Self.codes("# flags:ignoreFR102\n" + body) == ["FR102"])
+        // A trailing comment speaks for its own line, not the next.
+        #expect(try Self.codes("flag g = true  # flags:ignore FR102\n" + body) == ["FR102"])
+    }
+
+    /// The examples are lint-clean (`flags check --strict examples/` in CI), and every lint
+    /// has a code of its own.
+    @Test func examplesAreCleanAndCodesAreDistinct() throws {
+        for file in try exampleFiles() {
+            let rules = try RuleSet(contentsOf: file)
+            #expect(rules.lint().isEmpty, "\(file.lastPathComponent): \(rules.lint().map(\.message))")
+        }
+        #expect(Set(Lint.all.map(\.code)).count == Lint.all.count)
+        #expect(Lint.all.allSatisfy { $0.code.hasPrefix("FR1") && $0.code.count == 5 })
+        #expect(Set(Self.pairs.map(\.0)).union(["FR107"]) == Set(Lint.all.map(\.code)))
+    }
+}
