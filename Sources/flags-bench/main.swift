@@ -419,6 +419,27 @@ var loadTimes: [Double] = []
 }
 sampleLoads(3)
 
+/// `flags check` on the 10,000-declaration file with and without its lints: loading
+/// (parse, check, compile), then `lint()` (5 runs each, medians).
+let checkTimes: (load: Double, lint: Double) = {
+    guard options.only == nil || options.only == "lint" else { return (.nan, .nan) }
+    var loads: [Double] = []
+    var lints: [Double] = []
+    for _ in 0..<5 {
+        let t0 = now()
+        let rules = load(bigSource)
+        let t1 = now()
+        let warnings = rules.lint()
+        let t2 = now()
+        loads.append(Double(t1 - t0) / 1e6)
+        lints.append(Double(t2 - t1) / 1e6)
+        withExtendedLifetime((rules, warnings)) {}
+    }
+    loads.sort()
+    lints.sort()
+    return (loads[2], lints[2])
+}()
+
 if options.only == "load" {
     // Loads the 10,000-declaration file repeatedly (for profiling the load path).
     let source = generatedFile(10_000)
@@ -795,6 +816,10 @@ if targetingRows.allSatisfy(\.measured) {
         failures.append("targeting: the plain and fastest paths disagree on the ON fraction")
     }
 }
+if !checkTimes.load.isNaN {
+    targets.append(
+        ("flags check on 10,000 declarations with every lint under 2× without", checkTimes.load + checkTimes.lint < 2 * checkTimes.load))
+}
 targets.append(("10,000 declarations load in under 100 ms", loadMilliseconds < 100))
 if allocationCounting { targets.append(("10,000 declarations occupy under 50 MB", Double(heldBytes) < 50e6)) }
 if let evalProcess { targets.append(("flags eval examples/app.flags under 30 ms", evalProcess < 30)) }
@@ -880,6 +905,8 @@ if options.json {
         ))
     if let evalProcess { out.append(("evalProcessMilliseconds", .double(evalProcess))) }
     out.append(
+        ("check10k", .object([("loadMilliseconds", .double(checkTimes.load)), ("lintMilliseconds", .double(checkTimes.lint))])))
+    out.append(
         (
             "longChain",
             .object([
@@ -949,6 +976,11 @@ if options.json {
         "\nload 10,000 declarations (parse + check + compile): \(f(loadMilliseconds)) ms median, \(f(loadTimes[0])) ms min, \(f(Double(heldBytes) / 1e6)) MB held (\(f(Double(peakLoadBytes) / 1e6)) MB at the peak of loading)"
     )
     if let evalProcess { print("flags eval examples/app.flags (whole process): \(f(evalProcess)) ms") }
+    if !checkTimes.load.isNaN {
+        print(
+            "flags check on 10,000 declarations: load \(f(checkTimes.load)) ms, lints \(f(checkTimes.lint)) ms (\(f((checkTimes.load + checkTimes.lint) / checkTimes.load, 2))× the load alone)"
+        )
+    }
     if longChain.operands > 0 {
         print(
             "a rule of one \(longChain.operands)-operand and chain (\(f(Double(longChain.bytes) / 1e6)) MB of source): load \(f(longChain.loadMilliseconds)) ms, "

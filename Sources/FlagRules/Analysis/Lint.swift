@@ -20,38 +20,46 @@ struct Lint: Sendable {
     /// Every lint, in code order.
     static let all: [Lint] = [
         .rolloutOutOfRange, .rolloutBareNumber, .zeroWeight, .constantCondition, .unreachableRule, .unusedSegment,
-        .unusedAttribute, .variantNeverProduced,
+        .unusedAttribute, .variantNeverProduced, .rampEnded, .rulesGiveTheDefault,
     ]
 }
 
-/// What a lint reads: the checked program, its syntax (for the places of what the
-/// checked program does not keep: schema fields, variant names) and its source.
-struct LintInput {
+/// What a lint reads: the checked program, its source, and every condition of the file,
+/// gathered once for all the lints.
+final class LintInput {
     let checked: CheckedProgram
-    let file: FileSyntax
     let source: SourceText
+    /// The day the lints run on (a ramp whose window has passed).
+    let today: Date
+    /// Every condition of the file: each rule's, each split's unit and each segment's.
+    let conditions: [Bound]
 
-    /// Every condition of the file with the declaration it is in: each rule's, each
-    /// split's unit and each segment's.
-    var conditions: [(declaration: CheckedDeclaration, condition: Bound)] {
-        var out: [(CheckedDeclaration, Bound)] = []
+    init(checked: CheckedProgram, source: SourceText, today: Date) {
+        self.checked = checked
+        self.source = source
+        self.today = today
+        var conditions: [Bound] = []
         for d in checked.declarations {
-            if let c = d.condition { out.append((d, c)) }
+            if let c = d.condition { conditions.append(c) }
             for rule in d.rules {
-                if let c = rule.condition { out.append((d, c)) }
-                if case .split(let s) = rule.outcome { out.append((d, s.unit)) }
+                if let c = rule.condition { conditions.append(c) }
+                if case .split(let s) = rule.outcome { conditions.append(s.unit) }
             }
         }
-        return out
+        self.conditions = conditions
     }
 
     /// The text of `range` on one line, without comments (for comparing and showing).
-    func text(_ range: SourceRange) -> String { Explainer.oneLine(source.text(of: range)) }
+    func text(_ range: SourceRange) -> String {
+        let written = source.text(of: range)
+        guard written.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "#" }) else { return written }
+        return Explainer.oneLine(written)
+    }
 
     /// The positions of the declarations some expression or test reads.
     var declarationsRead: Set<Int> {
         var read = Set<Int>()
-        for (_, condition) in conditions {
+        for condition in conditions {
             condition.forEach { if case .declaration(let i) = $0.kind { read.insert(i) } }
         }
         for test in checked.tests {
@@ -83,9 +91,17 @@ extension Bound {
 /// there (several codes separated by commas or spaces; none: every code), and
 /// `# flags:ignore-file FR104` the code everywhere in the file.
 enum Analyzer {
-    static func run(_ checked: CheckedProgram, source: SourceText, lints: [Lint] = Lint.all) -> [Diagnostic] {
-        let input = LintInput(checked: checked, file: Parser.parse(source).0, source: source)
-        let silenced = Silenced(Lexer(source).comments, source: source)
+    static func run(_ checked: CheckedProgram, source: SourceText, today: Date = Date(), lints: [Lint] = Lint.all) -> [Diagnostic] {
+        let input = LintInput(checked: checked, source: source, today: today)
+        // The comments are read only when one may silence a lint.
+        let needle = Array("flags:ignore".utf8)
+        let bytes = source.bytes
+        let mentionsIgnore =
+            bytes.count >= needle.count
+            && (0...(bytes.count - needle.count)).contains { i in
+                bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle)
+            }
+        let silenced = mentionsIgnore ? Silenced(Lexer(source).comments, source: source) : Silenced([], source: source)
         var out: [Diagnostic] = []
         for lint in lints {
             for d in lint.check(input) where !silenced.silences(d.code, line: d.range.start.line) { out.append(d) }
@@ -137,5 +153,10 @@ extension RuleSet {
     /// rules does not run them.
     public func lint() -> [Diagnostic] {
         Analyzer.run(checked, source: source)
+    }
+
+    /// The lints' warnings as of `today` (tests pin the day).
+    package func lint(today: Date) -> [Diagnostic] {
+        Analyzer.run(checked, source: source, today: today)
     }
 }

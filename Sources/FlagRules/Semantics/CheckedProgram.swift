@@ -80,6 +80,8 @@ struct CheckedDeclaration: Sendable {
     var type: FlagType
     var defaultValue: Value
     var variants: [String]
+    /// Where each variant's name is written in the declaration's list (for the lints).
+    var variantRanges: [SourceRange] = []
     var rules: [CheckedRule]
     /// A segment's condition.
     var condition: Bound?
@@ -104,6 +106,8 @@ struct SymbolTable: Sendable {
     var declarationNames: [String]
     /// The declarations' result types, by position.
     var types: [FlagType]
+    /// Where each schema attribute's name is written, by slot (for the lints).
+    var attributeRanges: [SourceRange] = []
 }
 
 /// The output of the checker: everything the compiler needs, nothing it must look up again.

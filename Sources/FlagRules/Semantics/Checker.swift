@@ -32,6 +32,8 @@ struct Checker {
     var current = 0
     let today: Date
     var testSyntax: [TestSyntax] = []
+    /// Where each schema attribute's name is written, by slot.
+    var schemaRanges: [SourceRange] = []
     var sourceText: SourceText?
 
     init(today: Date) { self.today = today }
@@ -107,7 +109,8 @@ struct Checker {
         }
         checkCycles()
         let tests = checkTests(checked)
-        let symbols = SymbolTable(schema: schema, names: names, declarationNames: declarationNames, types: types)
+        var symbols = SymbolTable(schema: schema, names: names, declarationNames: declarationNames, types: types)
+        symbols.attributeRanges = schemaRanges
         return CheckedProgram(symbols: symbols, declarations: checked, tests: tests)
     }
 
@@ -142,6 +145,7 @@ struct Checker {
             // An attribute whose type has an error is still declared, untyped, so that its
             // uses are not reported as unknown names too (the file does not load anyway).
             fields.append((name, resolveType(f.type) ?? .dynamic))
+            schemaRanges.append(f.name.range)
         }
         return ContextSchema(fields)
     }
@@ -342,9 +346,11 @@ struct Checker {
                 default: return nil
                 }
             }
-            return make(
+            var declaration = make(
                 .variant, attributes, type: .variant(name, names), defaultValue: .string(defaultName),
                 variants: names, rules: rules)
+            declaration.variantRanges = v.variants.map(\.range)
+            return declaration
         case .value(let v):
             let attributes = checkAttributes(header, kind: .value)
             let type = types[current]

@@ -53,7 +53,27 @@ import Testing
         ),
         ("FR106", "segment adults = age >= 18", "segment adults = age >= 18\nflag f { enabled when adults }"),
         ("FR108", "variant v [a, b, c] = a { b when age > 3 }", "variant v [a, b, c] = a { b when age > 3; c when age > 9 }"),
+        ("FR110", "flag f { disabled when age > 3 }", "flag f { enabled when age > 3 }"),
+        (
+            "FR110", "variant v [a, b] = a {\n  a when age > 3\n  split(userId) { a: 100%, b: 0% }\n}",
+            "variant v [a, b] = a {\n  a when age > 3\n  split(userId) { a: 99%, b: 1% }\n}"
+        ),
     ]
+
+    /// FR109 on a ramp that ended before the day the lints run, and not on one still going.
+    @Test func rampsThatHaveEnded() throws {
+        let rules = try RuleSet(
+            source: """
+                context { userId: string }
+                flag f { enabled when rollout(userId) < ramp("2026-01-01", "2026-02-01", 5%, 50%) }
+                flag g { enabled when rollout(userId) < ramp("2026-01-01", "2027-02-01", 5%, 50%) }
+                """)
+        let found = rules.lint(today: try #require(DateTime.parse("2026-11-25")))
+        #expect(found.map(\.code) == ["FR109"])
+        #expect(found.first?.message == "this ramp ended on 2026-02-01: it is 50.0 from then on")
+        #expect(found.first?.help == "write 50.0% (or 50.0, if it is not a percentage)")
+        #expect(found.first?.range.start.line == 2)
+    }
 
     @Test(arguments: pairs)
     func warnsAndNearMissDoesNot(_ code: String, _ warns: String, _ nearMiss: String) throws {
@@ -102,6 +122,6 @@ import Testing
         }
         #expect(Set(Lint.all.map(\.code)).count == Lint.all.count)
         #expect(Lint.all.allSatisfy { $0.code.hasPrefix("FR1") && $0.code.count == 5 })
-        #expect(Set(Self.pairs.map(\.0)).union(["FR107"]) == Set(Lint.all.map(\.code)))
+        #expect(Set(Self.pairs.map(\.0)).union(["FR107", "FR109"]) == Set(Lint.all.map(\.code)))
     }
 }

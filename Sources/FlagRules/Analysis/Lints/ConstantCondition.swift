@@ -13,7 +13,7 @@ extension Lint {
                     "FR104", "'\(input.text(b.range))' is always \(always ? "true" : "false") when known: \(why)", at: b.range,
                     help: help))
         }
-        for (_, condition) in input.conditions {
+        for condition in input.conditions {
             condition.forEach { b in
                 switch b.kind {
                 case .member(let x, let values, let negated):

@@ -5,7 +5,7 @@ extension Lint {
         code: "FR102", name: "rollout-bare-number", summary: "a rollout compared with a number without '%'"
     ) { input in
         var out: [Diagnostic] = []
-        for (_, condition) in input.conditions {
+        for condition in input.conditions {
             condition.forEach { b in
                 guard case .compare(_, let l, let r) = b.kind else { return }
                 let number: Bound

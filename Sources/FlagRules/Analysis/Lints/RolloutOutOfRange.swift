@@ -5,7 +5,7 @@ extension Lint {
         code: "FR101", name: "rollout-out-of-range", summary: "a rollout compared with 100% or more, or 0% or less"
     ) { input in
         var out: [Diagnostic] = []
-        for (_, condition) in input.conditions {
+        for condition in input.conditions {
             condition.forEach { b in
                 guard case .compare(let op, let l, let r) = b.kind, op.isOrdering else { return }
                 let (threshold, rolloutFirst): (Int?, Bool)

@@ -5,7 +5,7 @@ extension Lint {
         code: "FR107", name: "unused-attribute", summary: "a context attribute that no rule reads"
     ) { input in
         var read = Set<String>()
-        for (_, condition) in input.conditions {
+        for condition in input.conditions {
             condition.forEach { b in
                 switch b.kind {
                 case .attribute(let name, _, _), .has(let name, _): read.insert(name)
@@ -14,13 +14,13 @@ extension Lint {
             }
         }
         var out: [Diagnostic] = []
-        for case .context(let context) in input.file.declarations {
-            for field in context.fields where !read.contains(field.name.name) {
-                out.append(
-                    .warning(
-                        "FR107", "context attribute '\(field.name.name)' is read by no rule", at: field.name.range,
-                        help: "remove it from the schema, or read it in a rule"))
-            }
+        for attribute in input.checked.schema?.attributes ?? [] where !read.contains(attribute.name) {
+            let ranges = input.checked.symbols.attributeRanges
+            guard ranges.indices.contains(attribute.slot) else { continue }
+            out.append(
+                .warning(
+                    "FR107", "context attribute '\(attribute.name)' is read by no rule", at: ranges[attribute.slot],
+                    help: "remove it from the schema, or read it in a rule"))
         }
         return out
     }

@@ -6,7 +6,7 @@ extension Lint {
         let read = input.declarationsRead
         return input.checked.declarations.indices.compactMap { i in
             let d = input.checked.declarations[i]
-            guard d.kind == .segment, !read.contains(i) else { return nil }
+            guard d.kind == .segment, d.condition != nil, !read.contains(i) else { return nil }
             return .warning(
                 "FR106", "segment '\(d.name)' is read by no rule, segment or test", at: d.range,
                 help: "remove it, or use it in a rule")

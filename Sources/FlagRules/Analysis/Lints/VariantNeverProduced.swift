@@ -5,10 +5,7 @@ extension Lint {
         code: "FR108", name: "variant-never-produced", summary: "a variant that no rule and no default can give"
     ) { input in
         var out: [Diagnostic] = []
-        for case .variant(let syntax) in input.file.declarations {
-            guard let i = input.checked.names.index(of: syntax.header.name.name) else { continue }
-            let d = input.checked.declarations[i]
-            guard d.kind == .variant else { continue }
+        for d in input.checked.declarations where d.kind == .variant && d.variantRanges.count == d.variants.count {
             var produced: Set<String> = [d.defaultValue.stringValue ?? ""]
             for rule in d.rules {
                 switch rule.outcome {
@@ -17,10 +14,10 @@ extension Lint {
                     for (k, w) in s.weights.enumerated() where w > 0 { produced.insert(s.outcomes[k].stringValue ?? "") }
                 }
             }
-            for v in syntax.variants where !produced.contains(v.name) {
+            for (k, name) in d.variants.enumerated() where !produced.contains(name) {
                 out.append(
                     .warning(
-                        "FR108", "variant '\(v.name)' of '\(d.name)' is given by no rule, split or default", at: v.range,
+                        "FR108", "variant '\(name)' of '\(d.name)' is given by no rule, split or default", at: d.variantRanges[k],
                         help: "remove it, or add a rule that gives it"))
             }
         }
