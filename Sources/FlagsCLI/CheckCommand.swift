@@ -4,7 +4,7 @@ import Foundation
 /// `flags check FILE|DIR...`: every diagnostic of every file, exit 1 on any error.
 enum CheckCommand {
     static let help = """
-        usage: flags check FILE|DIR... [--format text|json] [--strict] [--quiet]
+        usage: flags check FILE|DIR... [--format text|json|sarif] [--strict] [--quiet]
 
         Parses and checks each file (a directory: its .flags files, recursively; '-':
         standard input) and prints every error and warning as 'path:line:col: error: message' with the source line and a caret
@@ -14,8 +14,9 @@ enum CheckCommand {
         '# flags:ignore-file FR104' in the whole file.
 
         options:
-          --format F  'text' (default) or 'json': one array of objects with file, line,
-                      column, endLine, endColumn, severity, code, message, help and notes
+          --format F  'text' (default); 'json': one array of objects with file, line,
+                      column, endLine, endColumn, severity, code, message, help and notes;
+                      'sarif': a SARIF 2.1.0 log, for code-scanning views
           --strict    report warnings as errors (exit 1 on any)
           --quiet     print only diagnostics
           --help      show this help
@@ -39,9 +40,9 @@ enum CheckCommand {
             throw UsageError(message: "'check' needs at least one file", help: "flags check examples/app.flags")
         }
         let format = parsed.value("format") ?? "text"
-        guard format == "text" || format == "json" else {
-            let suggestion = Suggestions.closest(to: format, in: ["text", "json"]).map { "; did you mean '\($0)'?" } ?? ""
-            throw UsageError(message: "unknown format '\(format)'" + suggestion, help: "--format takes text or json")
+        guard format == "text" || format == "json" || format == "sarif" else {
+            let suggestion = Suggestions.closest(to: format, in: ["text", "json", "sarif"]).map { "; did you mean '\($0)'?" } ?? ""
+            throw UsageError(message: "unknown format '\(format)'" + suggestion, help: "--format takes text, json or sarif")
         }
         let renderer = DiagnosticRenderer(colored: Terminal.stderrWantsColor)
         let strict = parsed.has("strict")
@@ -57,10 +58,11 @@ enum CheckCommand {
         }
         var failed = false
         var json: [JSON] = []
+        var found: [(file: String, diagnostic: Diagnostic)] = []
         for path in try Terminal.flagsFiles(parsed.positionals) {
             let bytes = try Terminal.read(path)
             let source = SourceText(bytes: bytes, name: path == "-" ? "<stdin>" : path)
-            if format == "json" {
+            if format != "text" {
                 let diagnostics: [Diagnostic]
                 do {
                     diagnostics = warnings(try RuleSet(source: source, today: Date()))
@@ -70,6 +72,7 @@ enum CheckCommand {
                     failed = true
                 }
                 json += diagnostics.map { $0.json(file: source.name) }
+                found += diagnostics.map { (source.name, $0) }
                 continue
             }
             do {
@@ -95,6 +98,7 @@ enum CheckCommand {
             }
         }
         if format == "json" { Terminal.write(JSON.array(json).serialized(pretty: true) + "\n") }
+        if format == "sarif" { Terminal.write(SARIF.log(found).serialized(pretty: true) + "\n") }
         return failed ? 1 : 0
     }
 }

@@ -126,6 +126,35 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         #expect(silenced.status == 0)
     }
 
+    /// `--format sarif` writes a SARIF 2.1.0 log: the lints as the driver's rules, each
+    /// diagnostic a result with its level, message and region; errors too.
+    @Test func sarifLogs() throws {
+        let run = try flags(
+            ["check", "--format", "sarif", "-"], stdin: "context { userId: string }\nflag f { enabled when rollout(userId) < 15 }\n")
+        #expect(run.status == 0)
+        let log = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(log["version"] as? String == "2.1.0")
+        let runs = try #require(log["runs"] as? [[String: Any]])
+        let driver = try #require((runs.first?["tool"] as? [String: Any])?["driver"] as? [String: Any])
+        #expect(driver["name"] as? String == "flags")
+        let ruleIDs = (driver["rules"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(ruleIDs.contains("FR101") && ruleIDs.contains("FR110"))
+        let result = try #require((runs.first?["results"] as? [[String: Any]])?.first)
+        #expect(result["ruleId"] as? String == "FR102")
+        #expect(result["level"] as? String == "warning")
+        #expect(
+            (result["message"] as? [String: Any])?["text"] as? String
+                == "rollout(…) compared with the bare number 15, read as 15% (help: write '15%')")
+        let location = try #require((result["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])
+        #expect((location["artifactLocation"] as? [String: Any])?["uri"] as? String == "<stdin>")
+        let region = try #require(location["region"] as? [String: Any])
+        #expect(region["startLine"] as? Int == 2 && region["startColumn"] as? Int == 41 && region["endColumn"] as? Int == 43)
+        // Errors are results too, with their checker codes as rules, and exit 1.
+        let broken = try flags(["check", "--format", "sarif", "-"], stdin: "flag f { enabled when x < }\n")
+        #expect(broken.status == 1)
+        #expect(broken.stdout.contains(#""level" : "error""#) || broken.stdout.contains(#""level": "error""#))
+    }
+
     @Test func usageErrorsExitTwo() throws {
         #expect(
             try flags(["check"])

@@ -7,18 +7,18 @@ import Foundation
 ///
 /// To add one: a file in `Analysis/Lints/` with a `static let` of this type, listed in
 /// `Lint.all`, and its pair of examples in `LintTests`.
-struct Lint: Sendable {
+package struct Lint: Sendable {
     /// The stable code, `FR` and three digits.
-    let code: String
+    package let code: String
     /// A short name, for the catalog.
-    let name: String
+    package let name: String
     /// What it finds, in one line.
-    let summary: String
+    package let summary: String
     /// The warnings it reports on a file.
     let check: @Sendable (LintInput) -> [Diagnostic]
 
     /// Every lint, in code order.
-    static let all: [Lint] = [
+    package static let all: [Lint] = [
         .rolloutOutOfRange, .rolloutBareNumber, .zeroWeight, .constantCondition, .unreachableRule, .unusedSegment,
         .unusedAttribute, .variantNeverProduced, .rampEnded, .rulesGiveTheDefault,
     ]

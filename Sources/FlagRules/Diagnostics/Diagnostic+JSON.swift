@@ -23,3 +23,50 @@ extension Diagnostic {
         return .object(members)
     }
 }
+
+/// Diagnostics as a SARIF 2.1.0 log (what code-scanning views read): one run of the tool
+/// `flags`, its rules the lints (each with its name and summary) and every other code
+/// reported, and one result a diagnostic with its file and region.
+package enum SARIF {
+    /// The log of `diagnostics`, each with the file it was found in.
+    package static func log(_ diagnostics: [(file: String, diagnostic: Diagnostic)]) -> JSON {
+        var rules: [JSON] = Lint.all.map { lint in
+            .object([
+                ("id", .string(lint.code)), ("name", .string(lint.name)),
+                ("shortDescription", .object([("text", .string(lint.summary))])),
+            ])
+        }
+        var known = Set(Lint.all.map(\.code))
+        for (_, d) in diagnostics where known.insert(d.code).inserted {
+            rules.append(.object([("id", .string(d.code)), ("shortDescription", .object([("text", .string(d.code))]))]))
+        }
+        let results: [JSON] = diagnostics.map { file, d in
+            var text = d.message
+            if let help = d.help { text += " (help: \(help))" }
+            let region: JSON = .object([
+                ("startLine", .int(d.range.start.line)), ("startColumn", .int(d.range.start.column)),
+                ("endLine", .int(d.range.end.line)), ("endColumn", .int(d.range.end.column)),
+            ])
+            return .object([
+                ("ruleId", .string(d.code)), ("level", .string(d.severity == .error ? "error" : "warning")),
+                ("message", .object([("text", .string(text))])),
+                (
+                    "locations",
+                    .array([
+                        .object([
+                            (
+                                "physicalLocation",
+                                .object([("artifactLocation", .object([("uri", .string(file))])), ("region", region)])
+                            )
+                        ])
+                    ])
+                ),
+            ])
+        }
+        let driver: JSON = .object([("name", .string("flags")), ("rules", .array(rules))])
+        return .object([
+            ("version", .string("2.1.0")),
+            ("runs", .array([.object([("tool", .object([("driver", driver)])), ("results", .array(results))])])),
+        ])
+    }
+}
