@@ -99,7 +99,7 @@ struct IPAddress: Hashable, Sendable {
             guard j - i >= 1, j - i <= 4 else { return nil }
             var value: UInt16 = 0
             for k in i..<j {
-                guard let h = hexDigit(b[k]) else { return nil }
+                guard let h = ASCII.hexValue(b[k]) else { return nil }
                 value = value << 4 | UInt16(h)
             }
             groups.append(value)
@@ -126,15 +126,6 @@ struct IPAddress: Hashable, Sendable {
         for k in 0..<4 { high = high << 16 | UInt64(groups[k]) }
         for k in 4..<8 { low = low << 16 | UInt64(groups[k]) }
         return IPAddress(v6: high, low)
-    }
-
-    static func hexDigit(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
     }
 
     /// The address as written canonically: dotted IPv4, or IPv6 per RFC 5952 (lowercase,

@@ -356,7 +356,7 @@ package struct Lexer {
                     bump(); bump()
                     var code: UInt32 = 0
                     var digits = 0
-                    while !atEnd, let d = hexValue(b[i]) {
+                    while !atEnd, let d = ASCII.hexValue(b[i]) {
                         code = digits < 8 ? code << 4 | UInt32(d) : code
                         digits += 1
                         bump()
@@ -401,15 +401,6 @@ package struct Lexer {
             error(
                 "invalid-utf8", "invalid UTF-8 byte 0x" + String(b[here.offset], radix: 16, uppercase: true) + " in a string",
                 from: here, help: ".flags files must be UTF-8")
-        }
-    }
-
-    private func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
         }
     }
 
