@@ -23,20 +23,14 @@ extension FlagStore: FlagEvaluating {
     /// loaded.
     public func isEnabled(_ name: String, in context: EvaluationContext = [:], default fallback: Bool = false) -> Bool {
         // The common case (no hook, no local override, rules loaded) answers as the rule
-        // set's own call; the rest resolves in the same borrow (one read of what is in
-        // force), and the hook hears of it after the borrow.
-        let (answer, report) = withInForce { (s: InForce) -> (Bool, Report?) in
-            if s.answersAsRules {
-                if s.base.count == 0 { return (s.evaluated.isEnabled(name, in: context, default: fallback), nil) }
-                return (s.evaluated.isEnabled(name, in: s.base.merging(context), default: fallback), nil)
-            }
-            let merged = s.merged(context)
-            let rules = s.evaluated
-            let r = rules.resolve(name, rules.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers)
-            return (r.value.boolValue ?? fallback, s.hook.map { Report(hook: $0, resolution: r, input: .dictionary(merged)) })
+        // set's own call, borrowed; the rest resolves, then reports after the borrow.
+        let answer = withInForce { (s: InForce) -> Bool? in
+            guard s.answersAsRules else { return nil }
+            if s.base.count == 0 { return s.evaluated.isEnabled(name, in: context, default: fallback) }
+            return s.evaluated.isEnabled(name, in: s.base.merging(context), default: fallback)
         }
-        report?.send(name)
-        return answer
+        if let answer { return answer }
+        return byName(name, context, .flag, .bool(fallback)).value.boolValue ?? fallback
     }
 
     /// Resolves every flag, variant and value, keyed by name, overrides included; empty
@@ -87,14 +81,12 @@ extension FlagStore: FlagEvaluating {
 
     /// Whether a flag is on, by handle against a prepared context.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
-        let (answer, report) = withInForce { (s: InForce) -> (Bool, Report?) in
-            if s.answersAsRules { return (s.evaluated.isEnabled(handle, in: context, default: fallback), nil) }
-            let rules = s.evaluated
-            let r = rules.resolve(handle.name, rules.index(of: handle), context, expecting: .flag, default: .bool(fallback), s.layers)
-            return (r.value.boolValue ?? fallback, s.hook.map { Report(hook: $0, resolution: r, input: .prepared(context)) })
+        let answer = withInForce { (s: InForce) -> Bool? in
+            guard s.answersAsRules else { return nil }
+            return s.evaluated.isEnabled(handle, in: context, default: fallback)
         }
-        report?.send(handle.name)
-        return answer
+        if let answer { return answer }
+        return byHandle(handle, context, .flag, .bool(fallback)).value.boolValue ?? fallback
     }
 
     /// Whether a flag is on for each context, in order, all against one rule set.
@@ -117,16 +109,6 @@ extension FlagStore: FlagEvaluating {
     }
 
     // MARK: The one path, for a store
-
-    /// What the hook is told of one evaluation, carried out of the borrow.
-    struct Report {
-        let hook: EvaluationHook
-        let resolution: Resolution
-        let input: FlagEvaluation.Input
-
-        @inline(__always)
-        func send(_ name: String) { hook.call(FlagEvaluation(name: name, resolution: resolution, input: input)) }
-    }
 
     /// By name, when the hook or the layers are in play: what is in force is retained once
     /// (one reference count, cheaper than carrying a resolution out of a borrow), then
