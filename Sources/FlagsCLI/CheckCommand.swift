@@ -4,7 +4,8 @@ import Foundation
 /// `flags check FILE|DIR...`: every diagnostic of every file, exit 1 on any error.
 enum CheckCommand {
     static let help = """
-        usage: flags check FILE|DIR... [--format text|json|sarif] [--strict] [--quiet]
+        usage: flags check FILE|DIR... [--format text|json|sarif] [--strict] [--expiring-within DAYS]
+                           [--require-owners] [--quiet]
 
         Parses and checks each file (a directory: its .flags files, recursively; '-':
         standard input) and prints every error and warning as 'path:line:col: error: message' with the source line and a caret
@@ -18,6 +19,10 @@ enum CheckCommand {
                       column, endLine, endColumn, severity, code, message, help and notes;
                       'sarif': a SARIF 2.1.0 log, for code-scanning views
           --strict    report warnings as errors (exit 1 on any)
+          --expiring-within DAYS
+                      warn of @expires dates DAYS days ahead or fewer (14 or 14d)
+          --require-owners
+                      warn of flags, variants and values without @owner
           --quiet     print only diagnostics
           --help      show this help
 
@@ -30,7 +35,7 @@ enum CheckCommand {
             arguments,
             specs: [
                 OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q"), OptionSpec(name: "format", takesValue: true),
-                OptionSpec(name: "strict"),
+                OptionSpec(name: "strict"), OptionSpec(name: "expiring-within", takesValue: true), OptionSpec(name: "require-owners"),
             ], command: "check")
         if parsed.has("help") {
             Terminal.write(help)
@@ -46,9 +51,18 @@ enum CheckCommand {
         }
         let renderer = DiagnosticRenderer(colored: Terminal.stderrWantsColor)
         let strict = parsed.has("strict")
+        var options = LintOptions(requiresOwners: parsed.has("require-owners"))
+        if let text = parsed.value("expiring-within") {
+            let digits = text.hasSuffix("d") ? String(text.dropLast()) : text
+            guard let days = Int(digits), days >= 0, days <= 36_500, digits.allSatisfy(\.isASCII) else {
+                throw UsageError(
+                    message: "--expiring-within takes a number of days, got '\(text)'", help: "write --expiring-within 14 (or 14d)")
+            }
+            options.expiringWithinDays = days
+        }
         /// The checker's warnings and the lints', in file order; errors with --strict.
         func warnings(_ rules: RuleSet) -> [Diagnostic] {
-            let all = (rules.warnings + rules.lint()).sorted { $0.range.start.offset < $1.range.start.offset }
+            let all = (rules.warnings + rules.lint(options)).sorted { $0.range.start.offset < $1.range.start.offset }
             guard strict else { return all }
             return all.map { d in
                 var promoted = d

@@ -155,6 +155,20 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         #expect(broken.stdout.contains(#""level" : "error""#) || broken.stdout.contains(#""level": "error""#))
     }
 
+    @Test func expiriesAndOwnersOnRequest() throws {
+        let rules = "flag a = true\n"
+        #expect(try flags(["check", "--strict", "-"], stdin: rules).status == 0)
+        let owners = try flags(["check", "--strict", "--require-owners", "-"], stdin: rules)
+        #expect(owners.status == 1)
+        #expect(owners.stderr.hasPrefix("<stdin>:1:1: error: flag 'a' has no @owner\n"))
+        let bad = try flags(["check", "--expiring-within", "two weeks", "-"], stdin: rules)
+        #expect(bad.status == 2)
+        #expect(
+            bad.stderr
+                == "flags: error: --expiring-within takes a number of days, got 'two weeks'\nhelp: write --expiring-within 14 (or 14d)\n")
+        #expect(try flags(["check", "--expiring-within", "14d", "-"], stdin: rules).status == 0)
+    }
+
     @Test func usageErrorsExitTwo() throws {
         #expect(
             try flags(["check"])

@@ -20,7 +20,7 @@ package struct Lint: Sendable {
     /// Every lint, in code order.
     package static let all: [Lint] = [
         .rolloutOutOfRange, .rolloutBareNumber, .zeroWeight, .constantCondition, .unreachableRule, .unusedSegment,
-        .unusedAttribute, .variantNeverProduced, .rampEnded, .rulesGiveTheDefault,
+        .unusedAttribute, .variantNeverProduced, .rampEnded, .rulesGiveTheDefault, .expiringSoon, .missingOwner,
     ]
 }
 
@@ -31,13 +31,16 @@ final class LintInput {
     let source: SourceText
     /// The day the lints run on (a ramp whose window has passed).
     let today: Date
+    /// What the caller asked for beyond the defaults.
+    let options: LintOptions
     /// Every condition of the file: each rule's, each split's unit and each segment's.
     let conditions: [Bound]
 
-    init(checked: CheckedProgram, source: SourceText, today: Date) {
+    init(checked: CheckedProgram, source: SourceText, today: Date, options: LintOptions) {
         self.checked = checked
         self.source = source
         self.today = today
+        self.options = options
         var conditions: [Bound] = []
         for d in checked.declarations {
             if let c = d.condition { conditions.append(c) }
@@ -91,8 +94,10 @@ extension Bound {
 /// there (several codes separated by commas or spaces; none: every code), and
 /// `# flags:ignore-file FR104` the code everywhere in the file.
 enum Analyzer {
-    static func run(_ checked: CheckedProgram, source: SourceText, today: Date = Date(), lints: [Lint] = Lint.all) -> [Diagnostic] {
-        let input = LintInput(checked: checked, source: source, today: today)
+    static func run(
+        _ checked: CheckedProgram, source: SourceText, today: Date = Date(), options: LintOptions = LintOptions(), lints: [Lint] = Lint.all
+    ) -> [Diagnostic] {
+        let input = LintInput(checked: checked, source: source, today: today, options: options)
         // The comments are read only when one may silence a lint.
         let needle = Array("flags:ignore".utf8)
         let bytes = source.bytes
@@ -145,18 +150,32 @@ enum Analyzer {
     }
 }
 
+/// What a caller asks of the lints beyond the defaults.
+public struct LintOptions: Sendable, Hashable {
+    /// Warn of `@expires` dates this many days ahead or fewer (FR111); nil: off.
+    public var expiringWithinDays: Int?
+    /// Warn of flags, variants and values without `@owner` (FR112).
+    public var requiresOwners: Bool
+
+    /// The defaults: neither.
+    public init(expiringWithinDays: Int? = nil, requiresOwners: Bool = false) {
+        self.expiringWithinDays = expiringWithinDays
+        self.requiresOwners = requiresOwners
+    }
+}
+
 extension RuleSet {
     /// The lints' warnings on these rules (`flags check` reports them): rules that can
     /// never match, rollouts out of range, a rollout compared with a bare number, unused
     /// segments and attributes, and more, each with a stable code (`FR101`…) that a
     /// `# flags:ignore FR101` comment silences on its line. Worked out when asked: loading
-    /// rules does not run them.
-    public func lint() -> [Diagnostic] {
-        Analyzer.run(checked, source: source)
+    /// rules does not run them. `options` turns on the lints that need a setting.
+    public func lint(_ options: LintOptions = LintOptions()) -> [Diagnostic] {
+        Analyzer.run(checked, source: source, options: options)
     }
 
     /// The lints' warnings as of `today` (tests pin the day).
-    package func lint(today: Date) -> [Diagnostic] {
-        Analyzer.run(checked, source: source, today: today)
+    package func lint(today: Date, _ options: LintOptions = LintOptions()) -> [Diagnostic] {
+        Analyzer.run(checked, source: source, today: today, options: options)
     }
 }

@@ -75,6 +75,33 @@ import Testing
         #expect(found.first?.range.start.line == 2)
     }
 
+    /// FR111 warns of an expiry within the days asked for, not of one later or passed, and
+    /// only when asked; FR112 of a declaration without an owner, only when asked.
+    @Test func expiriesAndOwnersWhenAsked() throws {
+        let today = try #require(DateTime.parse("2026-11-25"))
+        let rules = try RuleSet(
+            source: SourceText(
+                """
+                @owner("growth") @expires("2026-12-01")
+                flag soon = true
+                @expires("2027-06-01")
+                flag later = true
+                @owner("core")
+                variant v [a]
+                segment s = true
+                @owner("core")
+                flag readsS { enabled when s }
+                """, name: "x.flags"), today: today)
+        #expect(rules.lint(today: today).isEmpty)
+        let expiring = rules.lint(today: today, LintOptions(expiringWithinDays: 14))
+        #expect(expiring.map { $0.code } == ["FR111"])
+        #expect(expiring.first?.message == "'soon' expires on 2026-12-01, in 6 days")
+        #expect(expiring.first?.help == "remind growth: remove it, or move its expiry date")
+        #expect(rules.lint(today: today, LintOptions(expiringWithinDays: 5)).isEmpty)
+        let owners = rules.lint(today: today, LintOptions(requiresOwners: true))
+        #expect(owners.map { $0.message } == ["flag 'later' has no @owner"])
+    }
+
     @Test(arguments: pairs)
     func warnsAndNearMissDoesNot(_ code: String, _ warns: String, _ nearMiss: String) throws {
         #expect(try Self.codes(warns).contains(code), "\(code) on \(warns)")
@@ -122,6 +149,6 @@ import Testing
         }
         #expect(Set(Lint.all.map(\.code)).count == Lint.all.count)
         #expect(Lint.all.allSatisfy { $0.code.hasPrefix("FR1") && $0.code.count == 5 })
-        #expect(Set(Self.pairs.map(\.0)).union(["FR107", "FR109"]) == Set(Lint.all.map(\.code)))
+        #expect(Set(Self.pairs.map(\.0)).union(["FR107", "FR109", "FR111", "FR112"]) == Set(Lint.all.map(\.code)))
     }
 }
