@@ -15,6 +15,7 @@ package enum FlagsTool {
         Command(name: "check", summary: "report every error and warning in .flags files", run: CheckCommand.run),
         Command(name: "eval", summary: "resolve declarations against a context", run: EvalCommand.run),
         Command(name: "test", summary: "run the tests written next to the rules", run: TestCommand.run),
+        Command(name: "diff", summary: "measure how a rules change moves resolutions", run: DiffCommand.run),
         Command(name: "list", summary: "list every declaration with its metadata", run: ListCommand.run),
         Command(name: "repl", summary: "evaluate expressions interactively", run: ReplCommand.run),
         Command(name: "fmt", summary: "print files in the canonical layout (-w to rewrite them)", run: FmtCommand.run),

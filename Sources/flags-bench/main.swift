@@ -79,7 +79,7 @@ struct Options {
             case .codes: return "c\(i)"
             case .ids: return "user-\(100_000 + i)"
             case .uuids:
-                var g = SplitMix64(state: UInt64(i))
+                var g = SeededGenerator(seed: UInt64(i))
                 let a = g.next(), b = g.next()
                 func hex(_ x: UInt64, _ digits: Int) -> String {
                     let s = String(x & ((1 << (4 * UInt64(digits))) - 1), radix: 16)
@@ -235,19 +235,8 @@ func handWrittenLarge(_ u: User) -> Bool {
 
 // MARK: Contexts
 
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 func makeUsers(_ n: Int) -> [User] {
-    var g = SplitMix64(state: 42)
+    var g = SeededGenerator(seed: 42)
     let countries = ["US", "CA", "GB", "DE", "FR", "JP", "BR", "IN"]
     let versions = ["2.2.0", "2.3.0", "2.4.1", "3.0.0-beta.1", "1.9.9", "2.10.0"].compactMap(SemanticVersion.init)
     return (0..<n).map { i in
@@ -573,7 +562,7 @@ let storeRows: [Row] = {
 /// the fastest (a handle, a prepared context), beside the seed rule's plain path measured
 /// in the same rotation: the reference of their targets.
 let targetingRows: [Row] = {
-    var g = SplitMix64(state: 11)
+    var g = SeededGenerator(seed: 11)
     let groupPool = (0..<2_000).map { "group-\($0)" }
     let groupsRule =
         "flag member { enabled when groups contains any [" + groupPool[0..<1_000].map { "\"\($0)\"" }.joined(separator: ", ") + "] }"
@@ -630,7 +619,7 @@ sampleLoads(2)
 
 var inRows: [InRow] = []
 do {
-    var g = SplitMix64(state: 7)
+    var g = SeededGenerator(seed: 7)
     var rows: [(String, Workload)] = []
     let sizes = [3, 1_000, 100_000]
     for size in sizes {

@@ -79,6 +79,8 @@ import Testing
         ("list-broken", ["list", fixtures + "broken.flags"], nil),
         ("repl-help", ["repl", "--help"], nil),
         ("repl-usage", ["repl", "a", "b"], nil),
+        ("diff-help", ["diff", "--help"], nil),
+        ("diff-generated", ["diff", fixtures + "diff-old.flags", fixtures + "diff-new.flags"], nil),
     ]
 
     static var names: [String] { cases.map(\.0) }
@@ -109,7 +111,7 @@ import Testing
     }
 
     @Test func everyCommandHasGoldenHelp() {
-        for command in ["check", "eval", "test", "fmt", "list", "repl"] {
+        for command in ["check", "eval", "test", "fmt", "list", "repl", "diff"] {
             #expect(Self.names.contains("\(command)-help"))
         }
     }

@@ -312,4 +312,29 @@ struct NetworkSet: Sendable {
         }
         return lo > 0 && !(v6Ends[lo - 1] < a)
     }
+
+    /// The addresses at the edges of the set: the first and last of each merged range and
+    /// the ones just outside it (for sampling contexts that land on either side).
+    var edgeAddresses: [IPAddress] {
+        var out: [IPAddress] = []
+        for r in v4 {
+            if r.lowerBound > 0 { out.append(IPAddress(v4: r.lowerBound - 1)) }
+            out.append(IPAddress(v4: r.lowerBound))
+            out.append(IPAddress(v4: r.upperBound))
+            if r.upperBound < .max { out.append(IPAddress(v4: r.upperBound + 1)) }
+        }
+        for (start, end) in zip(v6Starts, v6Ends) {
+            if start.high != 0 || start.low != 0 {
+                let (low, borrow) = start.low.subtractingReportingOverflow(1)
+                out.append(IPAddress(v6: borrow ? start.high - 1 : start.high, low))
+            }
+            out.append(IPAddress(v6: start.high, start.low))
+            out.append(IPAddress(v6: end.high, end.low))
+            if end.high != .max || end.low != .max {
+                let (low, carry) = end.low.addingReportingOverflow(1)
+                out.append(IPAddress(v6: carry ? end.high + 1 : end.high, low))
+            }
+        }
+        return out
+    }
 }
