@@ -16,11 +16,14 @@ struct Explainer {
     let values: EvaluationContext
     /// The resolutions of declarations and the truths of segments read as operands,
     /// worked out once each.
-    private let memo = Memo()
+    let memo = Memo()
 
     final class Memo {
         var resolutions: [Int: Resolution] = [:]
         var segments: [Int: Truth] = [:]
+        /// The explanations of the declarations read as operands, in the order worked out
+        /// (what test coverage counts as reached).
+        var operands: [(index: Int, explanation: Explanation)] = []
     }
 
     init(checked: CheckedProgram, source: SourceText, fileSource: SourceText? = nil, context: EvaluationContext) {
@@ -70,9 +73,10 @@ struct Explainer {
         var inner = self
         inner.source = fileSource
         inner.segmentDepth = 3  // no segment traces are kept
-        let r = inner.explain(index).resolution
-        memo.resolutions[index] = r
-        return r
+        let explanation = inner.explain(index)
+        memo.resolutions[index] = explanation.resolution
+        memo.operands.append((index, explanation))
+        return explanation.resolution
     }
 
     func explain(_ index: Int) -> Explanation {

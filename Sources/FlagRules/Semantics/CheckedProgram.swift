@@ -131,6 +131,8 @@ public struct TestCase: Sendable {
     public let context: EvaluationContext
     /// Its expectations, in order.
     public let expectations: [TestExpectation]
+    /// Where its header is written (for the lints).
+    let range: SourceRange
 }
 
 /// One `expect` line of a test.
@@ -164,6 +166,8 @@ public struct TestExpectation: Sendable {
     public let line: Int
     /// The expectation as written.
     public let text: String
+    /// Where it is written (for the lints).
+    let range: SourceRange
 
     /// Whether a resolution meets the expectation.
     public func isMet(by r: Resolution) -> Bool {

@@ -31,7 +31,10 @@ extension Checker {
                     "empty-test", "test \"\(title.name)\" expects nothing", at: title.range,
                     help: "add a line such as 'expect darkMode' or 'expect checkout == oneStep'")
             }
-            tests.append(TestCase(name: title.name, line: t.header.range.start.line, context: context, expectations: expectations))
+            tests.append(
+                TestCase(
+                    name: title.name, line: t.header.range.start.line, context: context, expectations: expectations,
+                    range: t.header.range))
         }
         return tests
     }
@@ -105,7 +108,8 @@ extension Checker {
         let d = checked[i]
         let text = sourceText.map { $0.text(of: e.range) } ?? ""
         func make(_ expected: TestExpectation.Expected) -> TestExpectation {
-            TestExpectation(subject: name, expected: expected, negated: e.negated, line: e.range.start.line, text: text)
+            TestExpectation(
+                subject: name, expected: expected, negated: e.negated, line: e.range.start.line, text: text, range: e.range)
         }
         if let property = e.property {
             switch property.name {
@@ -152,7 +156,8 @@ extension Checker {
                 diagnostics.error("type-mismatch", "'\(name)' is \(d.type), not a bool; write 'expect \(name) == …'", at: e.subject.range)
                 return nil
             }
-            return TestExpectation(subject: name, expected: .value(.bool(b)), negated: false, line: e.range.start.line, text: text)
+            return TestExpectation(
+                subject: name, expected: .value(.bool(b)), negated: false, line: e.range.start.line, text: text, range: e.range)
         case .name(let id):
             guard let cases = d.type.cases else {
                 diagnostics.error(

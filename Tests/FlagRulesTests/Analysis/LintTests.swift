@@ -58,7 +58,36 @@ import Testing
             "FR110", "variant v [a, b] = a {\n  a when age > 3\n  split(userId) { a: 100%, b: 0% }\n}",
             "variant v [a, b] = a {\n  a when age > 3\n  split(userId) { a: 99%, b: 1% }\n}"
         ),
+        (
+            "FR113", Self.tests(("age: 4", ["expect f", "expect f.reason == TARGETING_MATCH"]), ("age: 4", ["expect f"])),
+            Self.tests(("age: 4", ["expect f", "expect f.reason == TARGETING_MATCH"]), ("age: 3", ["expect f"]))
+        ),
+        (
+            "FR113", Self.tests(("age: 4", ["expect f"]), ("age: 4", ["expect f == true"])),
+            Self.tests(("age: 4", ["expect f"]), ("age: 4", ["expect f", "expect f.rule == 1"]))
+        ),
+        ("FR113", Self.tests(("age: 4", ["expect f", "expect f"])), Self.tests(("age: 4", ["expect f", "expect not g"]))),
     ]
+
+    /// `flag f` and `flag g` and a test per (given, expectations).
+    static func tests(_ tests: (String, [String])...) -> String {
+        var out = "flag f { enabled when age > 3 }\nflag g { enabled when age > 9 }\n"
+        for (i, t) in tests.enumerated() {
+            out += "test \"t\(i)\" {\n  given { \(t.0) }\n" + t.1.map { "  " + $0 + "\n" }.joined() + "}\n"
+        }
+        return out
+    }
+
+    @Test func redundantTestsNameTheEarlierOne() throws {
+        let rules = try RuleSet(source: Self.schema + Self.tests(("age: 4", ["expect f", "expect f"]), ("age: 4", ["expect f"])))
+        let found = rules.lint().filter { $0.code == "FR113" }
+        #expect(
+            found.map(\.message) == [
+                "this expectation repeats line 11 of the same test",
+                "test \"t1\" asserts nothing that test \"t0\" (line 9) does not: the same context, and expectations it makes too",
+            ])
+        #expect(found.map(\.range.start.line) == [12, 14])
+    }
 
     /// FR109 on a ramp that ended before the day the lints run, and not on one still going.
     @Test func rampsThatHaveEnded() throws {
