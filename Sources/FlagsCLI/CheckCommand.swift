@@ -5,7 +5,7 @@ import Foundation
 enum CheckCommand {
     static let help = """
         usage: flags check FILE|DIR... [--format text|json|sarif] [--strict] [--expiring-within DAYS]
-                           [--require-owners] [--quiet]
+                           [--require-owners] [--fix] [--quiet]
 
         Parses and checks each file (a directory: its .flags files, recursively; '-':
         standard input) and prints every error and warning as 'path:line:col: error: message' with the source line and a caret
@@ -16,13 +16,18 @@ enum CheckCommand {
 
         options:
           --format F  'text' (default); 'json': one array of objects with file, line,
-                      column, endLine, endColumn, severity, code, message, help and notes;
+                      column, endLine, endColumn, severity, code, message, help, notes
+                      and fixes (each a message and edits: a range and its replacement);
                       'sarif': a SARIF 2.1.0 log, for code-scanning views
           --strict    report warnings as errors (exit 1 on any)
           --expiring-within DAYS
                       warn of @expires dates DAYS days ahead or fewer (14 or 14d)
           --require-owners
                       warn of flags, variants and values without @owner
+          --fix       rewrite the files with the fixes of the warnings that have exactly
+                      one (a bare rollout number gets its '%', an ended ramp becomes its
+                      value, an unreachable rule or unused segment alone on its lines is
+                      removed), then report what is left; 'fixed N problems in FILE'
           --quiet     print only diagnostics
           --help      show this help
 
@@ -36,6 +41,7 @@ enum CheckCommand {
             specs: [
                 OptionSpec(name: "help", short: "h"), OptionSpec(name: "quiet", short: "q"), OptionSpec(name: "format", takesValue: true),
                 OptionSpec(name: "strict"), OptionSpec(name: "expiring-within", takesValue: true), OptionSpec(name: "require-owners"),
+                OptionSpec(name: "fix"),
             ], command: "check")
         if parsed.has("help") {
             Terminal.write(help)
@@ -68,6 +74,15 @@ enum CheckCommand {
                 var promoted = d
                 promoted.severity = .error
                 return promoted
+            }
+        }
+        if parsed.has("fix") {
+            if parsed.positionals.contains("-") {
+                throw UsageError(message: "--fix rewrites files; it cannot fix standard input", help: "flags check --fix rules.flags")
+            }
+            for path in try Terminal.flagsFiles(parsed.positionals) {
+                let fixed = try fix(path, options)
+                if fixed > 0 { Terminal.write("fixed \(fixed) problem\(fixed == 1 ? "" : "s") in \(path)\n") }
             }
         }
         var failed = false
@@ -114,5 +129,25 @@ enum CheckCommand {
         if format == "json" { Terminal.write(JSON.array(json).serialized(pretty: true) + "\n") }
         if format == "sarif" { Terminal.write(SARIF.log(found).serialized(pretty: true) + "\n") }
         return failed ? 1 : 0
+    }
+
+    /// Applies the fixes of the warnings with exactly one, again until none is left (a fix
+    /// can reveal another; five rounds at most); returns how many were applied.
+    static func fix(_ path: String, _ options: LintOptions) throws(UsageError) -> Int {
+        var total = 0
+        for _ in 0..<5 {
+            let source = SourceText(bytes: try Terminal.read(path), name: path)
+            guard let rules = try? RuleSet(source: source, today: Date()) else { return total }
+            let fixes = (rules.warnings + rules.lint(options)).compactMap { $0.fixIts.count == 1 ? $0.fixIts[0] : nil }
+            let (bytes, applied) = FixApplier.apply(fixes, to: source)
+            guard applied > 0 else { return total }
+            do {
+                try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                throw UsageError(message: "cannot write \(path): \(error.localizedDescription)")
+            }
+            total += applied
+        }
+        return total
     }
 }

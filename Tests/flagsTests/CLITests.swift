@@ -352,3 +352,55 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         #expect(!"\(explanation)".contains("Explanation("))
     }
 }
+
+@Suite struct CheckFixTests {
+    @Test func fixRewritesTheFileAndReportsWhatIsLeft() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fix-\(UUID()).flags")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try """
+        context { userId: string; age: int }
+
+        flag f {
+          enabled when age > 3
+          enabled when age > 3 and rollout(userId) < 15
+        }
+        flag g { enabled when rollout(userId) < 0.5 }
+
+        """.write(to: file, atomically: true, encoding: .utf8)
+        let run = try flags(["check", "--fix", file.path])
+        #expect(run.status == 0)
+        #expect(run.stdout == "fixed 1 problem in \(file.path)\n\(file.path): ok (2 declarations)\n", "\(run)")
+        // The bare fraction has two fixes (0.5% or 50%): it is left for a person to choose.
+        #expect(run.stderr.contains("warning: rollout(…) compared with the bare number 0.5"))
+        #expect(
+            try String(contentsOf: file, encoding: .utf8) == """
+                context { userId: string; age: int }
+
+                flag f {
+                  enabled when age > 3
+                }
+                flag g { enabled when rollout(userId) < 0.5 }
+
+                """)
+        let again = try flags(["check", "--fix", "--quiet", file.path])
+        #expect(again.status == 0 && again.stdout.isEmpty, "\(again)")
+    }
+
+    @Test func fixNeedsFiles() throws {
+        let run = try flags(["check", "--fix", "-"], stdin: "flag f = true\n")
+        #expect(run.status == 2 && run.stderr.hasPrefix("flags: error: --fix rewrites files"), "\(run)")
+    }
+
+    @Test func jsonAndSarifCarryTheFixes() throws {
+        let stdin = "context { userId: string }\nflag f { enabled when rollout(userId) < 15 }\n"
+        let json = try flags(["check", "--format", "json", "-"], stdin: stdin)
+        let items = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        let fixes = try #require(items?.first?["fixes"] as? [[String: Any]])
+        #expect(fixes.first?["message"] as? String == "write '15%'")
+        let edit = try #require((fixes.first?["edits"] as? [[String: Any]])?.first)
+        #expect(edit["line"] as? Int == 2 && edit["column"] as? Int == 41 && edit["endColumn"] as? Int == 43)
+        #expect(edit["replacement"] as? String == "15%")
+        let sarif = try flags(["check", "--format", "sarif", "-"], stdin: stdin)
+        #expect(sarif.stdout.contains("\"insertedContent\"") && sarif.stdout.contains("\"columnKind\": \"unicodeCodePoints\""))
+    }
+}

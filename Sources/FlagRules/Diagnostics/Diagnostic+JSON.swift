@@ -1,6 +1,6 @@
 extension Diagnostic {
     /// The diagnostic as a JSON object for tools: file, line, column, endLine, endColumn,
-    /// severity, code, message, and help and notes when present.
+    /// severity, code, message, and help, notes and fixes when present.
     package func json(file: String) -> JSON {
         var members: [(String, JSON)] = [
             ("file", .string(file)), ("line", .int(range.start.line)), ("column", .int(range.start.column)),
@@ -20,7 +20,38 @@ extension Diagnostic {
                         })
                 ))
         }
+        if !fixIts.isEmpty {
+            members.append(
+                (
+                    "fixes",
+                    .array(
+                        fixIts.map { fix in
+                            .object([
+                                ("message", .string(fix.message)),
+                                (
+                                    "edits",
+                                    .array(
+                                        fix.edits.map { e in
+                                            .object([
+                                                ("line", .int(e.range.start.line)), ("column", .int(e.range.start.column)),
+                                                ("endLine", .int(e.range.end.line)), ("endColumn", .int(e.range.end.column)),
+                                                ("replacement", .string(e.replacement)),
+                                            ])
+                                        })
+                                ),
+                            ])
+                        })
+                ))
+        }
         return .object(members)
+    }
+
+    /// A SARIF region: lines and columns (in Unicode scalars: the run says so).
+    static func sarifRegion(_ r: SourceRange) -> JSON {
+        .object([
+            ("startLine", .int(r.start.line)), ("startColumn", .int(r.start.column)),
+            ("endLine", .int(r.end.line)), ("endColumn", .int(r.end.column)),
+        ])
     }
 }
 
@@ -43,11 +74,8 @@ package enum SARIF {
         let results: [JSON] = diagnostics.map { file, d in
             var text = d.message
             if let help = d.help { text += " (help: \(help))" }
-            let region: JSON = .object([
-                ("startLine", .int(d.range.start.line)), ("startColumn", .int(d.range.start.column)),
-                ("endLine", .int(d.range.end.line)), ("endColumn", .int(d.range.end.column)),
-            ])
-            return .object([
+            let region = Diagnostic.sarifRegion(d.range)
+            var result: [(String, JSON)] = [
                 ("ruleId", .string(d.code)), ("level", .string(d.severity == .error ? "error" : "warning")),
                 ("message", .object([("text", .string(text))])),
                 (
@@ -61,12 +89,41 @@ package enum SARIF {
                         ])
                     ])
                 ),
-            ])
+            ]
+            if !d.fixIts.isEmpty {
+                let fixes: [JSON] = d.fixIts.map { fix in
+                    let replacements: [JSON] = fix.edits.map {
+                        .object([
+                            ("deletedRegion", Diagnostic.sarifRegion($0.range)),
+                            ("insertedContent", .object([("text", .string($0.replacement))])),
+                        ])
+                    }
+                    return .object([
+                        ("description", .object([("text", .string(fix.message))])),
+                        (
+                            "artifactChanges",
+                            .array([
+                                .object([("artifactLocation", .object([("uri", .string(file))])), ("replacements", .array(replacements))])
+                            ])
+                        ),
+                    ])
+                }
+                result.append(("fixes", .array(fixes)))
+            }
+            return .object(result)
         }
         let driver: JSON = .object([("name", .string("flags")), ("rules", .array(rules))])
         return .object([
             ("version", .string("2.1.0")),
-            ("runs", .array([.object([("tool", .object([("driver", driver)])), ("results", .array(results))])])),
+            (
+                "runs",
+                .array([
+                    .object([
+                        ("tool", .object([("driver", driver)])), ("columnKind", .string("unicodeCodePoints")),
+                        ("results", .array(results)),
+                    ])
+                ])
+            ),
         ])
     }
 }

@@ -22,6 +22,34 @@ public struct Diagnostic: Sendable, Hashable {
         }
     }
 
+    /// One change to the source: the text of `range` replaced (empty: deleted).
+    public struct Edit: Sendable, Hashable {
+        /// What is replaced (an empty range: an insertion there).
+        public var range: SourceRange
+        /// What replaces it.
+        public var replacement: String
+
+        /// An edit.
+        package init(_ range: SourceRange, _ replacement: String) {
+            self.range = range
+            self.replacement = replacement
+        }
+    }
+
+    /// A fix for the problem: edits to make together, and what they do.
+    public struct FixIt: Sendable, Hashable {
+        /// What the fix does, as an editor's quick-fix menu shows it ("replace with '50%'").
+        public var message: String
+        /// The edits, none overlapping.
+        public var edits: [Edit]
+
+        /// A fix.
+        package init(_ message: String, _ edits: [Edit]) {
+            self.message = message
+            self.edits = edits
+        }
+    }
+
     /// Error or warning.
     public var severity: Severity
     /// A stable kebab-case identifier of the kind of problem (`unknown-name`, `type-mismatch`, …).
@@ -34,11 +62,14 @@ public struct Diagnostic: Sendable, Hashable {
     public var notes: [Note]
     /// A suggestion of how to fix it.
     public var help: String?
+    /// Fixes an editor or `flags check --fix` can apply, the likeliest first; `--fix` applies
+    /// a diagnostic's fix only when it has exactly one.
+    public var fixIts: [FixIt]
 
     /// A diagnostic.
     package init(
         _ severity: Severity, _ code: String, _ message: String, at range: SourceRange,
-        notes: [Note] = [], help: String? = nil
+        notes: [Note] = [], help: String? = nil, fixIts: [FixIt] = []
     ) {
         self.severity = severity
         self.code = code
@@ -46,22 +77,23 @@ public struct Diagnostic: Sendable, Hashable {
         self.range = range
         self.notes = notes
         self.help = help
+        self.fixIts = fixIts
     }
 
     /// An error.
     package static func error(
         _ code: String, _ message: String, at range: SourceRange,
-        notes: [Note] = [], help: String? = nil
+        notes: [Note] = [], help: String? = nil, fixIts: [FixIt] = []
     ) -> Diagnostic {
-        Diagnostic(.error, code, message, at: range, notes: notes, help: help)
+        Diagnostic(.error, code, message, at: range, notes: notes, help: help, fixIts: fixIts)
     }
 
     /// A warning.
     package static func warning(
         _ code: String, _ message: String, at range: SourceRange,
-        notes: [Note] = [], help: String? = nil
+        notes: [Note] = [], help: String? = nil, fixIts: [FixIt] = []
     ) -> Diagnostic {
-        Diagnostic(.warning, code, message, at: range, notes: notes, help: help)
+        Diagnostic(.warning, code, message, at: range, notes: notes, help: help, fixIts: fixIts)
     }
 }
 

@@ -79,6 +79,7 @@ public struct RuleSet: Sendable {
             checked = result.0
             diagnostics += result.1
         }
+        diagnostics = diagnostics.map { $0.withSuggestedFix(in: source) }
         guard let checked, !diagnostics.contains(where: { $0.severity == .error }) else {
             throw .invalid(source: source, diagnostics: diagnostics)
         }

@@ -14,7 +14,8 @@ extension Lint {
                 out.append(
                     .warning(
                         "FR109", "this ramp ended on \(day): it is \(Value.format(end)) from then on", at: b.range,
-                        help: "write \(Value.format(end))% (or \(Value.format(end)), if it is not a percentage)"))
+                        help: "write \(Value.format(end))% (or \(Value.format(end)), if it is not a percentage)",
+                        fixIts: [.init("write \(Value.format(end))%", [.init(b.range, Value.format(end) + "%")])]))
             }
         }
         return out

@@ -23,7 +23,9 @@ extension Lint {
                     out.append(
                         .warning(
                             "FR113", "this expectation repeats line \(line) of the same test", at: e.range,
-                            help: "remove it, or expect something else"))
+                            help: "remove it, or expect something else",
+                            fixIts: [Diagnostic.deletingLines(of: e.range, in: input.source, message: "remove the repeated expectation")]
+                                .compactMap { $0 }))
                 }
                 seen[a] = seen[a] ?? e.line
             }

@@ -13,11 +13,16 @@ extension Lint {
                 guard case .constant(let v) = number.kind, v.doubleValue != nil else { return }
                 let written = input.text(number.range)
                 var help = "write '\(written)%'"
-                if let d = v.doubleValue, d > 0, d < 1 { help += ", or '\(Value.format(d * 100))%' if you meant a fraction" }
+                var fixIts = [Diagnostic.FixIt("write '\(written)%'", [.init(number.range, written + "%")])]
+                if let d = v.doubleValue, d > 0, d < 1 {
+                    let fraction = Value.format(d * 100) + "%"
+                    help += ", or '\(fraction)' if you meant a fraction"
+                    fixIts.append(Diagnostic.FixIt("write '\(fraction)'", [.init(number.range, fraction)]))
+                }
                 out.append(
                     .warning(
                         "FR102", "rollout(…) compared with the bare number \(written), read as \(written)%", at: number.range,
-                        help: help))
+                        help: help, fixIts: fixIts))
             }
         }
         return out

@@ -22,7 +22,9 @@ extension Lint {
                             "FR105",
                             "rule \(rule.index) of '\(d.name)' can never decide: rule \(first.rule.index) matches first whenever it would",
                             at: rule.range, notes: [.init("rule \(first.rule.index) is here", at: first.rule.range)],
-                            help: "remove it, or move it above rule \(first.rule.index)"))
+                            help: "remove it, or move it above rule \(first.rule.index)",
+                            fixIts: [Diagnostic.deletingLines(of: rule.range, in: input.source, message: "remove rule \(rule.index)")]
+                                .compactMap { $0 }))
                 }
                 // A split may not choose (an absent unit): it shadows nothing.
                 if case .value = rule.outcome { earlier.append((mine, rule)) }

@@ -9,7 +9,9 @@ extension Lint {
             guard d.kind == .segment, d.condition != nil, !read.contains(i) else { return nil }
             return .warning(
                 "FR106", "segment '\(d.name)' is read by no rule, segment or test", at: d.range,
-                help: "remove it, or use it in a rule")
+                help: "remove it, or use it in a rule",
+                fixIts: [Diagnostic.deletingLines(of: d.range, in: input.source, message: "remove segment '\(d.name)'", docComment: true)]
+                    .compactMap { $0 })
         }
     }
 }
