@@ -93,21 +93,24 @@ extension Bound {
 /// Runs the lints over a file and drops what its comments silence: `# flags:ignore FR104`
 /// at the end of a warning's line, or alone on the line before it, silences that code
 /// there (several codes separated by commas or spaces; none: every code), and
-/// `# flags:ignore-file FR104` the code everywhere in the file.
+/// `# flags:ignore-file FR104` the code everywhere in the file. `# flags:require-owners`
+/// turns on FR112 for the file, as `LintOptions.requiresOwners` does.
 enum Analyzer {
     static func run(
         _ checked: CheckedProgram, source: SourceText, today: Date = Date(), options: LintOptions = LintOptions(), lints: [Lint] = Lint.all
     ) -> [Diagnostic] {
-        let input = LintInput(checked: checked, source: source, today: today, options: options)
-        // The comments are read only when one may silence a lint.
-        let needle = Array("flags:ignore".utf8)
+        // The comments are read only when one may speak to the lints.
+        let needle = Array("flags:".utf8)
         let bytes = source.bytes
-        let mentionsIgnore =
+        let mentionsDirective =
             bytes.count >= needle.count
             && (0...(bytes.count - needle.count)).contains { i in
                 bytes[i] == needle[0] && bytes[i..<(i + needle.count)].elementsEqual(needle)
             }
-        let silenced = mentionsIgnore ? Silenced(Lexer(source).comments, source: source) : Silenced([], source: source)
+        let silenced = mentionsDirective ? Silenced(Lexer(source).comments, source: source) : Silenced([], source: source)
+        var options = options
+        if silenced.requiresOwners { options.requiresOwners = true }
+        let input = LintInput(checked: checked, source: source, today: today, options: options)
         var out: [Diagnostic] = []
         for lint in lints {
             for d in lint.check(input) where !silenced.silences(d.code, line: d.range.start.line) { out.append(d) }
@@ -121,12 +124,15 @@ enum Analyzer {
         var lines: [Int: Set<String>] = [:]
         var file: Set<String> = []
         var wholeFile = false
+        /// `# flags:require-owners`: the file asks for FR112.
+        var requiresOwners = false
 
         init(_ comments: [Comment], source: SourceText) {
             for c in comments where !c.isDoc {
                 // A comment alone on its line speaks for the next line; one after code, for its own.
                 let alone = source.line(c.range.start.line).prefix { $0 != "#" }.allSatisfy { $0 == " " || $0 == "\t" }
                 let text = c.text.trimmingCharacters(in: .whitespaces)
+                if text == "flags:require-owners" { requiresOwners = true }
                 for (directive, isFile) in [("flags:ignore-file", true), ("flags:ignore", false)] where text.hasPrefix(directive) {
                     let rest = text.dropFirst(directive.count)
                     guard rest.isEmpty || rest.first == " " || rest.first == "\t" else { continue }

@@ -129,6 +129,11 @@ import Testing
         #expect(rules.lint(today: today, LintOptions(expiringWithinDays: 5)).isEmpty)
         let owners = rules.lint(today: today, LintOptions(requiresOwners: true))
         #expect(owners.map { $0.message } == ["flag 'later' has no @owner"])
+        // The file can ask for owners itself.
+        let asking = try RuleSet(source: SourceText("# flags:require-owners\nflag f = true\n", name: "y.flags"), today: today)
+        #expect(asking.lint(today: today).map(\.code) == ["FR112"])
+        let notQuite = try RuleSet(source: SourceText("# flags:require-owners please\nflag f = true\n", name: "y.flags"), today: today)
+        #expect(notQuite.lint(today: today).isEmpty)
     }
 
     @Test(arguments: pairs)
