@@ -429,6 +429,48 @@ let checkTimes: (load: Double, lint: Double) = {
     return (loads[2], lints[2])
 }()
 
+/// `flags lsp`: a change to a 2,000-line document until its diagnostics are published
+/// (the server's work: the re-check, the lints and the notification, without the pipe).
+let lspChangeMilliseconds: Double = {
+    guard options.only == nil || options.only == "lsp" else { return .nan }
+    var lines = ["context {", "  build: enum(debug, alpha, beta, release)", "  userId: string", "  country: string", "}", ""]
+    var i = 0
+    while lines.count < 2_000 {
+        lines += [
+            "/// Declaration \(i).", "flag f\(i) {", "  enabled when build in [debug, alpha]",
+            "  enabled when build == beta and rollout(userId) < \(i % 90 + 5)%", "  enabled when country in [\"US\", \"CA\"]", "}", "",
+        ]
+        i += 1
+    }
+    let text = lines.joined(separator: "\n")
+    let server = LanguageServer()
+    let uri = JSON.string("file:///bench.flags")
+    func send(_ method: String, _ params: JSON, id: Int? = nil) {
+        var m: [(String, JSON)] = [("jsonrpc", .string("2.0")), ("method", .string(method)), ("params", params)]
+        if let id { m.append(("id", .int(id))) }
+        _ = server.handle(.json(.object(m)))
+    }
+    send("initialize", .object([("capabilities", .object([]))]), id: 1)
+    send("textDocument/didOpen", .object([("textDocument", .object([("uri", uri), ("version", .int(1)), ("text", .string(text))]))]))
+    _ = server.flush()
+    var times: [Double] = []
+    for run in 0..<11 {
+        let changed = text.replacingOccurrences(of: "rollout(userId) < 5%", with: "rollout(userId) < \(run % 2 == 0 ? 6 : 5)%")
+        let t0 = now()
+        send(
+            "textDocument/didChange",
+            .object([
+                ("textDocument", .object([("uri", uri), ("version", .int(run + 2))])),
+                ("contentChanges", .array([.object([("text", .string(changed))])])),
+            ]))
+        let published = server.flush()
+        times.append(Double(now() - t0) / 1e6)
+        withExtendedLifetime(published) {}
+    }
+    times.sort()
+    return times[times.count / 2]
+}()
+
 if options.only == "load" {
     // Loads the 10,000-declaration file repeatedly (for profiling the load path).
     let source = generatedFile(10_000)
@@ -809,6 +851,9 @@ if !checkTimes.load.isNaN {
     targets.append(
         ("flags check on 10,000 declarations with every lint under 2× without", checkTimes.load + checkTimes.lint < 2 * checkTimes.load))
 }
+if !lspChangeMilliseconds.isNaN {
+    targets.append(("flags lsp: a change to a 2,000-line file to its diagnostics under 50 ms", lspChangeMilliseconds < 50))
+}
 targets.append(("10,000 declarations load in under 100 ms", loadMilliseconds < 100))
 if allocationCounting { targets.append(("10,000 declarations occupy under 50 MB", Double(heldBytes) < 50e6)) }
 if let evalProcess { targets.append(("flags eval examples/app.flags under 30 ms", evalProcess < 30)) }
@@ -895,6 +940,7 @@ if options.json {
     if let evalProcess { out.append(("evalProcessMilliseconds", .double(evalProcess))) }
     out.append(
         ("check10k", .object([("loadMilliseconds", .double(checkTimes.load)), ("lintMilliseconds", .double(checkTimes.lint))])))
+    out.append(("lspChangeMilliseconds", .double(lspChangeMilliseconds)))
     out.append(
         (
             "longChain",
@@ -969,6 +1015,9 @@ if options.json {
         print(
             "flags check on 10,000 declarations: load \(f(checkTimes.load)) ms, lints \(f(checkTimes.lint)) ms (\(f((checkTimes.load + checkTimes.lint) / checkTimes.load, 2))× the load alone)"
         )
+    }
+    if !lspChangeMilliseconds.isNaN {
+        print("flags lsp, a change to a 2,000-line file until its diagnostics are published: \(f(lspChangeMilliseconds)) ms")
     }
     if longChain.operands > 0 {
         print(

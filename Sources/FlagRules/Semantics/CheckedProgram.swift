@@ -110,11 +110,28 @@ struct SymbolTable: Sendable {
     var attributeRanges: [SourceRange] = []
 }
 
+/// A name written in a file and what it reads (recorded for editors).
+package struct SymbolReference: Sendable, Hashable {
+    /// What a name can refer to.
+    package enum Target: Sendable, Hashable {
+        /// The declaration at this position.
+        case declaration(Int)
+        /// The context attribute of this name.
+        case attribute(String)
+    }
+    /// Where the name is written.
+    package var range: SourceRange
+    /// What it reads.
+    package var target: Target
+}
+
 /// The output of the checker: everything the compiler needs, nothing it must look up again.
 struct CheckedProgram: Sendable {
     var symbols: SymbolTable
     var declarations: [CheckedDeclaration]
     var tests: [TestCase] = []
+    /// The names that read declarations and attributes (only when checked for tools).
+    var references: [SymbolReference] = []
 
     var schema: ContextSchema? { symbols.schema }
     /// The declarations' names by position.

@@ -42,11 +42,13 @@ extension Checker {
                 return nil
             }
             if current >= 0 { edges[current].append((i, range)) }
+            refer(range, to: .declaration(i))
             return Bound(kind: .declaration(i), type: types[i], range: range)
         }
         if name == "now" { return Bound(kind: .now, type: .datetime, range: range) }
         if let schema {
             if let a = schema[name] {
+                refer(range, to: .attribute(name))
                 return Bound(kind: .attribute(name, slot: a.slot, a.type), type: a.type, range: range)
             }
             if case .operand(let other?) = position, other.cases != nil {
@@ -60,6 +62,7 @@ extension Checker {
         if case .operand = position {
             return Bound(kind: .constant(.string(name)), type: .symbol, range: range)
         }
+        refer(range, to: .attribute(name))
         return Bound(kind: .attribute(name, slot: nil, .dynamic), type: .dynamic, range: range)
     }
 
@@ -158,6 +161,7 @@ extension Checker {
                     diagnostics.error("unknown-name", "unknown context attribute '\(attribute)'" + suggestion, at: arguments[0].range)
                     return nil
                 }
+                refer(arguments[0].range, to: .attribute(attribute))
                 return Bound(kind: .has(attribute, slot: a.slot), type: .bool, range: range)
             }
             if names.index(of: attribute) != nil {
@@ -165,6 +169,7 @@ extension Checker {
                     "invalid-call", "has() tests a context attribute; '\(attribute)' is a declaration", at: arguments[0].range)
                 return nil
             }
+            refer(arguments[0].range, to: .attribute(attribute))
             return Bound(kind: .has(attribute, slot: nil), type: .bool, range: range)
         case "rollout":
             guard arguments.count == 1 || arguments.count == 2 else {

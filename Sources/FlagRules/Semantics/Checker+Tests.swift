@@ -81,6 +81,7 @@ extension Checker {
 
     mutating func given(_ g: GivenSyntax, into context: inout EvaluationContext) {
         let key = g.key.name
+        if schema == nil || schema?[key] != nil { refer(g.key.range, to: .attribute(key)) }
         if context[key] != nil {
             diagnostics.error("duplicate-given", "'\(key)' is given twice", at: g.key.range)
             return
@@ -106,6 +107,7 @@ extension Checker {
             return nil
         }
         let d = checked[i]
+        refer(e.subject.range, to: .declaration(i))
         let text = sourceText.map { $0.text(of: e.range) } ?? ""
         func make(_ expected: TestExpectation.Expected) -> TestExpectation {
             TestExpectation(

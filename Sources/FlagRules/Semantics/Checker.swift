@@ -35,8 +35,28 @@ struct Checker {
     /// Where each schema attribute's name is written, by slot.
     var schemaRanges: [SourceRange] = []
     var sourceText: SourceText?
+    /// Whether to record what each name refers to (for editors; loading rules does not).
+    var recordsReferences = false
+    /// Each name written in the file that reads a declaration or an attribute, when recorded.
+    var references: [SymbolReference] = []
 
     init(today: Date) { self.today = today }
+
+    /// Checks a file for an editor: the program even when the file has errors (what
+    /// checked before them), with every reference recorded, and all diagnostics.
+    static func checkForTools(_ file: FileSyntax, source: SourceText, today: Date = Date()) -> (CheckedProgram, [Diagnostic]) {
+        var checker = Checker(today: today)
+        checker.sourceText = source
+        checker.recordsReferences = true
+        var program = checker.run(file)
+        program.references = checker.references
+        return (program, checker.diagnostics.items)
+    }
+
+    /// Records that the name at `range` refers to `target` (when references are recorded).
+    mutating func refer(_ range: SourceRange, to target: SymbolReference.Target) {
+        if recordsReferences { references.append(SymbolReference(range: range, target: target)) }
+    }
 
     /// Checks a file; returns the program when there are no errors, and all diagnostics.
     static func check(_ file: FileSyntax, source: SourceText? = nil, today: Date = Date()) -> (CheckedProgram?, [Diagnostic]) {
