@@ -87,6 +87,8 @@ import Testing
         ("repl-help", ["repl", "--help"], nil),
         ("repl-usage", ["repl", "a", "b"], nil),
         ("diff-help", ["diff", "--help"], nil),
+        ("lsp-help", ["lsp", "--help"], nil),
+        ("lsp-usage", ["lsp", "extra"], nil),
         ("diff-generated", ["diff", fixtures + "diff-old.flags", fixtures + "diff-new.flags"], nil),
     ]
 
@@ -118,7 +120,7 @@ import Testing
     }
 
     @Test func everyCommandHasGoldenHelp() {
-        for command in ["check", "eval", "test", "fmt", "list", "repl", "diff"] {
+        for command in ["check", "eval", "test", "fmt", "list", "repl", "diff", "lsp"] {
             #expect(Self.names.contains("\(command)-help"))
         }
     }
