@@ -86,6 +86,12 @@ public struct RuleSet: Sendable {
         loaded = Loaded(program: Compiler.compile(checked), checked: checked, source: source, warnings: diagnostics)
     }
 
+    /// A rule set from a program already checked without errors (an editor's, which
+    /// checked it for its names), compiled here.
+    init(checked: CheckedProgram, source: SourceText, warnings: [Diagnostic]) {
+        loaded = Loaded(program: Compiler.compile(checked), checked: checked, source: source, warnings: warnings)
+    }
+
     // MARK: Evaluation (shells over the one evaluation path: Evaluation.swift)
 
     /// Resolves one declaration. An unknown name gives `fallback` (or `false` when none is

@@ -37,7 +37,7 @@ package final class DocumentAnalysis: Sendable {
         var diagnostics = hasSyntaxErrors ? syntaxDiagnostics : syntaxDiagnostics + checkDiagnostics
         let loads = !diagnostics.contains { $0.severity == .error }
         self.loads = loads
-        rules = loads ? try? RuleSet(source: source, today: today) : nil
+        rules = loads ? RuleSet(checked: program, source: source, warnings: diagnostics) : nil
         if let rules { diagnostics += rules.lint(today: today) }
         self.diagnostics = diagnostics.map { $0.withSuggestedFix(in: source) }
     }

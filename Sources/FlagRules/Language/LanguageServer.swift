@@ -168,6 +168,7 @@ package final class LanguageServer {
             guard let item = params["textDocument"], let uri = item["uri"]?.string, let text = item["text"]?.string else { return }
             if documents[uri] == nil, documents.count >= LanguageServer.maxDocuments { return }
             documents[uri] = Document(uri: uri, text: text, version: item["version"]?.integer)
+            closed.removeAll { $0 == uri }
             markDirty(uri)
         case "textDocument/didChange":
             guard let uri = params["textDocument"]?["uri"]?.string, let document = documents[uri],
@@ -188,7 +189,7 @@ package final class LanguageServer {
             guard let uri = params["textDocument"]?["uri"]?.string else { return }
             if documents.removeValue(forKey: uri) != nil {
                 dirty.removeAll { $0 == uri }
-                closed.append(uri)
+                if !closed.contains(uri) { closed.append(uri) }
             }
         default: break
         }
