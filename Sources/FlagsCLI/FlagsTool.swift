@@ -19,6 +19,7 @@ package enum FlagsTool {
         Command(name: "list", summary: "list every declaration with its metadata", run: ListCommand.run),
         Command(name: "repl", summary: "evaluate expressions interactively", run: ReplCommand.run),
         Command(name: "fmt", summary: "print files in the canonical layout (-w to rewrite them)", run: FmtCommand.run),
+        Command(name: "serve", summary: "serve the rules over OpenFeature's OFREP (HTTP)", run: ServeCommand.run),
         Command(name: "lsp", summary: "serve the Language Server Protocol to an editor", run: LspCommand.run),
         Command(name: "generate", summary: "write typed Swift keys for the declarations", run: GenerateCommand.run),
     ]

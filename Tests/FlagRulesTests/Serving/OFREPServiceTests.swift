@@ -1,0 +1,253 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+
+/// `flags serve`'s endpoints, request by request, without sockets.
+@Suite struct OFREPServiceTests {
+    static let rules = """
+        context {
+          build  : enum(debug, beta, release)
+          userId : string
+          age    : int
+        }
+        @owner("ios")
+        flag darkMode { enabled when build == beta }
+        flag rolled { enabled when rollout(userId) < 50% }
+        variant banner [none, small] = none { small when age >= 18 }
+        value limit: double = 2.5 { 10.0 when build == debug }
+        segment adults = age >= 18
+
+        """
+
+    static func service(_ options: OFREPService.Options = .init()) throws -> OFREPService {
+        let service = OFREPService(options: options)
+        service.install([.init(name: "rules.flags", rules: try RuleSet(source: rules, name: "rules.flags"))])
+        return service
+    }
+
+    static func post(_ path: String, _ body: String, headers: [(String, String)] = []) -> HTTPRequest {
+        HTTPRequest(method: "POST", path: path, headers: headers, body: Array(body.utf8))
+    }
+
+    static func json(_ response: HTTPResponse) throws -> JSON {
+        try JSON.parse(bytes: response.body)
+    }
+
+    @Test func oneFlagAnswersInOFREPsShape() throws {
+        let service = try Self.service()
+        let r = service.respond(Self.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"targetingKey": "u-1", "build": "beta"}}"#))
+        #expect(r.status == 200 && r.header("Content-Type") == "application/json")
+        #expect(
+            try Self.json(r)
+                == .object([
+                    ("key", .string("darkMode")), ("value", .bool(true)), ("reason", .string("TARGETING_MATCH")),
+                    ("variant", .string("rule1")),
+                    ("metadata", .object([("kind", .string("flag")), ("rule", .int(1)), ("line", .int(7)), ("owner", .string("ios"))])),
+                ]))
+        let variant = try Self.json(service.respond(Self.post("/ofrep/v1/evaluate/flags/banner", #"{"context": {"age": 30}}"#)))
+        #expect(variant["variant"] == .string("small") && variant["value"] == .string("small"))
+        let value = try Self.json(service.respond(Self.post("/ofrep/v1/evaluate/flags/limit", #"{"context": {}}"#)))
+        #expect(value["value"] == .double(2.5) && value["variant"] == .string("default") && value["reason"] == .string("DEFAULT"))
+        // The targeting key fills the unit attribute.
+        let rolled = try Self.json(
+            service.respond(Self.post("/ofrep/v1/evaluate/flags/rolled", #"{"context": {"targetingKey": "user-3"}}"#)))
+        let direct = try RuleSet(source: Self.rules).evaluate("rolled", in: ["userId": "user-3"])
+        #expect(rolled["value"] == .bool(direct.value == .bool(true)) && rolled["reason"] == .string(direct.reason.rawValue))
+    }
+
+    @Test func failuresNameTheProblem() throws {
+        let service = try Self.service()
+        let cases: [(String, String, Int, JSON)] = [
+            (
+                "nope", #"{"context": {}}"#, 404,
+                .object([
+                    ("key", .string("nope")), ("errorCode", .string("FLAG_NOT_FOUND")),
+                    ("errorDetails", .string("no flag, variant or value is named 'nope'")),
+                ])
+            ),
+            (
+                "darkMode", #"{"context": "#, 400,
+                .object([
+                    ("key", .string("darkMode")), ("errorCode", .string("PARSE_ERROR")),
+                    ("errorDetails", .string("the body is not JSON: unexpected end of input at byte 12")),
+                ])
+            ),
+            (
+                "banner", #"{"context": {"age": "old"}}"#, 400,
+                .object([
+                    ("key", .string("banner")), ("errorCode", .string("INVALID_CONTEXT")),
+                    ("errorDetails", .string("attribute 'age' expects an int")),
+                ])
+            ),
+            (
+                "rolled", #"{"context": {}}"#, 400,
+                .object([
+                    ("key", .string("rolled")), ("errorCode", .string("TARGETING_KEY_MISSING")),
+                    ("errorDetails", .string("'rolled' buckets by userId: send a targetingKey (or 'userId') in the context")),
+                ])
+            ),
+            (
+                "darkMode", #"{"context": [1]}"#, 400,
+                .object([
+                    ("key", .string("darkMode")), ("errorCode", .string("INVALID_CONTEXT")),
+                    ("errorDetails", .string("'context' is an array, not an object")),
+                ])
+            ),
+        ]
+        for (key, body, status, expected) in cases {
+            let r = service.respond(Self.post("/ofrep/v1/evaluate/flags/\(key)", body))
+            #expect(r.status == status, "\(key) \(body)")
+            #expect(try Self.json(r) == expected)
+        }
+        // A mistyped attribute that the flag does not read is no failure of its own.
+        #expect(service.respond(Self.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"age": "old"}}"#)).status == 200)
+        #expect(service.respond(HTTPRequest(method: "GET", path: "/ofrep/v1/evaluate/flags/darkMode")).status == 405)
+        #expect(service.respond(HTTPRequest(method: "GET", path: "/nowhere")).status == 404)
+    }
+
+    @Test func bulkEvaluationHasAnETagAndAnswers304() throws {
+        let service = try Self.service()
+        let body = #"{"context": {"targetingKey": "u-1", "build": "debug", "age": 20}}"#
+        let r = service.respond(Self.post("/ofrep/v1/evaluate/flags", body))
+        #expect(r.status == 200)
+        let json = try Self.json(r)
+        #expect(json["flags"]?.elements?.compactMap { $0["key"]?.string } == ["darkMode", "rolled", "banner", "limit"])
+        #expect(json["flags"]?.elements?[3]["value"] == .double(10))
+        #expect(json["eventStreams"]?.elements?.first?["endpoint"]?["requestUri"] == .string("/ofrep/v1/events"))
+        let etag = try #require(r.header("ETag"))
+        let again = service.respond(Self.post("/ofrep/v1/evaluate/flags", body, headers: [("If-None-Match", etag)]))
+        #expect(again.status == 304 && again.body.isEmpty && again.header("ETag") == etag)
+        #expect(!again.serialized(keepAlive: true).contains(UInt8(ascii: "{")))
+        // Another context, or other rules: another ETag.
+        let other = service.respond(
+            Self.post("/ofrep/v1/evaluate/flags", #"{"context": {"build": "beta"}}"#, headers: [("If-None-Match", etag)]))
+        #expect(other.status == 200 && other.header("ETag") != etag)
+        let version = service.version
+        service.install([.init(name: "rules.flags", rules: try RuleSet(source: Self.rules + "flag extra = true\n"))])
+        #expect(service.version != version)
+        let changed = service.respond(Self.post("/ofrep/v1/evaluate/flags", body, headers: [("If-None-Match", etag)]))
+        #expect(changed.status == 200 && changed.header("ETag") != etag)
+        #expect(service.waitForChange(from: version, timeout: 0.01) == service.version)
+        // A body that is not a context fails as a whole.
+        let bad = service.respond(Self.post("/ofrep/v1/evaluate/flags", "[]"))
+        let badJSON = try Self.json(bad)
+        #expect(bad.status == 400 && badJSON["errorCode"] == .string("PARSE_ERROR"))
+    }
+
+    @Test func keysAreCheckedAndClientsLimited() throws {
+        let service = try Self.service(.init(apiKeys: ["k1", "k2"], rateLimit: 3))
+        let path = "/ofrep/v1/evaluate/flags/darkMode"
+        let none = service.respond(Self.post(path, "{}"))
+        #expect(none.status == 401 && none.body.isEmpty)
+        #expect(service.respond(Self.post(path, "{}", headers: [("Authorization", "Bearer nope")])).status == 403)
+        #expect(service.respond(Self.post(path, "{}", headers: [("Authorization", "Bearer k1")]), peer: "a").status == 200)
+        #expect(service.respond(Self.post(path, "{}", headers: [("X-API-Key", "k2")]), peer: "a").status == 200)
+        #expect(service.respond(Self.post(path, "{}", headers: [("X-API-Key", "k2")]), peer: "a").status == 200)
+        let limited = service.respond(Self.post(path, "{}", headers: [("X-API-Key", "k2")]), peer: "a")
+        #expect(limited.status == 429 && limited.header("Retry-After") == "1")
+        #expect(service.respond(Self.post(path, "{}", headers: [("X-API-Key", "k2")]), peer: "b").status == 200)
+        // The page and health need no key; the metrics do.
+        #expect(service.respond(HTTPRequest(method: "GET", path: "/")).status == 200)
+        #expect(service.respond(HTTPRequest(method: "GET", path: "/healthz")).status == 200)
+        #expect(service.respond(HTTPRequest(method: "GET", path: "/metrics")).status == 401)
+    }
+
+    @Test func metricsCountEvaluationsReloadsAndLatency() throws {
+        let service = try Self.service()
+        _ = service.respond(Self.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "beta"}}"#))
+        _ = service.respond(Self.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {}}"#))
+        service.metrics.reload(rejected: true)
+        let text = String(decoding: service.respond(HTTPRequest(method: "GET", path: "/metrics")).body, as: UTF8.self)
+        for line in [
+            #"flags_evaluations_total{flag="darkMode",reason="DEFAULT"} 1"#,
+            #"flags_evaluations_total{flag="darkMode",reason="TARGETING_MATCH"} 1"#, "flags_rejected_reloads_total 1",
+            #"flags_http_requests_total{status="200"} 2"#, #"flags_http_request_duration_seconds_bucket{le="+Inf"} 2"#,
+            "flags_http_request_duration_seconds_count 2",
+        ] {
+            #expect(text.contains(line + "\n"), "\(line)\n\(text)")
+        }
+    }
+
+    @Test func thePagesAPIGivesTheSchemaAndEvalsResolutions() throws {
+        let service = try Self.service()
+        let rules = try Self.json(service.respond(HTTPRequest(method: "GET", path: "/api/rules")))
+        #expect(rules["declarations"]?.elements?.compactMap { $0["name"]?.string } == ["darkMode", "rolled", "banner", "limit"])
+        #expect(rules["schema"]?["build"]?["cases"] == .array([.string("debug"), .string("beta"), .string("release")]))
+        let results = try Self.json(service.respond(Self.post("/api/evaluate", #"{"context": {"build": "debug", "age": 20}}"#)))
+        let direct = try RuleSet(source: Self.rules)
+        let context: EvaluationContext = ["build": "debug", "age": 20]
+        for name in ["darkMode", "banner", "limit"] {
+            #expect(results[name]?["resolution"] == direct.evaluate(name, in: context).json)
+            #expect(results[name]?["explanation"]?.string == direct.explain(name, in: context)?.text)
+        }
+        let page = String(decoding: service.respond(HTTPRequest(method: "GET", path: "/")).body, as: UTF8.self)
+        #expect(page.hasPrefix("<!doctype html>") && !page.contains("http://") && !page.contains("https://"))
+    }
+
+    @Test func requestsAreParsedWithinTheirLimits() throws {
+        var parser = HTTPRequestParser()
+        parser.append(Array("POST /a?x=1&y=%20z HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}GET /b HTTP/1.1\r\n\r\n".utf8))
+        let first = try #require(try parser.next())
+        #expect(first.method == "POST" && first.path == "/a" && first.body == Array("{}".utf8) && first.keepsAlive)
+        #expect(first.query.map { "\($0.0)=\($0.1)" } == ["x=1", "y= z"])
+        let second = try #require(try parser.next())
+        #expect(second.method == "GET" && second.path == "/b" && second.body.isEmpty)
+        #expect(try parser.next() == nil)
+        func failure(_ text: String) -> Int? {
+            var p = HTTPRequestParser()
+            p.append(Array(text.utf8))
+            do {
+                _ = try p.next()
+                return nil
+            } catch {
+                return error.status
+            }
+        }
+        #expect(failure("GET / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n") == 413)
+        #expect(failure("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n") == 501)
+        #expect(failure("GET / HTTP/2\r\n\r\n") == 505)
+        #expect(failure("get / HTTP/1.1\r\n\r\n") == 400)
+        #expect(failure("GET / HTTP/1.1\r\nBad Header\r\n\r\n") == 400)
+        #expect(failure("GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n") == 400)
+        #expect(failure("GET / HTTP/1.1\r\n" + String(repeating: "X-A: b\r\n", count: 3_000)) == 431)
+        #expect(failure("GET / HTTP/1.1\r\n" + String(repeating: "X-A: b\r\n", count: 101) + "\r\n") == 431)
+        // A request that has not all arrived waits for more.
+        #expect(failure("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n{}") == nil)
+    }
+
+    /// 10,000 random requests, from random bytes and from mutated real ones: every one is a
+    /// request, a wait for more, or a failure status; the service answers every request.
+    @Test func randomRequestsNeverCrash() throws {
+        let service = try Self.service(.init(apiKeys: ["k"]))
+        var random = SeededGenerator(seed: 31)
+        let real = Array(
+            "POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nX-API-Key: k\r\nContent-Length: 30\r\n\r\n{\"context\": {\"build\": \"beta\"}}"
+                .utf8)
+        let alphabet = Array("GETPOST /?&=:\r\n{}[]\",0123456789abcdefContent-Length".utf8)
+        var answered = 0
+        for _ in 0..<10_000 {
+            var bytes = real
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                let i = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes[i] = alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
+                case 1: bytes.remove(at: i)
+                default: bytes.insert(UInt8.random(in: 0...255, using: &random), at: i)
+                }
+            }
+            var parser = HTTPRequestParser()
+            parser.append(bytes)
+            do {
+                if let request = try parser.next() {
+                    let response = service.respond(request, peer: "p")
+                    #expect((200...599).contains(response.status))
+                    answered += 1
+                }
+            } catch {
+                #expect([400, 413, 431, 501, 505].contains(error.status))
+            }
+        }
+        #expect(answered > 1_000, "\(answered)")
+    }
+}
