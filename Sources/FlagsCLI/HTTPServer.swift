@@ -112,6 +112,7 @@ final class HTTPServer: @unchecked Sendable {
     /// Stops accepting; connections finish the request in hand and close.
     func drain() {
         lock.withLock { draining = true }
+        service.wakeEventStreams()
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }

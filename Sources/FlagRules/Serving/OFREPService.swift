@@ -89,16 +89,23 @@ package final class OFREPService: Sendable {
         return next.conflicts
     }
 
+    /// Wakes every event stream (the server is draining).
+    package func wakeEventStreams() {
+        versionChanged.lock()
+        versionChanged.broadcast()
+        versionChanged.unlock()
+    }
+
     /// The version of the rules in force.
     package var version: String { inForce.withLock { $0.version } }
 
-    /// Blocks until the rules version differs from `version`, or `timeout` passes; returns
-    /// the version then.
+    /// Blocks until the rules version differs from `version`, `timeout` passes or the
+    /// streams are woken; returns the version then.
     package func waitForChange(from version: String, timeout: TimeInterval) -> String {
         let deadline = Date().addingTimeInterval(timeout)
         versionChanged.lock()
         defer { versionChanged.unlock() }
-        while self.version == version, versionChanged.wait(until: deadline) {}
+        if self.version == version { _ = versionChanged.wait(until: deadline) }
         return self.version
     }
 
@@ -282,15 +289,18 @@ package final class OFREPService: Sendable {
                 return (400, failure(key, "INVALID_CONTEXT", problem.description))
             }
         }
+        let r = rules.evaluate(key, in: context)
+        // No rule decided, and one that buckets by the targeting key was reached without it.
         let unit = options.targetingKey
-        if context[unit] == nil, rules.bucketingAttributes(of: key).contains(unit) {
+        if r.rule == nil, r.reason != .disabled, context[unit] == nil, rules.bucketingAttributes(of: key).contains(unit),
+            rules.explain(key, in: context)?.text.contains("\(unit) → absent") == true
+        {
             metrics.evaluation(key, reason: "ERROR")
             return (
                 400,
                 failure(key, "TARGETING_KEY_MISSING", "'\(key)' buckets by \(unit): send a targetingKey (or '\(unit)') in the context")
             )
         }
-        let r = rules.evaluate(key, in: context)
         metrics.evaluation(key, reason: r.reason.rawValue)
         if r.reason == .error {
             return (400, failure(key, "GENERAL", r.errorMessage ?? "evaluation failed"))

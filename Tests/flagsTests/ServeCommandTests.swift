@@ -1,0 +1,237 @@
+import FlagRules
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A running `flags serve` on a free port.
+final class ServeProcess {
+    let process = Process()
+    let port: Int
+    private let errors: FileHandle
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = flagsBinary
+        process.arguments = ["serve", "--port", "0"] + arguments
+        process.currentDirectoryURL = packageRoot
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        errors = err.fileHandleForReading
+        try process.run()
+        let process = self.process
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120) { if process.isRunning { process.terminate() } }
+        var text = ""
+        while !text.contains("listening on") {
+            let data = errors.availableData
+            guard !data.isEmpty else { throw TCPClient.Failure.closed(text) }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        let digits = text.split(separator: ":").last { Int($0.prefix { $0.isNumber }) != nil }
+        port = Int(digits?.prefix { $0.isNumber } ?? "") ?? 0
+    }
+
+    /// Sends SIGTERM and waits; returns the exit status.
+    func stop() -> Int32 {
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
+
+/// A client on a raw socket, for keep-alive, partial and oversized requests.
+final class TCPClient {
+    enum Failure: Error { case closed(String), connect }
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(port: Int) throws {
+        #if canImport(Darwin)
+            fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else { throw Failure.connect }
+        var timeout = timeval(tv_sec: 15, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + sent, bytes.count - sent) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    /// `POST path` with a JSON body.
+    func post(_ path: String, _ body: String, headers: String = "") {
+        send(
+            "POST \(path) HTTP/1.1\r\nHost: test\r\n\(headers)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
+    }
+
+    /// Reads one response: status, headers and a body of its Content-Length.
+    func response() throws -> (status: Int, headers: [String: String], body: String) {
+        while true {
+            if let end = findHeaderEnd() {
+                let head = String(decoding: buffer[..<end], as: UTF8.self).split(separator: "\r\n").map(String.init)
+                let status = Int(head[0].split(separator: " ")[1]) ?? 0
+                var headers: [String: String] = [:]
+                for line in head.dropFirst() {
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    headers[parts[0].lowercased()] = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+                }
+                let length = Int(headers["content-length"] ?? "0") ?? 0
+                if buffer.count >= end + 4 + length {
+                    let body = String(decoding: buffer[(end + 4)..<(end + 4 + length)], as: UTF8.self)
+                    buffer.removeFirst(end + 4 + length)
+                    return (status, headers, body)
+                }
+            }
+            try fill()
+        }
+    }
+
+    /// Reads until `text` has arrived; returns everything read so far.
+    func read(until text: String) throws -> String {
+        while !String(decoding: buffer, as: UTF8.self).contains(text) { try fill() }
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Hangs up (the descriptor is closed when the client goes).
+    func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Whether the server closed the connection (reads nothing more).
+    func isClosed() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = recv(fd, &chunk, chunk.count, 0)
+        guard n > 0 else { throw Failure.closed(String(decoding: buffer, as: UTF8.self)) }
+        buffer += chunk[0..<n]
+    }
+
+    private func findHeaderEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+}
+
+@Suite(.serialized) struct ServeCommandTests {
+    static func temporaryRules(_ text: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flags-serve-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("rules.flags")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    @Test func keepAliveAnswersSeveralRequestsOnOneConnection() throws {
+        let server = try ServeProcess(["examples/"])
+        let client = try TCPClient(port: server.port)
+        client.post("/ofrep/v1/evaluate/flags/checkout", #"{"context": {"targetingKey": "user-3", "country": "US"}}"#)
+        client.post("/ofrep/v1/evaluate/flags/nope", #"{"context": {}}"#)
+        let first = try client.response()
+        #expect(first.status == 200)
+        #expect(first.body.contains(#""variant": "twoStep""#) && first.body.contains(#""reason": "SPLIT""#))
+        let second = try client.response()
+        #expect(second.status == 404 && second.body.contains("FLAG_NOT_FOUND"))
+        client.send("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")
+        let third = try client.response()
+        #expect(third.status == 200 && third.body == "ok\n" && third.headers["connection"] == "close")
+        #expect(client.isClosed())
+        #expect(server.stop() == 0)
+    }
+
+    @Test func editsAreServedAndBrokenOnesAreNot() throws {
+        let file = try Self.temporaryRules("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let server = try ServeProcess([file.path])
+        let events = try TCPClient(port: server.port)
+        events.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
+        _ = try events.read(until: "text/event-stream")
+        func value() throws -> String {
+            let client = try TCPClient(port: server.port)
+            client.post("/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#)
+            return try client.response().body
+        }
+        #expect(try value().contains(#""value": false"#))
+        try "flag f = true\n".write(to: file, atomically: true, encoding: .utf8)
+        let start = Date()
+        while try !value().contains(#""value": true"#), Date().timeIntervalSince(start) < 5 { usleep(50_000) }
+        #expect(Date().timeIntervalSince(start) < 1.5)
+        #expect(try events.read(until: "refetchEvaluation").contains(#"data: {"type":"refetchEvaluation""#))
+        try "flag f = \n".write(to: file, atomically: true, encoding: .utf8)
+        usleep(1_000_000)
+        #expect(try value().contains(#""value": true"#))
+        let metrics = try TCPClient(port: server.port)
+        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+        #expect(try metrics.response().body.contains("flags_rejected_reloads_total 1\n"))
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aSlowClientDoesNotHoldUpOthersAndBigBodiesAreRefused() throws {
+        let server = try ServeProcess(["examples/app.flags"])
+        let slow = try TCPClient(port: server.port)
+        slow.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nContent-Le")
+        let other = try TCPClient(port: server.port)
+        other.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "release"}}"#)
+        #expect(try other.response().status == 200)
+        let big = try TCPClient(port: server.port)
+        big.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nContent-Length: \(2 << 20)\r\n\r\n")
+        big.send([UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20))
+        #expect(try big.response().status == 413)
+        let unauthorized = try ServeProcess(["examples/app.flags", "--api-key", "secret"])
+        let client = try TCPClient(port: unauthorized.port)
+        client.post("/ofrep/v1/evaluate/flags/darkMode", "{}")
+        #expect(try client.response().status == 401)
+        client.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "release"}}"#, headers: "Authorization: Bearer secret\r\n")
+        #expect(try client.response().status == 200)
+        slow.hangUp()
+        #expect(server.stop() == 0 && unauthorized.stop() == 0)
+    }
+
+    @Test func theCommandLineIsChecked() throws {
+        let cases: [([String], Int32, String)] = [
+            (["serve"], 2, "flags: error: 'serve' needs one file or directory\nhelp: flags serve examples/\n"),
+            (["serve", "examples/", "--port", "70000"], 2, "flags: error: --port takes a number from 0 to 65535, got '70000'\n"),
+            (["serve", "nowhere/"], 2, "flags: error: no such file or directory: nowhere/\n"),
+            (["serve", "examples/", "--rate-limit", "0"], 2, "flags: error: --rate-limit takes requests a second from 1, got '0'\n"),
+            (
+                ["serve", "examples/", "--host", "example.com", "--port", "0"], 1,
+                "flags serve: --host takes an IPv4 address such as 127.0.0.1 or 0.0.0.0, got 'example.com'\n"
+            ),
+        ]
+        for (arguments, status, stderr) in cases {
+            let run = try flags(arguments)
+            #expect(run.status == status && run.stderr == stderr, "\(arguments): \(run)")
+        }
+        let broken = try flags(["serve", "Tests/flagsTests/Fixtures/broken.flags"])
+        #expect(broken.status == 1 && broken.stderr.contains("error:"))
+    }
+}
