@@ -88,6 +88,7 @@ import Testing
         ("repl-usage", ["repl", "a", "b"], nil),
         ("diff-help", ["diff", "--help"], nil),
         ("lsp-help", ["lsp", "--help"], nil),
+        ("serve-help", ["serve", "--help"], nil),
         ("lsp-usage", ["lsp", "extra"], nil),
         ("diff-generated", ["diff", fixtures + "diff-old.flags", fixtures + "diff-new.flags"], nil),
     ]
@@ -120,7 +121,7 @@ import Testing
     }
 
     @Test func everyCommandHasGoldenHelp() {
-        for command in ["check", "eval", "test", "fmt", "list", "repl", "diff", "lsp"] {
+        for command in ["check", "eval", "test", "fmt", "list", "repl", "diff", "lsp", "serve"] {
             #expect(Self.names.contains("\(command)-help"))
         }
     }
