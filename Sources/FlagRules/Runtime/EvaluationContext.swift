@@ -128,6 +128,11 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         guard case .object(let members) = parsed else {
             throw ContextError(message: "the context must be a JSON object, as in {\"userId\": \"u-1\"}")
         }
+        try self.init(jsonMembers: members)
+    }
+
+    /// A context from the members of a parsed JSON object (as `init(json:)` reads them).
+    init(jsonMembers members: [(String, JSON)]) throws(ContextError) {
         guard members.count <= EvaluationContext.maxJSONKeys else {
             throw ContextError(message: "the JSON context has \(members.count) keys; the limit is \(EvaluationContext.maxJSONKeys)")
         }

@@ -51,6 +51,9 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is a `datetime`.
+    var isDatetime: Bool { if case .datetime = self { return true } else { return false } }
+
     /// The boolean, when this is a `bool`.
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     /// The integer, when this is an `int`.

@@ -15,7 +15,12 @@ package struct HTTPRequest: Sendable {
 
     /// The first value of a header field (names compare without case).
     package func header(_ name: String) -> String? {
-        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+        headers.first { HTTPRequest.sameName($0.0, name) }?.1
+    }
+
+    /// Header names equal but for ASCII case.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { ($0 | 0x20) == ($1 | 0x20) }
     }
 
     /// Whether the connection stays open after the response.
@@ -57,7 +62,7 @@ package struct HTTPResponse: Sendable {
 
     /// The first value of a header field.
     package func header(_ name: String) -> String? {
-        headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+        headers.first { HTTPRequest.sameName($0.0, name) }?.1
     }
 
     static let reasons: [Int: String] = [
@@ -137,25 +142,27 @@ package struct HTTPRequestParser: Sendable {
             guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
                 !line[..<colon].contains(where: { $0 == " " || $0 == "\t" })
             else { throw Failure(status: 400, message: "a header line is not 'Name: value'") }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+            headers.append((String(line[..<colon]), String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())))
         }
         var request = HTTPRequest(method: String(requestLine[0]), path: "", headers: headers)
         request.isHTTP10 = requestLine[2] == "HTTP/1.0"
         let target = String(requestLine[1])
         if let q = target.firstIndex(of: "?") {
-            request.path = String(target[..<q]).removingPercentEncoding ?? String(target[..<q])
+            let path = String(target[..<q])
+            request.path = path.contains("%") ? path.removingPercentEncoding ?? path : path
             request.query = target[target.index(after: q)...].split(separator: "&").map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let decode = { (s: Substring) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
                 return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
             }
         } else {
-            request.path = target.removingPercentEncoding ?? target
+            request.path = target.contains("%") ? target.removingPercentEncoding ?? target : target
         }
         if let encoding = request.header("Transfer-Encoding"), encoding.lowercased() != "identity" {
             throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length")
         }
-        let lengths = headers.filter { $0.0.caseInsensitiveCompare("Content-Length") == .orderedSame }.map(\.1)
+        let lengths = headers.filter { HTTPRequest.sameName($0.0, "Content-Length") }.map(\.1)
         var length = 0
         if let text = lengths.first {
             guard Set(lengths).count == 1, let n = Int(text), n >= 0, text.allSatisfy(\.isASCII) else {

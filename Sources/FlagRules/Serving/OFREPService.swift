@@ -219,7 +219,7 @@ package final class OFREPService: Sendable {
             if !members.contains(where: { $0.0 == options.targetingKey }) { members.append((options.targetingKey, key)) }
         }
         do {
-            return .success((try EvaluationContext(json: JSON.object(members).serialized()), given))
+            return .success((try EvaluationContext(jsonMembers: members), given))
         } catch {
             return .failure(.invalid(error.message))
         }
@@ -282,10 +282,23 @@ package final class OFREPService: Sendable {
     /// One declaration's OFREP answer: 200 and a success, or 400 and a failure.
     func evaluate(_ key: String, in rules: RuleSet, _ context: EvaluationContext) -> (Int, JSON) {
         guard let info = rules.declaration(named: key) else { return (404, failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")) }
-        let reads = Set(info.reads.map(\.name))
-        for problem in rules.problems(in: context) where reads.contains(problem.attribute) {
-            if case .mistyped = problem.kind {
+        // A value of the wrong type for an attribute the declaration reads fails it; other
+        // attributes are not its concern.
+        for read in info.reads {
+            guard let value = context[read.name] else { continue }
+            let fits: Bool
+            if read.name == "now" {
+                if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
+            } else if let type = rules.schema?[read.name]?.type {
+                fits = Coercion(type).apply(value) != nil
+            } else {
+                fits = true
+            }
+            if !fits {
                 metrics.evaluation(key, reason: "ERROR")
+                let problem = ContextProblem(
+                    attribute: read.name,
+                    kind: .mistyped(expected: read.name == "now" ? "an ISO 8601 datetime" : ContextSchema.describe(read.type)))
                 return (400, failure(key, "INVALID_CONTEXT", problem.description))
             }
         }
@@ -352,6 +365,10 @@ package final class OFREPService: Sendable {
                 field.append(("list", .bool(a.type.isList)))
                 schema.append((a.name, .object(field)))
             }
+        }
+        // The instant rules are evaluated at (a schedule or a ramp, previewed).
+        if !schema.contains(where: { $0.0 == "now" }) {
+            schema.append(("now", .object([("type", .string("datetime")), ("list", .bool(false))])))
         }
         return .json(
             200, .object([("declarations", .array(declarations)), ("schema", .object(schema)), ("version", .string(state.version))]))

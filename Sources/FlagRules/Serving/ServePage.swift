@@ -59,7 +59,7 @@ enum ServePage {
               for (const [t, v] of [["(absent)", ""], ["true", "true"], ["false", "false"]]) input.appendChild(new Option(t, v));
             } else {
               input = document.createElement("input");
-              input.placeholder = field.list ? "comma-separated" : field.type;
+              input.placeholder = field.list ? "comma-separated" : name === "now" ? "the clock, or 2026-12-01T09:00:00Z" : field.type;
             }
             input.id = "attr-" + name; input.name = name;
             form.append(label, input);
@@ -107,8 +107,22 @@ enum ServePage {
           status.textContent = "evaluated"; status.className = "muted";
           document.body.dataset.evaluated = "true";
         }
+        /// A link's ?context={…} fills the form and evaluates it (a shareable question).
+        function fillFromLink() {
+          const given = new URLSearchParams(location.search).get("context");
+          if (!given) return false;
+          const context = JSON.parse(given);
+          for (const [name, value] of Object.entries(context)) {
+            const input = document.getElementById("attr-" + name);
+            if (input) input.value = Array.isArray(value) ? value.join(", ") : String(value);
+          }
+          return true;
+        }
         document.getElementById("evaluate").addEventListener("click", evaluate);
-        load().then(() => { document.body.dataset.loaded = "true"; });
+        load().then(() => {
+          document.body.dataset.loaded = "true";
+          if (fillFromLink()) evaluate();
+        });
         </script>
         </body>
         </html>
