@@ -225,6 +225,39 @@ final class TCPClient {
         #expect(server.stop() == 0 && unauthorized.stop() == 0)
     }
 
+    /// Random requests over real connections, whole bodies of 1 MiB, and clients that hang
+    /// up mid-request: the server keeps answering and its memory stays bounded.
+    @Test func randomTrafficLeavesTheServerAnswering() throws {
+        let server = try ServeProcess(["examples/"])
+        var random = SeededGenerator(seed: 99)
+        let real =
+            "POST /ofrep/v1/evaluate/flags/checkout HTTP/1.1\r\nHost: x\r\nContent-Length: 46\r\n\r\n{\"context\": {\"targetingKey\": \"u\", \"n\": [1]}}"
+        for i in 0..<400 {
+            var bytes = Array(real.utf8)
+            for _ in 0..<Int.random(in: 0...8, using: &random) {
+                let at = Int.random(in: 0..<bytes.count, using: &random)
+                if Bool.random(using: &random) { bytes[at] = UInt8.random(in: 0...255, using: &random) } else { bytes.remove(at: at) }
+            }
+            let client = try TCPClient(port: server.port)
+            client.send(bytes)
+            if i % 3 == 0 { client.hangUp() }
+        }
+        let big = try TCPClient(port: server.port)
+        let body = [UInt8](repeating: UInt8(ascii: " "), count: (1 << 20) - 2) + Array("{}".utf8)
+        big.send(Array("POST /ofrep/v1/evaluate/flags HTTP/1.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+        let answer = try big.response()
+        #expect(answer.status == 200 && answer.body.contains("\"flags\""))
+        let health = try TCPClient(port: server.port)
+        health.send("GET /healthz HTTP/1.1\r\n\r\n")
+        #expect(try health.response().body == "ok\n")
+        #if os(Linux)
+            let status = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
+            let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+            #expect(rss < 300_000, "resident \(rss) kB")
+        #endif
+        #expect(server.stop() == 0)
+    }
+
     @Test func theCommandLineIsChecked() throws {
         let cases: [([String], Int32, String)] = [
             (["serve"], 2, "flags: error: 'serve' needs one file or directory\nhelp: flags serve examples/\n"),

@@ -21,7 +21,7 @@ package struct Lint: Sendable {
     package static let all: [Lint] = [
         .rolloutOutOfRange, .rolloutBareNumber, .zeroWeight, .constantCondition, .unreachableRule, .unusedSegment,
         .unusedAttribute, .variantNeverProduced, .rampEnded, .rulesGiveTheDefault, .expiringSoon, .missingOwner,
-        .redundantTest,
+        .redundantTest, .sharedSplitSalt,
     ]
 }
 

@@ -136,6 +136,21 @@ struct Explainer {
             summary: decided != nil ? "" : "no rule matched: the default")
     }
 
+    /// Where a split put declaration `i`'s unit, for a reader of it (a layer read by its
+    /// experiments): `target 52,345 of 100,000, the slice 40%–80%`.
+    func slice(of i: Int, _ r: Resolution) -> String? {
+        guard let ruleIndex = r.rule, let rule = checked.declarations[i].rules.first(where: { $0.index == ruleIndex }),
+            case .split(let s) = rule.outcome,
+            let trace = memo.operands.last(where: { $0.index == i })?.explanation.rules.last(where: { $0.index == ruleIndex })?.split,
+            let target = trace.target, let chosen = s.outcomes.firstIndex(where: { $0 == r.value })
+        else { return nil }
+        let total = Double(s.weights.reduce(0, +))
+        let low = Double(s.weights[..<chosen].reduce(0, +)) / total * 100
+        let high = low + Double(s.weights[chosen]) / total * 100
+        return
+            "target \(ImpactReport.grouped(target)) of \(ImpactReport.grouped(Int(total))), the slice \(Value.format(low))%–\(Value.format(high))%"
+    }
+
     /// The outcome a split chooses (nil: none, as for an unknown unit) and its trace.
     func split(_ s: CheckedSplit, variants: Bool) -> (Value?, SplitTrace) {
         let total = s.weights.reduce(0, +)
@@ -215,6 +230,7 @@ struct Explainer {
             let r = resolve(i)
             var details = [r.reason.rawValue]
             if let rule = r.rule { details.append("rule \(rule)") }
+            if r.reason == .split, let slice = slice(of: i, r) { details.append(slice) }
             return (
                 r.value,
                 ExpressionTrace(

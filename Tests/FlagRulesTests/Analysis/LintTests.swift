@@ -67,6 +67,15 @@ import Testing
             Self.tests(("age: 4", ["expect f"]), ("age: 4", ["expect f", "expect f.rule == 1"]))
         ),
         ("FR113", Self.tests(("age: 4", ["expect f", "expect f"])), Self.tests(("age: 4", ["expect f", "expect not g"]))),
+        (
+            "FR114",
+            "variant a [x, y] { split(userId, \"exp\") { x: 1, y: 1 } }\nvariant b [x, y] { split(userId, \"exp\") { x: 1, y: 1 } }",
+            "variant a [x, y] { split(userId, \"exp-a\") { x: 1, y: 1 } }\nvariant b [x, y] { split(userId, \"exp-b\") { x: 1, y: 1 } }"
+        ),
+        (
+            "FR114", "variant a [x, y] { split(userId) { x: 1, y: 1 } }\nvariant b [x, y] { split(userId, \"a\") { x: 1, y: 1 } }",
+            "variant a [x, y] { split(userId) { x: 1, y: 1 } }\nvariant b [x, y] { split(userId) { x: 1, y: 1 } }"
+        ),
     ]
 
     /// `flag f` and `flag g` and a test per (given, expectations).
