@@ -597,6 +597,24 @@ let storeRows: [Row] = {
         ])
 }()
 
+// MARK: Exposures
+
+/// A split variant read through a store, and the same with exposures recorded (over
+/// 100,000 users, each seen before the timed runs: the common case, a unit's exposure
+/// already recorded).
+let exposureRows: [Row] = {
+    let rules = load(schema + "\nvariant exp [a, b] { split(userId) { a: 50%, b: 50% } }\n")
+    let plain = FlagStore(rules)
+    let tracked = FlagStore(rules)
+    tracked.recordExposures(window: 200_000, buffer: 1)
+    return measureInterleaved(
+        count: min(n, 100_000), runs: runs,
+        [
+            ("FlagStore.evaluate of a split variant", { plain.evaluate("exp", in: dictionaries[$0]).variant == "a" }),
+            ("the same, recording exposures", { tracked.evaluate("exp", in: dictionaries[$0]).variant == "a" }),
+        ])
+}()
+
 // MARK: Targeting: lists and networks
 
 /// `contains any` of a 5-element list attribute against 1,000 literals, and an address
@@ -961,6 +979,10 @@ if storeRows[0].measured && storeRows[1].measured {
     targets.append(("store.isEnabled within 10% of RuleSet.isEnabled", storeRows[1].nanoseconds <= storeRows[0].nanoseconds * 1.1))
     if storeRows[0].onFraction != storeRows[1].onFraction { failures.append("store: FlagStore and RuleSet disagree on the ON fraction") }
 }
+if exposureRows[0].measured && exposureRows[1].measured {
+    targets.append(
+        ("a split read recording exposures within 1.5× of without", exposureRows[1].nanoseconds <= exposureRows[0].nanoseconds * 1.5))
+}
 if storeRows[1].measured && storeRows[2].measured {
     targets.append(
         ("store.isEnabled with an evaluation hook within 2× of without", storeRows[2].nanoseconds <= storeRows[1].nanoseconds * 2))
@@ -1122,6 +1144,12 @@ if options.json {
         print(
             "  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
                 + f(row.nanoseconds / storeRows[0].nanoseconds, 2).leftPad(8))
+    }
+    print("\nexposures: a split variant by name through a store")
+    for row in exposureRows {
+        print(
+            "  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)
+                + f(row.nanoseconds / exposureRows[0].nanoseconds, 2).leftPad(8))
     }
     print("\ntargeting: lists and networks, beside the seed rule's plain path")
     print("  " + "row".padding(toLength: 56, withPad: " ", startingAt: 0) + "   ns/eval   ratio    ON %   allocs/eval")

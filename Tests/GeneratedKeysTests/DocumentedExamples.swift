@@ -261,3 +261,23 @@ func articleDebugScreen(store: FlagStore, overridesURL: URL) throws {
     try debug.setOverride(AppFlags.checkout, to: .oneStep)
     try debug.clearOverride("checkout")
 }
+
+/// A stand-in for an app's analytics client.
+struct DocumentedAnalytics {
+    func track(_ event: String, _ properties: [String: String]) {}
+}
+
+/// RunningExperiments.md: recording exposures.
+func articleExposures(store: FlagStore, analytics: DocumentedAnalytics) {
+    let log = store.recordExposures(window: 10_000, buffer: 1_000)
+    Task {
+        for await exposure in log.exposures {
+            analytics.track(
+                "experiment_exposure",
+                [
+                    "experiment": exposure.declaration, "variant": exposure.variant,
+                    "unit": exposure.unit, "rules": exposure.rulesVersion,
+                ])
+        }
+    }
+}

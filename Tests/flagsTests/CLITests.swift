@@ -230,7 +230,7 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
                 == Run(
                     status: 0,
                     stdout: """
-                        {"checkout": {"value": "twoStep", "variant": "twoStep", "reason": "SPLIT", "rule": 3, "line": 23}, \
+                        {"checkout": {"value": "twoStep", "variant": "twoStep", "reason": "SPLIT", "exposure": true, "rule": 3, "line": 23}, \
                         "freeShippingThreshold": {"value": 35.0, "reason": "TARGETING_MATCH", "rule": 2, "line": 32}, \
                         "expressPay": {"value": false, "reason": "DEFAULT"}}
 

@@ -207,12 +207,14 @@ extension Value {
 }
 
 extension Resolution {
-    /// `{"value": …, "variant": …, "reason": …, "errorCode": …, "rule": …, "line": …}`,
-    /// with only the members that apply.
+    /// `{"value": …, "variant": …, "reason": …, "exposure": true, "errorCode": …, "rule": …,
+    /// "line": …}`, with only the members that apply (`exposure` for a split's decision,
+    /// which a store records as an ``Exposure``).
     package var json: JSON {
         var members: [(String, JSON)] = [("value", value.json)]
         if let variant { members.append(("variant", .string(variant))) }
         members.append(("reason", .string(reason.rawValue)))
+        if reason == .split { members.append(("exposure", .bool(true))) }
         if let errorCode { members.append(("errorCode", .string(errorCode.rawValue))) }
         if let errorMessage { members.append(("errorMessage", .string(errorMessage))) }
         if let rule { members.append(("rule", .int(rule))) }

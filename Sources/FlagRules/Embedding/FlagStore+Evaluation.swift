@@ -36,9 +36,12 @@ extension FlagStore: FlagEvaluating {
     /// Resolves every flag, variant and value, keyed by name, overrides included; empty
     /// before rules load. The hook is called once for each.
     public func evaluateAll(in context: EvaluationContext = [:]) -> [String: Resolution] {
-        let (all, hook, merged) = withInForce { s in
+        let (all, hook, merged, log, rules) = withInForce { s in
             let merged = s.merged(context)
-            return (s.evaluated.resolveAll(merged, s.layers), s.hook, merged)
+            return (s.evaluated.resolveAll(merged, s.layers), s.hook, merged, s.exposures, s.evaluated)
+        }
+        if let log {
+            for (name, r) in all where r.reason == .split { log.record(name, r, rules: rules) { merged[$0] } }
         }
         if let hook {
             for (name, r) in all { hook.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged))) }
@@ -118,6 +121,7 @@ extension FlagStore: FlagEvaluating {
         let merged = s.merged(context)
         let rules = s.evaluated
         let r = rules.resolve(name, rules.index(of: name), merged, expecting: kind, default: fallback, s.layers)
+        if r.reason == .split, let log = s.exposures { log.record(name, r, rules: rules) { merged[$0] } }
         s.hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
         return r
     }
@@ -129,6 +133,7 @@ extension FlagStore: FlagEvaluating {
         let s = withInForce { $0 }
         let rules = s.evaluated
         let r = rules.resolve(handle.name, rules.index(of: handle), context, expecting: kind, default: fallback, s.layers)
+        if r.reason == .split, let log = s.exposures { log.record(handle.name, r, rules: rules) { context[$0] } }
         s.hook?.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
         return r
     }

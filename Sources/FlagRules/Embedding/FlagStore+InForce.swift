@@ -11,6 +11,8 @@ extension FlagStore {
         /// The evaluation hook, in a class: passed out of a borrow (through a generic
         /// result), a class costs a retain where a closure would be re-wrapped, allocating.
         let hook: EvaluationHook?
+        /// Where exposures are recorded, when they are.
+        let exposures: ExposureLog?
         /// The rules evaluations run: those in force, else rules with no declarations.
         let evaluated: RuleSet
         /// Whether evaluations answer as the rules' own calls: no hook, no local override,
@@ -22,9 +24,10 @@ extension FlagStore {
 
         init(
             rules: RuleSet?, failure: RuleSetError? = nil, base: EvaluationContext, local: FlagOverrides = [:],
-            onEvaluation: (@Sendable (FlagEvaluation) -> Void)? = nil
+            onEvaluation: (@Sendable (FlagEvaluation) -> Void)? = nil, exposures: ExposureLog? = nil
         ) {
             self.rules = rules
+            self.exposures = exposures
             self.failure = failure
             self.base = base
             self.local = local
@@ -37,11 +40,11 @@ extension FlagStore {
 
         func with(
             rules: RuleSet?? = nil, failure: RuleSetError?? = nil, base: EvaluationContext? = nil, local: FlagOverrides? = nil,
-            onEvaluation: (@Sendable (FlagEvaluation) -> Void)?? = nil
+            onEvaluation: (@Sendable (FlagEvaluation) -> Void)?? = nil, exposures: ExposureLog?? = nil
         ) -> InForce {
             InForce(
                 rules: rules ?? self.rules, failure: failure ?? self.failure, base: base ?? self.base, local: local ?? self.local,
-                onEvaluation: onEvaluation ?? self.hook?.call)
+                onEvaluation: onEvaluation ?? self.hook?.call, exposures: exposures ?? self.exposures)
         }
 
         /// `context` over the base context, its keys winning.

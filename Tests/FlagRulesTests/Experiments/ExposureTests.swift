@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+
+/// A store's exposures: one per declaration, unit and variant, off the evaluation path.
+@Suite struct ExposureTests {
+    static let rules = """
+        context { userId: string; country: string }
+        variant checkout [control, oneStep] = control {
+          control when country == "DE"
+          split(userId) { control: 50%, oneStep: 50% }
+        }
+        value limit: int = 1 { split(userId) { 1: 50%, 2: 50% } }
+        flag dark { enabled when rollout(userId) < 50% }
+
+        """
+
+    static func store(_ text: String = rules) throws -> FlagStore {
+        FlagStore(try RuleSet(source: text, name: "rules.flags"))
+    }
+
+    /// Drains what the log holds now (the stream stays open).
+    static func drain(_ log: ExposureLog, expecting count: Int) async -> [Exposure] {
+        var out: [Exposure] = []
+        guard count > 0 else { return out }
+        for await e in log.exposures {
+            out.append(e)
+            if out.count == count { break }
+        }
+        return out
+    }
+
+    @Test func eachUnitAndVariantIsRecordedOnceUnderConcurrentReads() async throws {
+        let store = try Self.store()
+        let log = store.recordExposures(window: 1_000, buffer: 10_000)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    for round in 0..<1_000 {
+                        let context: EvaluationContext = ["userId": .string("user-\(round % 100)"), "country": "US"]
+                        _ = store.evaluate("checkout", in: context)
+                    }
+                }
+            }
+        }
+        #expect(log.recorded == 100 && log.dropped == 0)
+        let exposures = await Self.drain(log, expecting: 100)
+        #expect(Set(exposures.map(\.unit)).count == 100)
+        let first = try #require(exposures.first)
+        #expect(first.declaration == "checkout" && first.unitAttribute == "userId" && first.rule == 2 && first.line == 4)
+        #expect(first.rulesVersion == (try RuleSet(source: Self.rules, name: "x")).contentVersion)
+        let direct = try RuleSet(source: Self.rules).evaluate("checkout", in: ["userId": .string(first.unit), "country": "US"])
+        #expect(first.variant == direct.variant)
+    }
+
+    @Test func onlySplitsAreExposuresAndNewRulesRecordAgain() async throws {
+        let store = try Self.store()
+        let log = store.recordExposures()
+        _ = store.evaluate("checkout", in: ["userId": "u1", "country": "DE"])  // a rule match
+        _ = store.isEnabled("dark", in: ["userId": "u1"])  // a rollout, not a split
+        _ = store.evaluate("limit", in: ["userId": "u1"])
+        _ = store.evaluate("limit", in: ["userId": "u1"])
+        #expect(log.recorded == 1)
+        // Overrides, scoped or local, record nothing.
+        store.localOverrides = ["limit": .int(7)]
+        _ = store.evaluate("limit", in: ["userId": "u2"])
+        store.localOverrides = [:]
+        withFlagOverrides(["limit": .int(8)]) { _ = store.evaluate("limit", in: ["userId": "u3"]) }
+        #expect(log.recorded == 1)
+        // New rules: the same unit and variant is an exposure again; the same rules reloaded are not new.
+        try store.update(source: Self.rules + "flag other = true\n")
+        _ = store.evaluate("limit", in: ["userId": "u1"])
+        #expect(log.recorded == 2)
+        let exposures = await Self.drain(log, expecting: 2)
+        #expect(exposures.map(\.declaration) == ["limit", "limit"] && exposures[0].rulesVersion != exposures[1].rulesVersion)
+        // Handles and prepared contexts, and evaluateAll, record too.
+        let handle = store.handle("checkout")
+        _ = store.evaluate(handle, in: store.prepare(["userId": "u9", "country": "US"]))
+        _ = store.evaluateAll(in: ["userId": "u10", "country": "US"])
+        #expect(log.recorded == 5)
+        store.stopRecordingExposures()
+        _ = store.evaluate("limit", in: ["userId": "u11"])
+        #expect(log.recorded == 5)
+    }
+
+    @Test func aStalledConsumerCostsABoundedBufferAndACount() throws {
+        let store = try Self.store()
+        let log = store.recordExposures(window: 100, buffer: 10)
+        for i in 0..<500 { _ = store.evaluate("limit", in: ["userId": .string("u\(i)")]) }
+        #expect(log.recorded == 500 && log.dropped == 490)
+    }
+
+    /// The window forgets the least recently seen: a unit seen again after the window has
+    /// moved past it is recorded again; one seen within it is not.
+    @Test func theWindowIsBounded() throws {
+        let store = try Self.store()
+        let log = store.recordExposures(window: 10, buffer: 1_000)
+        for i in 0..<30 { _ = store.evaluate("limit", in: ["userId": .string("u\(i)")]) }
+        _ = store.evaluate("limit", in: ["userId": "u29"])
+        #expect(log.recorded == 30)
+        _ = store.evaluate("limit", in: ["userId": "u0"])
+        #expect(log.recorded == 31)
+    }
+}
