@@ -607,11 +607,14 @@ let exposureRows: [Row] = {
     let plain = FlagStore(rules)
     let tracked = FlagStore(rules)
     tracked.recordExposures(window: 200_000, buffer: 1)
+    let stickyStore = FlagStore(load(schema + "\n@sticky variant exp [a, b] { split(userId) { a: 50%, b: 50% } }\n"))
+    stickyStore.assignments = InMemoryAssignments(limit: 200_000)
     return measureInterleaved(
         count: min(n, 100_000), runs: runs,
         [
             ("FlagStore.evaluate of a split variant", { plain.evaluate("exp", in: dictionaries[$0]).variant == "a" }),
             ("the same, recording exposures", { tracked.evaluate("exp", in: dictionaries[$0]).variant == "a" }),
+            ("the same, @sticky, each unit's assignment remembered", { stickyStore.evaluate("exp", in: dictionaries[$0]).variant == "a" }),
         ])
 }()
 

@@ -281,3 +281,10 @@ func articleExposures(store: FlagStore, analytics: DocumentedAnalytics) {
         }
     }
 }
+
+/// RunningExperiments.md: sticky assignments.
+func articleSticky(store: FlagStore, supportDirectory: URL) {
+    store.assignments = FileAssignments(
+        url: supportDirectory.appendingPathComponent("assignments.json"),
+        onProblem: { problem in print("flags: \(problem)") })
+}

@@ -127,6 +127,13 @@ extension RuleSet {
 }
 
 extension FlagStore {
+    /// Where `@sticky` declarations keep each unit's first assignment (nil: they bucket as
+    /// any split does). Declarations without `@sticky` never read it.
+    public var assignments: (any AssignmentStorage)? {
+        get { inForce.current.assignments }
+        set { _ = inForce.replace { $0.with(assignments: .some(newValue)) } }
+    }
+
     /// Starts recording exposures: each resolution a `split` decides, once per declaration,
     /// unit and variant within the last `window` distinct ones, and again under new rules.
     /// Overrides, defaults and rule matches are not exposures. A log recorded into before

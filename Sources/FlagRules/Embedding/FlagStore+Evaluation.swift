@@ -36,9 +36,12 @@ extension FlagStore: FlagEvaluating {
     /// Resolves every flag, variant and value, keyed by name, overrides included; empty
     /// before rules load. The hook is called once for each.
     public func evaluateAll(in context: EvaluationContext = [:]) -> [String: Resolution] {
-        let (all, hook, merged, log, rules) = withInForce { s in
+        var (all, hook, merged, log, rules, storage) = withInForce { s in
             let merged = s.merged(context)
-            return (s.evaluated.resolveAll(merged, s.layers), s.hook, merged, s.exposures, s.evaluated)
+            return (s.evaluated.resolveAll(merged, s.layers), s.hook, merged, s.exposures, s.evaluated, s.assignments)
+        }
+        if let storage {
+            for (name, r) in all where r.reason == .split { all[name] = rules.sticky(r, name, storage: storage) { merged[$0] } }
         }
         if let log {
             for (name, r) in all where r.reason == .split { log.record(name, r, rules: rules) { merged[$0] } }
@@ -120,7 +123,8 @@ extension FlagStore: FlagEvaluating {
         let s = withInForce { $0 }
         let merged = s.merged(context)
         let rules = s.evaluated
-        let r = rules.resolve(name, rules.index(of: name), merged, expecting: kind, default: fallback, s.layers)
+        var r = rules.resolve(name, rules.index(of: name), merged, expecting: kind, default: fallback, s.layers)
+        if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, name, storage: storage) { merged[$0] } }
         if r.reason == .split, let log = s.exposures { log.record(name, r, rules: rules) { merged[$0] } }
         s.hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
         return r
@@ -132,7 +136,8 @@ extension FlagStore: FlagEvaluating {
     {
         let s = withInForce { $0 }
         let rules = s.evaluated
-        let r = rules.resolve(handle.name, rules.index(of: handle), context, expecting: kind, default: fallback, s.layers)
+        var r = rules.resolve(handle.name, rules.index(of: handle), context, expecting: kind, default: fallback, s.layers)
+        if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, handle.name, storage: storage) { context[$0] } }
         if r.reason == .split, let log = s.exposures { log.record(handle.name, r, rules: rules) { context[$0] } }
         s.hook?.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
         return r

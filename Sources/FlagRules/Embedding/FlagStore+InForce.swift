@@ -13,6 +13,8 @@ extension FlagStore {
         let hook: EvaluationHook?
         /// Where exposures are recorded, when they are.
         let exposures: ExposureLog?
+        /// Where `@sticky` assignments are kept, when they are.
+        let assignments: (any AssignmentStorage)?
         /// The rules evaluations run: those in force, else rules with no declarations.
         let evaluated: RuleSet
         /// Whether evaluations answer as the rules' own calls: no hook, no local override,
@@ -24,10 +26,12 @@ extension FlagStore {
 
         init(
             rules: RuleSet?, failure: RuleSetError? = nil, base: EvaluationContext, local: FlagOverrides = [:],
-            onEvaluation: (@Sendable (FlagEvaluation) -> Void)? = nil, exposures: ExposureLog? = nil
+            onEvaluation: (@Sendable (FlagEvaluation) -> Void)? = nil, exposures: ExposureLog? = nil,
+            assignments: (any AssignmentStorage)? = nil
         ) {
             self.rules = rules
             self.exposures = exposures
+            self.assignments = assignments
             self.failure = failure
             self.base = base
             self.local = local
@@ -40,11 +44,13 @@ extension FlagStore {
 
         func with(
             rules: RuleSet?? = nil, failure: RuleSetError?? = nil, base: EvaluationContext? = nil, local: FlagOverrides? = nil,
-            onEvaluation: (@Sendable (FlagEvaluation) -> Void)?? = nil, exposures: ExposureLog?? = nil
+            onEvaluation: (@Sendable (FlagEvaluation) -> Void)?? = nil, exposures: ExposureLog?? = nil,
+            assignments: (any AssignmentStorage)?? = nil
         ) -> InForce {
             InForce(
                 rules: rules ?? self.rules, failure: failure ?? self.failure, base: base ?? self.base, local: local ?? self.local,
-                onEvaluation: onEvaluation ?? self.hook?.call, exposures: exposures ?? self.exposures)
+                onEvaluation: onEvaluation ?? self.hook?.call, exposures: exposures ?? self.exposures,
+                assignments: assignments ?? self.assignments)
         }
 
         /// `context` over the base context, its keys winning.

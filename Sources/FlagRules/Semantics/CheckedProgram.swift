@@ -94,6 +94,8 @@ struct CheckedDeclaration: Sendable {
     /// (and the rest of the body after one), and a test's `expect d.rule == N` is checked
     /// against what was written, so that one error does not cascade into another.
     var writtenRuleCount = 0
+    /// `@sticky`'s version ("" without one); nil when the declaration is not sticky.
+    var sticky: String?
 }
 
 /// The names a file defines, by position, with their types and the schema: what an

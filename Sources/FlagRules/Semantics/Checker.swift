@@ -9,7 +9,7 @@ import Foundation
 struct Checker {
     /// The longest chain of declarations reading each other that evaluation may follow.
     static let maxDependencyDepth = 32
-    static let attributeNames = ["disabled", "owner", "expires"]
+    static let attributeNames = ["disabled", "owner", "expires", "sticky"]
     static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "ip", "enum"]
     static let functions = ["has", "rollout", "count", "lower", "ramp"]
     /// Other languages' names for the types, for "did you mean".
@@ -244,6 +244,8 @@ struct Checker {
         var disabled = false
         var owner: String?
         var expires: Date?
+        /// `@sticky` (version "") or `@sticky("v2")`, and where it is written.
+        var sticky: (version: String, range: SourceRange)?
     }
 
     mutating func checkAttributes(_ header: DeclarationHeader, kind: DeclarationKind) -> Attributes {
@@ -292,11 +294,27 @@ struct Checker {
                         "expired", "'\(header.name.name)' expired on \(text)", at: a.range,
                         help: "remove the declaration or move its expiry date")
                 }
+            case "sticky":
+                guard kind == .variant || kind == .value else {
+                    diagnostics.error(
+                        "misplaced-attribute", "only a variant or a value can be '@sticky': it keeps what a split assigns",
+                        at: a.range)
+                    break
+                }
+                if a.arguments.isEmpty {
+                    result.sticky = ("", a.range)
+                } else if a.arguments.count == 1, case .string(let version, _) = a.arguments[0].value {
+                    result.sticky = (version, a.range)
+                } else {
+                    diagnostics.error(
+                        "attribute-arguments", "'@sticky' takes nothing or a version string, as in @sticky(\"v2\")", at: a.range)
+                }
             default:
                 let suggestion = Suggestions.closest(to: name, in: Checker.attributeNames).map { "; did you mean '@\($0)'?" } ?? ""
                 diagnostics.error(
                     "unknown-attribute", "unknown attribute '@\(name)'" + suggestion,
-                    at: a.range, help: "the attributes are @disabled, @owner(\"…\") and @expires(\"YYYY-MM-DD\")")
+                    at: a.range,
+                    help: "the attributes are @disabled, @owner(\"…\"), @expires(\"YYYY-MM-DD\") and @sticky")
             }
         }
         return result
@@ -309,10 +327,21 @@ struct Checker {
             _ kind: DeclarationKind, _ attributes: Attributes, type: FlagType, defaultValue: Value,
             variants: [String] = [], rules: [CheckedRule] = [], condition: Bound? = nil
         ) -> CheckedDeclaration {
-            CheckedDeclaration(
+            var d = CheckedDeclaration(
                 name: name, kind: kind, type: type, defaultValue: defaultValue, variants: variants, rules: rules,
                 condition: condition, disabled: attributes.disabled, owner: attributes.owner,
                 expires: attributes.expires, doc: header.doc?.text, range: header.range)
+            if let sticky = attributes.sticky {
+                let splits = rules.contains { if case .split = $0.outcome { return true } else { return false } }
+                if splits {
+                    d.sticky = sticky.version
+                } else {
+                    diagnostics.error(
+                        "sticky-without-split", "'\(name)' has no split: '@sticky' keeps what a split assigns", at: sticky.range,
+                        help: "remove '@sticky', or assign with split(unit) { … }")
+                }
+            }
+            return d
         }
         switch d {
         case .context, .test:
