@@ -64,6 +64,31 @@ public final class ExposureLog: Sendable {
     /// Exposures recorded (delivered or dropped).
     public var recorded: Int { state.withLock { $0.recorded } }
 
+    /// Delivers the exposures in batches to `handler`, from a task of its own (the stream is
+    /// then this task's to iterate): a batch goes when it holds `maxBatch` exposures, when
+    /// one arrives `interval` or more after the batch's first, and when the log finishes.
+    /// Cancel the returned task to stop.
+    @discardableResult
+    public func deliverBatches(
+        maxBatch: Int = 500, interval: Duration = .seconds(1), _ handler: @escaping @Sendable ([Exposure]) async -> Void
+    ) -> Task<Void, Never> {
+        let stream = exposures
+        let limit = max(maxBatch, 1)
+        return Task {
+            var batch: [Exposure] = []
+            var started = ContinuousClock.now
+            for await exposure in stream {
+                if batch.isEmpty { started = .now }
+                batch.append(exposure)
+                if batch.count >= limit || ContinuousClock.now - started >= interval {
+                    await handler(batch)
+                    batch = []
+                }
+            }
+            if !batch.isEmpty { await handler(batch) }
+        }
+    }
+
     /// Ends the stream (the store stops recording into this log).
     func finish() { continuation.finish() }
 

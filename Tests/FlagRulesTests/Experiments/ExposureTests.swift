@@ -102,4 +102,16 @@ import Testing
         _ = store.evaluate("limit", in: ["userId": "u0"])
         #expect(log.recorded == 31)
     }
+
+    @Test func batchesGoWhenFullAndWhenTheLogFinishes() async throws {
+        let store = try Self.store()
+        let log = store.recordExposures()
+        let batches = Locked([[Exposure]]())
+        let delivery = log.deliverBatches(maxBatch: 10, interval: .seconds(3_600)) { batch in batches.withLock { $0.append(batch) } }
+        for i in 0..<25 { _ = store.evaluate("limit", in: ["userId": .string("u\(i)")]) }
+        store.stopRecordingExposures()
+        await delivery.value
+        #expect(batches.withLock { $0.map(\.count) } == [10, 10, 5])
+        #expect(Set(batches.withLock { $0.flatMap { $0.map(\.unit) } }).count == 25)
+    }
 }
