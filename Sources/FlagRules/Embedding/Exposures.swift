@@ -36,20 +36,19 @@ public final class ExposureLog: Sendable {
     /// How many distinct exposures are remembered, to record each once.
     public let window: Int
 
-    struct Key: Hashable {
-        let declaration: String
-        let unit: String
-        let variant: String
-        let version: String
-    }
-
     struct State {
-        var seen: [Key: UInt64] = [:]
+        /// Each remembered exposure's fingerprint (a 64-bit hash of the declaration, unit,
+        /// variant and rules version), with when it was last seen.
+        var seen: [UInt64: UInt64] = [:]
         var clock: UInt64 = 0
         var dropped = 0
         var recorded = 0
-        /// The last rules seen and their version (hashed once a load).
-        var versionOf: (ObjectIdentifier, String)?
+        /// The rules last seen, their version, and each split rule's unit attribute (by
+        /// declaration and rule), worked out once per rules.
+        var rulesIdentity: ObjectIdentifier?
+        var version = ""
+        var versionHash: UInt64 = 0
+        var units: [Int: String?] = [:]
     }
 
     init(window: Int, buffer: Int) {
@@ -94,26 +93,36 @@ public final class ExposureLog: Sendable {
 
     /// Records `r` of declaration `name` when a split decided it and it is new.
     func record(_ name: String, _ r: Resolution, rules: RuleSet, unitValue: (String) -> Value?) {
-        guard r.reason == .split, let ruleIndex = r.rule, let line = r.line, let index = rules.index(of: name),
-            let attribute = rules.splitUnitAttribute(declaration: index, rule: ruleIndex), let value = unitValue(attribute)
-        else { return }
-        let unit: String
-        switch value {
-        case .string(let s): unit = s
-        case .int(let i): unit = String(i)
-        default: unit = value.description
-        }
-        let variant = r.variant ?? r.value.description
+        guard r.reason == .split, let ruleIndex = r.rule, let line = r.line, let index = rules.index(of: name) else { return }
         let identity = ObjectIdentifier(rules.loaded)
-        let exposure: Exposure? = state.withLock { s in
-            let version: String
-            if let known = s.versionOf, known.0 == identity {
-                version = known.1
-            } else {
-                version = rules.contentVersion
-                s.versionOf = (identity, version)
+        let variant = r.variant ?? r.value.description
+        // One lock: the unit attribute and the rules' version from the cache (worked out once
+        // per rules), then the fingerprint looked up.
+        let found: Exposure? = state.withLock { s in
+            if s.rulesIdentity != identity {
+                s.rulesIdentity = identity
+                s.version = rules.contentVersion
+                s.versionHash = ExposureLog.fingerprint(s.version, 0xcbf2_9ce4_8422_2325)
+                s.units = [:]
             }
-            let key = Key(declaration: name, unit: unit, variant: variant, version: version)
+            let slot = index << 16 | ruleIndex
+            let attribute: String?
+            if let known = s.units[slot] {
+                attribute = known
+            } else {
+                attribute = rules.splitUnitAttribute(declaration: index, rule: ruleIndex)
+                s.units[slot] = .some(attribute)
+            }
+            guard let attribute, let value = unitValue(attribute) else { return nil }
+            let unit: String
+            switch value {
+            case .string(let text): unit = text
+            case .int(let i): unit = String(i)
+            default: unit = value.description
+            }
+            var key = ExposureLog.fingerprint(name, s.versionHash)
+            key = ExposureLog.fingerprint(unit, key)
+            key = ExposureLog.fingerprint(variant, key)
             s.clock &+= 1
             if s.seen.updateValue(s.clock, forKey: key) != nil { return nil }
             if s.seen.count > window * 2 {
@@ -124,12 +133,23 @@ public final class ExposureLog: Sendable {
             s.recorded += 1
             return Exposure(
                 declaration: name, variant: variant, unitAttribute: attribute, unit: unit, rule: ruleIndex, line: line,
-                rulesVersion: version, date: Date())
+                rulesVersion: s.version, date: Date())
         }
-        guard let exposure else { return }
+        guard let exposure = found else { return }
         if case .dropped = continuation.yield(exposure) {
             state.withLock { $0.dropped += 1 }
         }
+    }
+
+    /// FNV-1a of a text's bytes and a separator, continuing from `h`.
+    @inline(__always)
+    static func fingerprint(_ text: String, _ h: UInt64) -> UInt64 {
+        var h = h
+        var copy = text
+        copy.withUTF8 { bytes in
+            for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        }
+        return (h ^ 0xFF) &* 0x100_0000_01b3
     }
 }
 
