@@ -46,19 +46,7 @@ package final class DocumentAnalysis: Sendable {
 
     /// The byte offset of an LSP position (clamped to the line and the document).
     func offset(line: Int, character: Int, encoding: PositionEncoding) -> Int {
-        let starts = source.lineStarts
-        guard line >= 0 else { return 0 }
-        guard line < starts.count else { return source.bytes.count }
-        let lineBytes = source.lineBytes(line + 1)
-        var units = 0
-        var offset = lineBytes.startIndex
-        let text = String(decoding: lineBytes, as: UTF8.self)
-        for scalar in text.unicodeScalars {
-            if units >= character { break }
-            units += encoding == .utf16 ? scalar.utf16.count : 1
-            offset += scalar.utf8.count
-        }
-        return min(offset, lineBytes.endIndex)
+        source.offset(line: line, character: character, encoding: encoding)
     }
 
     /// The LSP position of a source position.
@@ -158,5 +146,23 @@ package final class DocumentAnalysis: Sendable {
         tokens.lastIndex {
             $0.range.start.offset <= offset && offset <= $0.range.end.offset && $0.kind != .newline && $0.kind != .endOfFile
         }
+    }
+}
+
+extension SourceText {
+    /// The byte offset of a 0-based line and a character counted in `encoding`'s units,
+    /// clamped to the line and the text.
+    func offset(line: Int, character: Int, encoding: PositionEncoding) -> Int {
+        guard line >= 0 else { return 0 }
+        guard line < lineStarts.count else { return bytes.count }
+        let lineBytes = self.lineBytes(line + 1)
+        var units = 0
+        var offset = lineBytes.startIndex
+        for scalar in String(decoding: lineBytes, as: UTF8.self).unicodeScalars {
+            if units >= character { break }
+            units += encoding == .utf16 ? scalar.utf16.count : 1
+            offset += scalar.utf8.count
+        }
+        return min(offset, lineBytes.endIndex)
     }
 }

@@ -218,20 +218,7 @@ package final class LanguageServer {
     static func apply(_ new: String, at range: JSON, to text: String, encoding: PositionEncoding) -> String {
         let analysis = SourceText(text, name: "")
         func offset(_ p: JSON?) -> Int {
-            let line = p?["line"]?.integer ?? 0
-            let character = p?["character"]?.integer ?? 0
-            let starts = analysis.lineStarts
-            guard line >= 0 else { return 0 }
-            guard line < starts.count else { return analysis.bytes.count }
-            let lineBytes = analysis.lineBytes(line + 1)
-            var units = 0
-            var o = lineBytes.startIndex
-            for scalar in String(decoding: lineBytes, as: UTF8.self).unicodeScalars {
-                if units >= character { break }
-                units += encoding == .utf16 ? scalar.utf16.count : 1
-                o += scalar.utf8.count
-            }
-            return min(o, lineBytes.endIndex)
+            analysis.offset(line: p?["line"]?.integer ?? 0, character: p?["character"]?.integer ?? 0, encoding: encoding)
         }
         let a = offset(range["start"])
         let b = max(a, offset(range["end"]))

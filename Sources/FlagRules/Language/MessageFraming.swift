@@ -82,9 +82,15 @@ package struct MessageReader: Sendable {
 
     /// The index of the `\r\n\r\n` ending the header block.
     private func findHeaderEnd() -> Int? {
+        MessageReader.blankLine(in: buffer, from: start, within: MessageReader.maxHeaderBytes)
+    }
+
+    /// The index of the first `\r\n\r\n` at or after `start`, looked for in `limit` bytes
+    /// (the end of an LSP or an HTTP header block).
+    static func blankLine(in buffer: [UInt8], from start: Int, within limit: Int) -> Int? {
         var i = start
-        let limit = min(buffer.count, start + MessageReader.maxHeaderBytes + 4)
-        while i + 3 < limit {
+        let end = min(buffer.count, start + limit + 4)
+        while i + 3 < end {
             if buffer[i] == 13, buffer[i + 1] == 10, buffer[i + 2] == 13, buffer[i + 3] == 10 { return i }
             i += 1
         }

@@ -181,12 +181,6 @@ package struct HTTPRequestParser: Sendable {
     }
 
     private func headerEnd() -> Int? {
-        var i = start
-        let limit = min(buffer.count, start + HTTPRequestParser.maxHeaderBytes + 4)
-        while i + 3 < limit {
-            if buffer[i] == 13, buffer[i + 1] == 10, buffer[i + 2] == 13, buffer[i + 3] == 10 { return i }
-            i += 1
-        }
-        return nil
+        MessageReader.blankLine(in: buffer, from: start, within: HTTPRequestParser.maxHeaderBytes)
     }
 }

@@ -62,10 +62,7 @@ package final class OFREPService: Sendable {
         var next = InForce(files: files)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for (i, file) in files.enumerated() {
-            for b in file.rules.source.bytes {
-                hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3
-            }
-            hash = (hash ^ 0xFF) &* 0x100_0000_01b3
+            hash = ExposureLog.fingerprint(file.rules.contentVersion, hash)
             for d in file.rules.declarations where d.kind != .segment {
                 if next.index[d.name] != nil {
                     next.conflicts.append(d.name)
@@ -341,9 +338,7 @@ package final class OFREPService: Sendable {
 
     /// FNV-1a of a text, in base 36.
     static func hash(_ text: String) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in text.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return String(h, radix: 36)
+        String(ExposureLog.fingerprint(text, 0xcbf2_9ce4_8422_2325), radix: 36)
     }
 
     // MARK: The page's API
