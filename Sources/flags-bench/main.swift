@@ -32,7 +32,7 @@ indirect enum ReportJSON {
 
 // flags-bench: FlagRules' evaluation against a hand-written Swift baseline, in one process.
 //
-//   swift run -c release flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART]
+//   swift run -c release flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]]
 //                                    [--in-values both|hits|misses] [--in-keys codes|ids|uuids]
 //
 // Every row evaluates the same rule over the same N pre-built distinct contexts; the
@@ -42,8 +42,15 @@ struct Options {
     var json = false
     var contexts = 1_000_000
     var runs = 5
-    /// Only rows whose name contains this (for profiling one path).
+    /// Only rows whose name contains this, or one of its parts separated by `|` (for
+    /// profiling one path, or timing a few rows in rotation).
     var only: String?
+
+    /// Whether the row `name` is measured.
+    func selects(_ name: String) -> Bool {
+        guard let only else { return true }
+        return only.split(separator: "|").contains { name.contains($0) }
+    }
     /// Which values the `in` rows look up: members, non-members, or half of each (the default).
     var inValues = InValues.both
     /// The shape of the strings in the `in` lists.
@@ -125,7 +132,7 @@ struct Options {
                 inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
                 print(
-                    "usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]"
+                    "usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]"
                 )
                 exit(0)
             default:
@@ -307,7 +314,7 @@ struct Row {
 /// Median ns per evaluation over `runs` timed passes after one warm-up pass.
 @inline(__always)
 func measure(_ name: String, count: Int, runs: Int, _ body: (Int) -> Bool) -> Row {
-    if let only = options.only, !name.contains(only) { return .skipped(name) }
+    if !options.selects(name) { return .skipped(name) }
     var on = 0
     for i in 0..<count where body(i) { on += 1 }  // warm-up
     var times: [Double] = []
@@ -519,7 +526,7 @@ func measureInterleaved(count: Int, runs: Int, _ rows: [(String, (Int) -> Bool)]
 }
 
 func measureInterleaved(count: Int, runs: Int, _ rows: [(String, Workload)]) -> [Row] {
-    let active = rows.map { row in options.only.map { row.0.contains($0) } ?? true }
+    let active = rows.map { options.selects($0.0) }
     var times = Array(repeating: [Double](), count: rows.count)
     var on = Array(repeating: 0, count: rows.count)
     var allocations = Array(repeating: 0, count: rows.count)

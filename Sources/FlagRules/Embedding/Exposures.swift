@@ -25,7 +25,9 @@ public struct Exposure: Sendable, Hashable {
 /// The exposures a store records, delivered off the evaluation path.
 ///
 /// Each (declaration, unit, variant, rules version) is recorded once within the last
-/// `window` distinct ones (the least recently seen are forgotten first). Exposures wait in
+/// `window` distinct ones: one seen again within them is not recorded again, and none is
+/// remembered past `2 × window` distinct others (memory grows with what is remembered: 8-byte
+/// fingerprints in tables at least a quarter full). Exposures wait in
 /// a buffer of `buffer` for the consumer of ``exposures``; when it stalls and the buffer is
 /// full, later ones are dropped and counted in ``dropped``, and evaluations never wait.
 public final class ExposureLog: Sendable {
@@ -37,24 +39,26 @@ public final class ExposureLog: Sendable {
     public let window: Int
 
     struct State {
-        /// Each remembered exposure's fingerprint (a 64-bit hash of the declaration, unit,
-        /// variant and rules version), with when it was last seen.
-        var seen: [UInt64: UInt64] = [:]
-        var clock: UInt64 = 0
+        /// The fingerprints of the exposures remembered (a 64-bit hash of the declaration,
+        /// unit, variant and rules version).
+        var seen: RecentFingerprints
         var dropped = 0
         var recorded = 0
-        /// The rules last seen, their version, and each split rule's unit attribute (by
-        /// declaration and rule), worked out once per rules.
+        /// The rules last seen, and their version, worked out once per rules.
         var rulesIdentity: ObjectIdentifier?
         var version = ""
         var versionHash: UInt64 = 0
-        var units: [Int: String?] = [:]
     }
+
+    /// Where the remembered fingerprints are, for prefetching.
+    private let table: PublishedTable
 
     init(window: Int, buffer: Int) {
         self.window = max(window, 1)
         (exposures, continuation) = AsyncStream.makeStream(of: Exposure.self, bufferingPolicy: .bufferingOldest(max(buffer, 1)))
-        state = Locked(State())
+        let seen = RecentFingerprints(window: self.window)
+        table = seen.published
+        state = Locked(State(seen: seen))
     }
 
     /// Exposures dropped because the buffer was full.
@@ -91,76 +95,103 @@ public final class ExposureLog: Sendable {
     /// Ends the stream (the store stops recording into this log).
     func finish() { continuation.finish() }
 
-    /// Records `r` of declaration `name` when a split decided it and it is new.
-    func record(_ name: String, _ r: Resolution, rules: RuleSet, unitValue: (String) -> Value?) {
-        guard r.reason == .split, let ruleIndex = r.rule, let line = r.line, let index = rules.index(of: name) else { return }
+    /// The hash of declaration `index`'s unit in `context` under its first split rule, its
+    /// fingerprint's place asked for in the cache ahead of `record` (which an evaluation
+    /// between the two then hides); nil when the declaration has no split.
+    @inline(__always)
+    func prefetch(_ index: Int?, _ rules: RuleSet, unitValue: (Frame.Key) -> Value?) -> UnitHash? {
+        guard let index, index < rules.loaded.splitUnits.count, let first = rules.loaded.splitUnits[index].first,
+            let value = unitValue(first.attribute)
+        else { return nil }
+        let hash = UnitHash(rule: first.rule, hash: ExposureLog.unitHash(index, value))
+        table.prefetch(home: UInt32(truncatingIfNeeded: hash.hash))
+        return hash
+    }
+
+    /// A unit's hash, by the split rule it was read for.
+    struct UnitHash {
+        let rule: Int
+        let hash: UInt64
+    }
+
+    /// Records `r` of declaration `name`, at `index` in `rules`, when a split decided it and
+    /// it is new. `unitValue` reads an attribute of the evaluation's context; `known` is the
+    /// unit's hash `prefetch` gave.
+    func record(
+        _ name: String, _ index: Int?, _ r: Resolution, rules: RuleSet, known: UnitHash? = nil, unitValue: (Frame.Key) -> Value?
+    ) {
+        guard r.reason == .split, let ruleIndex = r.rule, let line = r.line, let index else { return }
+        let unitHash: UInt64
+        if let known, known.rule == ruleIndex {
+            unitHash = known.hash
+        } else {
+            guard let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let value = unitValue(attribute) else { return }
+            unitHash = ExposureLog.unitHash(index, value)
+        }
         let identity = ObjectIdentifier(rules.loaded)
-        let variant = r.variant ?? r.value.description
-        // One lock: the unit attribute and the rules' version from the cache (worked out once
-        // per rules), then the fingerprint looked up.
-        let found: Exposure? = state.withLock { s in
+        // One lock: the rules' version (worked out once per rules), then the fingerprint
+        // looked up; the exposure itself is built only when it is new.
+        let version: String? = state.withLock { s in
             if s.rulesIdentity != identity {
                 s.rulesIdentity = identity
                 s.version = rules.contentVersion
                 s.versionHash = ExposureLog.fingerprint(s.version, 0xcbf2_9ce4_8422_2325)
-                s.units = [:]
             }
-            let slot = index << 16 | ruleIndex
-            let attribute: String?
-            if let known = s.units[slot] {
-                attribute = known
-            } else {
-                attribute = rules.splitUnitAttribute(declaration: index, rule: ruleIndex)
-                s.units[slot] = .some(attribute)
-            }
-            guard let attribute, let value = unitValue(attribute) else { return nil }
-            let unit: String
-            switch value {
-            case .string(let text): unit = text
-            case .int(let i): unit = String(i)
-            default: unit = value.description
-            }
-            var key = ExposureLog.fingerprint(name, s.versionHash)
-            key = ExposureLog.fingerprint(unit, key)
-            key = ExposureLog.fingerprint(variant, key)
-            s.clock &+= 1
-            if s.seen.updateValue(s.clock, forKey: key) != nil { return nil }
-            if s.seen.count > window * 2 {
-                // Forget the least recently seen, down to the window.
-                let keep = s.seen.sorted { $0.value > $1.value }.prefix(window)
-                s.seen = Dictionary(uniqueKeysWithValues: keep.map { ($0.key, $0.value) })
-            }
+            // The unit's hash in the low half (its place in the table), the whole exposure's
+            // in the high half.
+            var whole = unitHash ^ s.versionHash
+            whole = r.variant.map { ExposureLog.fingerprint($0, whole) } ?? ExposureLog.fingerprint(r.value, whole)
+            guard s.seen.insert(whole & 0xFFFF_FFFF_0000_0000 | unitHash & 0xFFFF_FFFF) else { return nil }
             s.recorded += 1
-            return Exposure(
-                declaration: name, variant: variant, unitAttribute: attribute, unit: unit, rule: ruleIndex, line: line,
-                rulesVersion: s.version, date: Date())
+            return s.version
         }
-        guard let exposure = found else { return }
+        guard let version, let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let value = unitValue(attribute)
+        else { return }
+        let unit: String
+        switch value {
+        case .string(let text): unit = text
+        case .int(let i): unit = String(i)
+        default: unit = value.description
+        }
+        let exposure = Exposure(
+            declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.name, unit: unit,
+            rule: ruleIndex, line: line, rulesVersion: version, date: Date())
         if case .dropped = continuation.yield(exposure) {
             state.withLock { $0.dropped += 1 }
         }
     }
 
-    /// FNV-1a of a text's bytes and a separator, continuing from `h`.
+    /// The hash of a unit of declaration `index`, seeded per process (so that no one can
+    /// choose units whose fingerprints share a place in the table).
+    @inline(__always)
+    static func unitHash(_ index: Int, _ unit: Value) -> UInt64 {
+        fingerprint(unit, LiteralHash.seed ^ UInt64(truncatingIfNeeded: index) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// The fingerprint of a unit's or a value's text, continuing from `h`.
+    @inline(__always)
+    static func fingerprint(_ value: Value, _ h: UInt64) -> UInt64 {
+        switch value {
+        case .string(let text): fingerprint(text, h)
+        case .int(let i): fingerprint(String(i), h)
+        default: fingerprint(value.description, h)
+        }
+    }
+
+    /// A 64-bit hash of a text's bytes, continuing from `h` (the same on every host).
     @inline(__always)
     static func fingerprint(_ text: String, _ h: UInt64) -> UInt64 {
-        var h = h
-        var copy = text
-        copy.withUTF8 { bytes in
-            for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        }
-        return (h ^ 0xFF) &* 0x100_0000_01b3
+        StringHash.withBytes(text) { LiteralHash.of($0, seed: h) }
     }
 }
 
 extension RuleSet {
     /// The attribute a declaration's split rule buckets by, when it is one.
-    func splitUnitAttribute(declaration i: Int, rule: Int) -> String? {
-        guard i < checked.declarations.count,
-            let r = checked.declarations[i].rules.first(where: { $0.index == rule }), case .split(let s) = r.outcome,
-            case .attribute(let name, _, _) = s.unit.kind
-        else { return nil }
-        return name
+    @inline(__always)
+    func splitUnit(declaration i: Int, rule: Int) -> Frame.Key? {
+        guard i < loaded.splitUnits.count else { return nil }
+        for unit in loaded.splitUnits[i] where unit.rule == rule { return unit.attribute }
+        return nil
     }
 
     /// A hash of the rules' text (FNV-1a, base 36): the same rules give the same version.

@@ -44,7 +44,9 @@ extension FlagStore: FlagEvaluating {
             for (name, r) in all where r.reason == .split { all[name] = rules.sticky(r, name, storage: storage) { merged[$0] } }
         }
         if let log {
-            for (name, r) in all where r.reason == .split { log.record(name, r, rules: rules) { merged[$0] } }
+            for (name, r) in all where r.reason == .split {
+                log.record(name, rules.index(of: name), r, rules: rules) { merged[$0] }
+            }
         }
         if let hook {
             for (name, r) in all { hook.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged))) }
@@ -123,9 +125,11 @@ extension FlagStore: FlagEvaluating {
         let s = withInForce { $0 }
         let merged = s.merged(context)
         let rules = s.evaluated
-        var r = rules.resolve(name, rules.index(of: name), merged, expecting: kind, default: fallback, s.layers)
+        let index = rules.index(of: name)
+        let unit = s.exposures?.prefetch(index, rules) { merged[$0] }
+        var r = rules.resolve(name, index, merged, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, name, storage: storage) { merged[$0] } }
-        if r.reason == .split, let log = s.exposures { log.record(name, r, rules: rules) { merged[$0] } }
+        if r.reason == .split, let log = s.exposures { log.record(name, index, r, rules: rules, known: unit) { merged[$0] } }
         s.hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
         return r
     }
@@ -136,9 +140,11 @@ extension FlagStore: FlagEvaluating {
     {
         let s = withInForce { $0 }
         let rules = s.evaluated
-        var r = rules.resolve(handle.name, rules.index(of: handle), context, expecting: kind, default: fallback, s.layers)
-        if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, handle.name, storage: storage) { context[$0] } }
-        if r.reason == .split, let log = s.exposures { log.record(handle.name, r, rules: rules) { context[$0] } }
+        let index = rules.index(of: handle)
+        let unit = s.exposures?.prefetch(index, rules) { context[$0.name] }
+        var r = rules.resolve(handle.name, index, context, expecting: kind, default: fallback, s.layers)
+        if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, handle.name, storage: storage) { context[$0.name] } }
+        if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules, known: unit) { context[$0.name] } }
         s.hook?.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
         return r
     }

@@ -17,6 +17,9 @@ public struct RuleSet: Sendable {
         let source: SourceText
         let warnings: [Diagnostic]
         let declarations: [DeclarationInfo]
+        /// Each declaration's split rules and the attribute each buckets by (for exposures
+        /// and sticky assignments), by declaration index.
+        let splitUnits: [[SplitUnit]]
 
         init(program: Program, checked: CheckedProgram, source: SourceText, warnings: [Diagnostic]) {
             self.program = program
@@ -25,7 +28,19 @@ public struct RuleSet: Sendable {
             self.warnings = warnings
             let reads = AttributeReads(checked)
             self.declarations = checked.declarations.indices.map { DeclarationInfo(checked.declarations[$0], reads: reads.of($0)) }
+            splitUnits = checked.declarations.map { d in
+                d.rules.compactMap { r in
+                    guard case .split(let s) = r.outcome, case .attribute(let name, _, _) = s.unit.kind else { return nil }
+                    return SplitUnit(rule: r.index, attribute: Frame.Key(name))
+                }
+            }
         }
+    }
+
+    /// A split rule (by its 1-based index) and the attribute it buckets by.
+    struct SplitUnit: Sendable {
+        let rule: Int
+        let attribute: Frame.Key
     }
 
     let loaded: Loaded

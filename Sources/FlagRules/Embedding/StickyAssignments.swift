@@ -145,10 +145,10 @@ extension RuleSet {
     /// `r` with the assignment `storage` remembers for its unit, when declaration `name` is
     /// sticky and a split decided `r`; the first assignment of a unit is remembered.
     func sticky(
-        _ r: Resolution, _ name: String, storage: any AssignmentStorage, remembering: Bool = true, unitValue: (String) -> Value?
+        _ r: Resolution, _ name: String, storage: any AssignmentStorage, remembering: Bool = true, unitValue: (Frame.Key) -> Value?
     ) -> Resolution {
         guard r.reason == .split, let i = index(of: name), let version = stickyVersion(i), let rule = r.rule,
-            let attribute = splitUnitAttribute(declaration: i, rule: rule), let value = unitValue(attribute),
+            let attribute = splitUnit(declaration: i, rule: rule), let value = unitValue(attribute),
             let d = Optional(checked.declarations[i]),
             let split = d.rules.first(where: { $0.index == rule }).flatMap({
                 if case .split(let s) = $0.outcome { return s } else { return nil }

@@ -55,6 +55,10 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         set { set(newValue, for: key, hash: ContextStorage.hash(key)) }
     }
 
+    /// The attribute named by a key whose hash is known.
+    @inline(__always)
+    subscript(key: Frame.Key) -> Value? { storage.value(for: key.name, hash: key.hash) }
+
     /// This context with `other`'s attributes added, `other`'s value winning where both
     /// have one: a per-call context over a base context.
     public func merging(_ other: EvaluationContext) -> EvaluationContext {
