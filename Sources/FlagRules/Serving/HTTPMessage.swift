@@ -74,13 +74,30 @@ package struct HTTPResponse: Sendable {
 
     /// The response as bytes on the wire (`Content-Length` added; no body for 304 and HEAD).
     package func serialized(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
-        var head = "HTTP/1.1 \(status) \(HTTPResponse.reasons[status] ?? "Status")\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
         let hasBody = status != 304 && status != 204
-        if hasBody { head += "Content-Length: \(body.count)\r\n" }
-        if !keepAlive { head += "Connection: close\r\n" }
-        head += "\r\n"
-        return Array(head.utf8) + (hasBody && !headOnly ? body : [])
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + body.count)
+        func add(_ text: String) { out.append(contentsOf: text.utf8) }
+        add("HTTP/1.1 ")
+        add(String(status))
+        add(" ")
+        add(HTTPResponse.reasons[status] ?? "Status")
+        add("\r\n")
+        for (name, value) in headers {
+            add(name)
+            add(": ")
+            add(value)
+            add("\r\n")
+        }
+        if hasBody {
+            add("Content-Length: ")
+            add(String(body.count))
+            add("\r\n")
+        }
+        if !keepAlive { add("Connection: close\r\n") }
+        add("\r\n")
+        if hasBody && !headOnly { out.append(contentsOf: body) }
+        return out
     }
 }
 
@@ -125,30 +142,82 @@ package struct HTTPRequestParser: Sendable {
             }
             return nil
         }
-        let head = String(decoding: buffer[start..<end], as: UTF8.self)
-        var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
-        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
-        guard requestLine.count == 3, !requestLine[0].isEmpty, requestLine[0].allSatisfy({ $0.isASCII && $0.isUppercase }),
-            requestLine[1].hasPrefix("/") || requestLine[1] == "*"
-        else { throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'") }
-        guard requestLine[2] == "HTTP/1.1" || requestLine[2] == "HTTP/1.0" else {
-            throw Failure(status: 505, message: "only HTTP/1.1 is served")
+        let (request, length) = try buffer.withUnsafeBufferPointer { bytes throws(Failure) in
+            try HTTPRequestParser.parseHead(UnsafeBufferPointer(rebasing: bytes[start..<end]))
         }
-        guard lines.count <= HTTPRequestParser.maxHeaders else {
+        let bodyStart = end + 4
+        guard buffer.count - bodyStart >= length else { return nil }
+        var whole = request
+        whole.body = Array(buffer[bodyStart..<(bodyStart + length)])
+        start = bodyStart + length
+        return whole
+    }
+
+    /// The request line and header fields (a header block without its blank line), and the
+    /// body's length; read as bytes, each field's name and value made a string once.
+    private static func parseHead(_ head: UnsafeBufferPointer<UInt8>) throws(Failure) -> (HTTPRequest, Int) {
+        let space: UInt8 = 32, tab: UInt8 = 9, cr: UInt8 = 13, lf: UInt8 = 10, colon: UInt8 = 58
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: head[range]), as: UTF8.self) }
+        // Lines end at CRLF; a bare CR or LF inside one is refused (RFC 9112 §2.2).
+        var lines: [Range<Int>] = []
+        var lineStart = 0
+        var i = 0
+        while i < head.count {
+            if head[i] == cr, i + 1 < head.count, head[i + 1] == lf {
+                lines.append(lineStart..<i)
+                i += 2
+                lineStart = i
+                continue
+            }
+            if head[i] == cr || head[i] == lf { throw Failure(status: 400, message: "a line of the request holds a bare CR or LF") }
+            i += 1
+        }
+        lines.append(lineStart..<head.count)
+        // The request line: METHOD SP target SP version.
+        let first = lines[0]
+        let spaces = first.filter { head[$0] == space }
+        guard spaces.count == 2, spaces[0] > first.lowerBound,
+            head[first.lowerBound..<spaces[0]].allSatisfy({ $0 >= 65 && $0 <= 90 }),
+            spaces[1] > spaces[0] + 1, head[spaces[0] + 1] == 47 || (spaces[1] == spaces[0] + 2 && head[spaces[0] + 1] == 42)
+        else { throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'") }
+        let version = text(spaces[1] + 1..<first.upperBound)
+        guard version == "HTTP/1.1" || version == "HTTP/1.0" else { throw Failure(status: 505, message: "only HTTP/1.1 is served") }
+        guard lines.count - 1 <= HTTPRequestParser.maxHeaders else {
             throw Failure(status: 431, message: "more than \(HTTPRequestParser.maxHeaders) header fields")
         }
         var headers: [(String, String)] = []
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex,
-                !line[..<colon].contains(where: { $0 == " " || $0 == "\t" })
+        headers.reserveCapacity(lines.count - 1)
+        var length: Int?
+        var transferEncoding = false
+        for line in lines.dropFirst() {
+            guard let c = line.first(where: { head[$0] == colon }), c > line.lowerBound,
+                !head[line.lowerBound..<c].contains(where: { $0 == space || $0 == tab })
             else { throw Failure(status: 400, message: "a header line is not 'Name: value'") }
-            let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
-            headers.append((String(line[..<colon]), String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed())))
+            var valueStart = c + 1
+            var valueEnd = line.upperBound
+            while valueStart < valueEnd, head[valueStart] == space || head[valueStart] == tab { valueStart += 1 }
+            while valueEnd > valueStart, head[valueEnd - 1] == space || head[valueEnd - 1] == tab { valueEnd -= 1 }
+            let name = text(line.lowerBound..<c)
+            if HTTPRequest.sameName(name, "Content-Length") {
+                // Digits only, and the same count in every Content-Length field.
+                guard valueEnd > valueStart, valueEnd - valueStart <= 18, head[valueStart..<valueEnd].allSatisfy({ $0 >= 48 && $0 <= 57 })
+                else { throw Failure(status: 400, message: "Content-Length is not one count") }
+                let n = head[valueStart..<valueEnd].reduce(0) { $0 * 10 + Int($1 - 48) }
+                guard length == nil || length == n else { throw Failure(status: 400, message: "Content-Length is not one count") }
+                length = n
+            } else if HTTPRequest.sameName(name, "Transfer-Encoding") {
+                transferEncoding = text(valueStart..<valueEnd).lowercased() != "identity"
+            }
+            headers.append((name, text(valueStart..<valueEnd)))
         }
-        var request = HTTPRequest(method: String(requestLine[0]), path: "", headers: headers)
-        request.isHTTP10 = requestLine[2] == "HTTP/1.0"
-        let target = String(requestLine[1])
-        if let q = target.firstIndex(of: "?") {
+        if transferEncoding { throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length") }
+        if let length, length > HTTPRequestParser.maxBodyBytes {
+            throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
+        }
+        var request = HTTPRequest(method: text(first.lowerBound..<spaces[0]), path: "", headers: headers)
+        request.isHTTP10 = version == "HTTP/1.0"
+        let target = text(spaces[0] + 1..<spaces[1])
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             let path = String(target[..<q])
             request.path = path.contains("%") ? path.removingPercentEncoding ?? path : path
             request.query = target[target.index(after: q)...].split(separator: "&").map { pair in
@@ -157,27 +226,9 @@ package struct HTTPRequestParser: Sendable {
                 return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
             }
         } else {
-            request.path = target.contains("%") ? target.removingPercentEncoding ?? target : target
+            request.path = target.utf8.contains(UInt8(ascii: "%")) ? target.removingPercentEncoding ?? target : target
         }
-        if let encoding = request.header("Transfer-Encoding"), encoding.lowercased() != "identity" {
-            throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length")
-        }
-        let lengths = headers.filter { HTTPRequest.sameName($0.0, "Content-Length") }.map(\.1)
-        var length = 0
-        if let text = lengths.first {
-            guard Set(lengths).count == 1, let n = Int(text), n >= 0, text.allSatisfy(\.isASCII) else {
-                throw Failure(status: 400, message: "Content-Length is not one count")
-            }
-            guard n <= HTTPRequestParser.maxBodyBytes else {
-                throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
-            }
-            length = n
-        }
-        let bodyStart = end + 4
-        guard buffer.count - bodyStart >= length else { return nil }
-        request.body = Array(buffer[bodyStart..<(bodyStart + length)])
-        start = bodyStart + length
-        return request
+        return (request, length ?? 0)
     }
 
     private func headerEnd() -> Int? {

@@ -135,20 +135,29 @@ package enum JSON: Sendable, Hashable {
 
     static func writeString(_ s: String, to out: inout String) {
         out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
+        // Runs of bytes that need no escape are appended whole (every escaped character is
+        // ASCII, so a run never splits a scalar).
+        var text = s
+        text.withUTF8 { bytes in
+            var run = 0
+            for (i, b) in bytes.enumerated() where b == 0x22 || b == 0x5C || b < 0x20 {
+                if i > run { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<i]), as: UTF8.self) }
+                run = i + 1
+                switch b {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                default:
+                    let hex = String(b, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
                 }
+            }
+            if run == 0 {
+                out += s
+            } else if run < bytes.count {
+                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run...]), as: UTF8.self)
             }
         }
         out += "\""
@@ -288,6 +297,12 @@ private struct JSONParser {
             guard i < bytes.count else { throw fail("unterminated string") }
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
+                // A string without escapes is its bytes (already checked as UTF-8).
+                if out.isEmpty {
+                    let text = String(decoding: bytes[runStart..<i], as: UTF8.self)
+                    i += 1
+                    return text
+                }
                 flush(i)
                 i += 1
                 return String(out)

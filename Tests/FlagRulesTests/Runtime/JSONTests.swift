@@ -59,4 +59,19 @@ import Testing
         let json = JSON.object([("s", .string("a\"b\n\u{1}")), ("n", .int(-3)), ("d", .double(2)), ("l", .array([.bool(false), .null]))])
         #expect(json.serialized() == #"{"s": "a\"b\n\u0001", "n": -3, "d": 2.0, "l": [false,null]}"#)
     }
+
+    /// Any string survives serializing and parsing, whatever it holds: quotes, backslashes,
+    /// every control character, runs of each between plain text, and scalars of every length.
+    @Test func stringsRoundTrip() throws {
+        var random = SeededGenerator(seed: 5)
+        let pieces: [String] = [
+            "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1F}", "\u{7F}", "a", "plain text", "é", "€", "😀", "/", "\u{2028}",
+        ]
+        for _ in 0..<2_000 {
+            let s = (0..<Int.random(in: 0...8, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            let text = JSON.string(s).serialized()
+            #expect(try JSON.parse(text) == .string(s), "\(text)")
+            #expect(!text.utf8.dropFirst().dropLast().contains { $0 < 0x20 })
+        }
+    }
 }

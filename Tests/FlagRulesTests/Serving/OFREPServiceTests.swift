@@ -210,6 +210,22 @@ import Testing
         #expect(failure("get / HTTP/1.1\r\n\r\n") == 400)
         #expect(failure("GET / HTTP/1.1\r\nBad Header\r\n\r\n") == 400)
         #expect(failure("GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n") == 400)
+        // Content-Length is digits only; a bare CR or LF inside a line is refused (RFC 9112 §2.2
+        // and §6.3: either could smuggle a second request past a proxy).
+        #expect(failure("GET / HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}") == 400)
+        #expect(failure("GET / HTTP/1.1\r\nContent-Length: 2 2\r\n\r\n{}") == 400)
+        #expect(failure("GET / HTTP/1.1\r\nX-A: b\nContent-Length: 2\r\n\r\n{}") == 400)
+        #expect(failure("GET / HTTP/1.1\r\nX-A: b\rc\r\n\r\n") == 400)
+        #expect(failure("GET  / HTTP/1.1\r\n\r\n") == 400)
+        #expect(failure("GET * HTTP/1.1\r\n\r\n") == nil)
+        #expect(failure("GET *x HTTP/1.1\r\n\r\n") == 400)
+        let trimmed = try #require(
+            try {
+                var p = HTTPRequestParser()
+                p.append(Array("GET / HTTP/1.0\r\nX-A: \t b c \t\r\nx-empty:\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n".utf8))
+                return try p.next()
+            }())
+        #expect(trimmed.header("x-a") == "b c" && trimmed.header("X-Empty") == "" && trimmed.isHTTP10 && !trimmed.keepsAlive)
         #expect(failure("GET / HTTP/1.1\r\n" + String(repeating: "X-A: b\r\n", count: 3_000)) == 431)
         #expect(failure("GET / HTTP/1.1\r\n" + String(repeating: "X-A: b\r\n", count: 101) + "\r\n") == 431)
         // A request that has not all arrived waits for more.
