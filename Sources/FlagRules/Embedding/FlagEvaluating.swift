@@ -125,7 +125,8 @@ public struct FlagEvaluation: Sendable {
         case prepared(PreparedContext)
     }
 
-    init(name: String, resolution: Resolution, input: Input) {
+    @inline(__always)
+    init(name: String, resolution: consuming Resolution, input: consuming Input) {
         self.name = name
         self.resolution = resolution
         self.input = input

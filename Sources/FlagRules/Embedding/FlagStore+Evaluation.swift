@@ -30,7 +30,7 @@ extension FlagStore: FlagEvaluating {
             return s.evaluated.isEnabled(name, in: s.base.merging(context), default: fallback)
         }
         if let answer { return answer }
-        return byName(name, context, .flag, .bool(fallback)).value.boolValue ?? fallback
+        return flagByName(name, context, fallback)
     }
 
     /// Resolves every flag, variant and value, keyed by name, overrides included; empty
@@ -132,6 +132,18 @@ extension FlagStore: FlagEvaluating {
         if r.reason == .split, let log = s.exposures { log.record(name, index, r, rules: rules, known: unit) { merged[$0] } }
         s.hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
         return r
+    }
+
+    /// A flag by name, when the hook or the layers are in play: as `byName`, the resolution
+    /// moved into the hook's event (a flag is never split: no assignment or exposure).
+    private func flagByName(_ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
+        let s = withInForce { $0 }
+        let merged = s.merged(context)
+        let rules = s.evaluated
+        let r = rules.resolve(name, rules.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers)
+        let on = r.value.boolValue ?? fallback
+        if let hook = s.hook { hook.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged))) }
+        return on
     }
 
     /// By handle: as by name.

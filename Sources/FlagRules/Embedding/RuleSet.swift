@@ -136,8 +136,12 @@ public struct RuleSet: Sendable {
     }
 
     /// `r` typed by `fallback` when one is given (`typed(_:_:_:)`), else `r` as it is.
-    static func typed(_ r: Resolution, _ name: String, _ fallback: Value?) -> Resolution {
-        fallback.map { typed(r, name, $0) } ?? r
+    @inline(__always)
+    static func typed(_ r: consuming Resolution, _ name: String, _ fallback: Value?) -> Resolution {
+        // The common case, a value of the default's type, is returned as it is without
+        // copying either value.
+        guard let fallback, !r.value.isSameCase(as: fallback) else { return r }
+        return typed(r, name, fallback)
     }
 
     /// The metadata of the declaration called `name`, if there is one.

@@ -24,6 +24,16 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// `null` element is held as an empty list, which no element type accepts.
     case list([Value])
 
+    /// Whether both values are bools, ints, doubles or strings (the types a caller's default
+    /// gives), read without copying a payload.
+    @inline(__always)
+    func isSameCase(as other: Value) -> Bool {
+        switch (self, other) {
+        case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): true
+        default: false
+        }
+    }
+
     /// The value as written in `.flags` source and in `flags eval` output: strings quoted,
     /// versions and datetimes quoted in their canonical form.
     public var description: String {
