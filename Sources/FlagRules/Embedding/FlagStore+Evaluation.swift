@@ -23,14 +23,19 @@ extension FlagStore: FlagEvaluating {
     /// loaded.
     public func isEnabled(_ name: String, in context: EvaluationContext = [:], default fallback: Bool = false) -> Bool {
         // The common case (no hook, no local override, rules loaded) answers as the rule
-        // set's own call, borrowed; the rest resolves, then reports after the borrow.
-        let answer = withInForce { (s: InForce) -> Bool? in
-            guard s.answersAsRules else { return nil }
+        // set's own call, borrowed; the rest resolves, then reports after the borrow, with
+        // what is in force retained from the same read.
+        var held: InForce?
+        let answer = withInForce { (s: InForce) -> Bool in
+            guard s.answersAsRules else {
+                held = s
+                return fallback
+            }
             if s.base.count == 0 { return s.evaluated.isEnabled(name, in: context, default: fallback) }
             return s.evaluated.isEnabled(name, in: s.base.merging(context), default: fallback)
         }
-        if let answer { return answer }
-        return flagByName(name, context, fallback)
+        guard let s = held else { return answer }
+        return flagByName(s, name, context, fallback)
     }
 
     /// Resolves every flag, variant and value, keyed by name, overrides included; empty
@@ -136,8 +141,7 @@ extension FlagStore: FlagEvaluating {
 
     /// A flag by name, when the hook or the layers are in play: as `byName`, the resolution
     /// moved into the hook's event (a flag is never split: no assignment or exposure).
-    private func flagByName(_ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
-        let s = withInForce { $0 }
+    private func flagByName(_ s: InForce, _ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
         let merged = s.merged(context)
         let rules = s.evaluated
         let r = rules.resolve(name, rules.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers)
