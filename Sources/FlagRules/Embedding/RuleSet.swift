@@ -138,9 +138,7 @@ public struct RuleSet: Sendable {
     /// `r` typed by `fallback` when one is given (`typed(_:_:_:)`), else `r` as it is.
     @inline(__always)
     static func typed(_ r: consuming Resolution, _ name: String, _ fallback: Value?) -> Resolution {
-        // The common case, a value of the default's type, is returned as it is without
-        // copying either value.
-        guard let fallback, !r.value.isSameCase(as: fallback) else { return r }
+        guard let fallback else { return r }
         return typed(r, name, fallback)
     }
 
@@ -150,17 +148,22 @@ public struct RuleSet: Sendable {
     }
 
     /// `r` when its value has `fallback`'s type (an int converted to a double), else
-    /// `fallback` with reason `ERROR` and `TYPE_MISMATCH`.
-    static func typed(_ r: Resolution, _ name: String, _ fallback: Value) -> Resolution {
-        switch (r.value, fallback) {
-        case (.bool, .bool), (.int, .int), (.double, .double), (.string, .string): return r
-        case (.int(let i), .double):
+    /// `fallback` with reason `ERROR` and `TYPE_MISMATCH`. The common case, a value of the
+    /// default's type, is returned as it is, without copying either value.
+    @inline(__always)
+    static func typed(_ r: consuming Resolution, _ name: String, _ fallback: Value) -> Resolution {
+        if r.value.isSameCase(as: fallback) { return r }
+        return converted(r, name, fallback)
+    }
+
+    @inline(never)
+    private static func converted(_ r: Resolution, _ name: String, _ fallback: Value) -> Resolution {
+        if case .int(let i) = r.value, case .double = fallback {
             var copy = r
             copy.value = .double(Double(i))
             return copy
-        default:
-            return .error(.typeMismatch, "'\(name)' is \(r.value.typeName), not \(fallback.typeName)", default: fallback)
         }
+        return .error(.typeMismatch, "'\(name)' is \(r.value.typeName), not \(fallback.typeName)", default: fallback)
     }
 }
 
