@@ -26,8 +26,8 @@ public struct Exposure: Sendable, Hashable {
 ///
 /// Each (declaration, unit, variant, rules version) is recorded once within the last
 /// `window` distinct ones: one seen again within them is not recorded again, and none is
-/// remembered past `2 × window` distinct others (memory grows with what is remembered: 8-byte
-/// fingerprints in tables at least a quarter full). Exposures wait in
+/// remembered past `2 × window` distinct others (memory grows with what is remembered, to
+/// at most 64 bytes a window entry: two tables of 8-byte fingerprints). Exposures wait in
 /// a buffer of `buffer` for the consumer of ``exposures``; when it stalls and the buffer is
 /// full, later ones are dropped and counted in ``dropped``, and evaluations never wait.
 public final class ExposureLog: Sendable {
