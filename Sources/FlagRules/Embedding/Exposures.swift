@@ -147,14 +147,8 @@ public final class ExposureLog: Sendable {
         }
         guard let version, let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let value = unitValue(attribute)
         else { return }
-        let unit: String
-        switch value {
-        case .string(let text): unit = text
-        case .int(let i): unit = String(i)
-        default: unit = value.description
-        }
         let exposure = Exposure(
-            declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.name, unit: unit,
+            declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.name, unit: value.unitText,
             rule: ruleIndex, line: line, rulesVersion: version, date: Date())
         if case .dropped = continuation.yield(exposure) {
             state.withLock { $0.dropped += 1 }
@@ -170,13 +164,7 @@ public final class ExposureLog: Sendable {
 
     /// The fingerprint of a unit's or a value's text, continuing from `h`.
     @inline(__always)
-    static func fingerprint(_ value: Value, _ h: UInt64) -> UInt64 {
-        switch value {
-        case .string(let text): fingerprint(text, h)
-        case .int(let i): fingerprint(String(i), h)
-        default: fingerprint(value.description, h)
-        }
-    }
+    static func fingerprint(_ value: Value, _ h: UInt64) -> UInt64 { fingerprint(value.unitText, h) }
 
     /// A 64-bit hash of a text's bytes, continuing from `h` (the same on every host).
     @inline(__always)

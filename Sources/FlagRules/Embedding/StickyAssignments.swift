@@ -154,13 +154,7 @@ extension RuleSet {
                 if case .split(let s) = $0.outcome { return s } else { return nil }
             })
         else { return r }
-        let unit: String
-        switch value {
-        case .string(let s): unit = s
-        case .int(let n): unit = String(n)
-        default: unit = value.description
-        }
-        let key = StickyKey(declaration: name, version: version, unit: unit)
+        let key = StickyKey(declaration: name, version: version, unit: value.unitText)
         let given = r.variant ?? r.value.description
         if let kept = storage.assignment(for: key) {
             if kept == given { return r }

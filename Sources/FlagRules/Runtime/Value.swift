@@ -24,6 +24,16 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// `null` element is held as an empty list, which no element type accepts.
     case list([Value])
 
+    /// The value as a split's unit, as text: a string as it is, an int in decimal, anything
+    /// else as written (what exposures and sticky assignments record).
+    var unitText: String {
+        switch self {
+        case .string(let text): text
+        case .int(let i): String(i)
+        default: description
+        }
+    }
+
     /// Whether both values are bools, ints, doubles or strings (the types a caller's default
     /// gives), read without copying a payload.
     @inline(__always)
