@@ -1,7 +1,7 @@
 // libFuzzer target: JSON contexts. Any bytes are parsed as a JSON context; one that parses
 // is evaluated against a rule set with a schema and one without, by name and prepared (the
-// two must agree), and its problems listed. Built with the library's sources as one
-// module: Tests/Fuzz/run.sh.
+// two must agree), and its problems listed. Built with the library's sources and the
+// other targets as one module: Tests/Fuzz/run.sh.
 import Foundation
 
 /// The rules each input is evaluated against, loaded for each input: held in a global, the
@@ -31,9 +31,8 @@ func contextFuzzRules() -> (typed: RuleSet, untyped: RuleSet) {
     }
 }
 
-/// libFuzzer's entry point: one input, 0 when it is done with it (a finding traps).
-@_cdecl("LLVMFuzzerTestOneInput")
-public func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input, 0 when it is done with it (a finding traps); called by `FuzzMain.swift`.
+func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     guard let context = try? EvaluationContext(json: text) else { return 0 }
     let loaded = contextFuzzRules()

@@ -4,12 +4,12 @@
 // the heaviest pattern found (`((|){222}|){22}x`, near the 10,000-step limit) takes about
 // 0.6 s over the longest subject (1,000 scalars) with AddressSanitizer, and only a match
 // that is not linear comes near it. Ten subjects an input stay under libFuzzer's 10 s.
-// Built with the library's sources as one module: Tests/Fuzz/run.sh.
+// Built with the library's sources and the other
+// targets as one module: Tests/Fuzz/run.sh.
 import Foundation
 
-/// libFuzzer's entry point: one input, 0 when it is done with it (a finding traps).
-@_cdecl("LLVMFuzzerTestOneInput")
-public func patternFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input, 0 when it is done with it (a finding traps); called by `FuzzMain.swift`.
+func patternFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     // The first line is the pattern, the rest are subjects.
     let text = String(decoding: bytes, as: UTF8.self)

@@ -2,12 +2,12 @@
 // compile, every declaration is evaluated against contexts drawn from the input (the
 // plain and prepared paths must agree, and so must the explainer), and the file is
 // formatted and loaded again (formatting is idempotent and keeps every resolution).
-// Built with the library's sources as one module: Tests/Fuzz/run.sh.
+// Built with the library's sources and the other
+// targets as one module: Tests/Fuzz/run.sh.
 import Foundation
 
-/// libFuzzer's entry point: one input, 0 when it is done with it (a finding traps).
-@_cdecl("LLVMFuzzerTestOneInput")
-public func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input, 0 when it is done with it (a finding traps); called by `FuzzMain.swift`.
+func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let source = SourceText(bytes: bytes, name: "fuzz.flags")
     let rules: RuleSet

@@ -16,21 +16,24 @@ out=.build/fuzz
 mkdir -p "$out/findings"
 export SWIFT_BACKTRACE=enable=no
 sources=$(find Sources/FlagRules -name '*.swift')
+harnesses=(Tests/Fuzz/*.swift)
 for target in "${targets[@]}"; do
   case $target in
-    pipeline) harness=Tests/Fuzz/PipelineFuzz.swift ;;
-    pattern) harness=Tests/Fuzz/PatternFuzz.swift ;;
-    context) harness=Tests/Fuzz/ContextFuzz.swift ;;
+    pipeline | pattern | context) ;;
     *) echo "unknown target '$target' (pipeline, pattern or context)" >&2; exit 2 ;;
   esac
-  binary=$out/fuzz-$target
-  if [[ ! -x $binary || $harness -nt $binary || -n $(find Sources/FlagRules -name '*.swift' -newer "$binary") || -n $(find Sources/FlagRulesAtomics -newer "$binary") ]]; then
-    echo "== building $target"
-    # shellcheck disable=SC2086
-    swiftc -swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \
-      -I Sources/FlagRulesAtomics/include \
-      $sources "$harness" -o "$binary"
-  fi
+done
+# One binary holds the three targets (FLAGRULES_FUZZ_TARGET picks one): the library is
+# compiled with the sanitizers once.
+binary=$out/fuzz
+if [[ ! -x $binary || -n $(find Tests/Fuzz Sources/FlagRules Sources/FlagRulesAtomics -newer "$binary" -name '*.[sch]*') ]]; then
+  echo "== building the fuzz targets"
+  # shellcheck disable=SC2086
+  swiftc -swift-version 6 -O -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \
+    -I Sources/FlagRulesAtomics/include \
+    $sources "${harnesses[@]}" -o "$binary"
+fi
+for target in "${targets[@]}"; do
   corpus=$out/corpus-$target
   mkdir -p "$corpus"
   cp -n Tests/Fuzz/corpus/$target/* "$corpus/" 2>/dev/null || true
@@ -39,6 +42,6 @@ for target in "${targets[@]}"; do
   description="for ${seconds}s"
   [[ -n ${FUZZ_RUNS:-} ]] && limit=(-runs="$FUZZ_RUNS" -seed=1) && description="on $FUZZ_RUNS inputs from seed 1"
   echo "== fuzzing $target $description"
-  "$binary" "$corpus" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  FLAGRULES_FUZZ_TARGET=$target "$binary" "$corpus" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -dict=Tests/Fuzz/flags.dict -artifact_prefix="$out/findings/$target-" -print_final_stats=1 2>&1 | tail -n 14
 done
