@@ -115,7 +115,8 @@ extension Resolution {
     /// override as it is.
     static func overridden(_ name: String, _ value: Value, _ declaration: DeclarationInfo?, default fallback: Value?) -> Resolution {
         guard let d = declaration else {
-            return Resolution(reason: .override, value: value, variant: nil, errorCode: nil, errorMessage: nil, rule: nil, line: nil)
+            return Resolution(
+                value: value, reason: .override, errorCode: nil, ruleNumber: 0, lineNumber: 0, variant: nil, errorMessage: nil)
         }
         var fits: Bool
         var value = value
@@ -134,7 +135,7 @@ extension Resolution {
             return .error(.typeMismatch, message, default: fallback ?? d.defaultValue)
         }
         return Resolution(
-            reason: .override, value: value, variant: d.kind == .variant ? value.stringValue : nil, errorCode: nil, errorMessage: nil,
-            rule: nil, line: nil)
+            value: value, reason: .override, errorCode: nil, ruleNumber: 0, lineNumber: 0,
+            variant: d.kind == .variant ? value.stringValue : nil, errorMessage: nil)
     }
 }

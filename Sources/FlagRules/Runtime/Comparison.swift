@@ -75,10 +75,11 @@ enum Comparison {
         return Array(a.utf8).withUnsafeBufferPointer { x in Array(b.utf8).withUnsafeBufferPointer { y in body(x, y) } }
     }
 
-    /// Whether two strings have the same UTF-8 bytes (the same Unicode scalars).
+    /// Whether two strings have the same UTF-8 bytes (the same Unicode scalars): at once
+    /// when they are one value bit for bit (the same small string, or the same storage).
     @inline(__always)
     static func bytesEqual(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && withBytes(a, b) { x, y in LiteralSet.equal(x, y) }
+        a._isIdentical(to: b) || a.utf8.count == b.utf8.count && withBytes(a, b) { x, y in LiteralSet.equal(x, y) }
     }
 
     static func compareBytes(_ a: String, _ b: String) -> Int {

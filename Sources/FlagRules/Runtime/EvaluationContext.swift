@@ -88,7 +88,7 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         guard a.count == b.count else { return false }
         for i in 0..<a.storage.count {
             let e = a.storage.entry(i)
-            if b.storage.value(for: e.key, hash: e.hash) != e.value { return false }
+            if b.storage.value(for: e.key, hash: UInt64(e.hash)) != e.value { return false }
         }
         return true
     }
@@ -164,28 +164,49 @@ struct StorageBox: @unchecked Sendable {
     var buffer: ContextStorage
 }
 
-/// One attribute of a context, with its key's hash.
+/// One attribute of a context, with 32 bits of its key's hash: 40 bytes, so that a context's
+/// first attributes share its first cache lines with the header.
 struct ContextEntry {
-    var hash: UInt64
     var key: String
     var value: Value
+    var hash: UInt32
+
+    init(hash: UInt64, key: String, value: Value) {
+        self.key = key
+        self.value = value
+        self.hash = UInt32(truncatingIfNeeded: hash)
+    }
 }
 
-/// The header of a context's storage.
+/// The header of a context's storage: 16 bytes.
 struct ContextHeader {
     var count: Int
-    /// Slots holding index + 1 (0 is empty), used once there are more than `linearLimit`
-    /// entries; nil before.
-    var table: UnsafeMutablePointer<Int32>?
-    var tableCapacity: Int
-    /// Keys whose probe sequence passed `ContextStorage.maxProbes` full slots (only keys
-    /// whose hashes collide, which a seeded hash makes a matter of chance), by their bytes,
-    /// to their index + 1: a dictionary seeded per instance, so that no set of keys makes
-    /// building or reading a context quadratic. Empty, allocating nothing, otherwise.
-    var overflow: [ByteString: Int32] = [:]
+    /// The index of a context of more than `ContextStorage.linearLimit` keys; nil before.
+    var index: ContextIndex?
 }
 
-/// The attributes of a context in one allocation: entries (hash, key, value) scanned by
+/// The index of a context with many keys: an open-addressing table of slots holding an
+/// entry's index + 1 (0 is empty), and the keys whose probe sequence passed
+/// `ContextStorage.maxProbes` full slots (only keys whose hashes collide, which a seeded hash
+/// makes a matter of chance), by their bytes, to their index + 1: a dictionary seeded per
+/// instance, so that no set of keys makes building or reading a context quadratic. Owned by
+/// one storage and changed only with it.
+final class ContextIndex {
+    let table: UnsafeMutablePointer<Int32>
+    /// A power of two, at least twice the number of entries.
+    let capacity: Int
+    var overflow: [ByteString: Int32] = [:]
+
+    init(capacity: Int) {
+        table = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        table.initialize(repeating: 0, count: capacity)
+        self.capacity = capacity
+    }
+
+    deinit { table.deallocate() }
+}
+
+/// The attributes of a context in one allocation: entries (key, value, hash) scanned by
 /// hash for a few keys and indexed by an open-addressing table for many. Mutated only
 /// through a uniquely referenced `EvaluationContext`, so sharing it between threads is safe.
 final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
@@ -194,7 +215,7 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
 
     static func make(capacity: Int) -> ContextStorage {
         let buffer = ContextStorage.create(minimumCapacity: max(capacity, 4)) { _ in
-            ContextHeader(count: 0, table: nil, tableCapacity: 0)
+            ContextHeader(count: 0, index: nil)
         }
         return unsafeDowncast(buffer, to: ContextStorage.self)
     }
@@ -212,8 +233,7 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
 
     deinit {
         withUnsafeMutablePointers { header, elements in
-            elements.deinitialize(count: header.pointee.count)
-            header.pointee.table?.deallocate()
+            _ = elements.deinitialize(count: header.pointee.count)
         }
     }
 
@@ -226,7 +246,7 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
 
     /// The hash every lookup uses (computed once per attribute name by compiled rules):
     /// `StringHash`, seeded per process, so that a context's keys cannot be chosen to
-    /// collide.
+    /// collide. Entries keep its low 32 bits.
     @inline(__always)
     static func hash(_ key: String) -> UInt64 { StringHash.of(key) }
 
@@ -234,13 +254,13 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
     /// entries are scanned. For tests of the table's spread.
     func probes(for key: String) -> Int {
         withUnsafeMutablePointers { header, entries in
-            guard let table = header.pointee.table else { return 0 }
-            let mask = header.pointee.tableCapacity - 1
-            let hash = ContextStorage.hash(key)
-            var slot = Int(truncatingIfNeeded: hash) & mask
+            guard let index = header.pointee.index else { return 0 }
+            let mask = index.capacity - 1
+            let hash = UInt32(truncatingIfNeeded: ContextStorage.hash(key))
+            var slot = Int(hash) & mask
             var count = 1
-            while table[slot] != 0, count <= ContextStorage.maxProbes {
-                let entry = Int(table[slot]) - 1
+            while index.table[slot] != 0, count <= ContextStorage.maxProbes {
+                let entry = Int(index.table[slot]) - 1
                 if entries[entry].hash == hash, Comparison.bytesEqual(entries[entry].key, key) { return count }
                 slot = (slot + 1) & mask
                 count += 1
@@ -250,36 +270,39 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
     }
 
     @inline(__always)
-    func index(of key: String, hash: UInt64) -> Int? {
+    func index(of key: String, hash fullHash: UInt64) -> Int? {
         withUnsafeMutablePointers { header, entries in
+            let hash = UInt32(truncatingIfNeeded: fullHash)
             let n = header.pointee.count
-            guard let table = header.pointee.table else {
+            guard let index = header.pointee.index else {
                 for i in 0..<n where entries[i].hash == hash {
                     if Comparison.bytesEqual(entries[i].key, key) { return i }
                 }
                 return nil
             }
-            let mask = header.pointee.tableCapacity - 1
-            var slot = Int(truncatingIfNeeded: hash) & mask
-            for _ in 0..<ContextStorage.maxProbes {
-                let entry = Int(table[slot])
-                if entry == 0 { break }
-                if entries[entry - 1].hash == hash, Comparison.bytesEqual(entries[entry - 1].key, key) { return entry - 1 }
-                slot = (slot + 1) & mask
-            }
-            guard !header.pointee.overflow.isEmpty else { return nil }
-            return ContextStorage.overflowIndex(header.pointee.overflow, key)
+            return ContextStorage.indexed(key, hash, index, entries)
         }
     }
 
-    /// How many keys sit in the overflow (for tests).
-    var overflowCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.overflow.count } }
-
-    /// A key's index in the overflow (out of line: only colliding keys get there).
+    /// A lookup in a context of many keys (out of line: most contexts have a few).
     @inline(never)
-    static func overflowIndex(_ overflow: [ByteString: Int32], _ key: String) -> Int? {
-        overflow[ByteString(key)].map { Int($0) - 1 }
+    private static func indexed(_ key: String, _ hash: UInt32, _ index: ContextIndex, _ entries: UnsafeMutablePointer<ContextEntry>)
+        -> Int?
+    {
+        let mask = index.capacity - 1
+        var slot = Int(hash) & mask
+        for _ in 0..<ContextStorage.maxProbes {
+            let entry = Int(index.table[slot])
+            if entry == 0 { break }
+            if entries[entry - 1].hash == hash, Comparison.bytesEqual(entries[entry - 1].key, key) { return entry - 1 }
+            slot = (slot + 1) & mask
+        }
+        guard !index.overflow.isEmpty else { return nil }
+        return index.overflow[ByteString(key)].map { Int($0) - 1 }
     }
+
+    /// How many keys sit in the overflow (for tests).
+    var overflowCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.index?.overflow.count ?? 0 } }
 
     @inline(__always)
     func value(for key: String, hash: UInt64) -> Value? {
@@ -316,41 +339,39 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
         }
         header.count += 1
         if header.count > ContextStorage.linearLimit {
-            if header.table == nil || header.count * 2 > header.tableCapacity { rebuildTable() } else { insert(header.count - 1) }
+            if let index = header.index, header.count * 2 <= index.capacity {
+                insert(header.count - 1, into: index)
+            } else {
+                rebuildTable()
+            }
         }
     }
 
     /// The most slots a lookup reads before it asks the overflow.
     static let maxProbes = 32
 
-    private func insert(_ i: Int) {
-        guard let table = header.table else { return }
-        let mask = header.tableCapacity - 1
-        var slot = Int(truncatingIfNeeded: withUnsafeMutablePointerToElements { $0[i].hash }) & mask
+    private func insert(_ i: Int, into index: ContextIndex) {
+        let mask = index.capacity - 1
+        var slot = Int(withUnsafeMutablePointerToElements { $0[i].hash }) & mask
         for _ in 0..<ContextStorage.maxProbes {
-            if table[slot] == 0 {
-                table[slot] = Int32(i + 1)
+            if index.table[slot] == 0 {
+                index.table[slot] = Int32(i + 1)
                 return
             }
             slot = (slot + 1) & mask
         }
         let key = withUnsafeMutablePointerToElements { $0[i].key }
-        header.overflow[ByteString(key)] = Int32(i + 1)
+        index.overflow[ByteString(key)] = Int32(i + 1)
     }
 
     private func rebuildTable() {
-        header.table?.deallocate()
-        header.table = nil
-        header.tableCapacity = 0
-        header.overflow = [:]
+        header.index = nil
         guard header.count > ContextStorage.linearLimit else { return }
         var capacity = 32
         while capacity < header.count * 2 { capacity *= 2 }
-        let table = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-        table.initialize(repeating: 0, count: capacity)
-        header.table = table
-        header.tableCapacity = capacity
-        for i in 0..<header.count { insert(i) }
+        let index = ContextIndex(capacity: capacity)
+        header.index = index
+        for i in 0..<header.count { insert(i, into: index) }
     }
 }
 

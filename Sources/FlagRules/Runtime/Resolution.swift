@@ -33,30 +33,44 @@ public struct Resolution: Sendable, Hashable {
         case general = "GENERAL"
     }
 
-    // The stored properties are declared with `reason` first so that the synthesized
-    // memberwise initialiser, `init(reason:value:variant:…)`, matches no call of the public
-    // one. Resolutions are built through it: it builds in place, where an explicit
-    // initialiser made the optimiser build a temporary, copy it whole and destroy it
-    // (three string retains and releases an evaluation, through outlined value witnesses).
+    // The stored properties are laid out to keep a resolution small (64 bytes): the value,
+    // then the one-byte fields in its tail padding, the rule and line as 32-bit numbers (0
+    // for none), then the strings. Resolutions are built through the synthesized memberwise
+    // initialiser, `init(value:reason:errorCode:ruleNumber:lineNumber:variant:errorMessage:)`,
+    // which matches no call of the public one: it builds in place, where an explicit
+    // initialiser made the optimiser build a temporary, copy it whole and destroy it.
 
-    /// Why.
-    public var reason: Reason
     /// The resolved value.
     public var value: Value
-    /// The variant name, for variant declarations.
-    public var variant: String?
+    /// Why.
+    public var reason: Reason
     /// The error, when `reason == .error`.
     public var errorCode: ErrorCode?
+    /// `rule`, 0 for none.
+    var ruleNumber: Int32
+    /// `line`, 0 for none.
+    var lineNumber: Int32
+    /// The variant name, for variant declarations.
+    public var variant: String?
     /// A readable description of the error.
     public var errorMessage: String?
-    /// The 1-based index of the rule that decided, when one did.
-    public var rule: Int?
-    /// The source line of that rule.
-    public var line: Int?
+
+    /// The 1-based index of the rule that decided, when one did. (Kept in 32 bits: a number
+    /// outside them is clamped, and 0 reads as nil.)
+    public var rule: Int? {
+        get { ruleNumber == 0 ? nil : Int(ruleNumber) }
+        set { ruleNumber = newValue.map { Int32(clamping: $0) } ?? 0 }
+    }
+
+    /// The source line of that rule (1-based; kept in 32 bits like `rule`).
+    public var line: Int? {
+        get { lineNumber == 0 ? nil : Int(lineNumber) }
+        set { lineNumber = newValue.map { Int32(clamping: $0) } ?? 0 }
+    }
 
     /// An error resolution carrying the caller's default.
     public static func error(_ code: ErrorCode, _ message: String, default value: Value) -> Resolution {
-        Resolution(reason: .error, value: value, variant: nil, errorCode: code, errorMessage: message, rule: nil, line: nil)
+        Resolution(value: value, reason: .error, errorCode: code, ruleNumber: 0, lineNumber: 0, variant: nil, errorMessage: message)
     }
 }
 
@@ -67,8 +81,8 @@ extension Resolution {
         errorMessage: String? = nil, rule: Int? = nil, line: Int? = nil
     ) {
         self.init(
-            reason: reason, value: value, variant: variant, errorCode: errorCode, errorMessage: errorMessage,
-            rule: rule, line: line)
+            value: value, reason: reason, errorCode: errorCode, ruleNumber: rule.map { Int32(clamping: $0) } ?? 0,
+            lineNumber: line.map { Int32(clamping: $0) } ?? 0, variant: variant, errorMessage: errorMessage)
     }
 
     /// The resolution of a compiled declaration's outcome.
@@ -76,9 +90,8 @@ extension Resolution {
     init(_ outcome: Outcome, isVariant: Bool) {
         let decided = outcome.rule > 0
         self.init(
-            reason: outcome.reason, value: outcome.value, variant: isVariant ? outcome.value.stringValue : nil,
-            errorCode: nil, errorMessage: nil, rule: decided ? Int(outcome.rule) : nil,
-            line: decided ? Int(outcome.line) : nil)
+            value: outcome.value, reason: outcome.reason, errorCode: nil, ruleNumber: decided ? outcome.rule : 0,
+            lineNumber: decided ? outcome.line : 0, variant: isVariant ? outcome.value.stringValue : nil, errorMessage: nil)
     }
 }
 

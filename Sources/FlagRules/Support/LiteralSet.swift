@@ -28,12 +28,15 @@ struct LiteralSet: Sendable {
         let slots: [UInt64]
         /// Each slot's string's position (read by `index(of:)` only).
         let positions: [UInt32]
+        /// A scanned set's strings themselves (empty for a hashed set), for `identical`.
+        let strings: [String]
 
-        init(bytes: [UInt8], starts: [UInt32], slots: [UInt64], positions: [UInt32]) {
+        init(bytes: [UInt8], starts: [UInt32], slots: [UInt64], positions: [UInt32], strings: [String]) {
             self.bytes = bytes
             self.starts = starts
             self.slots = slots
             self.positions = positions
+            self.strings = strings
         }
     }
 
@@ -75,7 +78,7 @@ struct LiteralSet: Sendable {
         }
         starts.append(UInt32(truncatingIfNeeded: bytes.count))
         guard strings.count > Self.scanLimit else {
-            storage = Storage(bytes: bytes, starts: starts, slots: [], positions: [])
+            storage = Storage(bytes: bytes, starts: starts, slots: [], positions: [], strings: strings)
             return
         }
         var capacity = 16
@@ -94,7 +97,7 @@ struct LiteralSet: Sendable {
                 positions[i] = UInt32(truncatingIfNeeded: position)
             }
         }
-        storage = Storage(bytes: bytes, starts: starts, slots: slots, positions: positions)
+        storage = Storage(bytes: bytes, starts: starts, slots: slots, positions: positions, strings: [])
     }
 
     /// The number of strings, duplicates included.
@@ -106,7 +109,8 @@ struct LiteralSet: Sendable {
     /// The position of `s`, or nil when it is not in the set.
     @inline(__always)
     func index(of s: String) -> Int? {
-        StringHash.withBytes(s) { key in
+        if let i = identical(s) { return i }
+        return StringHash.withBytes(s) { key in
             guard isHashed else { return scan(key) }
             return findSlot(key, hash: StringHash.key(key)).map { Int(storage.positions[$0]) }
         }
@@ -115,7 +119,8 @@ struct LiteralSet: Sendable {
     /// Whether `s` is in the set.
     @inline(__always)
     func contains(_ s: String) -> Bool {
-        StringHash.withBytes(s) { key in
+        if identical(s) != nil { return true }
+        return StringHash.withBytes(s) { key in
             (isHashed ? findSlot(key, hash: StringHash.key(key)) : scan(key)) != nil
         }
     }
@@ -126,6 +131,19 @@ struct LiteralSet: Sendable {
     func contains(_ s: String, hash: UInt32) -> Bool {
         StringHash.withBytes(s) { key in
             (isHashed ? findSlot(key, hash: hash) : scan(key)) != nil
+        }
+    }
+
+    /// The position of a scanned set's string that is `s` bit for bit, if one is: a string
+    /// of up to 15 UTF-8 bytes is held in the `String` value itself, the same bits for the
+    /// same bytes, so an attribute's value usually finds its case or literal this way, two
+    /// words compared a string, without reading its bytes. Nil says nothing (the bytes are
+    /// compared next).
+    @inline(__always)
+    private func identical(_ s: String) -> Int? {
+        storage.strings.withUnsafeBufferPointer { strings in
+            for position in strings.indices where strings[position]._isIdentical(to: s) { return position }
+            return nil
         }
     }
 

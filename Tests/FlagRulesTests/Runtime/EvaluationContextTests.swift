@@ -53,4 +53,18 @@ import Testing
         c["other"] = 1
         #expect(rules.isEnabled("g", in: c))
     }
+
+    /// A context's storage is a 16-byte header and 40 bytes an attribute (on 64-bit
+    /// platforms), so that its first attributes share the header's cache lines; a context
+    /// of many keys adds its index, and loses it when it shrinks back.
+    @Test func storageIsCompact() {
+        #expect(MemoryLayout<ContextHeader>.stride == 16 && MemoryLayout<ContextEntry>.stride == 40)
+        var c: EvaluationContext = ["build": "debug", "userId": "u-1"]
+        #expect(c.storage.withUnsafeMutablePointerToHeader { $0.pointee.index == nil })
+        for i in 0..<ContextStorage.linearLimit { c["k\(i)"] = .int(i) }
+        #expect(c.storage.withUnsafeMutablePointerToHeader { $0.pointee.index != nil })
+        #expect(c["build"] == "debug" && c["k3"] == .int(3))
+        for i in 0..<ContextStorage.linearLimit { c["k\(i)"] = nil }
+        #expect(c.storage.withUnsafeMutablePointerToHeader { $0.pointee.index == nil } && c["userId"] == "u-1")
+    }
 }

@@ -80,4 +80,18 @@ import Testing
         #expect(set.index(of: built) == 7)
         #expect(set.index(of: "key-\(49)") == 49)
     }
+
+    /// A scanned set finds a string that is one of its elements bit for bit (a small
+    /// string, or the same storage) without reading its bytes, and an equal string held
+    /// elsewhere by its bytes: the two answer alike.
+    @Test func identicalAndEqualStringsAreFoundAlike() {
+        let long = "a string longer than fifteen bytes"
+        let set = LiteralSet(["debug", long, "release", "debug"])
+        let copy = String(decoding: Array(long.utf8), as: UTF8.self)
+        #expect(!copy._isIdentical(to: long) && "debug"._isIdentical(to: String("xdebug".dropFirst())))
+        #expect(set.index(of: long) == 1 && set.index(of: copy) == 1)
+        #expect(set.index(of: String("xdebug".dropFirst())) == 0)
+        #expect(set.index(of: "releas") == nil && set.index(of: long + " ") == nil && set.index(of: "Debug") == nil)
+        #expect(Comparison.bytesEqual(long, copy) && !Comparison.bytesEqual(long, copy + "x"))
+    }
 }

@@ -115,6 +115,19 @@ let specExample = """
         #expect(r.evaluate("v", in: [:]) == Resolution(value: "a", variant: "a", reason: .default))
     }
 
+    /// A resolution's rule and line are kept in 32 bits: set and read back as given, nil
+    /// for none (and for 0, which no rule or line is), a number beyond 32 bits clamped.
+    @Test func ruleAndLineReadBackAsSet() {
+        var r = Resolution(value: true, reason: .targetingMatch, rule: 3, line: 140)
+        #expect(r.rule == 3 && r.line == 140 && r.description == "true (TARGETING_MATCH, rule 3, line 140)")
+        r.rule = nil
+        r.line = 0
+        #expect(r.rule == nil && r.line == nil && r == Resolution(value: true, reason: .targetingMatch))
+        r.line = Int(Int32.max) + 10
+        #expect(r.line == Int(Int32.max))
+        #expect(MemoryLayout<Resolution>.stride <= 64)
+    }
+
     @Test func everyErrorCode() throws {
         let r = try RuleSet(source: "flag f { enabled when x }\nvariant v [a, b]\nvalue n: string = \"s\"")
         #expect(r.evaluate("nope", in: [:]) == .error(.flagNotFound, "no declaration named 'nope'", default: false))
