@@ -27,11 +27,11 @@ extension FlagStore: FlagEvaluating {
         // what is in force retained from the same read.
         var held: InForce?
         let answer = withInForce { (s: InForce) -> Bool in
+            if s.answersDirectly { return s.evaluated.isEnabled(name, in: context, default: fallback) }
             guard s.answersAsRules else {
                 held = s
                 return fallback
             }
-            if s.base.count == 0 { return s.evaluated.isEnabled(name, in: context, default: fallback) }
             return s.evaluated.isEnabled(name, in: s.base.merging(context), default: fallback)
         }
         guard let s = held else { return answer }

@@ -20,6 +20,9 @@ extension FlagStore {
         /// Whether evaluations answer as the rules' own calls: no hook, no local override,
         /// rules loaded (the entry points' fast path).
         let answersAsRules: Bool
+        /// Whether evaluations answer as the rules' own calls on the caller's context as it
+        /// is: `answersAsRules`, and no base context to merge.
+        let answersDirectly: Bool
         /// The local overrides, and the answer while no rules have loaded; nil when they
         /// change nothing (the evaluations' fast path then copies nothing of them).
         let layers: EvaluationLayers?
@@ -40,6 +43,7 @@ extension FlagStore {
             let layers = EvaluationLayers(local: local, missing: rules == nil ? MissingRules(failure: failure) : nil)
             self.layers = layers.isEmpty ? nil : layers
             answersAsRules = hook == nil && layers.isEmpty
+            answersDirectly = answersAsRules && base.count == 0
         }
 
         func with(
