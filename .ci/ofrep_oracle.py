@@ -2,7 +2,7 @@
 
 Starts `flags serve DIR --port 0`, generates contexts from the attributes the files'
 declarations read, and checks that every declaration's value, reason and variant through
-the SDK equal what `flags eval --json` gives for the same context. Exits 1 on any
+the SDK equal what `flags eval --json --contexts` gives for the same context. Exits 1 on any
 difference, printing the first ones.
 
 usage: python ofrep_oracle.py FLAGS_BINARY DIR [CONTEXTS]
@@ -78,20 +78,25 @@ try:
     client = api.get_client()
     mismatches = []
     compared = 0
+    contexts = []
     for _ in range(count):
         context = {name: value(name, type_) for name, type_ in attributes.items() if rng.random() < 0.9}
         context["userId"] = f"user-{rng.randint(0, 1_000_000)}"
-        by_file = {}
-        for path in files:
-            schema_reads = set()
-            for p, info in declarations.values():
-                if p == path:
-                    schema_reads.update(info.get("reads", {}).keys())
-            file_context = {k: v for k, v in context.items() if k in schema_reads}
-            out = subprocess.run(
-                [flags, "eval", path, "--json", "--context-json", "-"], input=json.dumps(file_context),
-                capture_output=True, text=True, check=True)
-            by_file[path] = json.loads(out.stdout)
+        contexts.append(context)
+    # One `flags eval --contexts -` a file: a line of contexts in, a line of results out.
+    expected_by_file = {}
+    for path in files:
+        schema_reads = set()
+        for p, info in declarations.values():
+            if p == path:
+                schema_reads.update(info.get("reads", {}).keys())
+        lines = "".join(json.dumps({k: v for k, v in c.items() if k in schema_reads}) + "\n" for c in contexts)
+        out = subprocess.run(
+            [flags, "eval", path, "--json", "--contexts", "-"], input=lines, capture_output=True, text=True, check=True)
+        expected_by_file[path] = [json.loads(line) for line in out.stdout.splitlines()]
+        assert len(expected_by_file[path]) == count, f"{path}: {len(expected_by_file[path])} results for {count} contexts"
+    for i, context in enumerate(contexts):
+        by_file = {path: results[i] for path, results in expected_by_file.items()}
         attributes_only = {k: v for k, v in context.items() if k != "userId"}
         ctx = EvaluationContext(targeting_key=context["userId"], attributes=attributes_only)
         for name, (path, info) in declarations.items():

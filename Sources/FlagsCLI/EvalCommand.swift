@@ -1,10 +1,11 @@
 import FlagRules
 import Foundation
 
-/// `flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|-] [--json]`
+/// `flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|- | --contexts FILE|-] [--json]`
 enum EvalCommand {
     static let help = """
-        usage: flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|-] [--explain] [--json]
+        usage: flags eval FILE [NAME...] [-c key=value]... [--context-json FILE|- | --contexts FILE|-]
+                          [--explain] [--json]
 
         Resolves the named declarations (all flags, variants and values when none is named)
         against a context and prints one line each:
@@ -16,6 +17,9 @@ enum EvalCommand {
                                     and anything else is a string
           --context-json FILE|-     read the context from a JSON object ('-' for stdin);
                                     -c values override it
+          --contexts FILE|-         resolve against each line of FILE, one JSON object a
+                                    line (JSON Lines; blank lines skipped), -c values
+                                    overriding each; with --json, one object a line
           --explain                 show every rule tried and the value of each sub-expression
           --json                    print one JSON object keyed by declaration name
           --help                    show this help
@@ -29,6 +33,7 @@ enum EvalCommand {
         OptionSpec(name: "help", short: "h"),
         OptionSpec(name: "context", short: "c", takesValue: true, repeatable: true),
         OptionSpec(name: "context-json", takesValue: true),
+        OptionSpec(name: "contexts", takesValue: true),
         OptionSpec(name: "json"),
         OptionSpec(name: "explain"),
     ]
@@ -43,49 +48,90 @@ enum EvalCommand {
             throw UsageError(message: "'eval' needs a file", help: "flags eval examples/app.flags -c build=alpha")
         }
         let names = Array(parsed.positionals.dropFirst())
-        if path == "-", parsed.value("context-json") == "-" {
+        if path == "-", parsed.value("context-json") == "-" || parsed.value("contexts") == "-" {
             throw UsageError(message: "the rules and the context cannot both come from standard input")
         }
+        if parsed.value("context-json") != nil, parsed.value("contexts") != nil {
+            throw UsageError(message: "--context-json and --contexts both give the context; use one")
+        }
         guard let rules = try Terminal.loadRules(path) else { return 1 }
-        let context = try buildContext(parsed, schema: rules.schema)
         let known = rules.declarations.map(\.name)
         for name in names where !known.contains(name) {
             let suggestion = Suggestions.closest(to: name, in: known).map { "; did you mean '\($0)'?" } ?? ""
             throw UsageError(message: "\(path) declares no '\(name)'" + suggestion)
         }
         let selected = names.isEmpty ? rules.declarations.filter { $0.kind != .segment }.map(\.name) : names
-        if parsed.has("explain") {
+        guard let linesPath = parsed.value("contexts") else {
+            let context = try buildContext(parsed, schema: rules.schema)
+            write(rules, selected, in: context, explain: parsed.has("explain"), json: parsed.has("json"), pretty: true)
+            return 0
+        }
+        // Every line is read and checked before anything is printed.
+        let origin = linesPath == "-" ? "<stdin>" : linesPath
+        let bytes = try Terminal.read(linesPath)
+        var contexts: [(line: Int, context: EvaluationContext)] = []
+        // Lines split at LF bytes (a CR before it is JSON whitespace).
+        for (i, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
+        where !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }) {
+            let text = String(decoding: line, as: UTF8.self)
+            var context = try jsonContext(text, origin: "\(origin):\(i + 1)", schema: rules.schema)
+            try apply(parsed.all("context"), to: &context, schema: rules.schema)
+            contexts.append((i + 1, context))
+        }
+        for (k, entry) in contexts.enumerated() {
+            if !parsed.has("json") { Terminal.write((k > 0 ? "\n" : "") + "# \(origin):\(entry.line)\n") }
+            write(rules, selected, in: entry.context, explain: parsed.has("explain"), json: parsed.has("json"), pretty: false)
+        }
+        return 0
+    }
+
+    /// Writes the resolutions (or explanations) of `selected` in `context`: text, or one
+    /// JSON object keyed by name.
+    static func write(_ rules: RuleSet, _ selected: [String], in context: EvaluationContext, explain: Bool, json: Bool, pretty: Bool) {
+        if explain {
             let explanations = selected.compactMap { rules.explain($0, in: context) }
-            if parsed.has("json") {
-                Terminal.write(JSON.object(explanations.map { ($0.name, $0.json) }).serialized(pretty: true) + "\n")
+            if json {
+                Terminal.write(JSON.object(explanations.map { ($0.name, $0.json) }).serialized(pretty: pretty) + "\n")
             } else {
                 Terminal.write(explanations.map(\.text).joined(separator: "\n"))
             }
-            return 0
+            return
         }
         let resolutions = selected.map { ($0, rules.evaluate($0, in: context)) }
-        if parsed.has("json") {
+        if json {
             Terminal.write(JSON.object(resolutions.map { ($0.0, $0.1.json) }).serialized() + "\n")
         } else {
             for (name, r) in resolutions { Terminal.write(r.summary(name: name) + "\n") }
         }
-        return 0
     }
 
     static func buildContext(_ parsed: ParsedArguments, schema: ContextSchema?) throws(UsageError) -> EvaluationContext {
         var context = EvaluationContext()
         if let jsonPath = parsed.value("context-json") {
             let bytes = try Terminal.read(jsonPath)
-            do {
-                context = try EvaluationContext(json: String(decoding: bytes, as: UTF8.self))
-                if let schema {
-                    for (key, value) in context.entries.sorted(by: { $0.name < $1.name }) { try schema.validate(key, value) }
-                }
-            } catch {
-                throw UsageError(message: "\(jsonPath == "-" ? "<stdin>" : jsonPath): \(error.message)")
-            }
+            context = try jsonContext(
+                String(decoding: bytes, as: UTF8.self), origin: jsonPath == "-" ? "<stdin>" : jsonPath, schema: schema)
         }
-        for assignment in parsed.all("context") {
+        try apply(parsed.all("context"), to: &context, schema: schema)
+        return context
+    }
+
+    /// The context a JSON object gives, checked against the schema; errors name `origin`.
+    static func jsonContext(_ text: String, origin: String, schema: ContextSchema?) throws(UsageError) -> EvaluationContext {
+        do {
+            let context = try EvaluationContext(json: text)
+            if let schema {
+                for (key, value) in context.entries.sorted(by: { $0.name < $1.name }) { try schema.validate(key, value) }
+            }
+            return context
+        } catch {
+            throw UsageError(message: "\(origin): \(error.message)")
+        }
+    }
+
+    /// Sets the `-c key=value` assignments on `context`, typed by the schema.
+    static func apply(_ assignments: [String], to context: inout EvaluationContext, schema: ContextSchema?) throws(UsageError) {
+        for assignment in assignments {
             guard let eq = assignment.firstIndex(of: "="), eq != assignment.startIndex else {
                 throw UsageError(message: "-c expects key=value, got '\(assignment)'", help: "as in -c build=alpha")
             }
@@ -101,6 +147,5 @@ enum EvalCommand {
                 context[key] = Value.inferred(from: text)
             }
         }
-        return context
     }
 }

@@ -252,6 +252,54 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
                         """, stderr: ""))
     }
 
+    /// `--contexts` resolves against each line, one JSON object a line (blank lines
+    /// skipped), with -c values over each: line for line what `--context-json` gives.
+    @Test func contextsOneALineAgreeWithOneContextAtATime() throws {
+        let lines = [
+            #"{"build": "alpha", "userId": "u-1", "appVersion": "2.4.0"}"#, #"{"build": "release", "country": "DE"}"#, "{}",
+        ]
+        let input = lines[0] + "\n\n" + lines[1] + "\r\n" + lines[2] + "\n"
+        let batch = try flags(["eval", "examples/app.flags", "--json", "--contexts", "-", "-c", "userId=u-9"], stdin: input)
+        #expect(batch.status == 0 && batch.stderr == "")
+        let each = try lines.map {
+            try flags(["eval", "examples/app.flags", "--json", "--context-json", "-", "-c", "userId=u-9"], stdin: $0)
+        }
+        #expect(batch.stdout == each.map(\.stdout).joined())
+        let text = try flags(["eval", "examples/app.flags", "darkMode", "--contexts", "-"], stdin: input)
+        #expect(
+            text.stdout == """
+                # <stdin>:1
+                darkMode = true  (TARGETING_MATCH, rule 1, line 25)
+
+                # <stdin>:3
+                darkMode = false  (DEFAULT)
+
+                # <stdin>:4
+                darkMode = false  (DEFAULT)
+
+                """)
+    }
+
+    /// A line that is not a context stops the run before anything is printed, naming its
+    /// line; the context comes from one place.
+    @Test(arguments: [
+        (
+            ["--contexts", "-"], "{\"build\": \"alpha\"}\n\n{\"build\": 7}\n",
+            "flags: error: <stdin>:3: attribute 'build' expects one of debug, alpha, beta, release, got 7\n"
+        ),
+        (
+            ["--contexts", "-"], "{\"build\": \"alpha\"}\n[1]\n",
+            "flags: error: <stdin>:2: the context must be a JSON object, as in {\"userId\": \"u-1\"}\n"
+        ),
+        (["--contexts", "-", "--context-json", "-"], "{}", "flags: error: --context-json and --contexts both give the context; use one\n"),
+    ])
+    func contextsLinesThatAreNotContexts(_ options: [String], _ stdin: String, _ stderr: String) throws {
+        #expect(try flags(["eval", "examples/app.flags"] + options, stdin: stdin) == Run(status: 2, stdout: "", stderr: stderr))
+        #expect(
+            try flags(["eval", "-", "--contexts", "-"], stdin: "flag f")
+                == Run(status: 2, stdout: "", stderr: "flags: error: the rules and the context cannot both come from standard input\n"))
+    }
+
     @Test func schemalessValuesAreTypedByTheirText() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("schemaless-\(UUID()).flags")
         try "flag f { enabled when n > 5 and b and s == \"x1\" and d < 1 }\n".write(to: file, atomically: true, encoding: .utf8)
