@@ -141,12 +141,12 @@ extension FlagStore: FlagEvaluating {
 
     /// A flag by name, when the hook or the layers are in play: as `byName`, the resolution
     /// moved into the hook's event (a flag is never split: no assignment or exposure).
+    @inline(never)
     private func flagByName(_ s: InForce, _ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
         let merged = s.merged(context)
-        let rules = s.evaluated
-        let r = rules.resolve(name, rules.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers)
+        let r = s.evaluated.resolve(name, s.evaluated.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers)
         let on = r.value.boolValue ?? fallback
-        if let hook = s.hook { hook.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged))) }
+        if let hook = s.hook { hook.call(FlagEvaluation(name: name, resolution: consume r, input: .dictionary(consume merged))) }
         return on
     }
 

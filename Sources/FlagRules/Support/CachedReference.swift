@@ -76,14 +76,18 @@ final class CachedReference<Object: AnyObject & Sendable>: @unchecked Sendable {
         if let threadKey, let copy = ThreadCache.copy(of: id, generation: now, key: threadKey) {
             return copy._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Object.self)) }
         }
-        return refreshed(body)
+        // `body` is called here, not passed on: passed to a function that is not inlined,
+        // its captures would be retained on every call, the common one included.
+        let object = refreshed()
+        return withExtendedLifetime(object) { body(object) }
     }
 
+    /// The current object, read under the lock and kept as this thread's copy.
     @inline(never)
-    private func refreshed<R>(_ body: (Object) -> R) -> R {
+    private func refreshed() -> Object {
         let (object, holder, now) = state.withLock { ($0.object, $0.holder, generation.pointee) }
         if let threadKey { ThreadCache.current(threadKey)?.store(holder, object, for: id, generation: now) }
-        return body(object)
+        return object
     }
 
     /// The current object, retained: for reads that outlive the call.
