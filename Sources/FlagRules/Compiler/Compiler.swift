@@ -290,16 +290,10 @@ struct Compiler {
 
     // MARK: Values
 
-    /// Whether `b` is an attribute of schema type `ip`.
-    func isAddressAttribute(_ b: Bound) -> Bool {
-        if case .attribute(_, _, .ip) = b.kind { return true }
-        return false
-    }
-
-    /// `value(b)`; unchecked, an attribute is read as it was given, without its schema
-    /// type's coercion (for a caller that checks it as it reads it).
-    func value(_ b: Bound, checked: Bool) -> ValueFunction {
-        guard !checked, case .attribute(let attribute, let slot, _) = b.kind else { return value(b) }
+    /// An operand of an address test: an `ip` attribute read as it was given (parsing it
+    /// there is its check: its coercion would parse it once more), else `value(b)`.
+    func addressValue(_ b: Bound) -> ValueFunction {
+        guard case .attribute(let attribute, let slot, .ip) = b.kind else { return value(b) }
         let name = Frame.Key(attribute)
         guard let slot else { return { f in f.value(named: name) } }
         return { f in f.attribute(name, slot: slot, .any) }
@@ -478,8 +472,7 @@ struct Compiler {
                 return Truth(holds)
             }
         case .network(let x, let set, let negated):
-            // An `ip` attribute is read as it was given: parsing it here is its check.
-            let xf = value(x, checked: !isAddressAttribute(x))
+            let xf = addressValue(x)
             return { f in
                 guard let v = xf(f), let address = IPAddress(v) else { return .unknown }
                 return Truth(set.contains(address) != negated)

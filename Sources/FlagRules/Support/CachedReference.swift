@@ -78,8 +78,7 @@ final class CachedReference<Object: AnyObject & Sendable>: @unchecked Sendable {
         }
         // `body` is called here, not passed on: passed to a function that is not inlined,
         // its captures would be retained on every call, the common one included.
-        let object = refreshed()
-        return withExtendedLifetime(object) { body(object) }
+        return body(refreshed())
     }
 
     /// The current object, read under the lock and kept as this thread's copy.
