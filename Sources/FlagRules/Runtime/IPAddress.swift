@@ -238,10 +238,21 @@ struct IPBlock: Sendable, Hashable {
 }
 
 /// A list of network blocks, looked up by a binary search over their merged ranges: the
-/// cost grows with the logarithm of the list, never with its length.
+/// cost grows with the logarithm of the list, never with its length. Past 64 IPv4 ranges,
+/// a table indexed by an address's leading bits (about one entry a range, at most 2^16)
+/// says which ranges can hold it, and the search runs over those alone: one read of the
+/// table, then a search over a few ranges where they are spread out, never worse than the
+/// whole search where they are not.
 struct NetworkSet: Sendable {
-    /// IPv4 ranges, sorted, disjoint, not adjacent.
-    private let v4: [ClosedRange<UInt32>]
+    /// IPv4 ranges (sorted, disjoint, not adjacent): their first and last addresses.
+    private let v4Starts: [UInt32]
+    private let v4Ends: [UInt32]
+    /// For each value `p` of an address's leading bits, how many ranges start before the
+    /// first address with those bits (one entry more, for the end of the last); empty
+    /// for a short list.
+    private let v4Index: [UInt32]
+    /// How far an address is shifted right to give its leading bits.
+    private let v4Shift: UInt32
     /// IPv6 ranges as (high, low) pairs, sorted and disjoint.
     private let v6Starts: [IPv6Key]
     private let v6Ends: [IPv6Key]
@@ -282,46 +293,72 @@ struct NetworkSet: Sendable {
                 ends.append(e)
             }
         }
-        v4 = merged4
+        v4Starts = merged4.map(\.lowerBound)
+        v4Ends = merged4.map(\.upperBound)
+        (v4Index, v4Shift) = NetworkSet.index(v4Starts)
         v6Starts = starts
         v6Ends = ends
     }
 
     /// How many merged ranges the set holds (for tests).
-    var rangeCount: Int { v4.count + v6Starts.count }
+    var rangeCount: Int { v4Starts.count + v6Starts.count }
 
     /// Whether `address` lies in a block of the set.
     func contains(_ address: IPAddress) -> Bool {
         if address.isV4 {
             let a = UInt32(truncatingIfNeeded: address.low)
-            // The last range starting at or before `a`.
-            var lo = 0
-            var hi = v4.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if v4[mid].lowerBound <= a { lo = mid + 1 } else { hi = mid }
+            var range = 0..<v4Starts.count
+            if !v4Index.isEmpty {
+                let p = Int(a >> v4Shift)
+                range = Int(v4Index[p])..<Int(v4Index[p + 1])
             }
-            return lo > 0 && a <= v4[lo - 1].upperBound
+            let i = range.lowerBound + v4Starts.withUnsafeBufferPointer { NetworkSet.countAtOrBelow(a, in: .init(rebasing: $0[range])) }
+            return i > 0 && a <= v4Ends[i - 1]
         }
         let a = IPv6Key(high: address.high, low: address.low)
+        let i = v6Starts.withUnsafeBufferPointer { NetworkSet.countAtOrBelow(a, in: $0) }
+        return i > 0 && !(v6Ends[i - 1] < a)
+    }
+
+    /// How many elements of the sorted `starts` are at most `a` (the index of the range
+    /// that may hold `a`, plus one).
+    @inline(__always)
+    private static func countAtOrBelow<Key: Comparable>(_ a: Key, in starts: UnsafeBufferPointer<Key>) -> Int {
         var lo = 0
-        var hi = v6Starts.count
+        var hi = starts.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if !(a < v6Starts[mid]) { lo = mid + 1 } else { hi = mid }
+            if starts[mid] <= a { lo = mid + 1 } else { hi = mid }
         }
-        return lo > 0 && !(v6Ends[lo - 1] < a)
+        return lo
+    }
+
+    /// The index of sorted IPv4 range starts by their leading bits, and the shift that
+    /// gives them: none under 64 ranges; else about one entry a range, 2^16 at most.
+    private static func index(_ starts: [UInt32]) -> ([UInt32], UInt32) {
+        guard starts.count >= 64 else { return ([], 32) }
+        let bits = min(16, Int.bitWidth - starts.count.leadingZeroBitCount)
+        let shift = UInt32(32 - bits)
+        var index = [UInt32](repeating: 0, count: (1 << bits) + 1)
+        var i = 0
+        for p in 0...(1 << bits) {
+            // The ranges starting before the first address with leading bits `p`.
+            let first = UInt64(p) << UInt64(shift)
+            while i < starts.count, UInt64(starts[i]) < first { i += 1 }
+            index[p] = UInt32(i)
+        }
+        return (index, shift)
     }
 
     /// The addresses at the edges of the set: the first and last of each merged range and
     /// the ones just outside it (for sampling contexts that land on either side).
     var edgeAddresses: [IPAddress] {
         var out: [IPAddress] = []
-        for r in v4 {
-            if r.lowerBound > 0 { out.append(IPAddress(v4: r.lowerBound - 1)) }
-            out.append(IPAddress(v4: r.lowerBound))
-            out.append(IPAddress(v4: r.upperBound))
-            if r.upperBound < .max { out.append(IPAddress(v4: r.upperBound + 1)) }
+        for (start, end) in zip(v4Starts, v4Ends) {
+            if start > 0 { out.append(IPAddress(v4: start - 1)) }
+            out.append(IPAddress(v4: start))
+            out.append(IPAddress(v4: end))
+            if end < .max { out.append(IPAddress(v4: end + 1)) }
         }
         for (start, end) in zip(v6Starts, v6Ends) {
             if start.high != 0 || start.low != 0 {
@@ -338,3 +375,4 @@ struct NetworkSet: Sendable {
         return out
     }
 }
+

@@ -12,6 +12,11 @@ import Foundation
 /// does not grow with the number of strings. Hashes come from `StringHash`, seeded per
 /// process, so literals cannot be chosen to collide.
 ///
+/// Before the table, a hashed set's filter (one bit a hash, about eight bits a string, so
+/// an eighth the table's size) answers most strings that are not in the set: a lookup
+/// that misses reads a small array that stays in cache rather than the table, which for a
+/// long list does not.
+///
 /// The same code runs on every platform; it reads strings only through their UTF-8 view.
 struct LiteralSet: Sendable {
     /// Sets of at most this many strings are scanned rather than hashed.
@@ -30,13 +35,43 @@ struct LiteralSet: Sendable {
         let positions: [UInt32]
         /// A scanned set's strings themselves (empty for a hashed set), for `identical`.
         let strings: [String]
+        /// A hashed set's filter: the bit `Filter.bit(hash, shift)` is set for each string's
+        /// hash (empty for a scanned set).
+        let filter: [UInt64]
+        /// How far `Filter.bit` shifts a mixed hash to index `filter`.
+        let filterShift: UInt32
+        /// `LiteralHash.seed`, read here without the global's lazy-initialization check.
+        let seed: UInt64
 
-        init(bytes: [UInt8], starts: [UInt32], slots: [UInt64], positions: [UInt32], strings: [String]) {
+        init(
+            bytes: [UInt8], starts: [UInt32], slots: [UInt64] = [], positions: [UInt32] = [], strings: [String] = [],
+            filter: [UInt64] = [], filterShift: UInt32 = 32
+        ) {
             self.bytes = bytes
             self.starts = starts
             self.slots = slots
             self.positions = positions
             self.strings = strings
+            self.filter = filter
+            self.filterShift = filterShift
+            seed = LiteralHash.seed
+        }
+
+        /// Whether a string of this hash may be in the set (false: it is not).
+        @inline(__always)
+        func mayHold(_ hash: UInt32) -> Bool {
+            let bit = Filter.bit(hash, filterShift)
+            return filter.withUnsafeBufferPointer { $0[bit >> 6] >> UInt64(bit & 63) & 1 != 0 }
+        }
+    }
+
+    /// Where a hash falls in a filter of `1 << (32 - shift)` bits: its bits mixed by an odd
+    /// multiplier, so that the filter's bit does not follow the table's slot (the hash's
+    /// low bits).
+    enum Filter {
+        @inline(__always)
+        static func bit(_ hash: UInt32, _ shift: UInt32) -> Int {
+            Int(truncatingIfNeeded: (hash &* 0x9E37_79B1) >> shift)
         }
     }
 
@@ -78,13 +113,17 @@ struct LiteralSet: Sendable {
         }
         starts.append(UInt32(truncatingIfNeeded: bytes.count))
         guard strings.count > Self.scanLimit else {
-            storage = Storage(bytes: bytes, starts: starts, slots: [], positions: [], strings: strings)
+            storage = Storage(bytes: bytes, starts: starts, strings: strings)
             return
         }
         var capacity = 16
         while capacity < strings.count * 2 { capacity *= 2 }
         var slots = [UInt64](repeating: 0, count: capacity)
         var positions = [UInt32](repeating: 0, count: capacity)
+        var filterBits = 512
+        while filterBits < strings.count * 8 { filterBits *= 2 }
+        let filterShift = UInt32(32 - filterBits.trailingZeroBitCount)
+        var filter = [UInt64](repeating: 0, count: filterBits / 64)
         bytes.withUnsafeBufferPointer { all in
             for position in strings.indices {
                 let key = UnsafeBufferPointer(rebasing: all[Int(starts[position])..<Int(starts[position + 1])])
@@ -95,9 +134,12 @@ struct LiteralSet: Sendable {
                 while slots[i] != 0 { i = (i + 1) & (capacity - 1) }
                 slots[i] = key.count <= 7 ? Slot.short(key) : Slot.long(hash: h, position: position)
                 positions[i] = UInt32(truncatingIfNeeded: position)
+                let bit = Filter.bit(h, filterShift)
+                filter[bit >> 6] |= 1 << UInt64(bit & 63)
             }
         }
-        storage = Storage(bytes: bytes, starts: starts, slots: slots, positions: positions, strings: [])
+        storage = Storage(
+            bytes: bytes, starts: starts, slots: slots, positions: positions, filter: filter, filterShift: filterShift)
     }
 
     /// The number of strings, duplicates included.
@@ -112,7 +154,7 @@ struct LiteralSet: Sendable {
         if let i = identical(s) { return i }
         return StringHash.withBytes(s) { key in
             guard isHashed else { return scan(key) }
-            return findSlot(key, hash: StringHash.key(key)).map { Int(storage.positions[$0]) }
+            return hashedSlot(key, hash: hash(key)).map { Int(storage.positions[$0]) }
         }
     }
 
@@ -121,7 +163,7 @@ struct LiteralSet: Sendable {
     func contains(_ s: String) -> Bool {
         if identical(s) != nil { return true }
         return StringHash.withBytes(s) { key in
-            (isHashed ? findSlot(key, hash: StringHash.key(key)) : scan(key)) != nil
+            (isHashed ? hashedSlot(key, hash: hash(key)) : scan(key)) != nil
         }
     }
 
@@ -129,9 +171,28 @@ struct LiteralSet: Sendable {
     /// keeps its strings' keys, so a large set's lookup does not hash them again).
     @inline(__always)
     func contains(_ s: String, hash: UInt32) -> Bool {
-        StringHash.withBytes(s) { key in
+        if isHashed, !storage.mayHold(hash) { return false }
+        return StringHash.withBytes(s) { key in
             (isHashed ? findSlot(key, hash: hash) : scan(key)) != nil
         }
+    }
+
+    /// Whether the filter lets `s` through to the table (true for every string of the set
+    /// and for a scanned set; for tests).
+    func filterAdmits(_ s: String) -> Bool {
+        !isHashed || storage.mayHold(StringHash.key(s))
+    }
+
+    /// `StringHash.key(key)`, with the seed this set keeps.
+    @inline(__always)
+    private func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        UInt32(truncatingIfNeeded: LiteralHash.of(key, seed: storage.seed))
+    }
+
+    /// A hashed set's slot holding `key`: the filter first, then the table.
+    @inline(__always)
+    private func hashedSlot(_ key: UnsafeBufferPointer<UInt8>, hash: UInt32) -> Int? {
+        storage.mayHold(hash) ? findSlot(key, hash: hash) : nil
     }
 
     /// The position of a scanned set's string that is `s` bit for bit, if one is: a string

@@ -94,4 +94,18 @@ import Testing
         #expect(set.index(of: "releas") == nil && set.index(of: long + " ") == nil && set.index(of: "Debug") == nil)
         #expect(Comparison.bytesEqual(long, copy) && !Comparison.bytesEqual(long, copy + "x"))
     }
+
+    /// A hashed set's filter lets every string of the set through and stops most others
+    /// (about one in nine gets through to the table, at eight bits a string).
+    @Test(arguments: [9, 1_000, 100_000])
+    func theFilterStopsMostStringsNotInTheSet(_ count: Int) {
+        let strings = (0..<count).map { $0 % 2 == 0 ? "c\($0)" : "a string longer than fifteen bytes \($0)" }
+        let set = LiteralSet(strings)
+        #expect(strings.allSatisfy(set.filterAdmits))
+        let others = (0..<20_000).map { $0 % 2 == 0 ? "x\($0)" : "another string, not in the set \($0)" }
+        let admitted = others.filter(set.filterAdmits).count
+        #expect(admitted < others.count / 5, "\(admitted) of \(others.count) got through")
+        #expect(!others.contains(where: set.contains))
+        #expect(LiteralSet(["a", "b"]).filterAdmits("z"))
+    }
 }
