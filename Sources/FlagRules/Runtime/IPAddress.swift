@@ -375,4 +375,3 @@ struct NetworkSet: Sendable {
         return out
     }
 }
-
