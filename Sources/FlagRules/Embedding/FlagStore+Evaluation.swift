@@ -135,7 +135,7 @@ extension FlagStore: FlagEvaluating {
         var r = rules.resolve(name, index, merged, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, name, storage: storage) { merged[$0] } }
         if r.reason == .split, let log = s.exposures { log.record(name, index, r, rules: rules, known: unit) { merged[$0] } }
-        s.hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
+        s.report(FlagEvaluation(name: name, resolution: r, input: .dictionary(consume merged)))
         return r
     }
 
@@ -143,11 +143,14 @@ extension FlagStore: FlagEvaluating {
     /// moved into the hook's event (a flag is never split: no assignment or exposure).
     @inline(never)
     private func flagByName(_ s: InForce, _ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
-        let merged = s.merged(context)
-        let r = s.evaluated.resolve(name, s.evaluated.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers)
-        let on = r.value.boolValue ?? fallback
-        if let hook = s.hook { hook.call(FlagEvaluation(name: name, resolution: consume r, input: .dictionary(consume merged))) }
-        return on
+        let merged = s.merged(context), rules = s.evaluated
+        // The resolution is made in the event, not copied into it.
+        let event = FlagEvaluation(
+            name: name,
+            resolution: rules.resolve(name, rules.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers),
+            input: .dictionary(consume merged))
+        s.report(event)
+        return event.resolution.value.boolValue ?? fallback
     }
 
     /// By handle: as by name.
@@ -161,7 +164,7 @@ extension FlagStore: FlagEvaluating {
         var r = rules.resolve(handle.name, index, context, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, handle.name, storage: storage) { context[$0.name] } }
         if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules, known: unit) { context[$0.name] } }
-        s.hook?.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
+        s.report(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
         return r
     }
 

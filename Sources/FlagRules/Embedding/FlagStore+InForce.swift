@@ -11,6 +11,8 @@ extension FlagStore {
         /// The evaluation hook, in a class: passed out of a borrow (through a generic
         /// result), a class costs a retain where a closure would be re-wrapped, allocating.
         let hook: EvaluationHook?
+        /// The hook's closure itself, for `report`.
+        let onEvaluation: (@Sendable (FlagEvaluation) -> Void)?
         /// Where exposures are recorded, when they are.
         let exposures: ExposureLog?
         /// Where `@sticky` assignments are kept, when they are.
@@ -39,6 +41,7 @@ extension FlagStore {
             self.base = base
             self.local = local
             self.hook = onEvaluation.map(EvaluationHook.init)
+            self.onEvaluation = onEvaluation
             evaluated = rules ?? FlagStore.noRules
             let layers = EvaluationLayers(local: local, missing: rules == nil ? MissingRules(failure: failure) : nil)
             self.layers = layers.isEmpty ? nil : layers
@@ -55,6 +58,13 @@ extension FlagStore {
                 rules: rules ?? self.rules, failure: failure ?? self.failure, base: base ?? self.base, local: local ?? self.local,
                 onEvaluation: onEvaluation ?? self.hook?.call, exposures: exposures ?? self.exposures,
                 assignments: assignments ?? self.assignments)
+        }
+
+        /// Calls the evaluation hook, if one is set, with `event`: the closure is read from
+        /// this object, borrowed, with no reference count.
+        @inline(__always)
+        func report(_ event: FlagEvaluation) {
+            onEvaluation?(event)
         }
 
         /// `context` over the base context, its keys winning.
