@@ -102,10 +102,10 @@ struct Checker {
             }
             candidates.append(d)
         }
-        let all = LiteralSet(candidates.map(\.header.name.name))
+        let all = LiteralSet(candidates.map(\.name.name))
         declarations.reserveCapacity(candidates.count)
         for (k, d) in candidates.enumerated() {
-            let name = d.header.name
+            let name = d.name
             if let first = all.index(of: name.name), first != k {
                 diagnostics.error(
                     "duplicate-name", "'\(name.name)' is declared twice", at: name.range,
@@ -114,7 +114,7 @@ struct Checker {
             }
             declarations.append(d)
         }
-        declarationNames = declarations.map(\.header.name.name)
+        declarationNames = declarations.map(\.name.name)
         names = declarations.count == candidates.count ? all : LiteralSet(declarationNames)
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)

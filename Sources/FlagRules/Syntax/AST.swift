@@ -76,6 +76,18 @@ package indirect enum DeclarationSyntax: Sendable {
         }
     }
 
+    /// The declaration's name (the header's), read without copying the header.
+    package var name: Identifier {
+        switch self {
+        case .context(let d): return d.header.name
+        case .segment(let d): return d.header.name
+        case .flag(let d): return d.header.name
+        case .variant(let d): return d.header.name
+        case .value(let d): return d.header.name
+        case .test(let d): return d.header.name
+        }
+    }
+
     package var header: DeclarationHeader {
         switch self {
         case .context(let d): return d.header
