@@ -97,7 +97,7 @@ extension FlagStore {
             guard !inForceNow, isCurrent(epoch) else { return refresh }
             state.withLock { $0.lastSeen = digest }
             if saved {
-                emit(.rulesSavedForNextLaunch(declarations: rules.declarations.count, etag: seen.validators.etag))
+                emit(.rulesSavedForNextLaunch(declarations: rules.checked.declarations.count, etag: seen.validators.etag))
             } else if cacheDirectory == nil {
                 emit(.cacheNotWritten(reason: "rules fetched for the next launch were not saved: the store has no cache directory"))
             }

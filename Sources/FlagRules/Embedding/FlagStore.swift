@@ -280,7 +280,7 @@ public final class FlagStore: @unchecked Sendable {
         let rules = try RuleSet(source: text, today: Date())
         let start = SourcePosition(offset: 0, line: 1, column: 1)
         let place = SourceRange(start: start, end: start)
-        if rules.declarations.isEmpty {
+        if rules.checked.declarations.isEmpty {
             let message = "the rules declare nothing: an empty or truncated file never replaces rules"
             throw .invalid(source: text, diagnostics: [.error("no-declarations", message, at: place)])
         }
@@ -344,7 +344,7 @@ public final class FlagStore: @unchecked Sendable {
             return true
         }
         // Reported before `ready(timeout:)` returns, so that a log shows why it returned.
-        outcome.hook?(.rulesLoaded(origin: origin, declarations: rules.declarations.count, etag: etag))
+        outcome.hook?(.rulesLoaded(origin: origin, declarations: rules.checked.declarations.count, etag: etag))
         let drift = outcome.keys.isEmpty ? [] : rules.validate(outcome.keys)
         if !drift.isEmpty { outcome.hook?(.keysDrifted(drift)) }
         for c in outcome.waiters { c.resume(returning: rules) }

@@ -16,7 +16,9 @@ public struct RuleSet: Sendable {
         let checked: CheckedProgram
         let source: SourceText
         let warnings: [Diagnostic]
-        let declarations: [DeclarationInfo]
+        /// Every declaration's metadata, worked out on first read (the attributes each one
+        /// reads take a walk of the whole program: a load that no one lists skips it).
+        private let info = Locked<[DeclarationInfo]?>(nil)
         /// Each declaration's split rules and the attribute each buckets by (for exposures
         /// and sticky assignments), by declaration index.
         let splitUnits: [[SplitUnit]]
@@ -26,13 +28,22 @@ public struct RuleSet: Sendable {
             self.checked = checked
             self.source = source
             self.warnings = warnings
-            let reads = AttributeReads(checked)
-            self.declarations = checked.declarations.indices.map { DeclarationInfo(checked.declarations[$0], reads: reads.of($0)) }
             splitUnits = checked.declarations.map { d in
                 d.rules.compactMap { r in
                     guard case .split(let s) = r.outcome, case .attribute(let name, _, _) = s.unit.kind else { return nil }
                     return SplitUnit(rule: r.index, attribute: Frame.Key(name))
                 }
+            }
+        }
+
+        /// Every flag, variant, value and segment, in source order, with its metadata.
+        var declarations: [DeclarationInfo] {
+            info.withLock { info in
+                if let info { return info }
+                let reads = AttributeReads(checked)
+                let made = checked.declarations.enumerated().map { DeclarationInfo($1, reads: reads.of($0)) }
+                info = made
+                return made
             }
         }
     }

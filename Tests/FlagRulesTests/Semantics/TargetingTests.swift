@@ -263,6 +263,18 @@ let targetingSchema = """
         #expect(schemaless.declarations[1].reads == [.init(name: "a", type: .dynamic), .init(name: "b", type: .dynamic)])
     }
 
+    /// The declarations' metadata is worked out on first read: readers racing for it all
+    /// get the same list, and later reads give it again.
+    @Test func declarationsReadFirstFromManyTasksAgree() async throws {
+        let rules = try RuleSet(contentsOf: packageRoot.appendingPathComponent("examples/targeting.flags"))
+        let lists = await withTaskGroup(of: [DeclarationInfo].self) { group in
+            for _ in 0..<8 { group.addTask { rules.declarations } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(lists.count == 8 && lists.allSatisfy { $0 == rules.declarations })
+        #expect(rules.declarations.map(\.name) == ["onNetwork", "employee", "betaProgram", "newEditor", "workspaceLimit"])
+    }
+
     /// (That the fastest path allocates nothing for lists and addresses is the
     /// `allocs/eval` column of the `flags-bench` targeting rows.)
     @Test func preparedContextsHoldListsAndAddresses() throws {
