@@ -28,7 +28,12 @@ extension Diagnostic {
         var line = range.start.line
         while start > 0, bytes[start - 1] == UInt8(ascii: " ") || bytes[start - 1] == UInt8(ascii: "\t") { start -= 1 }
         guard start == 0 || bytes[start - 1] == UInt8(ascii: "\n") else { return nil }
-        while docComment, line > 1, source.line(line - 1).trimmingCharacters(in: .whitespaces).hasPrefix("///") {
+        // Whether a line is a `///` comment, read from its bytes (no string is made).
+        func isDocLine(_ n: Int) -> Bool {
+            let text = source.lineBytes(n).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+            return text.starts(with: "///".utf8)
+        }
+        while docComment, line > 1, isDocLine(line - 1) {
             line -= 1
             start -= 1  // the line break before
             while start > 0, bytes[start - 1] != UInt8(ascii: "\n") { start -= 1 }
