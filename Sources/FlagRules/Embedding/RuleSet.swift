@@ -63,7 +63,9 @@ public struct RuleSet: Sendable {
     public var source: SourceText { loaded.source }
     /// Warnings found while loading (an `@expires` date in the past, …).
     public var warnings: [Diagnostic] { loaded.warnings }
-    /// Every flag, variant, value and segment, in source order, with its metadata.
+    /// Every flag, variant, value and segment, in source order, with its metadata: worked
+    /// out on the first read (the attributes each reads take a walk of the whole program),
+    /// then kept.
     public var declarations: [DeclarationInfo] { loaded.declarations }
     /// The `context { … }` schema, when the file declares one.
     public var schema: ContextSchema? { program.schema }
