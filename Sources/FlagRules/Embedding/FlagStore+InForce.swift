@@ -8,11 +8,11 @@ extension FlagStore {
         let base: EvaluationContext
         /// The store's own overrides (a debug screen's): under scoped ones, over the rules.
         let local: FlagOverrides
-        /// The evaluation hook, in a class: passed out of a borrow (through a generic
-        /// result), a class costs a retain where a closure would be re-wrapped, allocating.
-        let hook: EvaluationHook?
-        /// The hook's closure itself, for `report`.
+        /// The evaluation hook's closure, called in place by `report`.
         let onEvaluation: (@Sendable (FlagEvaluation) -> Void)?
+        /// The same hook in a class, for passing out of a borrow (through a generic result):
+        /// a class costs a retain where a closure would be re-wrapped, allocating.
+        let hook: EvaluationHook?
         /// Where exposures are recorded, when they are.
         let exposures: ExposureLog?
         /// Where `@sticky` assignments are kept, when they are.
@@ -56,7 +56,7 @@ extension FlagStore {
         ) -> InForce {
             InForce(
                 rules: rules ?? self.rules, failure: failure ?? self.failure, base: base ?? self.base, local: local ?? self.local,
-                onEvaluation: onEvaluation ?? self.hook?.call, exposures: exposures ?? self.exposures,
+                onEvaluation: onEvaluation ?? self.onEvaluation, exposures: exposures ?? self.exposures,
                 assignments: assignments ?? self.assignments)
         }
 

@@ -226,7 +226,7 @@ public final class FlagStore: @unchecked Sendable {
     /// store. Debug-screen listings (``FlagDebugModel``) and `changes(of:in:)` do not call it.
     /// When nil, evaluations cost what they cost on a `RuleSet`.
     public var onEvaluation: (@Sendable (FlagEvaluation) -> Void)? {
-        get { inForce.current.hook?.call }
+        get { inForce.current.onEvaluation }
         set { _ = inForce.replace { $0.with(onEvaluation: .some(newValue)) } }
     }
 
