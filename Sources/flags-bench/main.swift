@@ -682,10 +682,11 @@ func inRule(_ count: Int) -> String {
 }
 
 /// One list size: FlagRules' fastest path, one call a context and one batch call over all
-/// of them; the plain path (by name, a dictionary context), which looks the value up in the
-/// list's literal set when it evaluates and hashes the value first when the set is large;
-/// setting the value on a prepared context, which checks it once and keeps its hash; and
-/// hand-written Swift looking the same value up in a `Set<String>` of the same
+/// of them (a large list's answer is a bit of the prepared slot); the plain path (by name,
+/// a dictionary context), which looks the value up in the list's literal set when it
+/// evaluates and hashes the value first when the set is large; setting the value on a
+/// prepared context, which checks it once and looks it up in each large list that reads
+/// it; and hand-written Swift looking the same value up in a `Set<String>` of the same
 /// literals (the same values).
 struct InRow {
     let size: Int
@@ -1191,7 +1192,7 @@ if options.json {
     print("\noverride scopes: rule seed, handle and prepared context")
     for row in overrideRows { print("  " + row.name.padding(toLength: 56, withPad: " ", startingAt: 0) + f(row.nanoseconds).leftPad(10)) }
     print(
-        "\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path (one call a context, one batch call), plain path (by name, dictionary context), setting the value on a prepared context (which checks it and keeps its hash), and hand-written Set<String>.contains on the same context"
+        "\nin over literal lists of \(options.inKeys.rawValue) (\(options.inKeys.key(0)), …; values looked up: \(options.inValues == .both ? "half members, half not" : "only \(options.inValues.rawValue)")): FlagRules fastest path (one call a context, one batch call), plain path (by name, dictionary context), setting the value on a prepared context (which checks it and looks it up in each large list that reads it), and hand-written Set<String>.contains on the same context"
     )
     print(
         "  " + "literals".padding(toLength: 10, withPad: " ", startingAt: 0)

@@ -22,11 +22,17 @@ struct Compiler {
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
     let coercions: [Coercion]
-    /// The string slots that a hashed literal set reads, gathered as conditions compile.
-    let hashedSlots = SlotMarks()
+    /// The hashed literal sets that read each string slot, gathered as conditions compile.
+    let listedSlots = ListedSlots()
 
-    final class SlotMarks {
-        var slots = Set<Int>()
+    final class ListedSlots {
+        var sets: [Int: [LiteralSet]] = [:]
+
+        /// Records that `set` reads `slot`; its position among the slot's sets.
+        func add(_ set: LiteralSet, slot: Int) -> Int {
+            sets[slot, default: []].append(set)
+            return sets[slot]!.count - 1
+        }
     }
 
     init(checked: CheckedProgram, coercions: [Coercion]) {
@@ -38,8 +44,10 @@ struct Compiler {
         var coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
         let compiler = Compiler(checked: checked, coercions: coercions)
         let declarations = checked.declarations.map(compiler.declaration)
-        // A prepared context hashes only the strings that a hashed literal set reads.
-        for slot in compiler.hashedSlots.slots where coercions.indices.contains(slot) { coercions[slot] = .hashedString }
+        // A prepared context looks a string up only in the hashed literal sets that read it.
+        for (slot, sets) in compiler.listedSlots.sets where coercions.indices.contains(slot) {
+            coercions[slot] = .listed(Coercion.Listed(sets))
+        }
         return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names)
     }
 
@@ -637,12 +645,13 @@ struct Compiler {
         }
     }
 
-    /// `stringAttribute in [strings]`: the attribute's string looked up where it is (a
-    /// prepared context's slot, with its hash, or the dictionary's entry), without the
-    /// general path's value closure and test of the value's type.
+    /// `stringAttribute in [strings]`: the attribute's string looked up where it is (the
+    /// dictionary's entry, or a prepared context's slot, whose tag answers for a large set),
+    /// without the general path's value closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ set: LiteralSet, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
-        guard set.isHashed else {
+        let bit = set.isHashed ? listedSlots.add(set, slot: slot) : Coercion.Listed.bits
+        guard bit < Coercion.Listed.bits else {
             return { f in
                 guard let slots = f.slots else {
                     guard case .string(let s)? = f.value(named: name) else { return .unknown }
@@ -652,14 +661,16 @@ struct Compiler {
                 return Truth(set.contains(s) != negated)
             }
         }
-        hashedSlots.slots.insert(slot)
         return { f in
             guard let slots = f.slots else {
                 guard case .string(let s)? = f.value(named: name) else { return .unknown }
                 return Truth(set.contains(s) != negated)
             }
-            guard case .string(let s)? = slots[slot].typed else { return .unknown }
-            return Truth(set.contains(s, hash: slots[slot].hash) != negated)
+            // Which of the slot's sets hold its string, worked out when it was set (-1: no
+            // string).
+            let memberships = slots[slot].tag
+            guard memberships >= 0 else { return .unknown }
+            return Truth((memberships >> Int32(bit) & 1 != 0) != negated)
         }
     }
 }

@@ -1,14 +1,15 @@
 /// One attribute of a prepared context: its value checked against the schema (nil when
 /// absent or mistyped), whether the value as given differs from that (mistyped, or
 /// converted, like a version given as a string: the storage then keeps the given value
-/// aside), and a tag worked out once: an enum's case ordinal, or a string's hash. 24 bytes,
+/// aside), and a tag worked out once: an enum's case ordinal, or which of the large literal
+/// sets that read a string hold it. 24 bytes,
 /// so that a million contexts held for a batch take little cache from the rules.
 struct PreparedSlot {
     var typed: Value?
     var givenDiffers: Bool
-    /// For an enum slot, the case ordinal (-1: absent or mistyped); for a string slot, the
-    /// string's `StringHash.key`, so that a lookup in a large literal set does not hash it
-    /// on every evaluation; else -1 (`Coercion.tag`).
+    /// For an enum slot, the case ordinal (-1: absent or mistyped); for a string slot that
+    /// large literal sets read, a bit for each set that holds the string (-1: absent or
+    /// mistyped), so that an evaluation does not look it up; else -1 (`Coercion.tag`).
     var tag: Int32
 
     /// Whether a value was given (for `has`), of the right type or not.
@@ -18,10 +19,6 @@ struct PreparedSlot {
     /// An enum slot's case ordinal (-1: absent or mistyped).
     @inline(__always)
     var ordinal: Int32 { tag }
-
-    /// A string slot's hash (meaningful only when `typed` holds a string).
-    @inline(__always)
-    var hash: UInt32 { UInt32(bitPattern: tag) }
 }
 
 /// A prepared context's header: the number of slots, the values as given for the slots

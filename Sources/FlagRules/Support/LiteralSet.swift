@@ -168,7 +168,7 @@ struct LiteralSet: Sendable {
     }
 
     /// Whether `s`, whose `StringHash.key` is `hash`, is in the set (a prepared context
-    /// keeps its strings' keys, so a large set's lookup does not hash them again).
+    /// looks a string up in every large set that reads it, with one hash for all).
     @inline(__always)
     func contains(_ s: String, hash: UInt32) -> Bool {
         if isHashed, !storage.mayHold(hash) { return false }

@@ -153,19 +153,22 @@ import Testing
         }
     }
 
-    /// Many large lists over one attribute, and one over another: `in` and `not in` on a
-    /// prepared context answer as by name, for members of some lists and of none, values
-    /// set again, copies, mistyped and absent values, and contexts prepared elsewhere.
+    /// Many large lists over one attribute (more than a slot's tag has bits for), and one
+    /// over another: `in` and `not in` on a prepared context answer as by name and as the
+    /// lists say, for members of some lists and of none, values set again, copies,
+    /// mistyped and absent values, and contexts prepared elsewhere.
     @Test func largeListsOnAPreparedContextAnswerAsByName() throws {
-        func list(_ k: Int) -> [String] { (k * 1_000..<(k * 1_000 + 16_384)).map { "m\($0)" } }
-        func literal(_ strings: [String]) -> String { "[" + strings.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
-        var source = "context { country: string; plan: string }\nflag notFirst { enabled when country not in \(literal(list(0))) }\n"
-        for k in 1...16 { source += "flag in\(k) { enabled when country in \(literal(list(k))) }\n" }
-        source += "flag notLast { enabled when country not in \(literal(list(17))) }\n"
+        let lists = Coercion.Listed.bits + 4
+        func list(_ k: Int) -> Range<Int> { k * 100..<(k * 100 + 1_024) }
+        func literal(_ range: Range<Int>) -> String { "[" + range.map { "\"m\($0)\"" }.joined(separator: ", ") + "]" }
+        // Every third list is `not in`.
+        func negated(_ k: Int) -> Bool { k % 3 == 0 }
+        var source = "context { country: string; plan: string }\n"
+        for k in 0..<lists { source += "flag l\(k) { enabled when country \(negated(k) ? "not in" : "in") \(literal(list(k))) }\n" }
         source += "flag few { enabled when country in [\"m1\", \"m2\"] }\n"
         source += "flag planned { enabled when plan in \(literal(list(2))) }\n"
         let rules = try RuleSet(source: source)
-        let flags = ["notFirst"] + (1...16).map { "in\($0)" } + ["notLast", "few", "planned"]
+        let flags = (0..<lists).map { "l\($0)" } + ["few", "planned"]
         let handles = flags.map { rules.handle($0) }
         func agrees(_ c: PreparedContext, _ note: String) {
             for (name, handle) in zip(flags, handles) {
@@ -173,22 +176,27 @@ import Testing
             }
         }
         var c = rules.makeContext()
+        let last = list(lists - 1).upperBound
         for value in [
-            "m0", "m999", "m1000", "m16383", "m16384", "m17000", "m33383", "m40000", "x", "", "a string longer than fifteen bytes",
+            "m0", "m99", "m100", "m1023", "m1024", "m1700", "m3150", "m\(last - 1)", "m\(last)", "x", "",
+            "a string longer than fifteen bytes",
         ] {
             c["country"] = .string(value)
             c["plan"] = .string(value)
             agrees(c, value)
             let n = Int(value.dropFirst()) ?? -1
-            #expect(rules.isEnabled(handles[0], in: c) == !(0..<16_384).contains(n), "\(value)")
-            #expect(rules.isEnabled(handles[17], in: c) == !(17_000..<33_384).contains(n), "\(value)")
-            #expect(rules.isEnabled(handles[19], in: c) == (2_000..<18_384).contains(n), "\(value)")
+            for k in 0..<lists {
+                #expect(rules.isEnabled(handles[k], in: c) == (list(k).contains(n) != negated(k)), "l\(k), \(value)")
+            }
+            #expect(rules.isEnabled(handles[lists + 1], in: c) == list(2).contains(n), "\(value)")
         }
-        c["country"] = "m16500"  // in lists 1 to 16, not 0 or 17
+        c["country"] = "m3350"  // in lists 24 to 33 (of which 24, 27, 30 and 33 are `not in`)
         let copy = c
-        c["country"] = "m500"  // in list 0 only
-        #expect(rules.isEnabled(handles[16], in: copy) && !rules.isEnabled(handles[16], in: c))
-        #expect(rules.isEnabled(handles[17], in: copy) && rules.isEnabled(handles[17], in: c))
+        c["country"] = "m50"  // in list 0 only
+        #expect(rules.isEnabled(handles[32], in: copy) && rules.isEnabled(handles[31], in: copy) && rules.isEnabled(handles[29], in: copy))
+        #expect(
+            !rules.isEnabled(handles[33], in: copy) && !rules.isEnabled(handles[30], in: copy) && !rules.isEnabled(handles[23], in: copy))
+        #expect(!rules.isEnabled(handles[32], in: c) && !rules.isEnabled(handles[0], in: c) && rules.isEnabled(handles[3], in: c))
         agrees(copy, "copy")
         c["country"] = 5  // mistyped: every test unknown
         #expect(handles.dropLast().allSatisfy { !rules.isEnabled($0, in: c) })
@@ -197,42 +205,47 @@ import Testing
         agrees(c, "absent")
         // Prepared by another rule set: read by name.
         let other = try RuleSet(source: "context { plan: string; country: string }\nflag x = true")
-        agrees(other.prepare(["country": "m16500", "plan": "m2500"]), "prepared elsewhere")
-        #expect(rules.isEnabled(handles[19], in: other.prepare(["country": "m16500", "plan": "m2500"])))
+        agrees(other.prepare(["country": "m3350", "plan": "m250"]), "prepared elsewhere")
+        #expect(rules.isEnabled(handles[lists + 1], in: other.prepare(["country": "m3350", "plan": "m250"])))
     }
 
-    /// A string slot carries its string's hash, worked out when the value is set (small
-    /// strings, long ones, non-ASCII ones, set again, or copied), and an enum slot its case
-    /// ordinal; a lookup in a large list with the prepared hash answers as by name.
-    @Test func stringSlotsCarryTheirKeyHash() throws {
+    /// A string slot that large lists read carries, worked out when the value is set (small
+    /// strings, long ones, non-ASCII ones, set again, or copied), a bit for each list that
+    /// holds it, and an enum slot its case ordinal.
+    @Test func stringSlotsCarryTheirMemberships() throws {
         let members = (0..<20_000).map { "m\($0)" } + ["a string longer than fifteen bytes", "ünïcödé", "ü"]
+        let evens = members.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        func literal(_ strings: [String]) -> String { "[" + strings.map { "\"\($0)\"" }.joined(separator: ", ") + "]" }
         let rules = try RuleSet(
             source: """
                 context { country: string; build: enum(debug, alpha) }
-                flag big { enabled when country in [\(members.map { "\"\($0)\"" }.joined(separator: ", "))] }
+                flag big { enabled when country in \(literal(members)) }
+                flag even { enabled when country not in \(literal(evens)) }
                 """)
-        let big = rules.handle("big")
+        let big = rules.handle("big"), even = rules.handle("even")
         let slot = try #require(rules.schema?["country"]?.slot)
         func tag(_ c: PreparedContext, _ slot: Int) -> Int32 {
             c.withStorage { s in s.withUnsafeMutablePointerToElements { $0[slot].tag } }
         }
+        func memberships(_ value: String) -> Int32 { (members.contains(value) ? 1 : 0) | (evens.contains(value) ? 2 : 0) }
         var c = rules.makeContext()
         #expect(tag(c, slot) == -1)
         for value in [
-            "m7", "m19999", "a string longer than fifteen bytes", "ünïcödé", "ü", "m20000", "", "a string longer than fifteen bytez",
+            "m7", "m8", "m19999", "a string longer than fifteen bytes", "ünïcödé", "ü", "m20000", "", "a string longer than fifteen bytez",
         ] {
             c["country"] = .string(value)
-            #expect(UInt32(bitPattern: tag(c, slot)) == StringHash.key(value), "\(value)")
+            #expect(tag(c, slot) == memberships(value), "\(value)")
             #expect(rules.isEnabled(big, in: c) == members.contains(value), "\(value)")
+            #expect(rules.isEnabled(even, in: c) == !evens.contains(value), "\(value)")
             #expect(rules.isEnabled(big, in: c) == rules.isEnabled("big", in: ["country": .string(value)]), "\(value)")
         }
-        c["country"] = "m5"
+        c["country"] = "m6"
         let copy = c
         c["country"] = "elsewhere"
         #expect(rules.isEnabled(big, in: copy) && !rules.isEnabled(big, in: c))
-        #expect(UInt32(bitPattern: tag(copy, slot)) == StringHash.key("m5"))
-        c["country"] = 5  // mistyped: no string, no hash
-        #expect(tag(c, slot) == -1 && !rules.isEnabled(big, in: c))
+        #expect(tag(copy, slot) == 3 && tag(c, slot) == 0)
+        c["country"] = 5  // mistyped: no string, no memberships
+        #expect(tag(c, slot) == -1 && !rules.isEnabled(big, in: c) && !rules.isEnabled(even, in: c))
         let build = try #require(rules.schema?["build"]?.slot)
         c["build"] = "alpha"
         #expect(tag(c, build) == 1)

@@ -32,7 +32,7 @@ import Testing
         for i in 0..<(count / 2) { #expect(set.index(of: "d\(i)") == i) }
     }
 
-    /// A lookup given the string's hash (as a prepared context keeps it) answers as one
+    /// A lookup given the string's hash (as a prepared context gives it) answers as one
     /// that hashes the string, in scanned and hashed sets; the hash of a string is that of
     /// its bytes, however the string is held.
     @Test(arguments: [1, 8, 300, 20_000])
