@@ -147,9 +147,16 @@ public final class ExposureLog: Sendable {
         }
         guard let version, let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let value = unitValue(attribute)
         else { return }
+        deliver(name, r, attribute: attribute, unit: value, rule: ruleIndex, line: line, version: version)
+    }
+
+    /// Builds a new exposure and hands it to the stream, out of line: a unit already seen
+    /// (the common read) then never touches the stream's generic types.
+    @inline(never)
+    private func deliver(_ name: String, _ r: Resolution, attribute: Frame.Key, unit: Value, rule: Int, line: Int, version: String) {
         let exposure = Exposure(
-            declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.name, unit: value.unitText,
-            rule: ruleIndex, line: line, rulesVersion: version, date: Date())
+            declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.name, unit: unit.unitText,
+            rule: rule, line: line, rulesVersion: version, date: Date())
         if case .dropped = continuation.yield(exposure) {
             state.withLock { $0.dropped += 1 }
         }
