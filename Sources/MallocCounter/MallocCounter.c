@@ -22,6 +22,7 @@ static atomic_long allocations = 0;
 static atomic_long live_bytes = 0;
 static atomic_long peak_bytes = 0;
 static atomic_int counting_bytes = 1;
+static atomic_int counting_allocations = 1;
 
 /// Raises the peak to `live` if that is higher. A plain store, not a compare-and-swap, so
 /// that counting costs the load it measures as little as possible; two threads allocating
@@ -31,7 +32,7 @@ static void note_live(long live) {
 }
 
 static void *counted(void *pointer) {
-    if (pointer) {
+    if (pointer && atomic_load_explicit(&counting_allocations, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
         if (atomic_load_explicit(&counting_bytes, memory_order_relaxed)) {
             long size = (long)malloc_usable_size(pointer);
@@ -56,7 +57,7 @@ void *realloc(void *pointer, size_t size) {
     long before = pointer && counting ? (long)malloc_usable_size(pointer) : 0;
     void *result = __libc_realloc(pointer, size);
     if (result) {
-        atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
+        if (atomic_load_explicit(&counting_allocations, memory_order_relaxed)) atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
         if (counting) {
             long change = (long)malloc_usable_size(result) - before;
             note_live(atomic_fetch_add_explicit(&live_bytes, change, memory_order_relaxed) + change);
@@ -82,6 +83,7 @@ long malloc_counter_live_bytes(void) { return atomic_load_explicit(&live_bytes, 
 long malloc_counter_peak_bytes(void) { return atomic_load_explicit(&peak_bytes, memory_order_relaxed); }
 void malloc_counter_reset_peak(void) { atomic_store_explicit(&peak_bytes, atomic_load_explicit(&live_bytes, memory_order_relaxed), memory_order_relaxed); }
 void malloc_counter_count_bytes(int on) { atomic_store_explicit(&counting_bytes, on, memory_order_relaxed); }
+void malloc_counter_count_allocations(int on) { atomic_store_explicit(&counting_allocations, on, memory_order_relaxed); }
 int malloc_counter_enabled(void) { return 1; }
 
 #else
@@ -91,6 +93,7 @@ long malloc_counter_live_bytes(void) { return 0; }
 long malloc_counter_peak_bytes(void) { return 0; }
 void malloc_counter_reset_peak(void) {}
 void malloc_counter_count_bytes(int on) { (void)on; }
+void malloc_counter_count_allocations(int on) { (void)on; }
 int malloc_counter_enabled(void) { return 0; }
 
 #endif

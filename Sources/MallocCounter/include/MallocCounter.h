@@ -16,8 +16,11 @@ void malloc_counter_reset_peak(void);
 
 /// Turns the byte counts (live and peak) off (0) or on (1). Counting bytes asks
 /// malloc_usable_size on every malloc and free, which timed code should not pay for; the
-/// live count is meaningless after a period off. Allocations are always counted.
+/// live count is meaningless after a period off.
 void malloc_counter_count_bytes(int on);
+/// Turns the allocation count off (0) or on (1): off, malloc and free only forward to
+/// glibc's (a load timed with counting off pays no atomic add an allocation).
+void malloc_counter_count_allocations(int on);
 
 /// 1 when allocations are being counted (glibc), 0 when the counters stay at zero.
 int malloc_counter_enabled(void);
