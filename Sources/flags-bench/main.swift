@@ -1049,7 +1049,10 @@ if storeRows[1].measured && storeRows[2].measured {
 }
 if targetingRows.allSatisfy(\.measured) {
     targets.append(
-        ("contains any (5 elements, 1,000 literals) within 2× of the seed rule's plain path", targetingRows[1].ratio(to: targetingRows[0]) <= 2)
+        (
+            "contains any (5 elements, 1,000 literals) within 2× of the seed rule's plain path",
+            targetingRows[1].ratio(to: targetingRows[0]) <= 2
+        )
     )
     targets.append(("ip in 10,000 blocks within 2× of the seed rule's plain path", targetingRows[3].ratio(to: targetingRows[0]) <= 2))
     if targetingRows[1].onFraction != targetingRows[2].onFraction || targetingRows[3].onFraction != targetingRows[4].onFraction {

@@ -102,7 +102,7 @@ struct Checker {
             }
             candidates.append(d)
         }
-        let all = LiteralSet(candidates.map(\.name.name))
+        let all = LiteralSet(candidates.map { $0.name.name })
         declarations.reserveCapacity(candidates.count)
         for (k, d) in candidates.enumerated() {
             let name = d.name
@@ -114,7 +114,7 @@ struct Checker {
             }
             declarations.append(d)
         }
-        declarationNames = declarations.map(\.name.name)
+        declarationNames = declarations.map { $0.name.name }
         names = declarations.count == candidates.count ? all : LiteralSet(declarationNames)
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)
@@ -225,7 +225,7 @@ struct Checker {
     func declaredType(_ d: DeclarationSyntax) -> FlagType {
         switch d {
         case .flag, .segment, .context, .test: return .bool
-        case .variant(let v): return .variant(v.header.name.name, v.variants.map(\.name))
+        case .variant(let v): return .variant(v.header.name.name, v.variants.map { $0.name })
         case .value(let v):
             if case .named(let n) = v.type.kind {
                 switch n.name {
@@ -364,7 +364,7 @@ struct Checker {
             return make(.flag, attributes, type: .bool, defaultValue: .bool(defaultValue), rules: rules)
         case .variant(let v):
             let attributes = checkAttributes(header, kind: .variant)
-            let names = v.variants.map(\.name)
+            let names = v.variants.map { $0.name }
             if names.isEmpty {
                 diagnostics.error(
                     "empty-variants", "variant '\(name)' lists no variants", at: header.name.range,
@@ -398,7 +398,7 @@ struct Checker {
             var declaration = make(
                 .variant, attributes, type: .variant(name, names), defaultValue: .string(defaultName),
                 variants: names, rules: rules)
-            declaration.variantRanges = v.variants.map(\.range)
+            declaration.variantRanges = v.variants.map { $0.range }
             return declaration
         case .value(let v):
             let attributes = checkAttributes(header, kind: .value)

@@ -64,7 +64,6 @@ package indirect enum DeclarationSyntax: Sendable {
     /// `test "name" { given { … } expect … }`
     case test(TestSyntax)
 
-    /// The parts every declaration has.
     /// How many rules the body has as written (0 without a body; segments, the context
     /// and tests have none).
     package var writtenRuleCount: Int {
@@ -88,6 +87,7 @@ package indirect enum DeclarationSyntax: Sendable {
         }
     }
 
+    /// The parts every declaration has.
     package var header: DeclarationHeader {
         switch self {
         case .context(let d): return d.header
