@@ -2,8 +2,8 @@
 /// absent or mistyped), whether the value as given differs from that (mistyped, or
 /// converted, like a version given as a string: the storage then keeps the given value
 /// aside), and a tag worked out once: an enum's case ordinal, or which of the large literal
-/// sets that read a string hold it. 24 bytes,
-/// so that a million contexts held for a batch take little cache from the rules.
+/// sets that read a string hold it. 24 bytes, so that a million contexts held for a batch
+/// take little cache from the rules.
 struct PreparedSlot {
     var typed: Value?
     var givenDiffers: Bool
