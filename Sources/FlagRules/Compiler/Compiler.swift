@@ -28,10 +28,13 @@ struct Compiler {
     final class ListedSlots {
         var sets: [Int: [LiteralSet]] = [:]
 
-        /// Records that `set` reads `slot`; its position among the slot's sets.
+        /// Records that `set` reads `slot`: the bit of the slot's tag that answers for it,
+        /// or `Coercion.Listed.bits` when the slot's bits are taken (the set is then looked
+        /// up on each evaluation, and not recorded).
         func add(_ set: LiteralSet, slot: Int) -> Int {
-            sets[slot, default: []].append(set)
-            return sets[slot]!.count - 1
+            let bit = sets[slot]?.count ?? 0
+            if bit < Coercion.Listed.bits { sets[slot, default: []].append(set) }
+            return bit
         }
     }
 

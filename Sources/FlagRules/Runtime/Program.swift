@@ -161,24 +161,27 @@ enum Coercion: Sendable {
         }
     }
 
-    /// The large literal sets that read one string attribute, in the order the compiler met
-    /// them: the first `bits` are answered by a prepared context from the bits of its slot's
-    /// tag, worked out once when the value is set, so that such a test costs the same for
-    /// 100,000 literals as for 10 (no read of a table that is not in cache). Later sets are
-    /// looked up on each evaluation.
+    /// The first `bits` large literal sets that read one string attribute, in the order the
+    /// compiler met them, answered by a prepared context from the bits of its slot's tag,
+    /// worked out once when the value is set, so that such a test costs the same for
+    /// 100,000 literals as for 10 (no read of a table that is not in cache). Later sets
+    /// are looked up on each evaluation.
     final class Listed: Sendable {
         /// How many sets a tag answers: its bits but the sign, which marks a slot with no
         /// string (-1).
         static let bits = 31
         let sets: [LiteralSet]
 
-        init(_ sets: [LiteralSet]) { self.sets = sets }
+        init(_ sets: [LiteralSet]) {
+            precondition(sets.count <= Self.bits, "a tag answers for at most \(Self.bits) sets")
+            self.sets = sets
+        }
 
-        /// Bit `k` set when the `k`th set holds `s` (for `k < bits`); never negative.
+        /// Bit `k` set when the `k`th set holds `s`; never negative.
         func memberships(of s: String) -> Int32 {
             let hash = StringHash.key(s)
             var bits: Int32 = 0
-            for (k, set) in sets.prefix(Self.bits).enumerated() where set.contains(s, hash: hash) { bits |= 1 << Int32(k) }
+            for (k, set) in sets.enumerated() where set.contains(s, hash: hash) { bits |= 1 << Int32(k) }
             return bits
         }
     }
