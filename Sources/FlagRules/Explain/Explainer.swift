@@ -48,7 +48,8 @@ struct Explainer {
     static func oneLine(_ written: String) -> String {
         var out = ""
         var previous: TokenKind?
-        for token in Lexer(SourceText(written, name: "")).tokens {
+        let lexer = Lexer(SourceText(written, name: ""))
+        for token in lexer.tokens {
             switch token.kind {
             case .newline, .endOfFile: continue
             default: break
@@ -61,7 +62,7 @@ struct Explainer {
             case (.identifier?, .punctuation(.leftParen)): tight = true
             default: tight = false
             }
-            out += (tight ? "" : " ") + token.text
+            out += (tight ? "" : " ") + lexer.text(of: token)
             previous = token.kind
         }
         return out

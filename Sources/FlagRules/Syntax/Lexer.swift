@@ -9,6 +9,8 @@ package struct Lexer {
 
     /// The tokens, ending with `.endOfFile`.
     package private(set) var tokens: [Token] = []
+    /// Each token's kind in one byte (`TokenTag`), beside `tokens`: what the parser tests.
+    private(set) var tags: [UInt8] = []
     /// Every comment and doc comment, in order.
     package private(set) var comments: [Comment] = []
     /// Lexical errors.
@@ -17,6 +19,8 @@ package struct Lexer {
     package private(set) var stopped = false
 
     private let b: [UInt8]
+    /// The source's bytes.
+    var bytes: [UInt8] { b }
     private var i = 0
     /// Open brackets, at most `maxBracketDepth`.
     private var bracketDepth = 0
@@ -35,14 +39,17 @@ package struct Lexer {
                 .error(
                     "source-too-large", "file is \(b.count) bytes; the limit is \(Lexer.maxSourceSize)",
                     at: SourceRange(start: here, end: here)))
-            tokens.append(Token(kind: .endOfFile, range: SourceRange(start: here, end: here), text: ""))
+            tokens.append(Token(kind: .endOfFile, range: SourceRange(start: here, end: here)))
+            tags.append(TokenTag.endOfFile)
             return
         }
         if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
         // Rules average about three bytes a token (names, punctuation, newlines): room for
         // one every two bytes, so that the array is not grown and copied while lexing; past
         // a million tokens (64 MB) it grows as it needs to.
-        tokens.reserveCapacity(min(b.count / 2, 1 << 20) + 16)
+        let capacity = min(b.count / 2, 1 << 20) + 16
+        tokens.reserveCapacity(capacity)
+        tags.reserveCapacity(capacity)
         run()
     }
 
@@ -86,14 +93,14 @@ package struct Lexer {
     }
 
     private mutating func add(_ kind: TokenKind, from start: SourcePosition) {
-        let text: String
-        switch kind {
-        case .identifier(let name): text = name
-        case .keyword(let k): text = k.rawValue
-        case .punctuation(let p): text = p.rawValue
-        default: text = String(decoding: b[start.offset..<i], as: UTF8.self)
-        }
-        tokens.append(Token(kind: kind, range: SourceRange(start: start, end: location), text: text))
+        tokens.append(Token(kind: kind, range: SourceRange(start: start, end: location)))
+        tags.append(TokenTag.of(kind))
+    }
+
+    /// The source text of a token as written (empty for a newline and the end of the file).
+    package func text(of token: Token) -> String {
+        if case .newline = token.kind { return "" }
+        return Token.text(of: token, in: b)
     }
 
     /// Decodes the scalar at `i`: the scalar and its byte length, or nil and 1 for invalid UTF-8.
@@ -170,7 +177,8 @@ package struct Lexer {
                 i = j
             case 0x0A, 0x0D:
                 newlineBump()
-                tokens.append(Token(kind: .newline, range: SourceRange(start: start, end: start), text: "\n"))
+                tokens.append(Token(kind: .newline, range: SourceRange(start: start, end: start)))
+                tags.append(TokenTag.newline)
             case UInt8(ascii: "#"):
                 if peek(1) == UInt8(ascii: "\"") { lexRawString() } else { lexComment(skip: 1, isDoc: false) }
             case UInt8(ascii: "/"):
@@ -206,7 +214,8 @@ package struct Lexer {
             }
         }
         let end = location
-        tokens.append(Token(kind: .endOfFile, range: SourceRange(start: end, end: end), text: ""))
+        tokens.append(Token(kind: .endOfFile, range: SourceRange(start: end, end: end)))
+        tags.append(TokenTag.endOfFile)
     }
 
     private mutating func lexPunctuation(_ start: SourcePosition) {

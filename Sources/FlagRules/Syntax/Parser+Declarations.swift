@@ -77,7 +77,7 @@ extension Parser {
                 throw fail("expected a declaration, found '\(word)'; did you mean '\(s)'?")
             }
             if case .identifier = t.kind { help = "declarations start with flag, variant, value, segment, context or test" }
-            throw fail("expected a declaration (flag, variant, value, segment, context or test), found \(Parser.describe(t))", help: help)
+            throw fail("expected a declaration (flag, variant, value, segment, context or test), found \(describe(t))", help: help)
         }
         let keyword = Identifier(name: word, range: t.range)
         advance()
@@ -88,7 +88,7 @@ extension Parser {
         case "test":
             guard case .string(let title, _) = current.kind else {
                 throw fail(
-                    "expected the test's name as a string, found \(Parser.describe(current))",
+                    "expected the test's name as a string, found \(describe(current))",
                     help: "write test \"what it checks\" { … }")
             }
             let titleToken = advance()
@@ -114,7 +114,7 @@ extension Parser {
                 let t = current
                 guard t.kind == .keyword(.true) || t.kind == .keyword(.false) else {
                     throw fail(
-                        "a flag's default must be 'true' or 'false', found \(Parser.describe(t))",
+                        "a flag's default must be 'true' or 'false', found \(describe(t))",
                         help: "for other types declare 'value NAME: TYPE = LITERAL'")
                 }
                 defaultValue = try parseLiteral("a default")
@@ -134,7 +134,7 @@ extension Parser {
             }
             newlineSuppression -= 1
             guard isPunctuation(.rightBracket) else {
-                throw fail("expected ']' to close the list of variants opened at \(open.range.start), found \(Parser.describe(current))")
+                throw fail("expected ']' to close the list of variants opened at \(open.range.start), found \(describe(current))")
             }
             advance()
             var defaultVariant: Identifier?
@@ -150,7 +150,7 @@ extension Parser {
             let type = try parseType()
             guard isPunctuation(.assign) else {
                 throw fail(
-                    "expected '=' and a default value after the type, found \(Parser.describe(current))",
+                    "expected '=' and a default value after the type, found \(describe(current))",
                     code: "missing-default", help: "every value needs a default, as in 'value \(name.name): \(Parser.typeText(type)) = …'")
             }
             advance()
@@ -247,7 +247,7 @@ extension Parser {
                 let type = try parseType()
                 fields.append(ContextFieldSyntax(name: name, type: type, range: range(from: name.range.start)))
                 if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.comma) || isPunctuation(.rightBrace)) {
-                    throw fail("expected a new line after the attribute, found \(Parser.describe(current))")
+                    throw fail("expected a new line after the attribute, found \(describe(current))")
                 }
             } catch {
                 recoverToRuleEnd()
@@ -282,11 +282,11 @@ extension Parser {
                 } else {
                     let found = currentIdentifier.flatMap { Suggestions.closest(to: $0, in: ["given", "expect"]) }
                     throw fail(
-                        "expected 'given' or 'expect' in a test, found \(Parser.describe(current))"
+                        "expected 'given' or 'expect' in a test, found \(describe(current))"
                             + (found.map { "; did you mean '\($0)'?" } ?? ""))
                 }
                 if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.rightBrace) || current.kind == .endOfFile) {
-                    throw fail("expected a new line or ';' after \(what), found \(Parser.describe(current))")
+                    throw fail("expected a new line or ';' after \(what), found \(describe(current))")
                 }
             } catch {
                 recoverToRuleEnd()
@@ -348,7 +348,7 @@ extension Parser {
         guard bare, isPunctuation(.equal) || isPunctuation(.notEqual) else {
             if property != nil || !bare && (isPunctuation(.equal) || isPunctuation(.notEqual)) {
                 throw fail(
-                    "expected '==' after '\(subject.name)\(property.map { "." + $0.name } ?? "")', found \(Parser.describe(current))")
+                    "expected '==' after '\(subject.name)\(property.map { "." + $0.name } ?? "")', found \(describe(current))")
             }
             return ExpectationSyntax(subject: subject, property: nil, negated: false, expected: .bare(bare), range: range(from: start))
         }
@@ -368,7 +368,7 @@ extension Parser {
     mutating func parseOptionalBody(_ kind: BodyKind) throws(Recovery) -> BodySyntax? {
         guard isPunctuation(.leftBrace) else {
             if current.kind == .newline || current.kind == .endOfFile || isPunctuation(.semicolon) { return nil }
-            throw fail("expected '{' or the end of the line, found \(Parser.describe(current))")
+            throw fail("expected '{' or the end of the line, found \(describe(current))")
         }
         let open = advance()
         var rules: [RuleSyntax] = []
@@ -396,7 +396,7 @@ extension Parser {
                         throw fail("expected a new line or ';' after the rule, found '\(word)'; did you mean '\(s)'?")
                     }
                     throw fail(
-                        "expected a new line or ';' after the rule, found \(Parser.describe(current))",
+                        "expected a new line or ';' after the rule, found \(describe(current))",
                         help: isIdentifier("when") ? nil : "put each rule on its own line or separate rules with ';'")
                 }
             } catch {
@@ -452,7 +452,7 @@ extension Parser {
                         throw fail("expected 'enabled' or 'disabled', found '\(word)'; did you mean '\(s)'?")
                     }
                     throw fail(
-                        "expected 'enabled' or 'disabled', found \(Parser.describe(t))",
+                        "expected 'enabled' or 'disabled', found \(describe(t))",
                         help: "a flag's rules read 'enabled when CONDITION' or 'disabled when CONDITION'")
                 }
                 advance()
@@ -481,7 +481,7 @@ extension Parser {
         if isPunctuation(.comma) {
             advance()
             guard case .string = current.kind else {
-                throw fail("expected a salt string as the second argument of split, found \(Parser.describe(current))")
+                throw fail("expected a salt string as the second argument of split, found \(describe(current))")
             }
             salt = try parseLiteral("a salt")
         }
@@ -529,9 +529,9 @@ extension Parser {
         case .identifier(let name):
             throw fail("expected \(what), found the name '\(name)'", help: "string values are written in quotes: \"\(name)\"")
         default:
-            throw fail("expected \(what), found \(Parser.describe(t))")
+            throw fail("expected \(what), found \(describe(t))")
         }
         advance()
-        return LiteralSyntax(value: value, range: t.range, text: t.text)
+        return LiteralSyntax(value: value, range: t.range, text: text(of: t))
     }
 }

@@ -124,7 +124,7 @@ extension Parser {
             }
 
             if current.kind == .identifier("starts") || current.kind == .identifier("ends") {
-                throw fail("expected 'with' after '\(current.text)'")
+                throw fail("expected 'with' after '\(text(of: current))'")
             }
             return left
         }
@@ -141,7 +141,7 @@ extension Parser {
         if op == .in || op == .notIn || op == .containsAny || op == .containsAll {
             guard isPunctuation(.leftBracket) else {
                 throw fail(
-                    "the right side of '\(op.rawValue)' must be a list literal like [a, b], found \(Parser.describe(current))",
+                    "the right side of '\(op.rawValue)' must be a list literal like [a, b], found \(describe(current))",
                     code: "expected-list")
             }
             right = try parsePrimary()
@@ -203,7 +203,7 @@ extension Parser {
             newlineSuppression += 1
             let inner = try parseExpression()
             guard isPunctuation(.rightParen) else {
-                throw fail("expected ')' to close the '(' at \(t.range.start), found \(Parser.describe(current))")
+                throw fail("expected ')' to close the '(' at \(t.range.start), found \(describe(current))")
             }
             advance()
             newlineSuppression -= 1
@@ -221,7 +221,7 @@ extension Parser {
                 advance()
             }
             guard isPunctuation(.rightBracket) else {
-                throw fail("expected ',' or ']' in the list opened at \(t.range.start), found \(Parser.describe(current))")
+                throw fail("expected ',' or ']' in the list opened at \(t.range.start), found \(describe(current))")
             }
             advance()
             newlineSuppression -= 1
@@ -229,9 +229,9 @@ extension Parser {
         case .keyword(let k):
             throw fail("expected an expression, found the reserved word '\(k.rawValue)'")
         case .newline, .endOfFile:
-            throw fail("expected an expression, found \(Parser.describe(t))", code: "missing-expression")
+            throw fail("expected an expression, found \(describe(t))", code: "missing-expression")
         default:
-            throw fail("expected an expression, found \(Parser.describe(t))")
+            throw fail("expected an expression, found \(describe(t))")
         }
     }
 }

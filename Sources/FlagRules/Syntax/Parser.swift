@@ -15,6 +15,8 @@ package struct Parser {
     /// Each token's kind in one byte, without its payload (`TokenTag`): the checks made
     /// at every token read these, not the tokens, so no token or string is copied.
     let tags: [UInt8]
+    /// The source's bytes, for a token's text.
+    let bytes: [UInt8]
     var index = 0
     var diagnostics = DiagnosticBag()
     /// While > 0 (inside `(…)` or `[…]`), newlines are skipped.
@@ -40,7 +42,7 @@ package struct Parser {
         do {
             expression = try parser.parseExpression()
             if parser.current.kind != .endOfFile {
-                throw parser.fail("unexpected \(Parser.describe(parser.current)) after the expression")
+                throw parser.fail("unexpected \(parser.describe(parser.current)) after the expression")
             }
         } catch {
             expression = nil
@@ -51,7 +53,8 @@ package struct Parser {
     init(lexer: Lexer) {
         diagnostics = DiagnosticBag(errorsSoFar: lexer.stopped ? Diagnostic.errorLimit : lexer.diagnostics.count)
         tokens = lexer.tokens
-        tags = lexer.tokens.map { TokenTag.of($0.kind) }
+        tags = lexer.tags
+        bytes = lexer.bytes
         comments = lexer.comments
         var docs: [Int: Comment] = [:]
         for c in lexer.comments where c.isDoc { docs[c.range.start.line] = c }
@@ -120,13 +123,16 @@ package struct Parser {
         while tags[index] == TokenTag.newline || tags[index] == TokenTag.punctuation(.semicolon) { index += 1 }
     }
 
+    /// A token's source text as written.
+    func text(of t: Token) -> String { Token.text(of: t, in: bytes) }
+
     /// How a token reads in a message: `'foo'`, `end of line`, `end of file`.
-    static func describe(_ t: Token) -> String {
+    func describe(_ t: Token) -> String {
         switch t.kind {
         case .newline: return "end of line"
         case .endOfFile: return "end of file"
-        case .string: return "string \(t.text)"
-        default: return "'\(t.text)'"
+        case .string: return "string \(text(of: t))"
+        default: return "'\(text(of: t))'"
         }
     }
 
@@ -149,7 +155,7 @@ package struct Parser {
         help: @autoclosure () -> String? = nil
     ) throws(Recovery) -> Token {
         guard isPunctuation(p) else {
-            throw fail("expected '\(p.rawValue)' \(context()), found \(Parser.describe(current))", help: help())
+            throw fail("expected '\(p.rawValue)' \(context()), found \(describe(current))", help: help())
         }
         return advance()
     }
@@ -163,7 +169,7 @@ package struct Parser {
         case .keyword(let k):
             throw fail("'\(k.rawValue)' is a reserved word and cannot be used as \(what)")
         default:
-            throw fail("expected \(what), found \(Parser.describe(t))")
+            throw fail("expected \(what), found \(describe(t))")
         }
     }
 

@@ -77,15 +77,20 @@ public struct SourceText: Sendable {
         self.name = name
         self.bytes = bytes
         var starts = [0]
-        var i = 0
-        while i < bytes.count {
-            if bytes[i] == 0x0A {
-                starts.append(i + 1)
-            } else if bytes[i] == 0x0D {
-                if i + 1 < bytes.count, bytes[i + 1] == 0x0A { i += 1 }
-                starts.append(i + 1)
+        bytes.withUnsafeBufferPointer { b in
+            var i = 0
+            while i < b.count {
+                // One test a byte for most of them: both line endings are below 0x0E.
+                if b[i] < 0x0E {
+                    if b[i] == 0x0A {
+                        starts.append(i + 1)
+                    } else if b[i] == 0x0D {
+                        if i + 1 < b.count, b[i + 1] == 0x0A { i += 1 }
+                        starts.append(i + 1)
+                    }
+                }
+                i += 1
             }
-            i += 1
         }
         lineStarts = starts
     }

@@ -36,14 +36,20 @@ package enum TokenKind: Sendable, Equatable {
     case endOfFile
 }
 
-/// A token with its source range and its exact spelling.
+/// A token with its source range. Its spelling is read from the source when it is wanted
+/// (`Lexer.text(of:)`, `Parser.text(of:)`): most tokens are never shown.
 package struct Token: Sendable {
     /// What the token is.
     package var kind: TokenKind
     /// Where it is.
     package var range: SourceRange
-    /// The exact source text (for literals, as written).
-    package var text: String
+
+    /// The bytes of `token`'s range in `bytes`, as text (invalid UTF-8 shown as U+FFFD).
+    static func text(of token: Token, in bytes: [UInt8]) -> String {
+        let start = min(max(token.range.start.offset, 0), bytes.count)
+        let end = min(max(token.range.end.offset, start), bytes.count)
+        return String(decoding: bytes[start..<end], as: UTF8.self)
+    }
 }
 
 /// A comment kept for the formatter: `# …` or a `/// …` doc comment.

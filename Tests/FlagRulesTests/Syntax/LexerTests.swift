@@ -99,7 +99,7 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
                 .string("tab\there", raw: false), .string("plain text, 20 bytes", raw: false), .identifier("x"), .endOfFile,
             ])
         #expect(l.diagnostics.isEmpty)
-        #expect(l.tokens[6].text == "\"plain text, 20 bytes\"")
+        #expect(l.text(of: l.tokens[6]) == "\"plain text, 20 bytes\"")
         #expect(l.tokens[6].range.start.column == 53 && l.tokens[6].range.end.column == 75)
         #expect(l.tokens[7].range.start.column == 76)
     }
