@@ -631,7 +631,9 @@ struct Compiler {
     }
 
     func member(_ x: Bound, _ values: [Value], _ negated: Bool) -> ConditionFunction {
-        let strings = values.compactMap(\.stringValue)
+        var strings: [String] = []
+        strings.reserveCapacity(values.count)
+        for v in values { if let s = v.stringValue { strings.append(s) } }
         if strings.count == values.count, !values.isEmpty, let test = enumTest(x, strings, negated: negated) {
             return test
         }

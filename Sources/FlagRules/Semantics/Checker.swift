@@ -471,6 +471,7 @@ struct Checker {
     mutating func checkRules(_ body: BodySyntax?, _ outcome: (inout Checker, RuleSyntax) -> CheckedRule.Outcome?) -> [CheckedRule] {
         guard let body else { return [] }
         var rules: [CheckedRule] = []
+        rules.reserveCapacity(body.rules.count)
         var failed = false
         for (k, rule) in body.rules.enumerated() {
             let o = outcome(&self, rule)
@@ -504,8 +505,18 @@ struct Checker {
         }
         var outcomes: [Value] = []
         var weights: [Int] = []
+        outcomes.reserveCapacity(s.entries.count)
+        weights.reserveCapacity(s.entries.count)
         var ok = true
+        // Where each outcome was first listed: searched in order while the split is short,
+        // a dictionary past that.
+        var ranges: [SourceRange] = []
+        ranges.reserveCapacity(s.entries.count)
         var seen: [Value: SourceRange] = [:]
+        func first(_ key: Value) -> SourceRange? {
+            if s.entries.count <= 16 { return outcomes.firstIndex(of: key).map { ranges[$0] } }
+            return seen[key]
+        }
         var percentForm: Bool?
         for entry in s.entries {
             var key: Value?
@@ -520,14 +531,16 @@ struct Checker {
                 key = literalValue(literal, as: keyType)
             }
             if let key {
-                if let first = seen[key] {
+                if let first = first(key) {
                     diagnostics.error(
                         "duplicate-entry", "\(key) appears twice in the split", at: entry.key.range,
                         notes: [.init("first listed here", at: first)])
                     ok = false
+                } else if s.entries.count > 16 {
+                    seen[key] = entry.key.range
                 }
-                seen[key] = entry.key.range
                 outcomes.append(key)
+                ranges.append(entry.key.range)
             } else {
                 ok = false
             }
@@ -596,8 +609,11 @@ struct Checker {
         var color = [UInt8](repeating: 0, count: n)  // 0 new, 1 on stack, 2 done
         var depth = [Int](repeating: 1, count: n)
         var reported = Set<Int>()
+        // One stack for every root (most roots read nothing: a stack each would be an
+        // allocation a declaration).
+        var stack: [(node: Int, next: Int)] = []
         for root in 0..<n where color[root] == 0 {
-            var stack: [(node: Int, next: Int)] = [(root, 0)]
+            stack.append((root, 0))
             color[root] = 1
             while let top = stack.last {
                 let node = top.node

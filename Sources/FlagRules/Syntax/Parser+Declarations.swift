@@ -126,6 +126,7 @@ extension Parser {
             let open = try expect(.leftBracket, "to list the variants", help: "write the variants as 'variant \(name.name) [a, b] { … }'")
             newlineSuppression += 1
             var variants: [Identifier] = []
+            variants.reserveCapacity(4)
             var progress = LoopProgress()
             while !isPunctuation(.rightBracket), current.kind != .endOfFile, progress.advanced(index) {
                 variants.append(try expectIdentifier("a variant name"))
@@ -372,6 +373,7 @@ extension Parser {
         }
         let open = advance()
         var rules: [RuleSyntax] = []
+        rules.reserveCapacity(2)
         var progress = LoopProgress()
         while true {
             skipSeparators()
@@ -491,6 +493,7 @@ extension Parser {
         newlineSuppression += 1
         defer { newlineSuppression -= 1 }
         var entries: [SplitEntrySyntax] = []
+        entries.reserveCapacity(4)
         var progress = LoopProgress()
         while !isPunctuation(.rightBrace), current.kind != .endOfFile, progress.advanced(index) {
             let entryStart = current.range.start

@@ -213,7 +213,9 @@ extension Parser {
             defer { depth -= 1 }
             advance()
             newlineSuppression += 1
+            // Room for a short list at once (the tree is dropped after checking).
             var elements: [ExprSyntax] = []
+            elements.reserveCapacity(4)
             var progress = LoopProgress()
             while !isPunctuation(.rightBracket), current.kind != .endOfFile, progress.advanced(index) {
                 elements.append(try parsePrimary())

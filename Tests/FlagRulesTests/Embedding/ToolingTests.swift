@@ -175,4 +175,21 @@ import Testing
             #expect(errors.prefix(3).allSatisfy { $0.notes.first?.range?.start.line == 2 })
         }
     }
+
+    /// A split that lists an outcome again is an error at each repeat, whose note points at
+    /// the first listing: in a short split (searched in order) and in a long one (a table).
+    @Test(arguments: [3, 40])
+    func repeatedSplitEntriesPointAtTheFirst(_ count: Int) throws {
+        let entries = (0..<count).map { "\($0): 1" } + ["1: 1", "1: 1"]
+        let source = "value v: int = 0 {\n  split(userId) {\n" + entries.map { "    " + $0 }.joined(separator: ",\n") + "\n  }\n}\n"
+        do {
+            _ = try RuleSet(source: source)
+            Issue.record("loaded")
+        } catch {
+            let errors = error.errors
+            #expect(errors.map(\.message) == ["1 appears twice in the split", "1 appears twice in the split"])
+            #expect(errors.map { $0.range.start.line } == [count + 3, count + 4])
+            #expect(errors.allSatisfy { $0.notes.first?.range?.start.line == 4 })
+        }
+    }
 }
