@@ -250,16 +250,15 @@ struct Checker {
 
     mutating func checkAttributes(_ header: DeclarationHeader, kind: DeclarationKind) -> Attributes {
         var result = Attributes()
-        var seen: [String: SourceRange] = [:]
+        var seen = FirstSeen<String>(expecting: header.attributes.count)
         for a in header.attributes {
             let name = a.name.name
-            if let first = seen[name] {
+            if let first = seen.first(name, at: a.range) {
                 diagnostics.error(
                     "duplicate-attribute", "attribute '@\(name)' is given twice", at: a.range,
                     notes: [.init("first given here", at: first)])
                 continue
             }
-            seen[name] = a.range
             func stringArgument() -> (String, SourceRange)? {
                 guard a.arguments.count == 1, case .string(let s, _) = a.arguments[0].value else {
                     diagnostics.error(
@@ -370,8 +369,8 @@ struct Checker {
                     "empty-variants", "variant '\(name)' lists no variants", at: header.name.range,
                     help: "list them, as in variant \(name) [control, treatment]")
             }
-            var seen = Set<String>()
-            for variant in v.variants where !seen.insert(variant.name).inserted {
+            var seen = FirstSeen<String>(expecting: v.variants.count)
+            for variant in v.variants where seen.first(variant.name, at: variant.range) != nil {
                 diagnostics.error("duplicate-variant", "variant '\(variant.name)' is listed twice", at: variant.range)
             }
             var defaultName = names.first ?? ""
@@ -508,15 +507,7 @@ struct Checker {
         outcomes.reserveCapacity(s.entries.count)
         weights.reserveCapacity(s.entries.count)
         var ok = true
-        // Where each outcome was first listed: searched in order while the split is short,
-        // a dictionary past that.
-        var ranges: [SourceRange] = []
-        ranges.reserveCapacity(s.entries.count)
-        var seen: [Value: SourceRange] = [:]
-        func first(_ key: Value) -> SourceRange? {
-            if s.entries.count <= 16 { return outcomes.firstIndex(of: key).map { ranges[$0] } }
-            return seen[key]
-        }
+        var seen = FirstSeen<Value>(expecting: s.entries.count)
         var percentForm: Bool?
         for entry in s.entries {
             var key: Value?
@@ -531,16 +522,13 @@ struct Checker {
                 key = literalValue(literal, as: keyType)
             }
             if let key {
-                if let first = first(key) {
+                if let first = seen.first(key, at: entry.key.range) {
                     diagnostics.error(
                         "duplicate-entry", "\(key) appears twice in the split", at: entry.key.range,
                         notes: [.init("first listed here", at: first)])
                     ok = false
-                } else if s.entries.count > 16 {
-                    seen[key] = entry.key.range
                 }
                 outcomes.append(key)
-                ranges.append(entry.key.range)
             } else {
                 ok = false
             }
@@ -651,5 +639,39 @@ struct Checker {
                 }
             }
         }
+    }
+}
+
+/// Where each key of a list was first seen, to report a repeat with a note at the first.
+/// A search in order while the list is short (no table, and no allocation at all for a
+/// list of one); a dictionary past `searchLimit`, so that a long list is not quadratic.
+struct FirstSeen<Key: Hashable> {
+    static var searchLimit: Int { 16 }
+    private let expected: Int
+    private var head: (key: Key, range: SourceRange)?
+    private var rest: [(key: Key, range: SourceRange)] = []
+    private var table: [Key: SourceRange]?
+
+    init(expecting count: Int) {
+        expected = count
+        if count > FirstSeen.searchLimit { table = Dictionary(minimumCapacity: count) }
+    }
+
+    /// Where `key` was first seen; nil when it is new, and then it is recorded at `range`.
+    mutating func first(_ key: Key, at range: SourceRange) -> SourceRange? {
+        if table != nil {
+            if let first = table?[key] { return first }
+            table?[key] = range
+            return nil
+        }
+        guard let head else {
+            head = (key, range)
+            return nil
+        }
+        if head.key == key { return head.range }
+        if let k = rest.firstIndex(where: { $0.key == key }) { return rest[k].range }
+        if rest.isEmpty { rest.reserveCapacity(max(expected - 1, 1)) }
+        rest.append((key, range))
+        return nil
     }
 }
