@@ -18,9 +18,9 @@ package struct Lexer {
     /// Whether lexing stopped at `Diagnostic.errorLimit` errors (the tokens then end there).
     package private(set) var stopped = false
 
+    /// The source lexed.
+    let source: SourceText
     private let b: [UInt8]
-    /// The source's bytes.
-    var bytes: [UInt8] { b }
     private var i = 0
     /// Open brackets, at most `maxBracketDepth`.
     private var bracketDepth = 0
@@ -32,6 +32,7 @@ package struct Lexer {
 
     /// Lexes a whole source file.
     package init(_ source: SourceText) {
+        self.source = source
         b = source.bytes
         if b.count > Lexer.maxSourceSize {
             let here = location
@@ -98,10 +99,7 @@ package struct Lexer {
     }
 
     /// The source text of a token as written (empty for a newline and the end of the file).
-    package func text(of token: Token) -> String {
-        if case .newline = token.kind { return "" }
-        return Token.text(of: token, in: b)
-    }
+    package func text(of token: Token) -> String { source.text(of: token.range) }
 
     /// Decodes the scalar at `i`: the scalar and its byte length, or nil and 1 for invalid UTF-8.
     private func decodeScalar() -> (Unicode.Scalar?, Int) {

@@ -15,8 +15,8 @@ package struct Parser {
     /// Each token's kind in one byte, without its payload (`TokenTag`): the checks made
     /// at every token read these, not the tokens, so no token or string is copied.
     let tags: [UInt8]
-    /// The source's bytes, for a token's text.
-    let bytes: [UInt8]
+    /// The source parsed, for a token's text.
+    let source: SourceText
     var index = 0
     var diagnostics = DiagnosticBag()
     /// While > 0 (inside `(…)` or `[…]`), newlines are skipped.
@@ -54,7 +54,7 @@ package struct Parser {
         diagnostics = DiagnosticBag(errorsSoFar: lexer.stopped ? Diagnostic.errorLimit : lexer.diagnostics.count)
         tokens = lexer.tokens
         tags = lexer.tags
-        bytes = lexer.bytes
+        source = lexer.source
         comments = lexer.comments
         var docs: [Int: Comment] = [:]
         for c in lexer.comments where c.isDoc { docs[c.range.start.line] = c }
@@ -124,7 +124,7 @@ package struct Parser {
     }
 
     /// A token's source text as written.
-    func text(of t: Token) -> String { Token.text(of: t, in: bytes) }
+    func text(of t: Token) -> String { source.text(of: t.range) }
 
     /// How a token reads in a message: `'foo'`, `end of line`, `end of file`.
     func describe(_ t: Token) -> String {

@@ -43,13 +43,6 @@ package struct Token: Sendable {
     package var kind: TokenKind
     /// Where it is.
     package var range: SourceRange
-
-    /// The bytes of `token`'s range in `bytes`, as text (invalid UTF-8 shown as U+FFFD).
-    static func text(of token: Token, in bytes: [UInt8]) -> String {
-        let start = min(max(token.range.start.offset, 0), bytes.count)
-        let end = min(max(token.range.end.offset, start), bytes.count)
-        return String(decoding: bytes[start..<end], as: UTF8.self)
-    }
 }
 
 /// A comment kept for the formatter: `# …` or a `/// …` doc comment.
