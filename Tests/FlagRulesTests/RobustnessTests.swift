@@ -33,6 +33,15 @@ import Testing
         #expect(checked.count == Diagnostic.errorLimit + 1 && checked.last?.code == "too-many-errors")
     }
 
+    /// A test that names a declaration past the error limit (left unchecked) is no crash:
+    /// the errors stop at the limit as they do without it.
+    @Test func aTestNamingADeclarationPastTheErrorLimit() {
+        let typeErrors = (0..<40).map { "flag f\($0) { enabled when age == \"x\" }" }.joined(separator: "\n")
+        let test = "\ntest \"late\" {\n  given { age: 3 }\n  expect f39\n}\n"
+        let errors = Self.errors(of: SourceText("context { age: int }\n" + typeErrors + test, name: "late.flags"))
+        #expect(errors.count == Diagnostic.errorLimit + 1 && errors.last?.code == "too-many-errors")
+    }
+
     /// Brackets nested past any depth the parser takes end lexing with one error.
     @Test func deepBracketsAreOneError() {
         let source = "flag f { enabled when " + String(repeating: "(", count: 1_000_000) + "x }"

@@ -10,13 +10,30 @@ import Foundation
 func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let source = SourceText(bytes: bytes, name: "fuzz.flags")
+    let today = Date(timeIntervalSince1970: 1_800_000_000)
+    // Loaded in halves too (parsed, checked and compiled as two halves, as large files
+    // are, here one after the other), when there is a line to parse the halves from: the
+    // same diagnostics, and below, the same resolutions.
+    let halves =
+        Parser.splitLine(source) == nil
+        ? nil : Result { () throws(RuleSetError) in try RuleSet(source: source, today: today, halving: .alwaysInOrder) }
     let rules: RuleSet
     do {
-        rules = try RuleSet(source: source, today: Date(timeIntervalSince1970: 1_800_000_000))
+        rules = try RuleSet(source: source, today: today, halving: .never)
     } catch {
         precondition(!error.errors.isEmpty, "a failed load without an error")
         precondition(error.errors.count <= Diagnostic.errorLimit + 1, "more errors than the limit")
+        switch halves {
+        case .success(let halved)?: fatalError("loaded in halves, but not whole: \(halved.warnings) vs \(error.diagnostics)")
+        case .failure(let halved)? where halved.diagnostics != error.diagnostics:
+            fatalError("loading in halves disagrees with loading whole: \(halved.diagnostics) vs \(error.diagnostics)")
+        default: break
+        }
         return 0
+    }
+    let halved = try? halves?.get()
+    if let halves, halved?.warnings != rules.warnings {
+        fatalError("loading in halves disagrees with loading whole: \(halves) vs \(rules.warnings)")
     }
     let contexts = PipelineFuzz.contexts(for: rules, from: bytes)
     let names = rules.declarations.map(\.name)
@@ -30,6 +47,9 @@ func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             if handle.index < 0 { fatalError("no declaration for \(name)") }
             let fast = rules.evaluate(handle, in: prepared)
             if plain != fast { fatalError("plain and prepared disagree on \(name) in \(context): \(plain) vs \(fast)") }
+            if let inHalves = halved?.evaluate(name, in: context), plain != inHalves {
+                fatalError("loaded in halves, \(name) in \(context) gives \(inHalves), not \(plain)")
+            }
             row.append(plain)
         }
         if let first = names.first, let explained = rules.explain(first, in: context)?.resolution, explained != row[0] {

@@ -43,15 +43,37 @@ struct Compiler {
         self.coercions = coercions
     }
 
-    static func compile(_ checked: CheckedProgram) -> Program {
+    static func compile(_ checked: CheckedProgram, halving: Halving = .standard) -> Program {
         var coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
         let compiler = Compiler(checked: checked, coercions: coercions)
-        let declarations = checked.declarations.map(compiler.declaration)
+        let declarations: [CompiledDeclaration]
+        if checked.declarations.count >= halving.declarations {
+            declarations = compiler.compileInHalves(checked.declarations, halving: halving)
+        } else {
+            declarations = checked.declarations.map(compiler.declaration)
+        }
         // A prepared context looks a string up only in the hashed literal sets that read it.
         for (slot, sets) in compiler.listedSlots.sets where coercions.indices.contains(slot) {
             coercions[slot] = .listed(Coercion.Listed(sets))
         }
         return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names)
+    }
+
+    /// Compiles the first and the second half of `declarations` at once, the second by a
+    /// compiler with hashed literal sets of its own. A set's bit in a slot's tag is its
+    /// place among the sets read in that slot, in order: when the first half read a slot
+    /// the second half read too, the second half's bits for it are wrong, and the second
+    /// half is compiled again after the first.
+    func compileInHalves(_ declarations: [CheckedDeclaration], halving: Halving) -> [CompiledDeclaration] {
+        let second = Compiler(checked: checked, coercions: coercions)
+        let middle = declarations.count / 2
+        let (a, b) = halving.run(
+            { declarations[..<middle].map(self.declaration) }, { declarations[middle...].map(second.declaration) })
+        guard second.listedSlots.sets.keys.allSatisfy({ listedSlots.sets[$0] == nil }) else {
+            return a + declarations[middle...].map(declaration)
+        }
+        listedSlots.sets.merge(second.listedSlots.sets) { first, _ in first }
+        return a + b
     }
 
     /// How an attribute read is checked: the schema slot's coercion, or one for `type`

@@ -106,6 +106,8 @@ extension Checker {
                 at: e.subject.range)
             return nil
         }
+        // Past the error limit, the declarations after it were not checked (nor is this).
+        guard i < checked.count else { return nil }
         let d = checked[i]
         refer(e.subject.range, to: .declaration(i))
         let text = sourceText.map { $0.text(of: e.range) } ?? ""

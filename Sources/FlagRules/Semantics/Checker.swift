@@ -39,6 +39,8 @@ struct Checker {
     var recordsReferences = false
     /// Each name written in the file that reads a declaration or an attribute, when recorded.
     var references: [SymbolReference] = []
+    /// When a file's declarations are checked in two halves at once (`checkInHalves()`).
+    var halving = Halving.standard
 
     init(today: Date) { self.today = today }
 
@@ -59,9 +61,12 @@ struct Checker {
     }
 
     /// Checks a file; returns the program when there are no errors, and all diagnostics.
-    static func check(_ file: FileSyntax, source: SourceText? = nil, today: Date = Date()) -> (CheckedProgram?, [Diagnostic]) {
+    static func check(
+        _ file: FileSyntax, source: SourceText? = nil, today: Date = Date(), halving: Halving = .standard
+    ) -> (CheckedProgram?, [Diagnostic]) {
         var checker = Checker(today: today)
         checker.sourceText = source
+        checker.halving = halving
         let program = checker.run(file)
         return (checker.diagnostics.hasErrors ? nil : program, checker.diagnostics.items)
     }
@@ -119,19 +124,59 @@ struct Checker {
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)
         edges = Array(repeating: [], count: declarations.count)
-        var checked: [CheckedDeclaration] = []
-        for (i, d) in declarations.enumerated() {
-            if diagnostics.isFull { break }
-            current = i
-            var declaration = checkDeclaration(d)
-            declaration.writtenRuleCount = d.writtenRuleCount
-            checked.append(declaration)
+        var checked: [CheckedDeclaration]
+        if declarations.count >= halving.declarations, !diagnostics.hasErrors, let halves = checkInHalves() {
+            checked = halves
+        } else {
+            checked = checkDeclarations(declarations.indices)
         }
         checkCycles()
         let tests = checkTests(checked)
         var symbols = SymbolTable(schema: schema, names: names, declarationNames: declarationNames, types: types)
         symbols.attributeRanges = schemaRanges
         return CheckedProgram(symbols: symbols, declarations: checked, tests: tests)
+    }
+
+    /// Checks the declarations at `range`, in order, until the error limit.
+    mutating func checkDeclarations(_ range: Range<Int>) -> [CheckedDeclaration] {
+        var checked: [CheckedDeclaration] = []
+        checked.reserveCapacity(range.count)
+        for i in range {
+            if diagnostics.isFull { break }
+            current = i
+            var declaration = checkDeclaration(declarations[i])
+            declaration.writtenRuleCount = declarations[i].writtenRuleCount
+            checked.append(declaration)
+        }
+        return checked
+    }
+
+    /// Checks the first and the second half of the declarations at once, each on a copy of
+    /// this checker, and takes in what each found; nil, and this checker unchanged, when
+    /// either half reports an error (the declarations are then checked in order, for the
+    /// errors and the error limit to read as they do in order).
+    ///
+    /// A declaration's check reads the tables built before it (names, types, the schema)
+    /// and writes only its diagnostics, its edges and its references: without errors, the
+    /// halves' writes in order are the writes of checking the declarations in order.
+    mutating func checkInHalves() -> [CheckedDeclaration]? {
+        let start = self, middle = declarations.count / 2, count = declarations.count
+        let (first, second) = halving.run(
+            {
+                var checker = start
+                return (checker.checkDeclarations(0..<middle), checker)
+            },
+            {
+                var checker = start
+                return (checker.checkDeclarations(middle..<count), checker)
+            })
+        guard !first.1.diagnostics.hasErrors, !second.1.diagnostics.hasErrors else { return nil }
+        let other = second.1
+        self = first.1
+        diagnostics.items += other.diagnostics.items[start.diagnostics.items.count...]
+        edges.replaceSubrange(middle..<count, with: other.edges[middle..<count])
+        references += other.references[start.references.count...]
+        return first.0 + second.0
     }
 
     // MARK: Schema

@@ -21,19 +21,32 @@ package struct Lexer {
     /// The source lexed.
     let source: SourceText
     private let b: [UInt8]
-    private var i = 0
+    private var i: Int
+    /// Where lexing stops: the end of the bytes, or of the lines lexed.
+    private let end: Int
     /// Open brackets, at most `maxBracketDepth`.
     private var bracketDepth = 0
     /// The deepest bracket nesting lexed: the parser's limit on expressions, and a body's
     /// and a list's brackets around it.
     static let maxBracketDepth = Parser.maxNesting + 8
-    private var line = 1
+    private var line: Int
     private var column = 1
 
     /// Lexes a whole source file.
     package init(_ source: SourceText) {
+        self.init(source, lines: 0..<source.lineCount)
+    }
+
+    /// Lexes the given lines of a source file (0-based line indices): its tokens, comments
+    /// and diagnostics as lexing the whole file gives for those lines, when no token
+    /// spans the lines' edges (none but a newline spans a line) and the brackets opened
+    /// before them are closed. The tokens end with `.endOfFile` at the last line's end.
+    init(_ source: SourceText, lines: Range<Int>) {
         self.source = source
         b = source.bytes
+        i = source.lineStarts[lines.lowerBound]
+        end = lines.upperBound < source.lineCount ? source.lineStarts[lines.upperBound] : b.count
+        line = lines.lowerBound + 1
         if b.count > Lexer.maxSourceSize {
             let here = location
             diagnostics.append(
@@ -44,11 +57,11 @@ package struct Lexer {
             tags.append(TokenTag.endOfFile)
             return
         }
-        if b.count >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
+        if i == 0, end >= 3, b[0] == 0xEF, b[1] == 0xBB, b[2] == 0xBF { i = 3 }
         // Rules average about three bytes a token (names, punctuation, newlines): room for
         // one every two bytes, so that the array is not grown and copied while lexing; past
         // a million tokens (64 MB) it grows as it needs to.
-        let capacity = min(b.count / 2, 1 << 20) + 16
+        let capacity = min((end - i) / 2, 1 << 20) + 16
         tokens.reserveCapacity(capacity)
         tags.reserveCapacity(capacity)
         run()
@@ -56,13 +69,13 @@ package struct Lexer {
 
     private var location: SourcePosition { SourcePosition(offset: i, line: line, column: column) }
 
-    private func peek(_ k: Int = 0) -> UInt8 { i + k < b.count ? b[i + k] : 0 }
-    private var atEnd: Bool { i >= b.count }
+    private func peek(_ k: Int = 0) -> UInt8 { i + k < end ? b[i + k] : 0 }
+    private var atEnd: Bool { i >= end }
 
     /// Moves one byte forward; a column is counted at each scalar's first byte.
     private mutating func bump() {
         i += 1
-        if i >= b.count || b[i] & 0xC0 != 0x80 { column += 1 }
+        if i >= end || b[i] & 0xC0 != 0x80 { column += 1 }
     }
 
     private mutating func newlineBump() {
@@ -89,8 +102,8 @@ package struct Lexer {
     /// An error whose caret stands on the `width` bytes at `start` (an unterminated
     /// string's opening quote).
     private mutating func error(_ code: String, _ message: String, at start: SourcePosition, width: Int, help: String? = nil) {
-        let end = SourcePosition(offset: start.offset + width, line: start.line, column: start.column + width)
-        report(.error(code, message, at: SourceRange(start: start, end: end), help: help))
+        let caretEnd = SourcePosition(offset: start.offset + width, line: start.line, column: start.column + width)
+        report(.error(code, message, at: SourceRange(start: start, end: caretEnd), help: help))
     }
 
     private mutating func add(_ kind: TokenKind, from start: SourcePosition) {
@@ -113,7 +126,7 @@ package struct Lexer {
         case 0xF0...0xF4: length = 4; value = UInt32(lead & 0x07)
         default: return (nil, invalidLength())
         }
-        guard i + length <= b.count else { return (nil, invalidLength()) }
+        guard i + length <= end else { return (nil, invalidLength()) }
         for k in 1..<length {
             let c = b[i + k]
             guard c & 0xC0 == 0x80 else { return (nil, invalidLength()) }
@@ -128,7 +141,7 @@ package struct Lexer {
     /// An invalid sequence: its first byte and the continuation bytes after it (at most 3).
     private func invalidLength() -> Int {
         var n = 1
-        while n < 4, i + n < b.count, b[i + n] & 0xC0 == 0x80 { n += 1 }
+        while n < 4, i + n < end, b[i + n] & 0xC0 == 0x80 { n += 1 }
         return n
     }
 
@@ -170,7 +183,7 @@ package struct Lexer {
             case 0x20, 0x09, 0x0B, 0x0C:
                 // A run of blanks at once: ASCII, one column a byte.
                 var j = i + 1
-                while j < b.count, b[j] == 0x20 || b[j] == 0x09 { j += 1 }
+                while j < end, b[j] == 0x20 || b[j] == 0x09 { j += 1 }
                 column += j - i
                 i = j
             case 0x0A, 0x0D:
@@ -192,7 +205,7 @@ package struct Lexer {
                 lexString()
             case _ where Lexer.isIdentStart(c):
                 var j = i + 1
-                while j < b.count, Lexer.isIdentContinue(b[j]) { j += 1 }
+                while j < end, Lexer.isIdentContinue(b[j]) { j += 1 }
                 column += j - i  // ASCII: one column a byte
                 i = j
                 if let k = Lexer.keyword(b[start.offset..<i]) {
@@ -327,8 +340,8 @@ package struct Lexer {
         bump()  // opening quote
         // Most strings are printable ASCII without escapes: taken whole from the bytes.
         var j = i
-        while j < b.count, b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\""), b[j] != UInt8(ascii: "\\") { j += 1 }
-        if j < b.count, b[j] == UInt8(ascii: "\"") {
+        while j < end, b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\""), b[j] != UInt8(ascii: "\\") { j += 1 }
+        if j < end, b[j] == UInt8(ascii: "\"") {
             let value = String(decoding: b[i..<j], as: UTF8.self)
             column += j - i  // one column a byte: all ASCII
             i = j
