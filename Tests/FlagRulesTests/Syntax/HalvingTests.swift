@@ -20,7 +20,9 @@ func halvingFile(_ count: Int, lists: Bool = false, errorsAt: Set<Int> = [], lin
                 "flag f\(i) { enabled when build in [debug, alpha] and rollout(userId) < \(i % 100)%\(bad) }",
             ]
         case 1:
-            lines += ["variant v\(i) [a, b, c] = a {", "  b when country == \"US\"\(bad)", "  split(userId) { a: 50%, b: 25%, c: 25% }", "}", ""]
+            lines += [
+                "variant v\(i) [a, b, c] = a {", "  b when country == \"US\"\(bad)", "  split(userId) { a: 50%, b: 25%, c: 25% }", "}", "",
+            ]
         case 2:
             lines += ["value n\(i): int = \(i) { \(i + 1) when appVersion >= \"2.3.0\" and email ends with \"@example.com\"\(bad) }"]
         case 3:
@@ -162,7 +164,8 @@ func expectHalvesAgree(_ text: String, contexts count: Int = 40, sourceLocation:
             let context: EvaluationContext = ["country": .string(country), "build": "beta"]
             let (a, b) = (whole.prepare(context), halves.prepare(context))
             for d in whole.declarations where d.name.hasPrefix("s") {
-                #expect(whole.evaluate(whole.handle(d.name), in: a) == halves.evaluate(halves.handle(d.name), in: b), "\(d.name) \(country)")
+                #expect(
+                    whole.evaluate(whole.handle(d.name), in: a) == halves.evaluate(halves.handle(d.name), in: b), "\(d.name) \(country)")
                 #expect(halves.evaluate(d.name, in: context) == halves.evaluate(halves.handle(d.name), in: b))
             }
         }
