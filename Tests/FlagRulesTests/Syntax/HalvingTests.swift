@@ -72,7 +72,7 @@ func resolutions(_ rules: RuleSet, _ contexts: [EvaluationContext]) -> [String] 
 }
 
 /// Loads `text` whole and in halves: the same diagnostics, or the same resolutions in
-/// `count` sampled contexts.
+/// `count` sampled contexts and the same lints (run in two groups at once, or in order).
 func expectHalvesAgree(_ text: String, contexts count: Int = 40, sourceLocation: SourceLocation = #_sourceLocation) {
     let source = SourceText(text, name: "halves.flags")
     let today = Date(timeIntervalSince1970: 1_800_000_000)
@@ -81,6 +81,10 @@ func expectHalvesAgree(_ text: String, contexts count: Int = 40, sourceLocation:
     switch (whole, halves) {
     case (.success(let a), .success(let b)):
         #expect(a.warnings == b.warnings, sourceLocation: sourceLocation)
+        let options = LintOptions(expiringWithinDays: 30, requiresOwners: true)
+        let lints = a.lint(today: today, options, halving: .never)
+        #expect(lints == b.lint(today: today, options, halving: .always), sourceLocation: sourceLocation)
+        #expect(lints == a.lint(today: today, options, halving: .alwaysInOrder), sourceLocation: sourceLocation)
         let contexts = ContextSampler([a]).contexts(count: count, seed: 7)
         #expect(resolutions(a, contexts) == resolutions(b, contexts), sourceLocation: sourceLocation)
     case (.failure(let a), .failure(let b)):
