@@ -46,9 +46,12 @@ struct Checker {
 
     /// Checks a file for an editor: the program even when the file has errors (what
     /// checked before them), with every reference recorded, and all diagnostics.
-    static func checkForTools(_ file: FileSyntax, source: SourceText, today: Date = Date()) -> (CheckedProgram, [Diagnostic]) {
+    static func checkForTools(
+        _ file: FileSyntax, source: SourceText, today: Date = Date(), halving: Halving = .standard
+    ) -> (CheckedProgram, [Diagnostic]) {
         var checker = Checker(today: today)
         checker.sourceText = source
+        checker.halving = halving
         checker.recordsReferences = true
         var program = checker.run(file)
         program.references = checker.references

@@ -155,6 +155,25 @@ func expectHalvesAgree(_ text: String, contexts count: Int = 40, sourceLocation:
         expectHalvesAgree("flag a = true\n")
     }
 
+    /// An editor's check (every name's reference recorded) in halves records the same
+    /// references and reports the same diagnostics as in order, with and without errors.
+    @Test func referencesInHalvesAreTheWholeFilesReferences() throws {
+        let texts = [
+            halvingFile(60), halvingFile(60, lists: true), halvingFile(60, errorsAt: [40]),
+            try String(contentsOf: packageRoot.appendingPathComponent("examples/app.flags"), encoding: .utf8),
+        ]
+        for text in texts {
+            let source = SourceText(text, name: "t")
+            let file = Parser.parse(source, halving: .never).0
+            let today = Date(timeIntervalSince1970: 1_800_000_000)
+            let whole = Checker.checkForTools(file, source: source, today: today, halving: .never)
+            let halves = Checker.checkForTools(file, source: source, today: today, halving: .always)
+            #expect(!whole.0.references.isEmpty)
+            #expect(halves.0.references == whole.0.references)
+            #expect(halves.1 == whole.1)
+        }
+    }
+
     /// Long lists read through one attribute in both halves: each half numbers its sets
     /// from 0 in the slot's tag, so the second half is compiled again after the first, and
     /// a prepared context then answers as the whole file's does.
