@@ -1,7 +1,8 @@
-// libFuzzer target: the whole pipeline. Any bytes are loaded as a rules file; when they
-// compile, every declaration is evaluated against contexts drawn from the input (the
-// plain and prepared paths must agree, and so must the explainer), and the file is
-// formatted and loaded again (formatting is idempotent and keeps every resolution).
+// libFuzzer target: the whole pipeline. Any bytes are loaded as a rules file, whole and
+// in two halves (the two loads must agree); when they compile, every declaration is
+// evaluated against contexts drawn from the input (the plain and prepared paths and the
+// halved load must agree, and so must the explainer), and the file is formatted and
+// loaded again (formatting is idempotent and keeps every resolution).
 // Built with the library's sources and the other
 // targets as one module: Tests/Fuzz/run.sh.
 import Foundation
