@@ -13,7 +13,7 @@ package struct Halving: Sendable {
     package var concurrently = true
 
     /// Halves for files large enough that a thread's start is a small part of the work
-    /// (64 KiB, 512 declarations: about 5 ms of work), on a machine with a second core.
+    /// (64 KiB, 512 declarations), on a machine with a second core.
     package static let standard = ProcessInfo.processInfo.activeProcessorCount > 1 ? Halving(bytes: 64 << 10, declarations: 512) : never
     /// Never in halves.
     package static let never = Halving(bytes: .max, declarations: .max)

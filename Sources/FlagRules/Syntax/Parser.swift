@@ -77,11 +77,9 @@ package struct Parser {
         }
         func opensDeclaration(_ offset: Int) -> Bool {
             if startsWith("@", at: offset) || startsWith("///", at: offset) { return true }
-            for keyword in [StaticString("flag "), "variant ", "value ", "segment ", "context ", "test ", "context{"]
-            where startsWith(keyword, at: offset) {
-                return true
-            }
-            return false
+            var end = offset
+            while end < b.count, b[end] >= UInt8(ascii: "a"), b[end] <= UInt8(ascii: "z") { end += 1 }
+            return end > offset && Parser.declarationKeywords.contains(String(decoding: b[offset..<end], as: UTF8.self))
         }
         func hasDocOrAttribute(line: Int) -> Bool {
             let from = starts[line], to = starts[line + 1]
