@@ -11,7 +11,7 @@ let package = Package(
     ],
     targets: [
         .target(name: "FlagRules", dependencies: ["FlagRulesAtomics"]),
-        // Inline atomic loads and stores (Swift's own atomics need macOS 15 and iOS 18), and a prefetch.
+        // Inline atomic loads and stores (Swift's own atomics need macOS 15 and iOS 18).
         .target(name: "FlagRulesAtomics"),
         // The CLI's commands, as a library that tests import; `flags` is its main.
         .target(name: "FlagsCLI", dependencies: ["FlagRules"]),

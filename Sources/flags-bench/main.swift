@@ -646,7 +646,7 @@ let exposureRows: [Row] = {
         schema + "\nvariant exp [a, b] { split(userId) { a: 50%, b: 50% } }\nvariant matched [a, b] = a { b when \(seedRule) }\n")
     let plain = FlagStore(rules)
     let tracked = FlagStore(rules)
-    tracked.recordExposures(window: 200_000, buffer: 1)
+    tracked.recordExposures(window: 200_000, buffer: 200_000)
     let stickyStore = FlagStore(load(schema + "\n@sticky variant exp [a, b] { split(userId) { a: 50%, b: 50% } }\n"))
     stickyStore.assignments = InMemoryAssignments(limit: 200_000)
     return measureInterleaved(

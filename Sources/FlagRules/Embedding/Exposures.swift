@@ -27,139 +27,203 @@ public struct Exposure: Sendable, Hashable {
 /// Each (declaration, unit, variant, rules version) is recorded once within the last
 /// `window` distinct ones: one seen again within them is not recorded again, and none is
 /// remembered past `2 × window` distinct others (memory grows with what is remembered, to
-/// at most 64 bytes a window entry: two tables of 8-byte fingerprints). Exposures wait in
-/// a buffer of `buffer` for the consumer of ``exposures``; when it stalls and the buffer is
-/// full, later ones are dropped and counted in ``dropped``, and evaluations never wait.
+/// at most 64 bytes a window entry: two tables of 8-byte fingerprints).
+///
+/// Recorded exposures wait in a queue of at most `buffer` for the consumer (``exposures``
+/// or ``deliverBatches(maxBatch:interval:_:)``). When the consumer falls behind and the
+/// queue is full, a new exposure is not queued and its unit is *not* remembered: it is
+/// counted in ``dropped`` and recorded again the next time the unit is evaluated, so a
+/// unit is never taken as seen unless its exposure is queued for delivery. Evaluations
+/// never wait for the consumer.
 public final class ExposureLog: Sendable {
-    /// The exposures, in the order recorded. Iterate it once.
-    public let exposures: AsyncStream<Exposure>
-    private let continuation: AsyncStream<Exposure>.Continuation
     private let state: Locked<State>
     /// How many distinct exposures are remembered, to record each once.
     public let window: Int
+    /// How many recorded exposures wait for the consumer at most.
+    public let buffer: Int
 
     struct State {
-        /// The fingerprints of the exposures remembered (a 64-bit hash of the declaration,
-        /// unit, variant and rules version).
+        /// The fingerprints of the exposures queued or delivered (a 64-bit hash of the
+        /// declaration, unit, variant and rules version).
         var seen: RecentFingerprints
+        /// Recorded, not yet taken by the consumer, oldest first.
+        var pending: [Exposure] = []
+        /// When the oldest pending exposure was recorded.
+        var oldestAt = ContinuousClock.now
         var dropped = 0
         var recorded = 0
+        var delivered = 0
+        var finished = false
+        /// Consumers waiting for `threshold` pending exposures (or the end).
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
         /// The rules last seen, and their version, worked out once per rules.
         var rulesIdentity: ObjectIdentifier?
         var version = ""
         var versionHash: UInt64 = 0
+
+        /// The waiters that `pending` (or the end) now satisfies, removed.
+        mutating func satisfied() -> [CheckedContinuation<Void, Never>] {
+            guard !waiters.isEmpty else { return [] }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            for (id, w) in waiters where finished || pending.count >= w.threshold {
+                ready.append(w.continuation)
+                waiters[id] = nil
+            }
+            return ready
+        }
     }
 
-    /// Where the remembered fingerprints are, for prefetching.
-    private let table: PublishedTable
+    struct Waiter {
+        let threshold: Int
+        let continuation: CheckedContinuation<Void, Never>
+    }
 
     init(window: Int, buffer: Int) {
         self.window = max(window, 1)
-        (exposures, continuation) = AsyncStream.makeStream(of: Exposure.self, bufferingPolicy: .bufferingOldest(max(buffer, 1)))
-        let seen = RecentFingerprints(window: self.window)
-        table = seen.published
-        state = Locked(State(seen: seen))
+        self.buffer = max(buffer, 1)
+        state = Locked(State(seen: RecentFingerprints(window: self.window)))
     }
 
-    /// Exposures dropped because the buffer was full.
+    /// Exposures not queued because the queue was full: each is recorded when its unit is
+    /// evaluated again.
     public var dropped: Int { state.withLock { $0.dropped } }
 
-    /// Exposures recorded (delivered or dropped).
+    /// Exposures recorded: queued for the consumer (delivered or waiting).
     public var recorded: Int { state.withLock { $0.recorded } }
 
-    /// Delivers the exposures in batches to `handler`, from a task of its own (the stream is
-    /// then this task's to iterate): a batch goes when it holds `maxBatch` exposures, when
-    /// one arrives `interval` or more after the batch's first, and when the log finishes.
-    /// Cancel the returned task to stop.
+    /// Exposures the consumer has taken.
+    public var delivered: Int { state.withLock { $0.delivered } }
+
+    /// The exposures, in the order recorded; the stream ends when the store stops recording
+    /// into this log (after what was queued). Iterate it from one task; a second iteration
+    /// shares the same queue.
+    public var exposures: AsyncStream<Exposure> {
+        AsyncStream(unfolding: { [self] in await self.nextBatch(limit: 1, interval: nil)?.first })
+    }
+
+    /// Delivers the exposures in batches to `handler`, from a task of its own: a batch goes
+    /// when it holds `maxBatch` exposures, when its first has waited `interval` (whether or
+    /// not more arrive), and when the log finishes. Cancel the returned task to stop.
     @discardableResult
     public func deliverBatches(
         maxBatch: Int = 500, interval: Duration = .seconds(1), _ handler: @escaping @Sendable ([Exposure]) async -> Void
     ) -> Task<Void, Never> {
-        let stream = exposures
         let limit = max(maxBatch, 1)
         return Task {
-            var batch: [Exposure] = []
-            var started = ContinuousClock.now
-            for await exposure in stream {
-                if batch.isEmpty { started = .now }
-                batch.append(exposure)
-                if batch.count >= limit || ContinuousClock.now - started >= interval {
-                    await handler(batch)
-                    batch = []
-                }
+            while let batch = await nextBatch(limit: limit, interval: interval) {
+                await handler(batch)
             }
-            if !batch.isEmpty { await handler(batch) }
         }
     }
 
-    /// Ends the stream (the store stops recording into this log).
-    func finish() { continuation.finish() }
-
-    /// The hash of declaration `index`'s unit in `context` under its first split rule, its
-    /// fingerprint's place asked for in the cache ahead of `record` (which an evaluation
-    /// between the two then hides); nil when the declaration has no split.
-    @inline(__always)
-    func prefetch(_ index: Int?, _ rules: RuleSet, unitValue: (Frame.Key) -> Value?) -> UnitHash? {
-        guard let index, index < rules.loaded.splitUnits.count, let first = rules.loaded.splitUnits[index].first,
-            let value = unitValue(first.attribute)
-        else { return nil }
-        let hash = UnitHash(rule: first.rule, hash: ExposureLog.unitHash(index, value))
-        table.prefetch(home: UInt32(truncatingIfNeeded: hash.hash))
-        return hash
+    /// The next exposures for the consumer: up to `limit`, once `limit` are queued, the
+    /// oldest has waited `interval` (nil: at once), or the log has finished; nil when it has
+    /// finished with none left, or the task is cancelled.
+    func nextBatch(limit: Int, interval: Duration?) async -> [Exposure]? {
+        // Wait for a first exposure, then for a full batch until the first has waited long enough.
+        await waitFor(1, until: nil)
+        if let interval {
+            let deadline = state.withLock { $0.oldestAt } + interval
+            await waitFor(limit, until: deadline)
+        }
+        return state.withLock { s -> [Exposure]? in
+            guard !s.pending.isEmpty, !Task.isCancelled else { return nil }
+            let count = min(limit, s.pending.count)
+            let batch = Array(s.pending.prefix(count))
+            s.pending.removeFirst(count)
+            s.delivered += count
+            s.oldestAt = .now
+            return batch
+        }
     }
 
-    /// A unit's hash, by the split rule it was read for.
-    struct UnitHash {
-        let rule: Int
-        let hash: UInt64
+    /// Returns once `threshold` exposures are queued, the log has finished, `deadline` has
+    /// passed or the task is cancelled.
+    private func waitFor(_ threshold: Int, until deadline: ContinuousClock.Instant?) async {
+        let id = state.withLock { s in
+            defer { s.nextWaiter += 1 }
+            return s.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if s.finished || s.pending.count >= threshold || Task.isCancelled { return true }
+                    if let deadline, deadline <= .now { return true }
+                    s.waiters[id] = Waiter(threshold: threshold, continuation: c)
+                    return false
+                }
+                if now {
+                    c.resume()
+                } else if let deadline {
+                    Task { [weak self] in
+                        try? await Task.sleep(until: deadline)
+                        self?.wake(id)
+                    }
+                }
+            }
+        } onCancel: {
+            wake(id)
+        }
+    }
+
+    /// Resumes waiter `id`, if it still waits.
+    private func wake(_ id: Int) {
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume()
+    }
+
+    /// Ends the stream once what is queued is taken (the store stops recording into this log).
+    func finish() {
+        let ready = state.withLock { s in
+            s.finished = true
+            return s.satisfied()
+        }
+        for c in ready { c.resume() }
     }
 
     /// Records `r` of declaration `name`, at `index` in `rules`, when a split decided it and
-    /// it is new. `unitValue` reads an attribute of the evaluation's context; `known` is the
-    /// unit's hash `prefetch` gave.
-    func record(
-        _ name: String, _ index: Int?, _ r: Resolution, rules: RuleSet, known: UnitHash? = nil, unitValue: (Frame.Key) -> Value?
-    ) {
-        guard r.reason == .split, let ruleIndex = r.rule, let line = r.line, let index else { return }
-        let unitHash: UInt64
-        if let known, known.rule == ruleIndex {
-            unitHash = known.hash
-        } else {
-            guard let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let value = unitValue(attribute) else { return }
-            unitHash = ExposureLog.unitHash(index, value)
-        }
+    /// it is new. `unitValue` reads an attribute of the evaluation's context.
+    func record(_ name: String, _ index: Int?, _ r: Resolution, rules: RuleSet, unitValue: (Frame.Key) -> Value?) {
+        guard r.reason == .split, let ruleIndex = r.rule, let line = r.line, let index,
+            let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let unit = unitValue(attribute)
+        else { return }
+        let unitHash = ExposureLog.unitHash(index, unit)
         let identity = ObjectIdentifier(rules.loaded)
-        // One lock: the rules' version (worked out once per rules), then the fingerprint
-        // looked up; the exposure itself is built only when it is new.
-        let version: String? = state.withLock { s in
+        let buffer = buffer
+        // One lock: the rules' version (worked out once per rules), the fingerprint looked
+        // up, and a new exposure queued (or, with the queue full, counted and not remembered).
+        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             if s.rulesIdentity != identity {
                 s.rulesIdentity = identity
                 s.version = rules.contentVersion
                 s.versionHash = ExposureLog.fingerprint(s.version, 0xcbf2_9ce4_8422_2325)
             }
-            // The unit's hash in the low half (its place in the table), the whole exposure's
-            // in the high half.
             var whole = unitHash ^ s.versionHash
             whole = r.variant.map { ExposureLog.fingerprint($0, whole) } ?? ExposureLog.fingerprint(r.value, whole)
-            guard s.seen.insert(whole & 0xFFFF_FFFF_0000_0000 | unitHash & 0xFFFF_FFFF) else { return nil }
+            let fingerprint = whole & 0xFFFF_FFFF_0000_0000 | unitHash & 0xFFFF_FFFF
+            guard !s.finished else { return [] }
+            if s.pending.count >= buffer {
+                if !s.seen.contains(fingerprint) { s.dropped += 1 }
+                return []
+            }
+            guard s.seen.insert(fingerprint) else { return [] }
             s.recorded += 1
-            return s.version
+            if s.pending.isEmpty { s.oldestAt = .now }
+            s.pending.append(ExposureLog.exposure(name, r, attribute: attribute, unit: unit, rule: ruleIndex, line: line, version: s.version))
+            return s.satisfied()
         }
-        guard let version, let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let value = unitValue(attribute)
-        else { return }
-        deliver(name, r, attribute: attribute, unit: value, rule: ruleIndex, line: line, version: version)
+        for c in ready { c.resume() }
     }
 
-    /// Builds a new exposure and hands it to the stream, out of line: a unit already seen
-    /// (the common read) then never touches the stream's generic types.
+    /// A new exposure, built out of line: a unit already seen (the common read) never
+    /// builds one.
     @inline(never)
-    private func deliver(_ name: String, _ r: Resolution, attribute: Frame.Key, unit: Value, rule: Int, line: Int, version: String) {
-        let exposure = Exposure(
+    private static func exposure(
+        _ name: String, _ r: Resolution, attribute: Frame.Key, unit: Value, rule: Int, line: Int, version: String
+    ) -> Exposure {
+        Exposure(
             declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.name, unit: unit.unitText,
             rule: rule, line: line, rulesVersion: version, date: Date())
-        if case .dropped = continuation.yield(exposure) {
-            state.withLock { $0.dropped += 1 }
-        }
     }
 
     /// The hash of a unit of declaration `index`, seeded per process (so that no one can
@@ -206,7 +270,8 @@ extension FlagStore {
     }
 
     /// Starts recording exposures: each resolution a `split` decides, once per declaration,
-    /// unit and variant within the last `window` distinct ones, and again under new rules.
+    /// unit and variant within the last `window` distinct ones, and again under new rules;
+    /// at most `buffer` wait for the consumer (see ``ExposureLog``).
     /// Overrides, defaults and rule matches are not exposures. A log recorded into before
     /// is finished. Flags (`isEnabled`) are never split, and keep their cost.
     @discardableResult

@@ -131,10 +131,9 @@ extension FlagStore: FlagEvaluating {
         let merged = s.merged(context)
         let rules = s.evaluated
         let index = rules.index(of: name)
-        let unit = s.exposures?.prefetch(index, rules) { merged[$0] }
         var r = rules.resolve(name, index, merged, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, name, storage: storage) { merged[$0] } }
-        if r.reason == .split, let log = s.exposures { log.record(name, index, r, rules: rules, known: unit) { merged[$0] } }
+        if r.reason == .split, let log = s.exposures { log.record(name, index, r, rules: rules) { merged[$0] } }
         s.report(FlagEvaluation(name: name, resolution: r, input: .dictionary(consume merged)))
         return r
     }
@@ -160,10 +159,9 @@ extension FlagStore: FlagEvaluating {
         let s = withInForce { $0 }
         let rules = s.evaluated
         let index = rules.index(of: handle)
-        let unit = s.exposures?.prefetch(index, rules) { context[$0.name] }
         var r = rules.resolve(handle.name, index, context, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, handle.name, storage: storage) { context[$0.name] } }
-        if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules, known: unit) { context[$0.name] } }
+        if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules) { context[$0.name] } }
         s.report(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
         return r
     }

@@ -1,5 +1,3 @@
-import FlagRulesAtomics
-
 /// A set of nonzero 64-bit fingerprints that remembers at least the last `window` distinct
 /// ones inserted, and at most twice as many: two generations of open-addressing tables. New
 /// fingerprints go into the current generation; when it holds `window`, it becomes the
@@ -7,23 +5,24 @@ import FlagRulesAtomics
 /// generation moves to the current one, so one seen again and again is never forgotten.
 ///
 /// A fingerprint's low 32 bits place it in a table (fingerprints that share them share a
-/// probe sequence), so that a caller who knows them early can ask for the slot's cache line
-/// before it inserts (``PublishedTable/prefetch(home:)``).
+/// probe sequence).
 ///
 /// Every operation is O(1) amortized (a generation is cleared once per `window`
 /// insertions, a table doubles as it fills), and the tables grow with what is remembered,
-/// not with the window. A value: its owner keeps it under a lock, and hands
-/// ``published`` to whoever prefetches.
+/// not with the window. A value: its owner keeps it under a lock.
 struct RecentFingerprints {
     let window: Int
     private var current = FingerprintTable()
     private var previous = FingerprintTable()
-    /// The current table's place, for prefetching without the owner's lock.
-    let published = PublishedTable()
 
     init(window: Int) {
         self.window = max(window, 1)
-        publish()
+    }
+
+    /// Whether `fingerprint` is remembered (nothing changes).
+    func contains(_ fingerprint: UInt64) -> Bool {
+        let f = fingerprint == 0 ? 1 : fingerprint
+        return current.contains(f) || previous.contains(f)
     }
 
     /// Adds `fingerprint`; whether it is new (not among those remembered).
@@ -31,55 +30,16 @@ struct RecentFingerprints {
         let f = fingerprint == 0 ? 1 : fingerprint
         if current.contains(f) { return false }
         let remembered = previous.contains(f)
-        var moved = false
         if current.count >= window {
             swap(&current, &previous)
             current.removeAll()
-            moved = true
         }
-        if current.insert(f) || moved { publish() }
+        current.insert(f)
         return !remembered
     }
 
     /// How many fingerprints are remembered (one in both generations counts twice).
     var count: Int { current.count + previous.count }
-
-    private func publish() {
-        let (base, mask) = current.address
-        published.set(base: base, mask: mask)
-    }
-}
-
-/// A fingerprint table's address and index mask, written under its owner's lock and read
-/// atomically without it, to ask for a slot's cache line ahead of a lookup.
-final class PublishedTable: @unchecked Sendable {
-    // Invariant: both words are only read and written through the atomic functions.
-    private let words: UnsafeMutablePointer<Int>
-
-    init() {
-        words = .allocate(capacity: 2)
-        words.initialize(repeating: 0, count: 2)
-    }
-
-    deinit {
-        words.deinitialize(count: 2)
-        words.deallocate()
-    }
-
-    fileprivate func set(base: Int, mask: Int) {
-        flagrules_atomic_store_long(words, base)
-        flagrules_atomic_store_long(words + 1, mask)
-    }
-
-    /// Asks for the cache line where the probe for fingerprints whose low 32 bits are
-    /// `home` starts. Safe at any time: a stale address is only a wasted prefetch.
-    @inline(__always)
-    func prefetch(home: UInt32) {
-        let base = flagrules_atomic_load_long(words)
-        let mask = flagrules_atomic_load_long(words + 1)
-        let offset = FingerprintTable.home(UInt64(home), mask) &* MemoryLayout<UInt64>.stride
-        flagrules_prefetch(UnsafeRawPointer(bitPattern: base &+ offset))
-    }
 }
 
 /// An open-addressing set of nonzero 64-bit fingerprints (linear probing, at most half
@@ -96,11 +56,6 @@ struct FingerprintTable {
         mask = 15
     }
 
-    /// The slots' address and the index mask.
-    var address: (Int, Int) {
-        (slots.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }, mask)
-    }
-
     func contains(_ f: UInt64) -> Bool {
         slots.withUnsafeBufferPointer { table in
             var i = FingerprintTable.home(f, mask)
@@ -114,10 +69,9 @@ struct FingerprintTable {
     }
 
     /// Inserts `f`, which the table must not hold, doubling the table when it would be more
-    /// than half full; whether it did.
-    mutating func insert(_ f: UInt64) -> Bool {
-        let grew = (count + 1) * 2 > slots.count
-        if grew { grow() }
+    /// than half full.
+    mutating func insert(_ f: UInt64) {
+        if (count + 1) * 2 > slots.count { grow() }
         let mask = mask
         slots.withUnsafeMutableBufferPointer { table in
             var i = FingerprintTable.home(f, mask)
@@ -125,7 +79,6 @@ struct FingerprintTable {
             table[i] = f
         }
         count += 1
-        return grew
     }
 
     /// The slot a fingerprint's probe starts at: its low 32 bits through MurmurHash3's
@@ -152,6 +105,6 @@ struct FingerprintTable {
         slots = Array(repeating: 0, count: old.count * 2)
         mask = slots.count - 1
         count = 0
-        for f in old where f != 0 { _ = insert(f) }
+        for f in old where f != 0 { insert(f) }
     }
 }

@@ -3,8 +3,7 @@
 
 // Atomic loads and stores, for values that hot paths read on every call and that change
 // rarely: whether any override scope has been entered, a store's generation of rules in
-// force. Swift's own atomics need macOS 15 and iOS 18; these compile to plain moves. And a
-// prefetch, which Swift has no spelling for.
+// force. Swift's own atomics need macOS 15 and iOS 18; these compile to plain moves.
 
 /// Reads *p atomically (acquire).
 static inline int flagrules_atomic_load(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
@@ -17,9 +16,5 @@ static inline long flagrules_atomic_load_long(const long *p) { return __atomic_l
 
 /// Writes value to *p atomically (release).
 static inline void flagrules_atomic_store_long(long *p, long value) { __atomic_store_n(p, value, __ATOMIC_RELEASE); }
-
-/// Asks for the cache line at p to be loaded, without waiting for it (and without faulting,
-/// whatever p is).
-static inline void flagrules_prefetch(const void *p) { __builtin_prefetch(p); }
 
 #endif

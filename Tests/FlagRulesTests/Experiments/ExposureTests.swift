@@ -84,11 +84,22 @@ import Testing
         #expect(log.recorded == 5)
     }
 
-    @Test func aStalledConsumerCostsABoundedBufferAndACount() throws {
+    /// A stalled consumer holds at most `buffer` exposures; the rest are counted, not
+    /// remembered, and recorded when their units come back once the consumer has caught up.
+    @Test func aStalledConsumerCostsABoundedBufferAndNoUnit() async throws {
         let store = try Self.store()
         let log = store.recordExposures(window: 100, buffer: 10)
         for i in 0..<500 { _ = store.evaluate("limit", in: ["userId": .string("u\(i)")]) }
-        #expect(log.recorded == 500 && log.dropped == 490)
+        #expect(log.recorded == 10 && log.dropped == 490)
+        // A unit already queued is not a drop.
+        _ = store.evaluate("limit", in: ["userId": "u0"])
+        #expect(log.recorded == 10 && log.dropped == 490)
+        let first = await Self.drain(log, expecting: 10)
+        #expect(first.map(\.unit) == (0..<10).map { "u\($0)" })
+        for i in 10..<20 { _ = store.evaluate("limit", in: ["userId": .string("u\(i)")]) }
+        let second = await Self.drain(log, expecting: 10)
+        #expect(second.map(\.unit) == (10..<20).map { "u\($0)" })
+        #expect(log.recorded == 20 && log.delivered == 20)
     }
 
     /// The window forgets the least recently seen: a unit seen again after the window has

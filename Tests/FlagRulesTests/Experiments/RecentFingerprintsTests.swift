@@ -19,8 +19,9 @@ import Testing
                 step % 997 == 0
                 ? 0 : UInt64.random(in: 0..<UInt64(window * 5 + 3), using: &random) << 32 | UInt64.random(in: 1...4, using: &random)
             let key = f == 0 ? 1 : f
-            if step % 13 == 0 { set.published.prefetch(home: UInt32(truncatingIfNeeded: key)) }
+            let wasRemembered = set.contains(f)
             let isNew = set.insert(f)
+            #expect(isNew == !wasRemembered, "contains and insert disagree")
             if let index = order.firstIndex(of: key) {
                 let othersSince = order.count - 1 - index
                 if othersSince < window {
