@@ -6,19 +6,22 @@ extension FlagStore {
     // MARK: Starting and stopping
 
     /// Begins watching the file or polling the URL (nothing for a store with no source; a
-    /// second call does nothing). Rules from the cache, if any, are put in force first,
-    /// when no rules are in force yet.
+    /// second call does nothing). When no rules are in force yet, the newer of the cached
+    /// rules and the ``BundledRules`` is put in force before it returns.
     ///
-    /// The source is looked at every `refresh`; after a failure the wait doubles with
-    /// each further failure, up to ten minutes (or `refresh`, if longer), and is drawn
-    /// between half and all of that, so that many processes do not retry in step.
+    /// The source is looked at every `refresh`. After an outage (a URL that cannot be
+    /// reached, or answers with an HTTP error) the wait doubles with each further failure,
+    /// up to ten minutes (or `refresh`, if longer), and is drawn between half and all of
+    /// that, so that many processes do not retry in step. A source that answers with
+    /// something unusable (a missing or empty file, an empty body, rules that do not
+    /// compile) is looked at again after `refresh`, so that its fix is taken at once.
     public func start() {
-        guard source != nil else { return }
+        guard source != nil, let epoch = state.withLock({ $0.poller == nil ? $0.epoch : nil }) else { return }
+        // Before it returns: the cache or the bundle is in force for the first evaluation.
+        loadStartingRules(epoch: epoch)
         state.withLock { s in
-            guard s.poller == nil else { return }
-            let epoch = s.epoch
+            guard s.poller == nil, s.epoch == epoch else { return }
             s.poller = Task.detached { [weak self] in
-                self?.loadCache(epoch: epoch)
                 while !Task.isCancelled {
                     guard let delay = await self?.look(epoch: epoch) else { return }
                     try? await Task.sleep(for: delay)
@@ -68,19 +71,28 @@ extension FlagStore {
     private func take(_ result: FetchResult, from source: RulesSource, into fetcher: inout RulesFetcher, epoch: Int) -> Duration {
         switch result {
         case .unchanged:
-            state.withLock { $0.failures = 0 }
+            state.withLock { s in
+                s.failures = 0
+                // The source still holds what was taken from it (or the cache's, whose validators went with the request).
+                if s.origin == .source || s.origin == .cache { s.confirmedAt = Date() }
+            }
             return refresh
-        case .failed(let reason):
-            return failed(reason)
+        case .failed(let reason, let outage):
+            return failed(reason, outage: outage)
         case .fetched(let bytes, let seen):
             guard !bytes.isEmpty else {
                 // Not committed: the next look reads it again, whatever its stamp.
-                return failed("\(source) is empty: an empty file or body never replaces rules")
+                return failed("\(source) is empty: an empty file or body never replaces rules", outage: false)
             }
-            state.withLock { $0.failures = 0 }
             fetcher.commit(seen)
             let digest = ContentDigest(bytes)
-            if state.withLock({ $0.lastSeen == digest }) { return refresh }
+            let same = state.withLock { s in
+                s.failures = 0
+                let same = s.lastSeen == digest
+                if same, s.inForceDigest == digest { s.confirmedAt = Date() }
+                return same
+            }
+            if same { return refresh }
             let rules: RuleSet
             do {
                 rules = try accepted(SourceText(bytes: bytes, name: source.description))
@@ -105,14 +117,19 @@ extension FlagStore {
         }
     }
 
-    private func failed(_ reason: String) -> Duration {
-        let failures = state.withLock { s in
+    /// A look that found nothing to use. After an outage the next look backs off; after a
+    /// source that answered with something unusable (an empty or missing file, an empty
+    /// body), it comes at the usual pace, so that a fix is taken within `refresh`. The same
+    /// failure again in a row is not reported again.
+    private func failed(_ reason: String, outage: Bool) -> Duration {
+        let (failures, repeated) = state.withLock { s in
             s.failures += 1
-            s.lastProblem = reason
-            return s.failures
+            let repeated = s.failures > 1 && s.lastProblem == reason
+            s.noteProblem(reason)
+            return (s.failures, repeated)
         }
-        let delay = FlagStore.retryDelay(after: failures, refresh: refresh, jitter: Double.random(in: 0..<1))
-        emit(.fetchFailed(reason: reason, nextAttempt: delay))
+        let delay = outage ? FlagStore.retryDelay(after: failures, refresh: refresh, jitter: Double.random(in: 0..<1)) : refresh
+        if !repeated || outage { emit(.fetchFailed(reason: reason, nextAttempt: delay)) }
         return delay
     }
 
@@ -143,31 +160,52 @@ extension FlagStore {
         }
     }
 
-    /// Puts the cached rules in force, if there are good ones and no rules are in force
-    /// yet, and sends their validators with the next fetch.
-    private func loadCache(epoch: Int) {
-        guard let cacheDirectory, let source, rules == nil else { return }
-        switch RulesCache(directory: cacheDirectory, source: source).read() {
-        case nil:
-            return
-        case .failure(let problem)?:
-            state.withLock { $0.lastProblem = "cache ignored: \(problem.reason)" }
-            emit(.cacheIgnored(reason: problem.reason))
-        case .success(let entry)?:
-            do {
-                let text = SourceText(entry.rules, name: source.description)
-                let rules = try RuleSet(source: text, today: Date())
-                let loaded = swap(
-                    origin: .cache, etag: entry.etag, digest: ContentDigest(text.bytes),
-                    when: { s, current in s.epoch == epoch && current.rules == nil }
-                ) { $0.with(rules: .some(rules), failure: .some(nil)) }
-                if loaded { fetching?.sendNext(Validators(etag: entry.etag, lastModified: entry.lastModified)) }
-            } catch {
-                let reason = "the cached rules no longer compile: " + (error.errors.first?.message ?? "\(error)")
-                state.withLock { $0.lastProblem = "cache ignored: \(reason)" }
-                emit(.cacheIgnored(reason: reason))
+    /// Puts the newer of the cached rules and the bundled ones in force, if either is good
+    /// and no rules are in force yet; with the cache's, sends its validators with the next
+    /// fetch (with the bundle's, the next fetch asks for the source's whole text).
+    private func loadStartingRules(epoch: Int) {
+        guard let source, rules == nil else { return }
+        struct Candidate {
+            let rules: RuleSet
+            let origin: RulesOrigin
+            let date: Date
+            let validators: Validators?
+        }
+        var candidates: [Candidate] = []
+        if let cacheDirectory {
+            switch RulesCache(directory: cacheDirectory, source: source).read() {
+            case nil:
+                break
+            case .failure(let problem)?:
+                state.withLock { $0.noteProblem("cache ignored: \(problem.reason)") }
+                emit(.cacheIgnored(reason: problem.reason))
+            case .success(let entry)?:
+                do {
+                    let rules = try RuleSet(source: SourceText(entry.rules, name: source.description), today: Date())
+                    let validators = Validators(etag: entry.etag, lastModified: entry.lastModified)
+                    candidates.append(Candidate(rules: rules, origin: .cache, date: entry.fetchedAt, validators: validators))
+                } catch {
+                    let reason = "the cached rules no longer compile: " + (error.errors.first?.message ?? "\(error)")
+                    state.withLock { $0.noteProblem("cache ignored: \(reason)") }
+                    emit(.cacheIgnored(reason: reason))
+                }
             }
         }
+        if let bundled {
+            do {
+                let rules = try accepted(SourceText(bundled.text, name: bundled.name))
+                candidates.append(Candidate(rules: rules, origin: .bundle, date: bundled.publishedAt, validators: nil))
+            } catch {
+                reject(error, origin: .bundle)
+            }
+        }
+        // The newer wins; on a tie, the cache (whose validators spare the next fetch).
+        guard let chosen = candidates.max(by: { $0.date < $1.date || ($0.date == $1.date && $0.origin == .cache) }) else { return }
+        let loaded = swap(
+            origin: chosen.origin, etag: chosen.validators?.etag, digest: ContentDigest(chosen.rules.source.bytes),
+            fetchedAt: chosen.date, when: { s, current in s.epoch == epoch && current.rules == nil }
+        ) { $0.with(rules: .some(chosen.rules), failure: .some(nil)) }
+        if loaded, let validators = chosen.validators { fetching?.sendNext(validators) }
     }
 
     // MARK: Waiting for rules

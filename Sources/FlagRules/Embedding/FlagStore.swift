@@ -54,9 +54,22 @@ public final class FlagStore: @unchecked Sendable {
         var failures = 0
         var expectedKeys: [AnyFlagKey] = []
         var allowsRemovingExpectedKeys = false
-        /// The latest problem met (a failed fetch, rejected rules, an ignored cache), for
-        /// `ready(timeout:)`'s error.
+        /// The latest problem met (a failed fetch, rejected rules, an ignored cache), and
+        /// when, for `ready(timeout:)`'s error and ``FlagStore/status``.
         var lastProblem: String?
+        var lastProblemAt: Date?
+        /// Where the rules in force came from, when they were read there, and the last
+        /// look that found the source still holding them.
+        var origin: RulesOrigin?
+        var fetchedAt: Date?
+        var confirmedAt: Date?
+        /// The text of the rules in force.
+        var inForceDigest: ContentDigest?
+
+        mutating func noteProblem(_ problem: String) {
+            lastProblem = problem
+            lastProblemAt = Date()
+        }
         /// The text last taken from the source (put in force, saved for the next launch or
         /// rejected): the same text again is not compiled again.
         var lastSeen: ContentDigest?
@@ -97,6 +110,8 @@ public final class FlagStore: @unchecked Sendable {
     /// The largest rules file or response body read (16 MiB by default, the largest
     /// source the language accepts); any positive size, `Int.max` included.
     public let maximumSize: Int
+    /// The rules shipped with the app, to start from when the cache has nothing newer.
+    public let bundled: BundledRules?
 
     // MARK: Making a store
 
@@ -114,11 +129,14 @@ public final class FlagStore: @unchecked Sendable {
     ///     version, the signed-in user); settable at any time.
     ///   - timeout: the longest one fetch may take.
     ///   - maximumSize: the largest file or body read (a size below 1 is taken as 1).
+    ///   - bundled: rules shipped with the app, put in force at ``start()`` when the cache
+    ///     has nothing newer (see ``BundledRules``).
     public init(
         source: RulesSource, refresh: Duration = .seconds(60), cacheDirectory: URL? = nil,
         apply: ApplyPolicy = .immediately, baseContext: EvaluationContext = [:],
-        timeout: Duration = .seconds(10), maximumSize: Int = 16 << 20
+        timeout: Duration = .seconds(10), maximumSize: Int = 16 << 20, bundled: BundledRules? = nil
     ) {
+        self.bundled = bundled
         self.source = source
         self.refresh = max(refresh, .milliseconds(10))
         self.cacheDirectory = cacheDirectory
@@ -144,7 +162,16 @@ public final class FlagStore: @unchecked Sendable {
         apply = .immediately
         timeout = .seconds(10)
         maximumSize = 16 << 20
+        bundled = nil
         inForce = CachedReference(InForce(rules: rules, base: baseContext))
+        if let rules {
+            state.withLock { s in
+                s.origin = .update
+                s.fetchedAt = Date()
+                s.confirmedAt = s.fetchedAt
+                s.inForceDigest = ContentDigest(rules.source.bytes)
+            }
+        }
         fetching = nil
         observation = FlagStore.makeRegistrar()
     }
@@ -163,7 +190,8 @@ public final class FlagStore: @unchecked Sendable {
     /// The rules in force, if any have loaded.
     public var rules: RuleSet? { inForce.current.rules }
 
-    /// Why the latest update failed, if it did (cleared by a successful one).
+    /// Why the latest rules taken were rejected, if they were (cleared by good ones). A
+    /// source that cannot be read leaves it as it is: ``status`` tells of every problem.
     public var lastError: RuleSetError? { inForce.current.failure }
 
     /// Attributes merged under every evaluation's context (per-call keys win): the build
@@ -300,7 +328,7 @@ public final class FlagStore: @unchecked Sendable {
     /// Records and reports rules that were not put in force.
     func reject(_ error: RuleSetError, origin: RulesOrigin) {
         swap(origin: nil) { $0.with(failure: .some(error)) }
-        state.withLock { $0.lastProblem = StoreEvent.updateRejected(origin: origin, error: error).description }
+        state.withLock { $0.noteProblem(StoreEvent.updateRejected(origin: origin, error: error).description) }
         emit(.updateRejected(origin: origin, error: error))
     }
 
@@ -310,7 +338,7 @@ public final class FlagStore: @unchecked Sendable {
     /// Whether it was replaced. What is no longer in force is released after the lock.
     @discardableResult
     func swap(
-        origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil,
+        origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil, fetchedAt: Date? = nil,
         when condition: (State, InForce) -> Bool = { _, _ in true },
         _ change: (InForce) -> InForce
     ) -> Bool {
@@ -322,6 +350,12 @@ public final class FlagStore: @unchecked Sendable {
             guard condition(s, inForce.current) else { return nil }
             let (old, now) = inForce.replace(change)
             if let digest { s.lastSeen = digest }
+            if let origin, let rules = now.rules, old.rules.map({ $0.loaded !== rules.loaded }) ?? true {
+                s.origin = origin
+                s.fetchedAt = fetchedAt ?? Date()
+                s.confirmedAt = origin == .cache ? nil : s.fetchedAt
+                s.inForceDigest = digest ?? ContentDigest(rules.source.bytes)
+            }
             var waiters: [CheckedContinuation<RuleSet, any Error>] = []
             if origin != nil, let rules = now.rules {
                 for c in s.subscribers.values { c.yield(rules) }

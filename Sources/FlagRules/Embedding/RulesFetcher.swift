@@ -16,8 +16,11 @@ enum FetchResult: Sendable {
     case unchanged
     /// New text, with what identifies it (to be committed once the text is taken).
     case fetched([UInt8], Seen)
-    /// Why the source could not be read.
-    case failed(String)
+    /// Why the source could not be read or what it held was refused. `outage`: the source
+    /// could not be reached (a timeout, a refused connection, an HTTP error status), and the
+    /// next look backs off; otherwise it answered with something unusable (a missing or
+    /// oversized file, an empty or oversized body) and the next look is at the usual pace.
+    case failed(String, outage: Bool)
 }
 
 /// What identifies a text read: a URL's validators, a file's stamp.
@@ -84,26 +87,26 @@ struct RulesFetcher: Sendable {
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: url.path)
         } catch {
-            return .failed("cannot read \(url.path): no such file")
+            return .failed("cannot read \(url.path): no such file", outage: false)
         }
         let stamp = FileStamp(
             modified: attributes[.modificationDate] as? Date, size: (attributes[.size] as? NSNumber)?.intValue ?? -1,
             identity: (attributes[.systemFileNumber] as? NSNumber)?.intValue)
         if stamp == fileStamp { return .unchanged }
         guard stamp.size <= maximumSize else {
-            return .failed("\(url.path) is \(stamp.size) bytes; the limit is \(maximumSize)")
+            return .failed("\(url.path) is \(stamp.size) bytes; the limit is \(maximumSize)", outage: false)
         }
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return .failed("cannot open \(url.path)") }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return .failed("cannot open \(url.path)", outage: false) }
         defer { try? handle.close() }
         let data: Data
         do {
             // One byte past the limit tells a file that grew past it from one at it.
             data = try handle.read(upToCount: maximumSize == .max ? .max : maximumSize + 1) ?? Data()
         } catch {
-            return .failed("cannot read \(url.path): \((error as NSError).localizedDescription)")
+            return .failed("cannot read \(url.path): \((error as NSError).localizedDescription)", outage: false)
         }
         guard data.count <= maximumSize else {
-            return .failed("\(url.path) is over \(maximumSize) bytes, the limit")
+            return .failed("\(url.path) is over \(maximumSize) bytes, the limit", outage: false)
         }
         return .fetched(Array(data), Seen(fileStamp: stamp))
     }
@@ -111,14 +114,14 @@ struct RulesFetcher: Sendable {
     // MARK: URLs
 
     private func download(_ url: URL, headers: [String: String]) async -> FetchResult {
-        guard let client else { return .failed("\(url.absoluteString): no HTTP session") }
+        guard let client else { return .failed("\(url.absoluteString): no HTTP session", outage: true) }
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         if let date = validators.lastModified { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
         switch await client.get(request, timeout: timeout, maximumSize: maximumSize) {
-        case .failure(let reason):
-            return .failed("\(url.absoluteString): \(reason)")
+        case .failure(let reason, let outage):
+            return .failed("\(url.absoluteString): \(reason)", outage: outage)
         case .success(let response, let body):
             switch response.statusCode {
             case 304:
@@ -130,7 +133,7 @@ struct RulesFetcher: Sendable {
                 let lastModified = fields["last-modified"].flatMap { Validators.strongLastModified($0, date: fields["date"]) }
                 return .fetched(body, Seen(validators: Validators(etag: fields["etag"], lastModified: lastModified)))
             default:
-                return .failed("\(url.absoluteString): HTTP \(response.statusCode)")
+                return .failed("\(url.absoluteString): HTTP \(response.statusCode)", outage: true)
             }
         }
     }
@@ -170,7 +173,8 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // Unchecked: `session` is set once in `init`; the transfers are behind their lock.
     enum Outcome: Sendable {
         case success(HTTPURLResponse, [UInt8])
-        case failure(String)
+        /// Why there is no response; `outage` unless the body was refused (over the limit).
+        case failure(String, outage: Bool = true)
     }
 
     private struct Transfer {
@@ -245,14 +249,14 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         let expected = dataTask.response?.expectedContentLength ?? -1
         let id = dataTask.taskIdentifier
         let over = transfers.withLock { t -> Int? in
-            guard var transfer = t[id] else { return nil }
-            transfer.body.append(contentsOf: data)
-            let limit = transfer.maximumSize
-            t[id] = transfer
-            return transfer.body.count > limit || expected > limit ? limit : nil
+            // Appended in place: the body is never copied (a copy per chunk would make a
+            // large body quadratic).
+            t[id]?.body.append(contentsOf: data)
+            guard let size = t[id]?.body.count, let limit = t[id]?.maximumSize else { return nil }
+            return size > limit || expected > limit ? limit : nil
         }
         if let limit = over {
-            finish(id, .failure("the body is over \(limit) bytes, the limit"))
+            finish(id, .failure("the body is over \(limit) bytes, the limit", outage: false))
             dataTask.cancel()
         }
     }

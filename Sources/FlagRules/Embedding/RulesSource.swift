@@ -41,14 +41,61 @@ public enum RulesOrigin: Sendable, Hashable, CustomStringConvertible {
     case cache
     /// A call of `update(source:name:)` or `update(contentsOf:)`.
     case update
+    /// The rules shipped with the app (``BundledRules``), newer than the cache or with
+    /// none.
+    case bundle
 
-    /// `source`, `cache` or `update`.
+    /// `source`, `cache`, `update` or `bundle`.
     public var description: String {
         switch self {
         case .source: return "source"
         case .cache: return "cache"
         case .update: return "update"
+        case .bundle: return "bundle"
         }
+    }
+}
+
+/// Rules shipped with the app (a `.flags` file in its bundle), for a store to start from
+/// when it has nothing newer: on the first launch, offline, before the source answers.
+///
+/// ```swift
+/// let store = FlagStore(
+///     source: .url(rulesURL), cacheDirectory: cachesURL,
+///     bundled: BundledRules(contentsOf: Bundle.main.url(forResource: "app", withExtension: "flags")!))
+/// store.start()  // the newer of the cache and the bundle is in force when this returns
+/// ```
+///
+/// When a store starts, it puts in force the newer of its cached rules (dated when they
+/// were fetched) and the bundled ones (dated ``publishedAt``); either is skipped when it
+/// does not compile. The source, once it answers, wins over both: it is what is live. A
+/// bundle newer than the cache (an app update that ships newer rules) wins over the
+/// cache; a cache newer than the bundle (rules fetched since the app was built) wins over
+/// the bundle.
+public struct BundledRules: Sendable {
+    /// The rules' text.
+    public let text: String
+    /// The name diagnostics give it (the file's path).
+    public let name: String
+    /// When these rules were current: compared with when the cached rules were fetched.
+    public let publishedAt: Date
+
+    /// Rules given as text, current at `publishedAt` (the build's date, say).
+    public init(source text: String, name: String = "<bundled>", publishedAt: Date) {
+        self.text = text
+        self.name = name
+        self.publishedAt = publishedAt
+    }
+
+    /// The rules in the file at `url`, current at `publishedAt`, or else at the file's
+    /// modification date (an app bundle's files carry the build's date). An unreadable
+    /// file gives rules that do not compile: the store reports it and skips them.
+    public init(contentsOf url: URL, publishedAt: Date? = nil) {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        let modified = attributes?[.modificationDate] as? Date
+        self.init(
+            source: (try? String(contentsOf: url, encoding: .utf8)) ?? "", name: url.path,
+            publishedAt: publishedAt ?? modified ?? .distantPast)
     }
 }
 
