@@ -94,8 +94,14 @@ enum CheckCommand {
             if format != "text" {
                 let diagnostics: [Diagnostic]
                 do {
-                    diagnostics = warnings(try RuleSet(source: source, today: Date()))
-                    if strict, !diagnostics.isEmpty { failed = true }
+                    let rules = try RuleSet(source: source, today: Date())
+                    if let nothing = rules.declaresNothing {
+                        diagnostics = [nothing]
+                        failed = true
+                    } else {
+                        diagnostics = warnings(rules)
+                        if strict, !diagnostics.isEmpty { failed = true }
+                    }
                 } catch {
                     diagnostics = error.diagnostics
                     failed = true
@@ -104,8 +110,11 @@ enum CheckCommand {
                 found += diagnostics.map { (source.name, $0) }
                 continue
             }
-            do {
+            do throws(RuleSetError) {
                 let rules = try RuleSet(source: source, today: Date())
+                if let nothing = rules.declaresNothing {
+                    throw .invalid(source: source, diagnostics: [nothing])
+                }
                 let found = warnings(rules)
                 if !found.isEmpty {
                     Terminal.writeError(renderer.render(found, in: source))

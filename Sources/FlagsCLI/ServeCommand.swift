@@ -23,9 +23,11 @@ enum ServeCommand {
           GET  /                              a page: declarations, a context form, explanations
           GET  /metrics                       Prometheus text: evaluations, reloads, latency
           GET  /healthz                       'ok'
-        A directory serves the .flags files directly in it (a name declared in two files is
-        served from the first, and logged). The files are watched: a good edit is served
-        within a second; a broken one is logged and the last good rules stay.
+        A directory serves its .flags files, recursively (not in hidden directories), as
+        'flags check' checks them (a name declared in two files is served from the first, and
+        logged). The files are watched: a good edit is served within a second, a fix after a
+        broken or emptied file too; a broken one is logged and the last good rules stay. Log
+        lines on stderr start with the UTC time.
 
         options:
           --port N           the TCP port (default 8016; 0: any free port, printed)
@@ -74,10 +76,19 @@ enum ServeCommand {
         if keys.contains(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
             throw UsageError(message: "an --api-key cannot be empty or hold spaces")
         }
-        let files = try servedFiles(target)
+        let files = try Terminal.flagsFiles([target])
         // Every file must load before the server starts; the stores then watch them.
         var failed = false
-        for path in files where try Terminal.loadRules(path) == nil { failed = true }
+        for path in files {
+            guard let rules = try Terminal.loadRules(path) else {
+                failed = true
+                continue
+            }
+            if let nothing = rules.declaresNothing {
+                Terminal.writeError(DiagnosticRenderer().render([nothing], in: rules.source))
+                failed = true
+            }
+        }
         if failed { return 1 }
 
         let service = OFREPService(
@@ -86,7 +97,7 @@ enum ServeCommand {
         let install: @Sendable () -> Void = {
             let served = zip(files, stores).compactMap { path, store in store.rules.map { OFREPService.ServedFile(name: path, rules: $0) } }
             for name in service.install(served) {
-                Terminal.writeError("flags serve: '\(name)' is declared in two files; the first is served\n")
+                log("'\(name)' is declared in two files; the first is served")
             }
         }
         for (path, store) in zip(files, stores) {
@@ -94,12 +105,13 @@ enum ServeCommand {
                 switch event {
                 case .rulesLoaded:
                     install()
-                    service.metrics.reload(rejected: false)
+                    service.metrics.reload(.loaded)
                 case .updateRejected:
-                    service.metrics.reload(rejected: true)
-                    Terminal.writeError("flags serve: \(path): \(event)\n")
+                    service.metrics.reload(.rejected)
+                    log("\(path): \(event)")
                 case .fetchFailed:
-                    Terminal.writeError("flags serve: \(path): \(event)\n")
+                    service.metrics.reload(.failed)
+                    log("\(path): \(event)")
                 default: break
                 }
             }
@@ -119,7 +131,7 @@ enum ServeCommand {
         do {
             server = try HTTPServer(service: service, host: host, port: port ?? 8016)
         } catch {
-            Terminal.writeError("flags serve: \(error.message)\n")
+            log(error.message)
             return 1
         }
         signal(SIGPIPE, SIG_IGN)
@@ -131,27 +143,26 @@ enum ServeCommand {
             source.resume()
             sources.append(source)
         }
-        let count = stores.compactMap(\.rules).reduce(0) { $0 + $1.declarations.filter { $0.kind != .segment }.count }
-        Terminal.writeError(
-            "flags serve: listening on http://\(host):\(server.port) (\(files.count) file\(files.count == 1 ? "" : "s"), \(count) declarations)\n"
-        )
+        log("listening on http://\(host):\(server.port) (\(summary(stores.compactMap(\.rules))))")
         server.run()
         withExtendedLifetime((sources, stores)) {}
         for store in stores { store.stop() }
         return 0
     }
 
-    /// The file, or the .flags files directly in the directory, sorted.
-    static func servedFiles(_ path: String) throws(UsageError) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw UsageError(message: "no such file or directory: \(path)")
-        }
-        guard isDirectory.boolValue else { return [path] }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        let base = path.hasSuffix("/") ? String(path.dropLast()) : path
-        let files = names.filter { $0.hasSuffix(".flags") && !$0.hasPrefix(".") }.sorted().map { base + "/" + $0 }
-        guard !files.isEmpty else { throw UsageError(message: "no .flags files in \(path)") }
-        return files
+    /// `3 files, 20 declarations` (segments counted, as `flags check` counts them).
+    static func summary(_ rules: [RuleSet]) -> String {
+        let files = rules.count
+        let declarations = rules.reduce(0) { $0 + $1.declarations.count }
+        return "\(files) file\(files == 1 ? "" : "s"), \(declarations) declaration\(declarations == 1 ? "" : "s")"
+    }
+
+    /// Writes a log line to stderr: the UTC time, then `flags serve: ` and `message`.
+    static func log(_ message: String, at date: Date = Date()) {
+        Terminal.writeError(logLine(message, at: date))
+    }
+
+    static func logLine(_ message: String, at date: Date) -> String {
+        "\(DateTime.format(date)) flags serve: \(message)\n"
     }
 }

@@ -95,17 +95,7 @@ enum TestCommand {
                 }
                 failed += 1
                 var out = "FAIL \(location) \(quoted(result.test.name))\n"
-                for failure in result.failures {
-                    let e = failure.expectation
-                    out += "  \(source.name):\(e.line): \(e.text)\n"
-                    var expected = e.expected.description
-                    if failure.actual.variant != nil, case .value(.string(let name)) = e.expected { expected = name }
-                    out += "    expected: \(e.negated ? "not " : "")\(expected)\n"
-                    out += "    actual:   \(failure.actual.summary(name: e.subject))\n"
-                    for line in failure.explanation.text.split(separator: "\n").dropFirst() {
-                        out += "    " + line + "\n"
-                    }
-                }
+                for failure in result.failures { out += failure.lines(file: source.name) }
                 report(out)
             }
         }

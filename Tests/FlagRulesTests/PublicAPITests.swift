@@ -45,4 +45,62 @@ import Testing
             #expect(rendered.contains("error:"))
         }
     }
+
+    /// A context built from variables reads as one built from literals.
+    @Test func contextsTakeVariablesAsTheyTakeLiterals() throws {
+        let rules = try RuleSet(
+            source: """
+                context { userId: string; groups: [string]; age: int; beta: bool; score: double; build: enum(debug, release) }
+                flag a { enabled when userId == "u-7" and groups contains "qa" and age > 30 and beta and score < 1.5 and build == debug }
+                """)
+        let userID = "u-7", groups = ["qa", "staff"], age = 31, beta = true, score = 1.25, i = 7
+        let fromVariables: EvaluationContext = [
+            "userId": userID, "groups": groups, "age": age, "beta": beta, "score": score, "build": .string("debug"),
+        ]
+        let interpolated: EvaluationContext = [
+            "userId": "u-\(i)", "groups": ["qa"], "age": 31, "beta": true, "score": 1.25, "build": "debug",
+        ]
+        let fromValues: EvaluationContext = [
+            "userId": Value.string(userID), "groups": .list(["qa"]), "age": .int(age), "beta": .bool(beta), "score": .double(score),
+            "build": "debug",
+        ]
+        for context in [fromVariables, interpolated, fromValues] {
+            #expect(rules.isEnabled("a", in: context))
+        }
+        #expect(fromVariables["groups"] == .list(["qa", "staff"]) && interpolated["userId"] == .string("u-7"))
+        let substring = "u-7-x".dropLast(2)
+        let when = Date(timeIntervalSince1970: 0)
+        let more: EvaluationContext = ["userId": substring, "now": when]
+        #expect(more["userId"] == .string("u-7") && more["now"] == .datetime(when))
+    }
+
+    /// The async override scope, an override's reason, and a test result as text.
+    @Test func asyncOverridesAndReadableTestResults() async throws {
+        let rules = try RuleSet(
+            source: """
+                flag darkMode = false
+                test "dark mode is on" {
+                  expect darkMode
+                }
+                test "dark mode is off" {
+                  expect not darkMode
+                }
+                """, name: "app.flags")
+        let r = await withFlagOverrides(["darkMode": true]) {
+            await Task.yield()
+            return rules.evaluate("darkMode", in: [:])
+        }
+        #expect(r.value == .bool(true) && r.reason == .override)
+        let results = rules.runTests()
+        #expect(results.map(\.description) == [
+            """
+            FAIL line 2 "dark mode is on"
+              line 3: expect darkMode
+                expected: true
+                actual:   darkMode = false  (STATIC)
+                  no rules: the default
+            """,
+            #"PASS line 5 "dark mode is off""#,
+        ])
+    }
 }

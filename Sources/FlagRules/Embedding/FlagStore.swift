@@ -308,10 +308,7 @@ public final class FlagStore: @unchecked Sendable {
         let rules = try RuleSet(source: text, today: Date())
         let start = SourcePosition(offset: 0, line: 1, column: 1)
         let place = SourceRange(start: start, end: start)
-        if rules.checked.declarations.isEmpty {
-            let message = "the rules declare nothing: an empty or truncated file never replaces rules"
-            throw .invalid(source: text, diagnostics: [.error("no-declarations", message, at: place)])
-        }
+        if let nothing = rules.declaresNothing { throw .invalid(source: text, diagnostics: [nothing]) }
         let (keys, allowed) = state.withLock { ($0.expectedKeys, $0.allowsRemovingExpectedKeys) }
         if !allowed, let current = self.rules {
             let lost = keys.filter { current.index(of: $0.name) != nil && rules.index(of: $0.name) == nil }.map(\.name)

@@ -30,16 +30,40 @@ extension RuleSet {
     }
 }
 
-/// The outcome of one `test` declaration.
-public struct TestResult: Sendable {
+/// The outcome of one `test` declaration; `print(result)` shows it as `flags test` does.
+public struct TestResult: Sendable, CustomStringConvertible {
     /// An expectation that did not hold, with what happened instead.
-    public struct Failure: Sendable {
+    public struct Failure: Sendable, CustomStringConvertible {
         /// The expectation.
         public let expectation: TestExpectation
         /// The actual resolution.
         public let actual: Resolution
         /// How the actual resolution came about.
         public let explanation: Explanation
+
+        /// The expectation's line and text (`file:` before the line when given), what was
+        /// expected, what came, and the explanation, each line indented.
+        package func lines(file: String?) -> String {
+            let e = expectation
+            var expected = e.expected.description
+            if actual.variant != nil, case .value(.string(let name)) = e.expected { expected = name }
+            var out = "  \(file.map { "\($0):" } ?? "line ")\(e.line): \(e.text)\n"
+            out += "    expected: \(e.negated ? "not " : "")\(expected)\n"
+            out += "    actual:   \(actual.summary(name: e.subject))\n"
+            for line in explanation.text.split(separator: "\n").dropFirst() {
+                out += "    " + line + "\n"
+            }
+            return out
+        }
+
+        /// The failure over several lines: the expectation, expected, actual, explanation.
+        public var description: String { lines(file: nil) }
+    }
+
+    /// `PASS line 12 "name"`, or `FAIL …` followed by each failure.
+    public var description: String {
+        let head = "\(passed ? "PASS" : "FAIL") line \(test.line) \(StringEscaping.quoted(test.name))"
+        return failures.isEmpty ? head : head + "\n" + failures.map(\.description).joined().dropLast()
     }
 
     /// The test.
@@ -93,6 +117,24 @@ extension RuleSet {
 extension RuleSet {
     /// The attributes that `name`'s resolution buckets by (`rollout(…)` and `split(…)`
     /// units), through the segments and declarations it reads.
+    /// The error for rules that declare no flag, variant, value or segment (an empty or
+    /// truncated file): a store, `flags serve` and `flags check` all refuse them with it.
+    /// Nil when something is declared.
+    package var declaresNothing: Diagnostic? {
+        guard checked.declarations.isEmpty else { return nil }
+        let start = SourcePosition(offset: 0, line: 1, column: 1)
+        return .error(
+            "no-declarations", "the rules declare nothing: an empty or truncated file never replaces rules",
+            at: SourceRange(start: start, end: start), help: "declare a flag, variant, value or segment")
+    }
+
+    /// The attributes a declaration's rollouts and splits bucket by that `context` lacks,
+    /// when no rule decided `r` (so a default may be the absent unit's doing); sorted.
+    package func absentUnits(of name: String, resolution r: Resolution, in context: EvaluationContext) -> [String] {
+        guard r.rule == nil, r.reason == .default else { return [] }
+        return bucketingAttributes(of: name).filter { context[$0] == nil }.sorted()
+    }
+
     package func bucketingAttributes(of name: String) -> Set<String> {
         guard let start = index(of: name) else { return [] }
         var out = Set<String>()

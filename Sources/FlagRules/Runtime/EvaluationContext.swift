@@ -17,7 +17,7 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     }
 
     /// A context holding `values`.
-    public init(_ values: [String: Value] = [:]) {
+    public init(_ values: [String: FlagRules.Value] = [:]) {
         guard !values.isEmpty else {
             box = EvaluationContext.empty
             return
@@ -30,16 +30,17 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     /// that an empty context allocates nothing and costs no cache miss to look at.
     private static let empty = StorageBox(buffer: ContextStorage.make(capacity: 0))
 
-    /// A context from a literal: `["build": "alpha", "age": 31]`.
-    public init(dictionaryLiteral elements: (String, Value)...) {
+    /// A context from a literal, whose values may be literals, variables or ``Value``s:
+    /// `["build": "alpha", "age": 31, "userId": user.id, "groups": user.groups]`.
+    public init(dictionaryLiteral elements: (String, any ContextValueConvertible)...) {
         box = StorageBox(buffer: ContextStorage.make(capacity: elements.count))
-        for (k, v) in elements { storage.set(v, for: k) }
+        for (k, v) in elements { storage.set(v.contextValue, for: k) }
     }
 
     /// The attributes, as names and values. (Names are distinct by their bytes: two
     /// names that Swift's `String` equality calls equal, such as "é" written as one scalar
     /// and as "e" and an accent, are two attributes here, as everywhere in the language.)
-    public var entries: [(name: String, value: Value)] {
+    public var entries: [(name: String, value: FlagRules.Value)] {
         (0..<storage.count).map { i in
             let e = storage.entry(i)
             return (e.key, e.value)
@@ -50,14 +51,14 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     public var count: Int { storage.count }
 
     /// The attribute called `key`; setting nil removes it.
-    public subscript(key: String) -> Value? {
+    public subscript(key: String) -> FlagRules.Value? {
         get { storage.value(for: key, hash: ContextStorage.hash(key)) }
         set { set(newValue, for: key, hash: ContextStorage.hash(key)) }
     }
 
     /// The attribute named by a key whose hash is known.
     @inline(__always)
-    subscript(key: Frame.Key) -> Value? { storage.value(for: key.name, hash: key.hash) }
+    subscript(key: Frame.Key) -> FlagRules.Value? { storage.value(for: key.name, hash: key.hash) }
 
     /// This context with `other`'s attributes added, `other`'s value winning where both
     /// have one: a per-call context over a base context.
@@ -75,7 +76,7 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
 
     /// Sets `key` with its hash given (tests give many keys one hash, as crafted
     /// collisions would).
-    mutating func set(_ value: Value?, for key: String, hash: UInt64) {
+    mutating func set(_ value: FlagRules.Value?, for key: String, hash: UInt64) {
         if !isKnownUniquelyReferenced(&box.buffer) || storage.count == storage.capacity {
             storage = storage.copy(capacity: storage.count == storage.capacity ? storage.capacity * 2 : storage.capacity)
         }
@@ -150,7 +151,7 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
                 guard d.isFinite else { throw ContextError(message: "attribute '\(key)' is not a finite number") }
                 storage.set(.double(d), for: key)
             case .string(let s): storage.set(.string(s), for: key)
-            case .array(let items): storage.set(.list(items.map { Value(jsonElement: $0) }), for: key)
+            case .array(let items): storage.set(.list(items.map { FlagRules.Value(jsonElement: $0) }), for: key)
             case .object:
                 throw ContextError(message: "attribute '\(key)' must be a string, number, boolean or array, not \(value.kindName)")
             }

@@ -234,7 +234,8 @@ package final class OFREPService: Sendable {
         }
         let state = inForce.withLock { $0 }
         guard let file = state.index[key] else {
-            return .json(404, failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'"))
+            let suggestion = Suggestions.closest(to: key, in: state.names).map { "; did you mean '\($0)'?" } ?? ""
+            return .json(404, failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)"))
         }
         let (status, json) = evaluate(key, in: state.files[file].rules, context)
         return .json(status, json)
@@ -253,10 +254,9 @@ package final class OFREPService: Sendable {
             given = g
         }
         let state = inForce.withLock { $0 }
-        let etag = "\"\(state.version)-\(OFREPService.hash(given.serialized()))\""
-        if let match = request.header("If-None-Match"),
-            match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag })
-        {
+        // The same context in any key order has the same ETag.
+        let etag = "\"\(state.version)-\(OFREPService.hash(given.canonical.serialized()))\""
+        if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])
         }
         let flags: [JSON] = state.names.map { name in evaluate(name, in: state.files[state.index[name]!].rules, context).1 }
@@ -270,6 +270,18 @@ package final class OFREPService: Sendable {
                     .array([.object([("type", .string("sse")), ("endpoint", .object([("requestUri", .string("/ofrep/v1/events"))]))])])
                 ),
             ]), headers: [("ETag", etag)])
+    }
+
+    /// Whether an `If-None-Match` list names `etag`: `*`, or a tag equal to it by the weak
+    /// comparison (RFC 9110 §13.1.2: a proxy that compresses a body weakens its ETag to
+    /// `W/"…"`).
+    static func matches(_ list: String, _ etag: String) -> Bool {
+        list.split(separator: ",").contains { item in
+            var tag = item.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
     }
 
     func failure(_ key: String, _ code: String, _ details: String) -> JSON {
@@ -300,17 +312,6 @@ package final class OFREPService: Sendable {
             }
         }
         let r = rules.evaluate(key, in: context)
-        // No rule decided, and one that buckets by the targeting key was reached without it.
-        let unit = options.targetingKey
-        if r.rule == nil, r.reason != .disabled, context[unit] == nil, rules.bucketingAttributes(of: key).contains(unit),
-            rules.explain(key, in: context)?.text.contains("\(unit) → absent") == true
-        {
-            metrics.evaluation(key, reason: "ERROR")
-            return (
-                400,
-                failure(key, "TARGETING_KEY_MISSING", "'\(key)' buckets by \(unit): send a targetingKey (or '\(unit)') in the context")
-            )
-        }
         metrics.evaluation(key, reason: r.reason.rawValue)
         if r.reason == .error {
             return (400, failure(key, "GENERAL", r.errorMessage ?? "evaluation failed"))
@@ -319,6 +320,11 @@ package final class OFREPService: Sendable {
         if let rule = r.rule { metadata.append(("rule", .int(rule))) }
         if let line = r.line { metadata.append(("line", .int(line))) }
         if let owner = info.owner { metadata.append(("owner", .string(owner))) }
+        // A rollout or split whose unit is absent does not match (the language's rule, the
+        // same in Swift and `flags eval`); say so, so that a keyless context is not taken
+        // for an assignment.
+        let absent = rules.absentUnits(of: key, resolution: r, in: context)
+        if !absent.isEmpty { metadata.append(("absentUnits", .string(absent.joined(separator: ",")))) }
         return (
             200,
             .object([

@@ -14,6 +14,9 @@ package final class ServeMetrics: Sendable {
         var latencySum = 0.0
         var reloads = 0
         var rejectedReloads = 0
+        var failedReloads = 0
+        /// When rules were last put in force (seconds since 1970).
+        var lastReload: Double?
     }
 
     private let counts = Locked(Counts())
@@ -37,10 +40,26 @@ package final class ServeMetrics: Sendable {
         }
     }
 
-    /// A reload put in force (or, `rejected`, refused and the last good rules kept).
-    package func reload(rejected: Bool) {
+    /// What became of a look at a served file that found a change.
+    package enum Reload: Sendable {
+        /// Put in force.
+        case loaded
+        /// Refused: the rules do not compile or declare nothing (the last good ones stay).
+        case rejected
+        /// Unusable: the file is missing, empty or unreadable (the last good rules stay).
+        case failed
+    }
+
+    /// Counts a reload.
+    package func reload(_ outcome: Reload) {
         counts.withLock { c in
-            if rejected { c.rejectedReloads += 1 } else { c.reloads += 1 }
+            switch outcome {
+            case .loaded:
+                c.reloads += 1
+                c.lastReload = Date().timeIntervalSince1970
+            case .rejected: c.rejectedReloads += 1
+            case .failed: c.failedReloads += 1
+            }
         }
     }
 
@@ -58,6 +77,12 @@ package final class ServeMetrics: Sendable {
         out += "flags_reloads_total \(c.reloads)\n"
         out += "# HELP flags_rejected_reloads_total Rules reloads refused (the last good rules stayed).\n"
         out += "# TYPE flags_rejected_reloads_total counter\nflags_rejected_reloads_total \(c.rejectedReloads)\n"
+        out += "# HELP flags_failed_reloads_total Looks at a rules file that found it missing, empty or unreadable.\n"
+        out += "# TYPE flags_failed_reloads_total counter\nflags_failed_reloads_total \(c.failedReloads)\n"
+        if let last = c.lastReload {
+            out += "# HELP flags_rules_loaded_timestamp_seconds When the rules in force were put in force (Unix time).\n"
+            out += "# TYPE flags_rules_loaded_timestamp_seconds gauge\nflags_rules_loaded_timestamp_seconds \(last)\n"
+        }
         out += "# HELP flags_http_requests_total HTTP requests answered, by status.\n# TYPE flags_http_requests_total counter\n"
         for (status, n) in c.requests.sorted(by: { $0.key < $1.key }) {
             out += "flags_http_requests_total{status=\"\(status)\"} \(n)\n"

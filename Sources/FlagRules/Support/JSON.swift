@@ -164,6 +164,21 @@ package enum JSON: Sendable, Hashable {
     }
 }
 
+extension JSON {
+    /// The same value with every object's members sorted by key (recursively): two
+    /// spellings of one object serialize alike.
+    package var canonical: JSON {
+        switch self {
+        case .object(let members):
+            return .object(members.map { ($0.0, $0.1.canonical) }.sorted { $0.0 < $1.0 })
+        case .array(let elements):
+            return .array(elements.map(\.canonical))
+        default:
+            return self
+        }
+    }
+}
+
 private struct JSONParser {
     let bytes: [UInt8]
     var i = 0

@@ -45,7 +45,7 @@ import Testing
     @Test func contextsFromJSON() throws {
         let c = try EvaluationContext(json: #"{"userId": "u1", "age": 31, "score": 0.5, "beta": true, "country": null}"#)
         #expect(c == ["userId": .string("u1"), "age": .int(31), "score": .double(0.5), "beta": .bool(true)])
-        #expect(try EvaluationContext(json: #"{"tags": []}"#) == ["tags": []])
+        #expect(try EvaluationContext(json: #"{"tags": []}"#) == ["tags": .list([])])
         #expect(throws: ContextError(message: "attribute 'tags' must be a string, number, boolean or array, not an object")) {
             try EvaluationContext(json: #"{"tags": {}}"#)
         }

@@ -16,11 +16,11 @@ let targetingSchema = """
         // contains on a list: an element equal to the right side
         (#"groups contains "qa""#, ["groups": ["qa", "staff"]], .yes),
         (#"groups contains "qa""#, ["groups": ["staff"]], .no),
-        (#"groups contains "qa""#, ["groups": []], .no),
+        (#"groups contains "qa""#, ["groups": .list([])], .no),
         (#"groups contains "qa""#, [:], .unknown),
         (#"groups contains "qa""#, ["groups": "qa"], .unknown),  // a string is not a [string]
-        (#"groups contains "qa""#, ["groups": ["qa", 1]], .unknown),  // a wrong-typed element
-        (#"groups contains "qa""#, ["groups": ["qa", .list([])]], .unknown),  // a null element
+        (#"groups contains "qa""#, ["groups": .list(["qa", 1])], .unknown),  // a wrong-typed element
+        (#"groups contains "qa""#, ["groups": .list(["qa", .list([])])], .unknown),  // a null element
         (#"groups contains "beta""#, ["groups": ["beta-testers"]], .no),  // elements, not substrings
         ("roles contains admin", ["roles": ["admin"]], .yes),
         (#"roles contains "editor""#, ["roles": ["admin"]], .no),
@@ -31,16 +31,16 @@ let targetingSchema = """
         // contains any / contains all
         (#"groups contains any ["qa", "staff"]"#, ["groups": ["dev", "staff"]], .yes),
         (#"groups contains any ["qa", "staff"]"#, ["groups": ["dev"]], .no),
-        (#"groups contains any ["qa", "staff"]"#, ["groups": []], .no),
+        (#"groups contains any ["qa", "staff"]"#, ["groups": .list([])], .no),
         (#"groups contains any ["qa", "staff"]"#, [:], .unknown),
-        (#"groups contains any ["qa", "staff"]"#, ["groups": ["qa", true]], .unknown),
+        (#"groups contains any ["qa", "staff"]"#, ["groups": .list(["qa", true])], .unknown),
         ("groups contains any []", ["groups": ["qa"]], .no),
         ("groups contains any []", [:], .unknown),
         (#"groups contains all ["qa", "staff"]"#, ["groups": ["staff", "dev", "qa"]], .yes),
         (#"groups contains all ["qa", "staff"]"#, ["groups": ["qa", "qa"]], .no),
         (#"groups contains all ["qa", "qa"]"#, ["groups": ["qa"]], .yes),  // duplicates in the literal list
-        (#"groups contains all ["qa", "staff"]"#, ["groups": []], .no),
-        ("groups contains all []", ["groups": []], .yes),
+        (#"groups contains all ["qa", "staff"]"#, ["groups": .list([])], .no),
+        ("groups contains all []", ["groups": .list([])], .yes),
         ("groups contains all []", [:], .unknown),
         ("roles contains any [admin, editor]", ["roles": ["viewer", "editor"]], .yes),
         ("roles contains all [admin, editor]", ["roles": ["editor"]], .no),
@@ -49,9 +49,9 @@ let targetingSchema = """
         ("ids contains all [1, 2]", ["ids": [2, 1, 7]], .yes),
         // count
         ("count(groups) == 2", ["groups": ["a", "a"]], .yes),  // duplicates count
-        ("count(groups) == 0", ["groups": []], .yes),
+        ("count(groups) == 0", ["groups": .list([])], .yes),
         ("count(groups) >= 1", [:], .unknown),
-        ("count(groups) >= 1", ["groups": ["a", 2]], .unknown),
+        ("count(groups) >= 1", ["groups": .list(["a", 2])], .unknown),
         ("count(ids) > 2", ["ids": [1, 2, 3]], .yes),
         // lower
         (#"lower(email) ends with "@example.com""#, ["email": "Bob@Example.COM"], .yes),
@@ -98,8 +98,8 @@ let targetingSchema = """
     static let untyped: [(String, EvaluationContext, Truth)] = [
         (#"groups contains "qa""#, ["groups": ["qa"]], .yes),
         (#"groups contains "qa""#, ["groups": "the qa team"], .yes),  // on a string, a substring
-        (#"groups contains "qa""#, ["groups": ["qa", 1]], .unknown),
-        (#"groups contains "qa""#, ["groups": ["qa", .list([])]], .unknown),  // a null element
+        (#"groups contains "qa""#, ["groups": .list(["qa", 1])], .unknown),
+        (#"groups contains "qa""#, ["groups": .list(["qa", .list([])])], .unknown),  // a null element
         (#"groups contains "qa""#, ["groups": 5], .unknown),
         ("groups contains qa", ["groups": ["qa"]], .yes),  // a bare name is a symbol
         (#"groups contains any ["qa"]"#, ["groups": "qa"], .unknown),  // a string is no list

@@ -157,7 +157,7 @@ import Testing
         let service = try Self.service()
         _ = service.respond(Self.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "beta"}}"#))
         _ = service.respond(Self.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {}}"#))
-        service.metrics.reload(rejected: true)
+        service.metrics.reload(.rejected)
         let text = String(decoding: service.respond(HTTPRequest(method: "GET", path: "/metrics")).body, as: UTF8.self)
         for line in [
             #"flags_evaluations_total{flag="darkMode",reason="DEFAULT"} 1"#,
