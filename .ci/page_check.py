@@ -55,7 +55,17 @@ def browser(url, *extra):
         capture_output=True, text=True, timeout=120)
 
 
-files = sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".flags"))
+def served_files(directory):
+    """The .flags files `flags serve DIR` serves, in its order: recursively (not in hidden
+    directories), shallower files first, then by path."""
+    found = []
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found += [os.path.join(root, n) for n in names if n.endswith(".flags")]
+    return sorted(found, key=lambda p: (p.count("/"), p))
+
+
+files = served_files(directory)
 schemas = {}
 for path in files:
     reads = set()
@@ -65,7 +75,10 @@ for path in files:
 
 server = subprocess.Popen([flags, "serve", directory, "--port", "0"], stderr=subprocess.PIPE, text=True)
 try:
-    port = re.search(r":(\d+) ", server.stderr.readline()).group(1)
+    line = server.stderr.readline()
+    while line and "listening on" not in line:  # log lines before it: names declared twice
+        line = server.stderr.readline()
+    port = re.search(r":(\d+) \(", line).group(1)
     compared = 0
     for context in CONTEXTS:
         url = f"http://127.0.0.1:{port}/?context=" + urllib.parse.quote(json.dumps(context))

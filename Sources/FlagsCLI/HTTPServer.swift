@@ -21,7 +21,9 @@ final class HTTPServer: @unchecked Sendable {
     static let idleTimeout: TimeInterval = 30
 
     let service: OFREPService
-    private let listener: Int32
+    /// The listening socket: closed by `run()` once it stops accepting, never by `drain()`
+    /// (a descriptor closed under a blocked `accept` could be reused by another file).
+    let listener: Int32
     /// The port listened on (the one given, or the one the system chose for 0).
     let port: Int
     private let lock = NSLock()
@@ -67,16 +69,22 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Accepts connections until ``drain()``; then waits (up to 10 s) for those in flight.
     func run() {
+        defer { close(listener) }
         while true {
+            // Waits for a connection a fifth of a second at a time, so that a drain is seen
+            // however the system treats a listener shut down under `accept`.
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, 200)
+            if isDraining { break }
+            if polled <= 0 { continue }
             var peer = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let fd = withUnsafeMutablePointer(to: &peer) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
             }
             if fd < 0 {
-                if errno == EINTR { continue }
                 if isDraining { break }
-                usleep(10_000)
+                if errno != EINTR { usleep(10_000) }
                 continue
             }
             var noDelay: Int32 = 1
@@ -114,7 +122,6 @@ final class HTTPServer: @unchecked Sendable {
         lock.withLock { draining = true }
         service.wakeEventStreams()
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     /// Reads requests from one connection and answers them, until the client closes, a

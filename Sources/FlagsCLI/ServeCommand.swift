@@ -24,8 +24,8 @@ enum ServeCommand {
           GET  /metrics                       Prometheus text: evaluations, reloads, latency
           GET  /healthz                       'ok'
         A directory serves its .flags files, recursively (not in hidden directories), as
-        'flags check' checks them (a name declared in two files is served from the first, and
-        logged). The files are watched: a good edit is served within a second, a fix after a
+        'flags check' checks them; a name declared in two files is served from the shallower
+        (then the first by path), and logged. The files are watched: a good edit is served within a second, a fix after a
         broken or emptied file too; a broken one is logged and the last good rules stay. Log
         lines on stderr start with the UTC time.
 
@@ -76,7 +76,7 @@ enum ServeCommand {
         if keys.contains(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
             throw UsageError(message: "an --api-key cannot be empty or hold spaces")
         }
-        let files = try Terminal.flagsFiles([target])
+        let files = servingOrder(try Terminal.flagsFiles([target]))
         // Every file must load before the server starts; the stores then watch them.
         var failed = false
         for path in files {
@@ -94,9 +94,11 @@ enum ServeCommand {
         let service = OFREPService(
             options: .init(apiKeys: Set(keys), targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit))
         let stores = files.map { FlagStore(source: .file(URL(fileURLWithPath: $0)), refresh: .milliseconds(250)) }
+        // Each name declared twice is logged once, not at every reload.
+        let reported = ServeLog.Reported()
         let install: @Sendable () -> Void = {
             let served = zip(files, stores).compactMap { path, store in store.rules.map { OFREPService.ServedFile(name: path, rules: $0) } }
-            for name in service.install(served) {
+            for name in reported.new(service.install(served)) {
                 log("'\(name)' is declared in two files; the first is served")
             }
         }
@@ -150,6 +152,16 @@ enum ServeCommand {
         return 0
     }
 
+    /// The files in the order their names are served: shallower files first (a
+    /// directory's own before its subdirectories'), then by path; the first file to declare
+    /// a name serves it.
+    static func servingOrder(_ files: [String]) -> [String] {
+        files.sorted { a, b in
+            let (da, db) = (a.split(separator: "/").count, b.split(separator: "/").count)
+            return da != db ? da < db : a < b
+        }
+    }
+
     /// `3 files, 20 declarations` (segments counted, as `flags check` counts them).
     static func summary(_ rules: [RuleSet]) -> String {
         let files = rules.count
@@ -164,5 +176,19 @@ enum ServeCommand {
 
     static func logLine(_ message: String, at date: Date) -> String {
         "\(DateTime.format(date)) flags serve: \(message)\n"
+    }
+}
+
+/// What `flags serve` has logged, so that a standing condition is logged once.
+enum ServeLog {
+    final class Reported: @unchecked Sendable {
+        // Unchecked: `names` is read and written only under `lock`.
+        private let lock = NSLock()
+        private var names = Set<String>()
+
+        /// The names not reported before, now taken as reported.
+        func new(_ conflicts: [String]) -> [String] {
+            lock.withLock { conflicts.filter { names.insert($0).inserted } }
+        }
     }
 }

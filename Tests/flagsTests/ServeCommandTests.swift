@@ -2,6 +2,8 @@ import FlagRules
 import Foundation
 import Testing
 
+@testable import FlagsCLI
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -12,6 +14,8 @@ import Testing
 final class ServeProcess {
     let process = Process()
     let port: Int
+    /// What the server wrote to stderr up to its "listening on" line.
+    let startup: String
     private let errors: FileHandle
 
     init(_ arguments: [String]) throws {
@@ -33,6 +37,7 @@ final class ServeProcess {
         }
         let digits = text.split(separator: ":").last { Int($0.prefix { $0.isNumber }) != nil }
         port = Int(digits?.prefix { $0.isNumber } ?? "") ?? 0
+        startup = text
     }
 
     /// Sends SIGTERM and waits; returns the exit status.
@@ -196,12 +201,60 @@ final class TCPClient {
         #expect(Date().timeIntervalSince(start) < 1.5)
         #expect(try events.read(until: "refetchEvaluation").contains(#"data: {"type":"refetchEvaluation""#))
         try "flag f = \n".write(to: file, atomically: true, encoding: .utf8)
-        usleep(1_000_000)
+        #expect(try Self.waitForMetric(server, "flags_rejected_reloads_total 1\n"))
         #expect(try value().contains(#""value": true"#))
-        let metrics = try TCPClient(port: server.port)
-        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
-        #expect(try metrics.response().body.contains("flags_rejected_reloads_total 1\n"))
         #expect(server.stop() == 0)
+    }
+
+    /// Reads `/metrics` until it holds `line` (up to 30 s worth of looks); whether it did.
+    static func waitForMetric(_ server: ServeProcess, _ line: String) throws -> Bool {
+        for _ in 0..<600 {
+            let metrics = try TCPClient(port: server.port)
+            metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+            if try metrics.response().body.contains(line) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// A directory is served as `flags check` checks it (recursively); a fix after an
+    /// emptied file is served within a second, the failure counted; log lines carry a UTC
+    /// time.
+    @Test func aDirectoryIsServedRecursivelyAndAFixAfterAnEmptyFileComesAtOnce() throws {
+        let file = try Self.temporaryRules("flag f = false\nsegment s = true\n")
+        let root = file.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let nested = root.appendingPathComponent("team/more.flags")
+        try FileManager.default.createDirectory(at: nested.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try "flag g = true\n".write(to: nested, atomically: true, encoding: .utf8)
+        let server = try ServeProcess([root.path])
+        let stamp = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z flags serve: listening on http:\S+ \(2 files, 3 declarations\)/#
+        #expect(server.startup.contains(stamp), "\(server.startup)")
+        func value(_ key: String) throws -> String {
+            let client = try TCPClient(port: server.port)
+            client.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": {}}"#)
+            return try client.response().body
+        }
+        #expect(try value("g").contains(#""value": true"#))
+        for round in 1...3 {
+            try Data().write(to: file)
+            #expect(try Self.waitForMetric(server, "flags_failed_reloads_total \(round)\n"))
+            try "flag f = \(round % 2 == 1)\n".write(to: file, atomically: true, encoding: .utf8)
+            let start = Date()
+            while try !value("f").contains(#""value": \#(round % 2 == 1)"#), Date().timeIntervalSince(start) < 10 { usleep(20_000) }
+            #expect(Date().timeIntervalSince(start) < 1, "round \(round)")
+        }
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aFileThatDeclaresNothingIsRefusedAsCheckRefusesIt() throws {
+        let file = try Self.temporaryRules("# nothing yet\n")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        for command in [["serve", "--port", "0", file.path], ["check", file.path]] {
+            let result = try flags(command)
+            #expect(result.status == 1, "\(command)")
+            #expect(result.stderr.contains("error: the rules declare nothing"), "\(command): \(result.stderr)")
+        }
     }
 
     @Test func aSlowClientDoesNotHoldUpOthersAndBigBodiesAreRefused() throws {
@@ -271,9 +324,41 @@ final class TCPClient {
         ]
         for (arguments, status, stderr) in cases {
             let run = try flags(arguments)
-            #expect(run.status == status && run.stderr == stderr, "\(arguments): \(run)")
+            // A usage error is the whole of stderr; a failure to start is the log's last line, after its time.
+            let matches = status == 2 ? run.stderr == stderr : run.stderr.hasSuffix("Z " + stderr)
+            #expect(run.status == status && matches, "\(arguments): \(run)")
         }
         let broken = try flags(["serve", "Tests/flagsTests/Fixtures/broken.flags"])
         #expect(broken.status == 1 && broken.stderr.contains("error:"))
+    }
+}
+
+/// The server's own lifecycle, in process.
+@Suite struct HTTPServerLifecycleTests {
+    /// `drain()` (a signal handler's call) stops the listener but leaves closing it to
+    /// `run()`: a descriptor closed while `accept` may be blocked on it could be reused by
+    /// another file and accepted on.
+    @Test func drainLeavesTheListenerToRun() throws {
+        let server = try HTTPServer(service: OFREPService(), host: "127.0.0.1", port: 0)
+        server.drain()
+        #expect(fcntl(server.listener, F_GETFD) != -1, "drain closed the listener")
+        server.run()
+        #expect(fcntl(server.listener, F_GETFD) == -1 && errno == EBADF)
+    }
+
+    /// A drain while `run()` waits for connections ends it.
+    @Test func aDrainEndsARunningServer() throws {
+        let server = try HTTPServer(service: OFREPService(), host: "127.0.0.1", port: 0)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            server.run()
+            done.signal()
+        }
+        thread.start()
+        let client = try TCPClient(port: server.port)
+        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        server.drain()
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        withExtendedLifetime(client) {}
     }
 }

@@ -81,10 +81,10 @@ import Testing
                 ])
             ),
             (
-                "rolled", #"{"context": {}}"#, 400,
+                "darkMod", #"{"context": {}}"#, 404,
                 .object([
-                    ("key", .string("rolled")), ("errorCode", .string("TARGETING_KEY_MISSING")),
-                    ("errorDetails", .string("'rolled' buckets by userId: send a targetingKey (or 'userId') in the context")),
+                    ("key", .string("darkMod")), ("errorCode", .string("FLAG_NOT_FOUND")),
+                    ("errorDetails", .string("no flag, variant or value is named 'darkMod'; did you mean 'darkMode'?")),
                 ])
             ),
             (
@@ -129,6 +129,16 @@ import Testing
         let changed = service.respond(Self.post("/ofrep/v1/evaluate/flags", body, headers: [("If-None-Match", etag)]))
         #expect(changed.status == 200 && changed.header("ETag") != etag)
         #expect(service.waitForChange(from: version, timeout: 0.01) == service.version)
+        // A weakened ETag (a compressing proxy's) matches, and so does the same context in
+        // another key order, or `*`.
+        let now = service.respond(Self.post("/ofrep/v1/evaluate/flags", body))
+        let tag = try #require(now.header("ETag"))
+        #expect(service.respond(Self.post("/ofrep/v1/evaluate/flags", body, headers: [("If-None-Match", "W/" + tag)])).status == 304)
+        let reordered = #"{"context": {"age": 20, "build": "debug", "targetingKey": "u-1"}}"#
+        let again2 = service.respond(Self.post("/ofrep/v1/evaluate/flags", reordered, headers: [("If-None-Match", #""x", "# + tag)]))
+        #expect(again2.status == 304 && again2.header("ETag") == tag)
+        #expect(service.respond(Self.post("/ofrep/v1/evaluate/flags", body, headers: [("If-None-Match", "*")])).status == 304)
+        #expect(service.respond(Self.post("/ofrep/v1/evaluate/flags", body, headers: [("If-None-Match", "W/\"other\"")])).status == 200)
         // A body that is not a context fails as a whole.
         let bad = service.respond(Self.post("/ofrep/v1/evaluate/flags", "[]"))
         let badJSON = try Self.json(bad)
@@ -265,5 +275,32 @@ import Testing
             }
         }
         #expect(answered > 1_000, "\(answered)")
+    }
+
+    /// One rule for a missing unit, in OFREP as in Swift: a rollout or split without its
+    /// unit does not match, evaluation goes on, and the answer says which unit was absent.
+    @Test func aMissingTargetingKeyAnswersAsTheLibraryDoes() throws {
+        let text = Self.rules + """
+            variant exp [control, treatment] = control { split(userId) { control: 50%, treatment: 50% } }
+            variant fallback [a, b] = a {
+              split(userId) { a: 50%, b: 50% }
+              b when age >= 18
+            }
+
+            """
+        let service = OFREPService()
+        let rules = try RuleSet(source: text, name: "rules.flags")
+        service.install([.init(name: "rules.flags", rules: rules)])
+        for (key, context, absent) in [
+            ("rolled", #"{}"#, "userId"), ("exp", #"{}"#, "userId"), ("fallback", #"{"age": 30}"#, nil),
+            ("exp", #"{"targetingKey": "u-1"}"#, nil),
+        ] {
+            let r = service.respond(Self.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": "# + context + "}"))
+            let json = try Self.json(r)
+            let direct = rules.evaluate(key, in: try EvaluationContext(json: context.replacingOccurrences(of: "targetingKey", with: "userId")))
+            #expect(r.status == 200, "\(key) \(context)")
+            #expect(json["value"] == direct.value.json && json["reason"] == .string(direct.reason.rawValue), "\(key) \(context)")
+            #expect(json["metadata"]?["absentUnits"] == absent.map(JSON.string), "\(key) \(context)")
+        }
     }
 }
