@@ -92,15 +92,16 @@ import Testing
         }
         #expect(r.value == .bool(true) && r.reason == .override)
         let results = rules.runTests()
-        #expect(results.map(\.description) == [
-            """
-            FAIL line 2 "dark mode is on"
-              line 3: expect darkMode
-                expected: true
-                actual:   darkMode = false  (STATIC)
-                  no rules: the default
-            """,
-            #"PASS line 5 "dark mode is off""#,
-        ])
+        #expect(
+            results.map(\.description) == [
+                """
+                FAIL line 2 "dark mode is on"
+                  line 3: expect darkMode
+                    expected: true
+                    actual:   darkMode = false  (STATIC)
+                      no rules: the default
+                """,
+                #"PASS line 5 "dark mode is off""#,
+            ])
     }
 }

@@ -247,6 +247,14 @@ final class TCPClient {
         #expect(server.stop() == 0)
     }
 
+    @Test func theStartLineCountsAsCheckCounts() throws {
+        let one = try RuleSet(source: "flag f = true\n")
+        let two = try RuleSet(source: "flag f = true\nsegment s = true\n")
+        #expect(ServeCommand.summary([one]) == "1 file, 1 declaration")
+        #expect(ServeCommand.summary([one, two]) == "2 files, 3 declarations")
+        #expect(ServeCommand.servingOrder(["a/z.flags", "a/b/a.flags", "a/a.flags"]) == ["a/a.flags", "a/z.flags", "a/b/a.flags"])
+    }
+
     @Test func aFileThatDeclaresNothingIsRefusedAsCheckRefusesIt() throws {
         let file = try Self.temporaryRules("# nothing yet\n")
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }

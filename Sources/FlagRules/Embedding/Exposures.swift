@@ -209,7 +209,8 @@ public final class ExposureLog: Sendable {
             guard s.seen.insert(fingerprint) else { return [] }
             s.recorded += 1
             if s.pending.isEmpty { s.oldestAt = .now }
-            s.pending.append(ExposureLog.exposure(name, r, attribute: attribute, unit: unit, rule: ruleIndex, line: line, version: s.version))
+            s.pending.append(
+                ExposureLog.exposure(name, r, attribute: attribute, unit: unit, rule: ruleIndex, line: line, version: s.version))
             return s.satisfied()
         }
         for c in ready { c.resume() }

@@ -280,14 +280,15 @@ import Testing
     /// One rule for a missing unit, in OFREP as in Swift: a rollout or split without its
     /// unit does not match, evaluation goes on, and the answer says which unit was absent.
     @Test func aMissingTargetingKeyAnswersAsTheLibraryDoes() throws {
-        let text = Self.rules + """
-            variant exp [control, treatment] = control { split(userId) { control: 50%, treatment: 50% } }
-            variant fallback [a, b] = a {
-              split(userId) { a: 50%, b: 50% }
-              b when age >= 18
-            }
+        let text =
+            Self.rules + """
+                variant exp [control, treatment] = control { split(userId) { control: 50%, treatment: 50% } }
+                variant fallback [a, b] = a {
+                  split(userId) { a: 50%, b: 50% }
+                  b when age >= 18
+                }
 
-            """
+                """
         let service = OFREPService()
         let rules = try RuleSet(source: text, name: "rules.flags")
         service.install([.init(name: "rules.flags", rules: rules)])
@@ -297,7 +298,8 @@ import Testing
         ] {
             let r = service.respond(Self.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": "# + context + "}"))
             let json = try Self.json(r)
-            let direct = rules.evaluate(key, in: try EvaluationContext(json: context.replacingOccurrences(of: "targetingKey", with: "userId")))
+            let direct = rules.evaluate(
+                key, in: try EvaluationContext(json: context.replacingOccurrences(of: "targetingKey", with: "userId")))
             #expect(r.status == 200, "\(key) \(context)")
             #expect(json["value"] == direct.value.json && json["reason"] == .string(direct.reason.rawValue), "\(key) \(context)")
             #expect(json["metadata"]?["absentUnits"] == absent.map(JSON.string), "\(key) \(context)")
