@@ -25,9 +25,9 @@ enum ServeCommand {
           GET  /healthz                       'ok'
         A directory serves its .flags files, recursively (not in hidden directories), as
         'flags check' checks them; a name declared in two files is served from the shallower
-        (then the first by path), and logged. The files are watched: a good edit is served within a second, a fix after a
-        broken or emptied file too; a broken one is logged and the last good rules stay. Log
-        lines on stderr start with the UTC time.
+        (then the first by path), and logged. The files are watched: a good edit is served
+        within a second, and so is a fix after a broken or emptied file; a broken one is
+        logged and the last good rules stay. Log lines on stderr start with the UTC time.
 
         options:
           --port N           the TCP port (default 8016; 0: any free port, printed)

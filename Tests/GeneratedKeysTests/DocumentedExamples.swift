@@ -288,3 +288,36 @@ func articleSticky(store: FlagStore, supportDirectory: URL) {
         url: supportDirectory.appendingPathComponent("assignments.json"),
         onProblem: { problem in print("flags: \(problem)") })
 }
+
+/// EmbeddingInAppsAndServices.md: rules shipped with the app.
+func articleBundled(rulesURL: URL, cachesURL: URL) {
+    let store = FlagStore(
+        source: .url(rulesURL), cacheDirectory: cachesURL,
+        bundled: BundledRules(contentsOf: Bundle.main.url(forResource: "app", withExtension: "flags")!))
+    store.start()
+}
+
+/// EmbeddingInAppsAndServices.md: overrides across awaits.
+@Test func darkModeReadsItsOverrideAcrossAwaits() async throws {
+    let rules = try RuleSet(contentsOf: rulesURL)
+    let r = await withFlagOverrides(["darkMode": true]) {
+        await Task.yield()  // the screen's async work
+        return rules.evaluate("darkMode", in: [:])
+    }
+    #expect(r.value == .bool(true) && r.reason == .override)
+}
+
+/// A user, for the contexts article.
+struct DocumentedUser {
+    let groups: [String]
+    let age: Int
+}
+
+/// EmbeddingInAppsAndServices.md: a context from variables.
+func articleContext(userID: String, index: Int, user: DocumentedUser) -> EvaluationContext {
+    let context: EvaluationContext = [
+        "userId": userID, "unit": "u-\(index)", "groups": user.groups, "age": user.age,
+        "build": .string(BuildConfiguration.current.name),
+    ]
+    return context
+}

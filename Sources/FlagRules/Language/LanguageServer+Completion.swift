@@ -4,8 +4,9 @@ extension LanguageServer {
     enum CompletionPlace: Equatable {
         /// Between declarations: the declaration keywords.
         case topLevel
-        /// An expression: attributes, declarations, functions.
-        case expression
+        /// An expression: attributes, declarations, functions; not the declaration it is
+        /// written in (which cannot read itself).
+        case expression(in: String?)
         /// The right side of `==`, `!=` or an `in [` list whose left side has these cases.
         case cases([String])
         /// The start of a rule in a body: its outcomes.
@@ -35,8 +36,10 @@ extension LanguageServer {
         switch place {
         case .topLevel:
             items = ["flag", "variant", "value", "segment", "context", "test"].map { ($0, 14, nil) }
-        case .expression:
-            items = attributes.map { ($0.0, 5, $0.1) } + declarations.map { ($0.name, $0.kind == .segment ? 12 : 21, $0.kind.rawValue) }
+        case .expression(let owner):
+            items =
+                attributes.map { ($0.0, 5, $0.1) }
+                + declarations.filter { $0.name != owner }.map { ($0.name, $0.kind == .segment ? 12 : 21, $0.kind.rawValue) }
             items += Checker.functions.map { ($0, 3, "function") } + [("now", 21, "datetime"), ("not", 14, nil)]
         case .cases(let cases):
             items = cases.map { ($0, 20, nil) }
@@ -70,7 +73,13 @@ extension LanguageServer {
     /// at the cursor is the prefix, not context).
     func completionPlace(_ analysis: DocumentAnalysis, at offset: Int) -> CompletionPlace {
         let tokens = analysis.tokens
-        var end = tokens.firstIndex { $0.range.end.offset > offset || $0.kind == .endOfFile } ?? tokens.count
+        // The first token not wholly before the cursor: one that ends past it, or an empty
+        // one (a newline, the end of the file) at or after it, so that a line's own newline
+        // is after a cursor at the line's end.
+        var end =
+            tokens.firstIndex {
+                $0.range.end.offset > offset || ($0.range.start.offset >= offset && $0.range.start.offset == $0.range.end.offset) || $0.kind == .endOfFile
+            } ?? tokens.count
         if end > 0, tokens[end - 1].range.end.offset == offset, case .identifier = tokens[end - 1].kind { end -= 1 }
         if end < tokens.count, tokens[end].range.start.offset < offset {
             // Inside a token (a string, a comment is not a token): nothing to complete.
@@ -214,6 +223,6 @@ extension LanguageServer {
                 }
             }
         }
-        return .expression
+        return .expression(in: declarationName)
     }
 }

@@ -31,8 +31,9 @@ extension LanguageServer {
             "`split(unit[, \"salt\"]) { a: 50%, b: 50% }`: the unit's bucket (MurmurHash3 of \"salt:unit\", as Unleash's "
             + "variants) picks an entry by its weight; the same unit always gets the same entry.",
         "ramp":
-            "`ramp(FROM, TO, START, END)`: a percentage that moves linearly from FROM to TO between the instants START "
-            + "and END (FROM before START, TO after END).",
+            "`ramp(FROM, TO, START, END)`: a number that moves linearly from START at the instant FROM to END at the "
+            + "instant TO, and stays at START before FROM and at END after TO: "
+            + "`rollout(userId) < ramp(\"2026-12-01\", \"2026-12-15\", 5%, 50%)`.",
         "has": "`has(attribute)`: whether the context has the attribute (of any value).",
         "lower": "`lower(text)`: the text in lower case, for comparing without regard to case.",
         "count": "`count(list)`: how many elements a list attribute has.",
@@ -58,7 +59,9 @@ extension LanguageServer {
             case .flag: head = "flag \(d.name) = \(d.defaultValue)"
             case .variant: head = "variant \(d.name) [\(d.variants.joined(separator: ", "))] = \(d.defaultValue.stringValue ?? "")"
             case .value: head = "value \(d.name): \(d.type) = \(d.defaultValue)"
-            case .segment: head = "segment \(d.name)"
+            case .segment:
+                let condition = d.condition.map { " = " + analysis.source.text(of: $0.range) } ?? ""
+                head = "segment \(d.name)\(condition)"
             }
             var lines = ["```flags\n\(head)\n```"]
             var facts: [String] = []
