@@ -27,11 +27,14 @@ enum CheckCommand {
           --fix       rewrite the files with the fixes of the warnings that have exactly
                       one (a bare rollout number gets its '%', an ended ramp becomes its
                       value, an unreachable rule or unused segment alone on its lines is
-                      removed), then report what is left; 'fixed N problems in FILE'
+                      removed), then report what is left; 'fixed N problems in FILE'.
+                      A fix that would add a warning or fail a test of the file that
+                      passed is not applied: it is named on stderr, and the check fails
           --quiet     print only diagnostics
           --help      show this help
 
-        exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error
+        exit status: 0 no errors (warnings allowed), 1 errors found or a fix refused,
+        2 usage error
 
         """
 
@@ -76,16 +79,20 @@ enum CheckCommand {
                 return promoted
             }
         }
+        // A fix that would change what the file's tests pin is refused, and the check fails.
+        var fixRefused = false
         if parsed.has("fix") {
             if parsed.positionals.contains("-") {
                 throw UsageError(message: "--fix rewrites files; it cannot fix standard input", help: "flags check --fix rules.flags")
             }
             for path in try Terminal.flagsFiles(parsed.positionals) {
-                let fixed = try fix(path, options)
+                let (fixed, refused) = try fix(path, options)
                 if fixed > 0 { Terminal.write("fixed \(fixed) problem\(fixed == 1 ? "" : "s") in \(path)\n") }
+                for line in refused { Terminal.writeError(line + "\n") }
+                if !refused.isEmpty { fixRefused = true }
             }
         }
-        var failed = false
+        var failed = fixRefused
         var json: [JSON] = []
         var found: [(file: String, diagnostic: Diagnostic)] = []
         for path in try Terminal.flagsFiles(parsed.positionals) {
@@ -140,23 +147,39 @@ enum CheckCommand {
         return failed ? 1 : 0
     }
 
-    /// Applies the fixes of the warnings with exactly one, again until none is left (a fix
-    /// can reveal another; five rounds at most); returns how many were applied.
-    static func fix(_ path: String, _ options: LintOptions) throws(UsageError) -> Int {
+    /// Applies the fixes of the warnings with exactly one, one at a time, each only if it
+    /// keeps the file's meaning (``FixSafety``: it loads, warns of nothing new and fails no
+    /// test that passed), again until none is left (a fix can reveal another; five rounds
+    /// at most). Returns how many were applied and the refused ones, each as
+    /// `file:line:col: CODE's fix not applied: reason`.
+    static func fix(_ path: String, _ options: LintOptions) throws(UsageError) -> (applied: Int, refused: [String]) {
         var total = 0
+        var refused: [String: String] = [:]
         for _ in 0..<5 {
-            let source = SourceText(bytes: try Terminal.read(path), name: path)
-            guard let rules = try? RuleSet(source: source, today: Date()) else { return total }
-            let fixes = (rules.warnings + rules.lint(options)).compactMap { $0.fixIts.count == 1 ? $0.fixIts[0] : nil }
-            let (bytes, applied) = FixApplier.apply(fixes, to: source)
-            guard applied > 0 else { return total }
+            var source = SourceText(bytes: try Terminal.read(path), name: path)
+            guard var rules = try? RuleSet(source: source, today: Date()) else { break }
+            var applied = 0
+            while let (d, fix) = (rules.warnings + rules.lint(options)).lazy.compactMap({ d in
+                d.fixIts.count == 1 && refused[d.code + d.message] == nil ? (d, d.fixIts[0]) : nil
+            }).first {
+                if let refusal = FixSafety.refusal(of: fix, for: d, in: rules, options: options) {
+                    let at = "\(path):\(d.range.start.line):\(d.range.start.column)"
+                    refused[d.code + d.message] = "\(at): \(d.code)'s fix not applied: \(refusal)"
+                    continue
+                }
+                source = SourceText(bytes: FixApplier.apply([fix], to: source).bytes, name: path)
+                guard let next = try? RuleSet(source: source, today: Date()) else { break }
+                rules = next
+                applied += 1
+            }
+            guard applied > 0 else { break }
             do {
-                try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try Data(source.bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {
                 throw UsageError(message: "cannot write \(path): \(error.localizedDescription)")
             }
             total += applied
         }
-        return total
+        return (total, refused.values.sorted())
     }
 }

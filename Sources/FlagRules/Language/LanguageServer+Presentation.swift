@@ -30,13 +30,16 @@ extension LanguageServer {
                 let edits: [JSON] = fix.edits.map {
                     .object([("range", analysis.range($0.range, encoding: encoding)), ("newText", .string($0.replacement))])
                 }
-                actions.append(
-                    .object([
-                        ("title", .string(fix.message)), ("kind", .string("quickfix")),
-                        ("diagnostics", .array([lspDiagnostic(d, analysis, uri: document.uri)])),
-                        ("isPreferred", .bool(d.fixIts.count == 1)),
-                        ("edit", .object([("changes", .object([(document.uri, .array(edits))]))])),
-                    ]))
+                // A fix that would add a warning or fail a passing test is offered disabled, with why.
+                let refusal = analysis.rules.flatMap { FixSafety.refusal(of: fix, for: d, in: $0, today: today()) }
+                var action: [(String, JSON)] = [
+                    ("title", .string(fix.message)), ("kind", .string("quickfix")),
+                    ("diagnostics", .array([lspDiagnostic(d, analysis, uri: document.uri)])),
+                    ("isPreferred", .bool(d.fixIts.count == 1 && refusal == nil)),
+                    ("edit", .object([("changes", .object([(document.uri, .array(edits))]))])),
+                ]
+                if let refusal { action.append(("disabled", .object([("reason", .string(refusal.reason))]))) }
+                actions.append(.object(action))
             }
         }
         return .array(actions)
