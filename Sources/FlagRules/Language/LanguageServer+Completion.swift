@@ -78,7 +78,8 @@ extension LanguageServer {
         // is after a cursor at the line's end.
         var end =
             tokens.firstIndex {
-                $0.range.end.offset > offset || ($0.range.start.offset >= offset && $0.range.start.offset == $0.range.end.offset) || $0.kind == .endOfFile
+                $0.range.end.offset > offset || ($0.range.start.offset >= offset && $0.range.start.offset == $0.range.end.offset)
+                    || $0.kind == .endOfFile
             } ?? tokens.count
         if end > 0, tokens[end - 1].range.end.offset == offset, case .identifier = tokens[end - 1].kind { end -= 1 }
         if end < tokens.count, tokens[end].range.start.offset < offset {

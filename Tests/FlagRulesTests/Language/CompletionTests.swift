@@ -31,7 +31,8 @@ import Testing
         _ = server.handle(
             LanguageServerModelTests.message(
                 "textDocument/didOpen",
-                .object([("textDocument", .object([("uri", .string("file:///t.flags")), ("version", .int(1)), ("text", .string(clean))]))])))
+                .object([("textDocument", .object([("uri", .string("file:///t.flags")), ("version", .int(1)), ("text", .string(clean))]))]))
+        )
         return (server, line, character)
     }
 
@@ -49,7 +50,9 @@ import Testing
         request("textDocument/completion", text)["items"]?.elements?.compactMap { $0["label"]?.string } ?? []
     }
 
-    static let expression = ["tier", "userId", "groups", "email", "staff", "other", "has", "rollout", "count", "lower", "ramp", "now", "not"]
+    static let expression = [
+        "tier", "userId", "groups", "email", "staff", "other", "has", "rollout", "count", "lower", "ramp", "now", "not",
+    ]
     static let tiers = ["free", "pro", "premium"]
     static let types = ["string", "int", "double", "bool", "version", "datetime", "ip", "enum"]
 
@@ -94,7 +97,8 @@ import Testing
 
     @Test func hoverReadsRampAndSegmentsRight() {
         let ramp = Self.request(
-            "textDocument/hover", Self.schema + "flag f {\n  enabled when rollout(userId) < ra‸mp(\"2026-12-01\", \"2026-12-15\", 5%, 50%)\n}\n")
+            "textDocument/hover",
+            Self.schema + "flag f {\n  enabled when rollout(userId) < ra‸mp(\"2026-12-01\", \"2026-12-15\", 5%, 50%)\n}\n")
         let text = ramp["contents"]?["value"]?.string ?? ""
         #expect(text.contains("from START at the instant FROM to END at the instant TO"), "\(text)")
         let segment = Self.request("textDocument/hover", Self.schema + "flag f {\n  enabled when sta‸ff\n}\n")
