@@ -107,7 +107,7 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         #expect(run.stdout == "<stdin>: ok (1 declaration)\n")
         #expect(
             run.stderr == """
-                <stdin>:2:41: warning: rollout(…) compared with the bare number 15, read as 15%
+                <stdin>:2:41: warning: rollout(…) compared with the bare number 15, read as 15% [FR102]
                 2 | flag f { enabled when rollout(userId) < 15 }
                   |                                         ^~
                 help: write '15%'
@@ -116,7 +116,7 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         let strict = try flags(["check", "--strict", "-"], stdin: rules)
         #expect(strict.status == 1)
         #expect(strict.stdout == "")
-        #expect(strict.stderr.hasPrefix("<stdin>:2:41: error: rollout(…) compared with the bare number 15, read as 15%\n"))
+        #expect(strict.stderr.hasPrefix("<stdin>:2:41: error: rollout(…) compared with the bare number 15, read as 15% [FR102]\n"))
         #expect(strict.stderr.hasSuffix("<stdin>: 1 error (warnings, with --strict)\n"))
         let json = try flags(["check", "--strict", "--format", "json", "-"], stdin: rules)
         #expect(json.status == 1)
@@ -160,7 +160,7 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         #expect(try flags(["check", "--strict", "-"], stdin: rules).status == 0)
         let owners = try flags(["check", "--strict", "--require-owners", "-"], stdin: rules)
         #expect(owners.status == 1)
-        #expect(owners.stderr.hasPrefix("<stdin>:1:1: error: flag 'a' has no @owner\n"))
+        #expect(owners.stderr.hasPrefix("<stdin>:1:1: error: flag 'a' has no @owner [FR112]\n"))
         let bad = try flags(["check", "--expiring-within", "two weeks", "-"], stdin: rules)
         #expect(bad.status == 2)
         #expect(

@@ -91,6 +91,19 @@ import Testing
         ("serve-help", ["serve", "--help"], nil),
         ("lsp-usage", ["lsp", "extra"], nil),
         ("diff-generated", ["diff", fixtures + "diff-old.flags", fixtures + "diff-new.flags"], nil),
+        (
+            "check-lint-codes",
+            ["check", "-"],
+            "context { email: string; userId: string }\nflag a { enabled when lower(email) ends with \"@DailyLedger.com\" }\n"
+                + "flag b { enabled when rollout(userId) < 15 }\n"
+        ),
+        ("check-sarif", ["check", "--format", "sarif", "-"], "context { userId: string }\nflag b { enabled when rollout(userId) < 15 }\n"),
+        (
+            "eval-explain-unknown-or",
+            ["eval", "-", "--explain"],
+            "context { country: string; plan: string }\nsegment pro = plan == \"pro\" and country != \"FR\"\n"
+                + "flag b { enabled when country == \"US\" or plan == \"pro\" }\nflag c { enabled when pro and country == \"US\" }\n"
+        ),
     ]
 
     static var names: [String] { cases.map(\.0) }

@@ -114,6 +114,7 @@ package enum SARIF {
         }
         let driver: JSON = .object([("name", .string("flags")), ("rules", .array(rules))])
         return .object([
+            ("$schema", .string("https://json.schemastore.org/sarif-2.1.0.json")),
             ("version", .string("2.1.0")),
             (
                 "runs",

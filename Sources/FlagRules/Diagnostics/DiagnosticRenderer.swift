@@ -16,9 +16,11 @@ package struct DiagnosticRenderer: Sendable {
     /// The full text for one diagnostic, ending in a newline.
     package func render(_ d: Diagnostic, in source: SourceText) -> String {
         let label = d.severity == .error ? paint("error", "1;31") : paint("warning", "1;33")
+        // A lint's code, which `# flags:ignore FR101` names, closes its line.
+        let code = d.code.hasPrefix("FR") ? " [\(d.code)]" : ""
         var out =
             paint("\(source.name):\(d.range.start.line):\(d.range.start.column):", "1") + " \(label): "
-            + paint(d.message, "1") + "\n"
+            + paint(d.message, "1") + code + "\n"
         out += snippet(d.range, in: source)
         for note in d.notes {
             if let r = note.range {

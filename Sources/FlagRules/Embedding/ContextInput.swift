@@ -86,6 +86,8 @@ extension ContextSchema {
             }
         }
         guard let attribute = self[name] else { throw unknown(name) }
+        // An attribute whose type was not understood (reported where it is declared) takes any value.
+        if attribute.type == .dynamic { return }
         let fits: Bool
         switch (attribute.type, value) {
         case (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
@@ -99,7 +101,11 @@ extension ContextSchema {
         default: fits = false
         }
         if !fits {
-            throw ContextError(message: "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got \(value)")
+            var suggestion = ""
+            if case (.enumeration(let cases), .string(let s)) = (attribute.type, value) {
+                suggestion = Suggestions.closest(to: s, in: cases).map { "; did you mean '\($0)'?" } ?? ""
+            }
+            throw ContextError(message: "attribute '\(name)' expects \(ContextSchema.describe(attribute.type)), got \(value)" + suggestion)
         }
     }
 

@@ -195,9 +195,43 @@ struct Explainer {
         }
     }
 
-    /// The first note among the traces whose result is unknown.
+    /// Why the unknown ones among `traces` are unknown: every absent attribute named once
+    /// (`country and plan are absent`), then any other reason, a segment's taken from inside
+    /// it.
     static func why(_ traces: [ExpressionTrace]) -> String? {
-        traces.first { $0.result == "unknown" || $0.result == "absent" }?.note
+        var absent: [String] = []
+        var other: [String] = []
+        func collect(_ traces: [ExpressionTrace]) {
+            for trace in traces where trace.result == "unknown" || trace.result == "absent" {
+                guard let note = trace.note, !note.hasPrefix("segment") else {
+                    collect(trace.children)
+                    continue
+                }
+                if note.hasSuffix(" is absent") {
+                    let name = String(note.dropLast(" is absent".count))
+                    if !absent.contains(name) { absent.append(name) }
+                } else if let names = absentNames(note) {
+                    for name in names where !absent.contains(name) { absent.append(name) }
+                } else if !other.contains(note) {
+                    other.append(note)
+                }
+            }
+        }
+        collect(traces)
+        var parts: [String] = []
+        if !absent.isEmpty {
+            let names = absent.count == 1 ? absent[0] : absent.dropLast().joined(separator: ", ") + " and " + absent.last!
+            parts.append(names + (absent.count == 1 ? " is absent" : " are absent"))
+        }
+        parts += other
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
+    /// The names of a note `a and b are absent` (or `a, b and c are absent`).
+    static func absentNames(_ note: String) -> [String]? {
+        guard note.hasSuffix(" are absent") else { return nil }
+        let list = note.dropLast(" are absent".count)
+        return list.components(separatedBy: " and ").flatMap { $0.components(separatedBy: ", ") }
     }
 
     // MARK: Values
@@ -474,7 +508,8 @@ struct Explainer {
                 inner.source = fileSource
                 if segmentDepth < 3 {
                     let (truth, trace) = inner.truth(condition)
-                    return make(truth, [trace], note: "segment")
+                    let why = truth == .unknown ? Explainer.why([trace]).map { "segment: " + $0 } : nil
+                    return make(truth, [trace], note: why ?? "segment")
                 }
                 if let known = memo.segments[i] { return make(known, [], note: "segment") }
                 let (truth, _) = inner.truth(condition)

@@ -56,7 +56,13 @@ extension Checker {
                 return nil
             }
             let candidates = schema.attributes.map(\.name) + declarationNames + ["now"]
-            diagnostics.error("unknown-name", "unknown name '\(name)'" + didYouMean(name, candidates), at: range)
+            let suggestion = didYouMean(name, candidates)
+            // Compared with a string attribute, a bare word is most likely a string without its quotes.
+            var help: String? = nil
+            if suggestion.isEmpty, case .operand(let other?) = position, other == .string {
+                help = "a string is quoted: \"\(name)\""
+            }
+            diagnostics.error("unknown-name", "unknown name '\(name)'" + suggestion, at: range, help: help)
             return nil
         }
         if case .operand = position {
@@ -574,7 +580,8 @@ extension Checker {
             do {
                 pattern = try Pattern(source)
             } catch {
-                diagnostics.error("invalid-pattern", "invalid pattern: \(error.message)", at: r.range)
+                diagnostics.error(
+                    "invalid-pattern", "invalid pattern: \(error.message)", at: patternPlace(error.offset, in: r.range, pattern: source))
                 return nil
             }
             guard let left = leftBound else { return nil }
@@ -587,5 +594,25 @@ extension Checker {
             }
             return Bound(kind: .matches(left, pattern), type: .bool, range: range)
         }
+    }
+}
+
+extension Checker {
+    /// The place in the source of the pattern's scalar `offset`, when the literal spells the
+    /// pattern as it is (no escapes: a raw string, or one without backslashes); the whole
+    /// literal otherwise.
+    func patternPlace(_ offset: Int, in literal: SourceRange, pattern: String) -> SourceRange {
+        guard literal.start.line == literal.end.line, let text = sourceText?.text(of: literal) else { return literal }
+        let hashes = text.prefix { $0 == "#" }.count
+        let open = hashes + 1
+        guard text.count >= open * 2, String(text.dropFirst(open).dropLast(open)) == pattern else { return literal }
+        let scalars = Array(pattern.unicodeScalars)
+        let at = min(max(offset, 0), scalars.count)
+        let bytes = String(String.UnicodeScalarView(scalars[..<at])).utf8.count
+        let width = at < scalars.count ? String(scalars[at]).utf8.count : 0
+        let start = SourcePosition(
+            offset: literal.start.offset + open + bytes, line: literal.start.line, column: literal.start.column + open + at)
+        let end = SourcePosition(offset: start.offset + width, line: start.line, column: start.column + (width > 0 ? 1 : 0))
+        return SourceRange(start: start, end: end)
     }
 }

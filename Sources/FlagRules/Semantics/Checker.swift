@@ -370,6 +370,14 @@ struct Checker {
     mutating func checkDeclaration(_ d: DeclarationSyntax) -> CheckedDeclaration {
         let header = d.header
         let name = header.name.name
+        let syntaxBody: BodySyntax? = {
+            switch d {
+            case .flag(let f): return f.body
+            case .variant(let v): return v.body
+            case .value(let v): return v.body
+            default: return nil
+            }
+        }()
         func make(
             _ kind: DeclarationKind, _ attributes: Attributes, type: FlagType, defaultValue: Value,
             variants: [String] = [], rules: [CheckedRule] = [], condition: Bound? = nil
@@ -380,7 +388,9 @@ struct Checker {
                 expires: attributes.expires, doc: header.doc?.text, range: header.range)
             if let sticky = attributes.sticky {
                 let splits = rules.contains { if case .split = $0.outcome { return true } else { return false } }
-                if splits {
+                // A split with an error (weights that do not add up) is still a split: no second error for it.
+                let brokenSplit = syntaxBody?.rules.contains { if case .split = $0.outcome { return true } else { return false } } ?? false
+                if splits || brokenSplit {
                     d.sticky = sticky.version
                 } else {
                     diagnostics.error(

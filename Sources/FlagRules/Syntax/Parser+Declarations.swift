@@ -77,6 +77,9 @@ extension Parser {
                 throw fail("expected a declaration, found '\(word)'; did you mean '\(s)'?")
             }
             if case .identifier = t.kind { help = "declarations start with flag, variant, value, segment, context or test" }
+            if isPunctuation(.leftBrace) {
+                help = "a body's '{' goes on its declaration's line: 'flag name {', not on a line of its own"
+            }
             throw fail("expected a declaration (flag, variant, value, segment, context or test), found \(describe(t))", help: help)
         }
         let keyword = Identifier(name: word, range: t.range)
@@ -248,7 +251,11 @@ extension Parser {
                 let type = try parseType()
                 fields.append(ContextFieldSyntax(name: name, type: type, range: range(from: name.range.start)))
                 if !(current.kind == .newline || isPunctuation(.semicolon) || isPunctuation(.comma) || isPunctuation(.rightBrace)) {
-                    throw fail("expected a new line after the attribute, found \(describe(current))")
+                    // `string[]` and `list<string>` are other languages' list types.
+                    let listHelp: String? =
+                        isPunctuation(.leftBracket) || isPunctuation(.less)
+                        ? "a list type is written [string] (or [int], [enum(a, b)])" : nil
+                    throw fail("expected a new line after the attribute, found \(describe(current))", help: listHelp)
                 }
             } catch {
                 recoverToRuleEnd()

@@ -1,7 +1,7 @@
 extension Lint {
     /// FR104: a condition (or a part of one) that is always false or always true whatever
     /// the context holds: `x in []`, `build in [every case]`, `build == debug and build ==
-    /// release`, `age > 5 and age < 3`, `lower(x) == "Foo"`. The rule it stands in is dead,
+    /// release`, `age > 5 and age < 3`, `lower(x) == "Foo"`, `lower(x) ends with "Foo"`. The rule it stands in is dead,
     /// or the comparison says nothing.
     static let constantCondition = Lint(
         code: "FR104", name: "constant-condition", summary: "a condition that is always false or always true"
@@ -29,6 +29,12 @@ extension Lint {
                         report(
                             b, op == .notEqual, "lower(…) has no capitals", help: "write \(StringEscaping.quoted(ListOperations.lower(s)))")
                     }
+                case .text(let op, let l, let r):
+                    // `lower(x) ends with "@Example.com"`: a lowercased string holds no capitals.
+                    guard case .lower = l.kind, case .constant(.string(let s)) = r.kind, ListOperations.lower(s) != s else { return }
+                    report(
+                        b, false, "lower(…) has no capitals, so it never \(op.rawValue) text that has some",
+                        help: "write \(StringEscaping.quoted(ListOperations.lower(s)))")
                 case .and(let operands):
                     if let why = Lint.contradiction(operands) { report(b, false, why) }
                 default:
