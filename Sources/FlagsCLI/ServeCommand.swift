@@ -77,8 +77,10 @@ enum ServeCommand {
             throw UsageError(message: "an --api-key cannot be empty or hold spaces")
         }
         let files = servingOrder(try Terminal.flagsFiles([target]))
-        // Every file must load before the server starts; the stores then watch them.
+        // Every file must load before the server starts; the stores then watch them, starting
+        // from what was loaded here (so every file is served from the first request on).
         var failed = false
+        var loaded: [RuleSet] = []
         for path in files {
             guard let rules = try Terminal.loadRules(path) else {
                 failed = true
@@ -88,12 +90,17 @@ enum ServeCommand {
                 Terminal.writeError(DiagnosticRenderer().render([nothing], in: rules.source))
                 failed = true
             }
+            loaded.append(rules)
         }
         if failed { return 1 }
 
         let service = OFREPService(
             options: .init(apiKeys: Set(keys), targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit))
-        let stores = files.map { FlagStore(source: .file(URL(fileURLWithPath: $0)), refresh: .milliseconds(250)) }
+        let stores = zip(files, loaded).map { path, rules in
+            FlagStore(
+                source: .file(URL(fileURLWithPath: path)), refresh: .milliseconds(250),
+                bundled: BundledRules(source: String(decoding: rules.source.bytes, as: UTF8.self), name: path, publishedAt: .distantPast))
+        }
         // Each name declared twice is logged once, not at every reload.
         let reported = ServeLog.Reported()
         let install: @Sendable () -> Void = {
@@ -119,13 +126,6 @@ enum ServeCommand {
             }
             store.start()
         }
-        let ready = DispatchSemaphore(value: 0)
-        let readyStores = stores
-        Task {
-            for store in readyStores { _ = try? await store.ready(timeout: .seconds(5)) }
-            ready.signal()
-        }
-        ready.wait()
         install()
 
         let host = parsed.value("host") ?? "127.0.0.1"

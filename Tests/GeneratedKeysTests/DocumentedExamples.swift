@@ -182,7 +182,7 @@ func landing(enableDarkMode: () -> Void) {
 /// Getting started: read it from Swift.
 func gettingStarted(enableDarkMode: () -> Void) throws {
     let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "app.flags"))
-    let context: EvaluationContext = ["build": "beta", "userId": "user-42", "appVersion": "3.2"]
+    let context: EvaluationContext = ["build": "beta", "userId": "user-5", "appVersion": "3.2"]
 
     if rules.isEnabled("darkMode", in: context) { enableDarkMode() }
     let checkout = rules.variant("checkout", in: context, default: "control")  // "control" or "oneStep"

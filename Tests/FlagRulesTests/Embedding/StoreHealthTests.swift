@@ -37,8 +37,11 @@ import Testing
         #expect(store.lastError != nil && store.status.lastProblem?.contains("rejected") == true)
     }
 
-    /// The poller itself: a fix written after an empty file is in force within a second.
-    @Test func aFixAfterAnEmptyFileIsInForceWithinASecond() async throws {
+    /// The poller itself: after an emptied file it looks again at the usual pace (never
+    /// backing off), so a fix written then is taken at its next look. Counted in the looks
+    /// it schedules, not in wall time, which a loaded machine stretches (`flags serve`'s
+    /// test times the same path end to end).
+    @Test func aFixAfterAnEmptyFileIsTakenAtTheNextLook() async throws {
         let (dir, file) = try rulesFile(version(1))
         defer { try? FileManager.default.removeItem(at: dir) }
         let log = EventLog()
@@ -50,11 +53,10 @@ import Testing
         for round in 2...4 {
             try Data().write(to: file)
             #expect(await eventually(30) { Self.failures(log).count == round - 1 })
-            let written = ContinuousClock.now
             try version(round).write(to: file, atomically: true, encoding: .utf8)
             #expect(await eventually(30) { store.value("generation", default: 0) == round })
-            #expect(ContinuousClock.now - written < .seconds(1))
         }
+        #expect(Self.failures(log).allSatisfy { $0 == .milliseconds(250) }, "\(Self.failures(log))")
     }
 
     @Test func aURLBacksOffForAnOutageButNotForAnEmptyBody() async throws {
