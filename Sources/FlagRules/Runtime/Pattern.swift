@@ -5,8 +5,11 @@
 /// catastrophically: `(a+)+$` against 5,000 `a`s and a `!` is linear. Features that need
 /// backtracking (backreferences, lookaround, possessive quantifiers, atomic groups) are
 /// rejected at load time with a diagnostic. A pattern matches anywhere in the string;
-/// anchor it with `^`/`$` (`^` and `$` are the start and end of the whole string; `\A`
-/// and `\z` are the same). `(?i)` at the start makes it case-insensitive.
+/// anchor it with `^`/`$` (`^` and `$` are the start and end of the whole string, or of
+/// a line under `(?m)`; `\A` and `\z` are always the whole string's). Inline options
+/// `(?i)` (case-insensitive), `(?s)` (`.` matches line breaks) and `(?m)` (multi-line
+/// anchors) apply from where they stand to the end of their group, `(?i:…)` to its own
+/// group, and `(?-i)` turns one off. Bracket classes take POSIX names: `[[:alpha:]]`.
 package struct Pattern: Sendable, CustomStringConvertible {
     /// The most NFA instructions a pattern may compile to (counted repetitions expand).
     package static let maxProgramSize = 10_000
@@ -23,14 +26,13 @@ package struct Pattern: Sendable, CustomStringConvertible {
     package let source: String
     private let program: [Instruction]
     private let classes: [CharacterClass]
-    private let caseInsensitive: Bool
 
     /// Compiles a pattern; throws `SyntaxError` naming the problem.
     package init(_ source: String) throws(SyntaxError) {
         self.source = source
         var parser = PatternParser(Array(source.unicodeScalars))
         let node = try parser.parse()
-        var compiler = PatternCompiler(caseInsensitive: parser.caseInsensitive)
+        var compiler = PatternCompiler()
         try compiler.emit(node)
         compiler.program.append(.match)
         if compiler.program.count > Pattern.maxProgramSize {
@@ -39,7 +41,6 @@ package struct Pattern: Sendable, CustomStringConvertible {
         }
         program = compiler.program
         classes = compiler.classes
-        caseInsensitive = parser.caseInsensitive
     }
 
     /// The pattern as written.
@@ -67,10 +68,11 @@ package struct Pattern: Sendable, CustomStringConvertible {
             for pc in current.dense.prefix(current.count) {
                 let advances: Bool
                 switch program[pc] {
-                case .scalar(let s): advances = equal(s, scalar)
+                case .scalar(let s): advances = s == scalar
+                case .foldedScalar(let s): advances = s == scalar || s == CharacterClass.fold(scalar)
                 case .any: advances = !Pattern.isLineBreak(scalar)
                 case .anyIncludingNewline: advances = true
-                case .charClass(let index): advances = classes[index].contains(scalar, caseInsensitive: caseInsensitive)
+                case .charClass(let index): advances = classes[index].contains(scalar)
                 default: advances = false
                 }
                 if advances,
@@ -82,12 +84,6 @@ package struct Pattern: Sendable, CustomStringConvertible {
             swap(&current, &next)
             position += 1
         }
-    }
-
-    @inline(__always)
-    private func equal(_ a: Unicode.Scalar, _ b: Unicode.Scalar) -> Bool {
-        if a == b { return true }
-        return caseInsensitive && CharacterClass.fold(a) == CharacterClass.fold(b)
     }
 
     /// Follows empty transitions from `pc`; returns true when a match is reached.
@@ -112,13 +108,15 @@ package struct Pattern: Sendable, CustomStringConvertible {
                 switch assertion {
                 case .start: holds = atStart
                 case .end: holds = atEnd
+                case .lineStart: holds = atStart || previous.map(Pattern.isLineBreak) == true
+                case .lineEnd: holds = atEnd || here.map(Pattern.isLineBreak) == true
                 case .wordBoundary, .notWordBoundary:
                     let before = previous.map(CharacterClass.isWord) ?? false
                     let after = here.map(CharacterClass.isWord) ?? false
                     holds = (before != after) == (assertion == .wordBoundary)
                 }
                 if holds { stack.append(pc + 1) }
-            case .scalar, .any, .anyIncludingNewline, .charClass:
+            case .scalar, .foldedScalar, .any, .anyIncludingNewline, .charClass:
                 break
             }
         }
@@ -128,6 +126,8 @@ package struct Pattern: Sendable, CustomStringConvertible {
 
 enum Instruction: Sendable {
     case scalar(Unicode.Scalar)
+    /// A scalar matched case-insensitively (held folded).
+    case foldedScalar(Unicode.Scalar)
     case any
     case anyIncludingNewline
     case charClass(Int)
@@ -139,6 +139,8 @@ enum Instruction: Sendable {
 
 enum Assertion: Sendable, Equatable {
     case start, end, wordBoundary, notWordBoundary
+    /// `^` and `$` under `(?m)`: at the string's ends or next to a line break.
+    case lineStart, lineEnd
 }
 
 /// A sparse set of program counters (Briggs & Torczon), cleared in O(1).
@@ -168,9 +170,43 @@ struct CharacterClass: Sendable {
     enum Item: Sendable {
         case range(Unicode.Scalar, Unicode.Scalar)
         case digit(Bool), word(Bool), space(Bool)
+        /// A POSIX class (`[:alpha:]`), or its negation (`[:^alpha:]`).
+        case posix(Posix, Bool)
     }
+
+    /// The POSIX classes a bracket class takes, with Unicode meanings as Swift's `Regex`
+    /// gives them.
+    enum Posix: String, Sendable, CaseIterable {
+        case alpha, digit, alnum, upper, lower, space, punct, xdigit, word, blank, cntrl
+
+        func contains(_ s: Unicode.Scalar) -> Bool {
+            let p = s.properties
+            switch self {
+            case .alpha: return p.isAlphabetic
+            case .digit: return CharacterClass.isDigit(s)
+            case .alnum: return p.isAlphabetic || CharacterClass.isDigit(s)
+            case .upper: return p.isUppercase
+            case .lower: return p.isLowercase
+            case .space: return p.isWhitespace
+            case .punct:
+                switch p.generalCategory {
+                case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
+                    .finalPunctuation, .otherPunctuation:
+                    return true
+                default: return false
+                }
+            case .xdigit: return p.isHexDigit
+            case .word: return CharacterClass.isWord(s)
+            case .blank: return s == "\t" || p.generalCategory == .spaceSeparator
+            case .cntrl: return p.generalCategory == .control
+            }
+        }
+    }
+
     var items: [Item] = []
     var negated = false
+    /// Whether it was written under `(?i)`.
+    var caseInsensitive = false
 
     static func fold(_ s: Unicode.Scalar) -> Unicode.Scalar {
         if s.isASCII {
@@ -199,25 +235,29 @@ struct CharacterClass: Sendable {
         return s.properties.isWhitespace
     }
 
-    func contains(_ s: Unicode.Scalar, caseInsensitive: Bool) -> Bool {
+    func contains(_ s: Unicode.Scalar) -> Bool {
         var found = matchesItems(s)
-        if !found, caseInsensitive {
+        // Under `(?i)` a scalar's other case may fall in a range; properties (`\w`,
+        // `[:upper:]`) are read as they are, as Swift's Regex reads them.
+        if !found, self.caseInsensitive {
             let lower = CharacterClass.fold(s)
-            found = matchesItems(lower)
+            found = matchesItems(lower, rangesOnly: true)
             if !found, s.isASCII, s.value >= 0x61, s.value <= 0x7A, let upper = Unicode.Scalar(s.value - 32) {
-                found = matchesItems(upper)
+                found = matchesItems(upper, rangesOnly: true)
             }
         }
         return found != negated
     }
 
-    private func matchesItems(_ s: Unicode.Scalar) -> Bool {
+    private func matchesItems(_ s: Unicode.Scalar, rangesOnly: Bool = false) -> Bool {
         for item in items {
             switch item {
             case .range(let lo, let hi): if s >= lo && s <= hi { return true }
+            case _ where rangesOnly: continue
             case .digit(let positive): if CharacterClass.isDigit(s) == positive { return true }
             case .word(let positive): if CharacterClass.isWord(s) == positive { return true }
             case .space(let positive): if CharacterClass.isSpace(s) == positive { return true }
+            case .posix(let posix, let positive): if posix.contains(s) == positive { return true }
             }
         }
         return false
@@ -226,7 +266,8 @@ struct CharacterClass: Sendable {
 
 indirect enum PatternNode {
     case empty
-    case scalar(Unicode.Scalar)
+    /// A scalar; `folded`: matched case-insensitively.
+    case scalar(Unicode.Scalar, folded: Bool)
     case any(includingNewline: Bool)
     case charClass(CharacterClass)
     case concat([PatternNode])
@@ -241,8 +282,13 @@ struct PatternParser {
     let s: [Unicode.Scalar]
     var i = 0
     var depth = 0
-    var caseInsensitive = false
-    var dotMatchesNewline = false
+    /// The inline options in force where the parser stands.
+    struct Options {
+        var caseInsensitive = false
+        var dotAll = false
+        var multiline = false
+    }
+    var options = Options()
 
     init(_ scalars: [Unicode.Scalar]) { s = scalars }
 
@@ -251,17 +297,6 @@ struct PatternParser {
     }
 
     mutating func parse() throws(Pattern.SyntaxError) -> PatternNode {
-        // Leading inline options: (?i), (?s), (?is)
-        if s.count >= 3, s[0] == "(", s[1] == "?" {
-            var j = 2
-            var flags: [Unicode.Scalar] = []
-            while j < s.count, s[j] == "i" || s[j] == "s" { flags.append(s[j]); j += 1 }
-            if !flags.isEmpty, j < s.count, s[j] == ")" {
-                caseInsensitive = flags.contains("i")
-                dotMatchesNewline = flags.contains("s")
-                i = j + 1
-            }
-        }
         let node = try parseAlternation()
         if i < s.count {
             throw fail(s[i] == ")" ? "unbalanced ')'" : "unexpected '\(s[i])'")
@@ -282,7 +317,7 @@ struct PatternParser {
         var items: [PatternNode] = []
         while i < s.count, s[i] != "|", s[i] != ")" {
             let atomStart = i
-            var atom = try parseAtom()
+            var atom = applyingCase(try parseAtom())
             atom = try parseQuantifiers(atom, atomStart: atomStart)
             items.append(atom)
         }
@@ -363,9 +398,26 @@ struct PatternParser {
             if depth > PatternParser.maxNesting { throw fail("pattern nested more than \(PatternParser.maxNesting) groups deep") }
             let open = i
             i += 1
+            let saved = options
             if i < s.count, s[i] == "?" {
                 i += 1
                 guard i < s.count else { throw fail("unterminated group", at: open) }
+                if "ism-".unicodeScalars.contains(s[i]) || (s[i].properties.isLowercase && s[i].isASCII && s[i] != "P") {
+                    // Inline options: `(?i)` from here to the end of the group, `(?i:…)` for its own.
+                    try parseOptions(open: open)
+                    if s[i] == ")" {
+                        i += 1
+                        depth -= 1
+                        return .empty
+                    }
+                    i += 1  // ':'
+                    let inner = try parseAlternation()
+                    guard i < s.count, s[i] == ")" else { throw fail("missing ')' for the group opened here", at: open) }
+                    i += 1
+                    depth -= 1
+                    options = saved
+                    return .concat([inner])  // read under its own options, not the outer ones
+                }
                 switch s[i] {
                 case ":": i += 1
                 case "<" where i + 1 < s.count && (s[i + 1] == "=" || s[i + 1] == "!"),
@@ -385,34 +437,35 @@ struct PatternParser {
                 case ">":
                     throw fail("atomic groups are not supported (patterns run without backtracking)", at: open)
                 default:
-                    throw fail("unsupported group syntax '(?\(s[i])'", at: open)
+                    throw fail("unsupported group syntax '(?\(s[i])'; the inline options are i, s and m", at: open)
                 }
             }
             let inner = try parseAlternation()
             guard i < s.count, s[i] == ")" else { throw fail("missing ')' for the group opened here", at: open) }
             i += 1
             depth -= 1
-            return inner
+            options = saved
+            return .concat([inner])  // read under its own options, not the outer ones
         case ")":
             throw fail("unbalanced ')'")
         case "*", "+", "?":
             throw fail("quantifier '\(c)' has nothing to repeat")
         case ".":
             i += 1
-            return .any(includingNewline: dotMatchesNewline)
+            return .any(includingNewline: options.dotAll)
         case "^":
             i += 1
-            return .assert(.start)
+            return .assert(options.multiline ? .lineStart : .start)
         case "$":
             i += 1
-            return .assert(.end)
+            return .assert(options.multiline ? .lineEnd : .end)
         case "[":
             return .charClass(try parseClass())
         case "\\":
             return try parseEscape(inClass: false)
         default:
             i += 1
-            return .scalar(c)
+            return .scalar(c, folded: false)
         }
     }
 
@@ -429,10 +482,10 @@ struct PatternParser {
         case "W": return .charClass(CharacterClass(items: [.word(false)]))
         case "s": return .charClass(CharacterClass(items: [.space(true)]))
         case "S": return .charClass(CharacterClass(items: [.space(false)]))
-        case "n": return .scalar("\n")
-        case "t": return .scalar("\t")
-        case "r": return .scalar("\r")
-        case "f": return .scalar("\u{0C}")
+        case "n": return .scalar("\n", folded: false)
+        case "t": return .scalar("\t", folded: false)
+        case "r": return .scalar("\r", folded: false)
+        case "f": return .scalar("\u{0C}", folded: false)
         case "v":
             // Vertical whitespace, as in Swift's Regex: \n \u{0B} \u{0C} \r, NEL, LS and PS.
             return .charClass(CharacterClass(items: [.range("\n", "\r"), .range("\u{85}", "\u{85}"), .range("\u{2028}", "\u{2029}")]))
@@ -441,7 +494,7 @@ struct PatternParser {
             if i < s.count, s[i].isASCII, CharacterClass.isDigit(s[i]) {
                 throw fail("'\\0' followed by a digit is ambiguous (an octal escape elsewhere); write '\\x00' or '\\u{…}'", at: start)
             }
-            return .scalar("\u{0}")
+            return .scalar("\u{0}", folded: false)
         case "b" where !inClass: return .assert(.wordBoundary)
         case "B" where !inClass: return .assert(.notWordBoundary)
         case "A" where !inClass: return .assert(.start)
@@ -454,7 +507,7 @@ struct PatternParser {
                         let v = UInt32(String(String.UnicodeScalarView([s[i], s[i + 1]])), radix: 16), let scalar = Unicode.Scalar(v)
                     else { throw fail("expected two hex digits after '\\x'", at: start) }
                     i += 2
-                    return .scalar(scalar)
+                    return .scalar(scalar, folded: false)
                 }
                 throw fail("expected '{' after '\\u'", at: start)
             }
@@ -465,7 +518,7 @@ struct PatternParser {
                 let v = UInt32(String(hex), radix: 16), let scalar = Unicode.Scalar(v)
             else { throw fail("invalid Unicode escape", at: start) }
             i += 1
-            return .scalar(scalar)
+            return .scalar(scalar, folded: false)
         case "1"..."9", "k", "g":
             throw fail("backreferences are not supported (patterns run without backtracking)", at: start)
         case "p", "P":
@@ -474,7 +527,7 @@ struct PatternParser {
             if c.isASCII, CharacterClass.isWord(c) {
                 throw fail("unknown escape '\\\(c)'", at: start)
             }
-            return .scalar(c)
+            return .scalar(c, folded: false)
         }
     }
 
@@ -487,7 +540,8 @@ struct PatternParser {
         while i < s.count, s[i] != "]" || first {
             first = false
             if s[i] == "[", i + 1 < s.count, s[i + 1] == ":" {
-                throw fail("POSIX classes like '[:alpha:]' are not supported; use \\w, \\d, \\s or a range")
+                cls.items.append(try parsePosix())
+                continue
             }
             if s[i] == "[" {
                 throw fail("nested character classes are not supported; write '\\[' for the character", at: i)
@@ -498,7 +552,7 @@ struct PatternParser {
             var lo: Unicode.Scalar
             if s[i] == "\\" {
                 switch try parseEscape(inClass: true) {
-                case .scalar(let scalar): lo = scalar
+                case .scalar(let scalar, _): lo = scalar
                 case .charClass(let inner): cls.items += inner.items; continue
                 default: throw fail("invalid escape in a character class")
                 }
@@ -510,7 +564,7 @@ struct PatternParser {
                 i += 1
                 var hi: Unicode.Scalar
                 if s[i] == "\\" {
-                    guard case .scalar(let scalar) = try parseEscape(inClass: true) else {
+                    guard case .scalar(let scalar, _) = try parseEscape(inClass: true) else {
                         throw fail("a range cannot end in a class escape")
                     }
                     hi = scalar
@@ -528,14 +582,58 @@ struct PatternParser {
         i += 1
         return cls
     }
+
+    /// `i`, `s`, `m`, then optionally `-` and the ones to turn off, up to `)` or `:`; sets
+    /// them in `options` and leaves the parser at the `)` or `:`.
+    private mutating func parseOptions(open: Int) throws(Pattern.SyntaxError) {
+        var on = true
+        while i < s.count, s[i] != ")", s[i] != ":" {
+            switch s[i] {
+            case "i": options.caseInsensitive = on
+            case "s": options.dotAll = on
+            case "m": options.multiline = on
+            case "-" where on: on = false
+            default: throw fail("unsupported inline option '\(s[i])'; the options are i, s and m", at: i)
+            }
+            i += 1
+        }
+        guard i < s.count else { throw fail("unterminated inline options", at: open) }
+    }
+
+    /// `[:name:]` or `[:^name:]` inside a bracket class.
+    private mutating func parsePosix() throws(Pattern.SyntaxError) -> CharacterClass.Item {
+        let start = i
+        i += 2
+        let positive = !(i < s.count && s[i] == "^")
+        if !positive { i += 1 }
+        var name = String.UnicodeScalarView()
+        while i < s.count, s[i] != ":", s[i] != "]" { name.append(s[i]); i += 1 }
+        guard i + 1 < s.count, s[i] == ":", s[i + 1] == "]" else { throw fail("a POSIX class is written [:name:]", at: start) }
+        i += 2
+        guard let posix = CharacterClass.Posix(rawValue: String(name)) else {
+            let names = CharacterClass.Posix.allCases.map(\.rawValue).joined(separator: ", ")
+            throw fail("unknown POSIX class '[:\(String(name)):]'; the classes are \(names)", at: start)
+        }
+        return .posix(posix, positive)
+    }
+
+    /// `node` as the options in force read it: a scalar or a class matched regardless of
+    /// case under `(?i)`.
+    private func applyingCase(_ node: PatternNode) -> PatternNode {
+        guard options.caseInsensitive else { return node }
+        switch node {
+        case .scalar(let c, _): return .scalar(c, folded: true)
+        case .charClass(var cls):
+            cls.caseInsensitive = true
+            return .charClass(cls)
+        default: return node
+        }
+    }
 }
 
 struct PatternCompiler {
-    let caseInsensitive: Bool
     var program: [Instruction] = []
     var classes: [CharacterClass] = []
-
-    init(caseInsensitive: Bool) { self.caseInsensitive = caseInsensitive }
 
     mutating func emit(_ node: PatternNode) throws(Pattern.SyntaxError) {
         if program.count > Pattern.maxProgramSize {
@@ -544,7 +642,7 @@ struct PatternCompiler {
         }
         switch node {
         case .empty: break
-        case .scalar(let s): program.append(.scalar(s))
+        case .scalar(let s, let folded): program.append(folded ? .foldedScalar(CharacterClass.fold(s)) : .scalar(s))
         case .any(let all): program.append(all ? .anyIncludingNewline : .any)
         case .charClass(let c):
             classes.append(c)

@@ -154,3 +154,69 @@ import Testing
         #expect(throws: RuleSetError.self) { try RuleSet(source: #"flag qa { enabled when email matches "(" }"#) }
     }
 }
+
+/// The inline options and POSIX classes other systems' test suites use, over a generated
+/// table of patterns and subjects, against Swift's `Regex` (scalar semantics).
+@Suite struct PatternOptionsTests {
+    static let atoms = [
+        "a", "B", "[a-c]", "[[:alpha:]]", "[[:digit:]]", "[[:upper:]]", "[[:lower:]]", "[[:alnum:]]", "[[:space:]]",
+        "[[:punct:]]", "[[:xdigit:]]", "[[:^alpha:]]", "[^[:digit:]x]", ".", "\\w", "x",
+    ]
+    static let options = ["(?i)", "(?s)", "(?m)", "(?im)", "(?-i)", "(?is)", ""]
+    static let subjects = [
+        "", "a", "A", "b", "B", "abc", "ABC", "aB\nc", "x\nA", "\nab\n", "1", "f9", "G", "-", " ", "a.b", "Z\n", "ab\r\nc", "é",
+        "É", "_", "\t", "a\nb\nc",
+    ]
+
+    /// Patterns built from an option, anchors, atoms and a scoped group at random places.
+    static func patterns() -> [String] {
+        var random = SeededGenerator(seed: 0x7E6E)
+        var out: [String] = []
+        for _ in 0..<400 {
+            func atom() -> String { atoms[Int.random(in: 0..<atoms.count, using: &random)] }
+            func option() -> String { options[Int.random(in: 0..<options.count, using: &random)] }
+            var p = Bool.random(using: &random) ? "^" : ""
+            p += option() + atom()
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: p += option() + atom()
+            case 1:
+                let flags = ["i", "s", "m", "-i", "i-s"][Int.random(in: 0..<5, using: &random)]
+                p += "(?\(flags):" + atom() + (Bool.random(using: &random) ? "|" + atom() : "") + ")"
+            case 2: p += "(" + option() + atom() + ")" + atom()
+            default: p += atom() + "+"
+            }
+            if Bool.random(using: &random) { p += "$" }
+            out.append(p)
+        }
+        return out
+    }
+
+    @Test func optionsAndPosixClassesAgreeWithRegex() throws {
+        var compared = 0
+        for source in Self.patterns() {
+            let ours = try Pattern(source)
+            let reference = try Regex(source).matchingSemantics(.unicodeScalar)
+            for subject in Self.subjects {
+                let theirs = (try? reference.firstMatch(in: subject)) != nil
+                #expect(ours.matches(subject) == theirs, "\(source.debugDescription) on \(subject.debugDescription)")
+                compared += 1
+            }
+        }
+        #expect(compared == 400 * Self.subjects.count)
+    }
+
+    @Test(arguments: [
+        ("(?x)a", "unsupported inline option 'x'; the options are i, s and m"),
+        ("[[:graph:]]", "unknown POSIX class '[:graph:]'; the classes are alpha, digit, alnum, upper, lower, space, punct, xdigit, word, blank, cntrl"),
+        ("[[:alpha]", "a POSIX class is written [:name:]"),
+        ("(?i", "unterminated inline options"),
+    ])
+    func unsupportedOptionsNameTheAlternative(_ source: String, _ message: String) {
+        #expect(throws: Pattern.SyntaxError.self) { try Pattern(source) }
+        do {
+            _ = try Pattern(source)
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+}
