@@ -117,16 +117,31 @@ enum EvalCommand {
     }
 
     /// The context a JSON object gives, checked against the schema; errors name `origin`.
+    /// A key the schema does not declare is a usage error ("did you mean"); a declared
+    /// attribute with a value of the wrong type is kept, as a service would get it (the
+    /// library reads it as unknown, which `--explain` shows), and named in a warning.
     static func jsonContext(_ text: String, origin: String, schema: ContextSchema?) throws(UsageError) -> EvaluationContext {
+        let context: EvaluationContext
         do {
-            let context = try EvaluationContext(json: text)
-            if let schema {
-                for (key, value) in context.entries.sorted(by: { $0.name < $1.name }) { try schema.validate(key, value) }
-            }
-            return context
+            context = try EvaluationContext(json: text)
         } catch {
             throw UsageError(message: "\(origin): \(error.message)")
         }
+        guard let schema else { return context }
+        for (key, value) in context.entries.sorted(by: { $0.name < $1.name }) {
+            do {
+                try schema.validate(key, value)
+            } catch {
+                if schema[key] == nil, key != "now" { throw UsageError(message: "\(origin): \(error.message)") }
+                warnMistyped("\(origin): \(error.message)")
+            }
+        }
+        return context
+    }
+
+    /// Warns that a value does not fit its attribute and is evaluated as unknown.
+    static func warnMistyped(_ problem: String) {
+        Terminal.writeError("flags: warning: \(problem); it is evaluated as unknown, as a service would read it\n")
     }
 
     /// Sets the `-c key=value` assignments on `context`, typed by the schema.

@@ -436,7 +436,12 @@ struct Explainer {
             guard let a, let c else { return make(.unknown, [lt, rt]) }
             let truth = Comparison.contains(a, c)
             guard case .list = a else {
-                return make(truth, [lt, rt], note: truth == .unknown ? "'contains' needs a string or a list on the left" : nil)
+                let why: String? =
+                    truth != .unknown
+                    ? nil
+                    : a.stringValue != nil
+                        ? "a string contains strings, not \(c.typeName)s" : "'contains' needs a string or a list on the left"
+                return make(truth, [lt, rt], note: why)
             }
             guard ListOperations.elements(a) != nil else { return make(.unknown, [lt, rt], note: Explainer.notAList(a)) }
             let note: String

@@ -561,6 +561,11 @@ extension Checker {
                     help: "to test a list's elements, use 'contains', 'contains any [...]' or 'contains all [...]'")
                 return nil
             }
+            // Without a schema, `teams contains 7` tests a list's elements: the value decides
+            // at evaluation (a string there with a number is unknown).
+            if op == .contains, left.type.isDynamic {
+                return Bound(kind: .text(op, left, right), type: .bool, range: range)
+            }
             // The left side, then the right (not through an array literal: one allocation
             // per comparison).
             let nonString = !Self.isTextual(left.type) ? left : !Self.isTextual(right.type) ? right : nil

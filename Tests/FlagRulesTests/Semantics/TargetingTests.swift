@@ -122,6 +122,14 @@ let targetingSchema = """
         (#"path in ["/home", "/about"]"#, ["path": "/home"], .yes),
         (#"ip in ["10.1.2.3"]"#, ["ip": "10.1.2.3"], .yes),
         (#"ip in ["10.1.2.3"]"#, ["ip": "::ffff:10.1.2.3"], .no),  // strings, not addresses
+        // "Without a schema, a context array is a list value: contains tests its elements",
+        // whatever the element's type; a string there holds only strings.
+        ("teams contains 7", ["teams": [1, 7]], .yes),
+        ("teams contains 7", ["teams": [1, 2]], .no),
+        ("teams contains 7", ["teams": "a7"], .unknown),
+        ("teams contains 7", ["teams": ["7"]], .unknown),
+        ("teams contains 7", [:], .unknown),
+        ("flags contains true", ["flags": [false, true]], .unknown),  // bools make no list type
     ]
 
     @Test(arguments: untyped)
