@@ -207,7 +207,10 @@ import Testing
 
     @Test(arguments: [
         ("(?x)a", "unsupported inline option 'x'; the options are i, s and m"),
-        ("[[:graph:]]", "unknown POSIX class '[:graph:]'; the classes are alpha, digit, alnum, upper, lower, space, punct, xdigit, word, blank, cntrl"),
+        (
+            "[[:graph:]]",
+            "unknown POSIX class '[:graph:]'; the classes are alpha, digit, alnum, upper, lower, space, punct, xdigit, word, blank, cntrl"
+        ),
         ("[[:alpha]", "a POSIX class is written [:name:]"),
         ("(?i", "unterminated inline options"),
     ])
