@@ -71,7 +71,9 @@ enum PatternFuzz {
     static func comparable(_ source: String) -> Bool {
         let scalars = Array(source.unicodeScalars)
         let repeatedGroup = zip(scalars, scalars.dropFirst()).contains { $0 == ")" && "*+?{".unicodeScalars.contains($1) }
-        return !repeatedGroup && source.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 } && !source.contains("(?i")
+        // Case-insensitivity anywhere: `(?i)`, `(?mi)`, `(?s-i:…)`.
+        let caseless = source.range(of: #"\(\?[ism]*i"#, options: .regularExpression) != nil
+        return !repeatedGroup && source.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 } && !caseless
             && !source.contains("\\b")
             && !source.contains("\\B") && !source.contains("\\X") && !source.contains("\\R") && !source.contains("\\N")
             && !(source.contains("{") && source.contains(" "))
