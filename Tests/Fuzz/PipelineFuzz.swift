@@ -1,7 +1,6 @@
-// libFuzzer target: the whole pipeline. Any bytes are loaded as a rules file, whole and
-// in two halves (the two loads must agree); when they compile, every declaration is
-// evaluated against contexts drawn from the input (the plain and prepared paths and the
-// halved load must agree, and so must the explainer), and the file is formatted and
+// libFuzzer target: the whole pipeline. Any bytes are loaded as a rules file; when they
+// compile, every declaration is evaluated against contexts drawn from the input (the plain
+// and prepared paths must agree, and so must the explainer), and the file is formatted and
 // loaded again (formatting is idempotent and keeps every resolution).
 // Built with the library's sources and the other
 // targets as one module: Tests/Fuzz/run.sh.
@@ -12,29 +11,13 @@ func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let source = SourceText(bytes: bytes, name: "fuzz.flags")
     let today = Date(timeIntervalSince1970: 1_800_000_000)
-    // Loaded in halves too (parsed, checked and compiled as two halves, as large files
-    // are, here one after the other), when there is a line to parse the halves from: the
-    // same diagnostics, and below, the same resolutions.
-    let halves =
-        Parser.splitLine(source) == nil
-        ? nil : Result { () throws(RuleSetError) in try RuleSet(source: source, today: today, halving: .alwaysInOrder) }
     let rules: RuleSet
     do {
-        rules = try RuleSet(source: source, today: today, halving: .never)
+        rules = try RuleSet(source: source, today: today)
     } catch {
         precondition(!error.errors.isEmpty, "a failed load without an error")
         precondition(error.errors.count <= Diagnostic.errorLimit + 1, "more errors than the limit")
-        switch halves {
-        case .success(let halved)?: fatalError("loaded in halves, but not whole: \(halved.warnings) vs \(error.diagnostics)")
-        case .failure(let halved)? where halved.diagnostics != error.diagnostics:
-            fatalError("loading in halves disagrees with loading whole: \(halved.diagnostics) vs \(error.diagnostics)")
-        default: break
-        }
         return 0
-    }
-    let halved = try? halves?.get()
-    if let halves, halved?.warnings != rules.warnings {
-        fatalError("loading in halves disagrees with loading whole: \(halves) vs \(rules.warnings)")
     }
     let contexts = PipelineFuzz.contexts(for: rules, from: bytes)
     let names = rules.declarations.map(\.name)
@@ -48,9 +31,6 @@ func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             if handle.index < 0 { fatalError("no declaration for \(name)") }
             let fast = rules.evaluate(handle, in: prepared)
             if plain != fast { fatalError("plain and prepared disagree on \(name) in \(context): \(plain) vs \(fast)") }
-            if let inHalves = halved?.evaluate(name, in: context), plain != inHalves {
-                fatalError("loaded in halves, \(name) in \(context) gives \(inHalves), not \(plain)")
-            }
             row.append(plain)
         }
         if let first = names.first, let explained = rules.explain(first, in: context)?.resolution, explained != row[0] {

@@ -97,8 +97,7 @@ extension Bound {
 /// turns on FR112 for the file, as `LintOptions.requiresOwners` does.
 enum Analyzer {
     static func run(
-        _ checked: CheckedProgram, source: SourceText, today: Date = Date(), options: LintOptions = LintOptions(), lints: [Lint] = Lint.all,
-        halving: Halving = .standard
+        _ checked: CheckedProgram, source: SourceText, today: Date = Date(), options: LintOptions = LintOptions(), lints: [Lint] = Lint.all
     ) -> [Diagnostic] {
         // The comments are read only when one may speak to the lints.
         let needle = Array("flags:".utf8)
@@ -112,18 +111,8 @@ enum Analyzer {
         var options = options
         if silenced.requiresOwners { options.requiresOwners = true }
         let input = LintInput(checked: checked, source: source, today: today, options: options)
-        // Each lint's warnings, in the lints' order. On a large file, the lints run in two
-        // groups at once (every other lint in each: neighbours in code order often walk the
-        // same parts of the file, and cost alike); they only read the input.
-        let found: [[Diagnostic]]
-        if checked.declarations.count >= halving.declarations, lints.count > 1 {
-            let (even, odd) = halving.run(
-                { stride(from: 0, to: lints.count, by: 2).map { lints[$0].check(input) } },
-                { stride(from: 1, to: lints.count, by: 2).map { lints[$0].check(input) } })
-            found = lints.indices.map { $0 % 2 == 0 ? even[$0 / 2] : odd[$0 / 2] }
-        } else {
-            found = lints.map { $0.check(input) }
-        }
+        // Each lint's warnings, in the lints' order.
+        let found = lints.map { $0.check(input) }
         var out: [Diagnostic] = []
         for d in found.joined() where !silenced.silences(d.code, line: d.range.start.line) { out.append(d) }
         return out.sorted { ($0.range.start.offset, $0.code) < ($1.range.start.offset, $1.code) }
@@ -193,7 +182,7 @@ extension RuleSet {
     }
 
     /// The lints' warnings as of `today` (tests pin the day).
-    package func lint(today: Date, _ options: LintOptions = LintOptions(), halving: Halving = .standard) -> [Diagnostic] {
-        Analyzer.run(checked, source: source, today: today, options: options, halving: halving)
+    package func lint(today: Date, _ options: LintOptions = LintOptions()) -> [Diagnostic] {
+        Analyzer.run(checked, source: source, today: today, options: options)
     }
 }

@@ -22,58 +22,17 @@ struct Compiler {
     /// Each schema attribute's coercion, by slot, made once: every read of an enum
     /// attribute shares its table of cases (made per read, they were a tenth of a load).
     let coercions: [Coercion]
-    /// The hashed literal sets that read each string slot, gathered as conditions compile.
-    let listedSlots = ListedSlots()
-
-    final class ListedSlots {
-        var sets: [Int: [LiteralSet]] = [:]
-
-        /// Records that `set` reads `slot`: the bit of the slot's tag that answers for it,
-        /// or `Coercion.Listed.bits` when the slot's bits are taken (the set is then looked
-        /// up on each evaluation, and not recorded).
-        func add(_ set: LiteralSet, slot: Int) -> Int {
-            let bit = sets[slot]?.count ?? 0
-            if bit < Coercion.Listed.bits { sets[slot, default: []].append(set) }
-            return bit
-        }
-    }
 
     init(checked: CheckedProgram, coercions: [Coercion]) {
         self.checked = checked
         self.coercions = coercions
     }
 
-    static func compile(_ checked: CheckedProgram, halving: Halving = .standard) -> Program {
-        var coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
+    static func compile(_ checked: CheckedProgram) -> Program {
+        let coercions = checked.schema?.attributes.map { Coercion($0.type) } ?? []
         let compiler = Compiler(checked: checked, coercions: coercions)
-        let declarations: [CompiledDeclaration]
-        if checked.declarations.count >= halving.declarations {
-            declarations = compiler.compileInHalves(checked.declarations, halving: halving)
-        } else {
-            declarations = checked.declarations.map(compiler.declaration)
-        }
-        // A prepared context looks a string up only in the hashed literal sets that read it.
-        for (slot, sets) in compiler.listedSlots.sets where coercions.indices.contains(slot) {
-            coercions[slot] = .listed(Coercion.Listed(sets))
-        }
+        let declarations = checked.declarations.map(compiler.declaration)
         return Program(declarations: declarations, schema: checked.schema, coercions: coercions, names: checked.names)
-    }
-
-    /// Compiles the first and the second half of `declarations` at once, the second by a
-    /// compiler with hashed literal sets of its own. A set's bit in a slot's tag is its
-    /// place among the sets read in that slot, in order: when the first half read a slot
-    /// the second half read too, the second half's bits for it are wrong, and the second
-    /// half is compiled again after the first.
-    func compileInHalves(_ declarations: [CheckedDeclaration], halving: Halving) -> [CompiledDeclaration] {
-        let second = Compiler(checked: checked, coercions: coercions)
-        let middle = declarations.count / 2
-        let (a, b) = halving.run(
-            { declarations[..<middle].map(self.declaration) }, { declarations[middle...].map(second.declaration) })
-        guard second.listedSlots.sets.keys.allSatisfy({ listedSlots.sets[$0] == nil }) else {
-            return a + declarations[middle...].map(declaration)
-        }
-        listedSlots.sets.merge(second.listedSlots.sets) { first, _ in first }
-        return a + b
     }
 
     /// How an attribute read is checked: the schema slot's coercion, or one for `type`
@@ -673,31 +632,17 @@ struct Compiler {
     }
 
     /// `stringAttribute in [strings]`: the attribute's string looked up where it is (the
-    /// dictionary's entry, or a prepared context's slot, whose tag answers for a large set),
-    /// without the general path's value closure and test of the value's type.
+    /// dictionary's entry, or a prepared context's slot), without the general path's value
+    /// closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ set: LiteralSet, negated: Bool) -> ConditionFunction {
         let name = Frame.Key(attribute)
-        let bit = set.isHashed ? listedSlots.add(set, slot: slot) : Coercion.Listed.bits
-        guard bit < Coercion.Listed.bits else {
-            return { f in
-                guard let slots = f.slots else {
-                    guard case .string(let s)? = f.value(named: name) else { return .unknown }
-                    return Truth(set.contains(s) != negated)
-                }
-                guard case .string(let s)? = slots[slot].typed else { return .unknown }
-                return Truth(set.contains(s) != negated)
-            }
-        }
         return { f in
             guard let slots = f.slots else {
                 guard case .string(let s)? = f.value(named: name) else { return .unknown }
                 return Truth(set.contains(s) != negated)
             }
-            // Which of the slot's sets hold its string, worked out when it was set (-1: no
-            // string).
-            let memberships = slots[slot].tag
-            guard memberships >= 0 else { return .unknown }
-            return Truth((memberships >> Int32(bit) & 1 != 0) != negated)
+            guard case .string(let s)? = slots[slot].typed else { return .unknown }
+            return Truth(set.contains(s) != negated)
         }
     }
 }

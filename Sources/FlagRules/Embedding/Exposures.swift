@@ -256,9 +256,7 @@ extension RuleSet {
 
     /// A hash of the rules' text (FNV-1a, base 36): the same rules give the same version.
     var contentVersion: String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in source.bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return String(h, radix: 36)
+        String(FNV1a.hash(source.bytes), radix: 36)
     }
 }
 

@@ -231,14 +231,4 @@ extension RuleSet {
         return drift
     }
 
-    /// A declaration's typed value and its resolution; the key's default with reason
-    /// `ERROR` when the rules lack it or give another type.
-    public func evaluate<V>(_ key: FlagKey<V>, in context: EvaluationContext = [:]) -> TypedResolution<V> {
-        key.typed(evaluate(key.name, in: context, expecting: key.kind, default: key.defaultValue.flagValue))
-    }
-
-    /// A declaration's typed value: `rules[AppFlags.checkout, in: context]`.
-    public subscript<V>(key: FlagKey<V>, in context: EvaluationContext = [:]) -> V {
-        evaluate(key, in: context).value
-    }
 }

@@ -305,23 +305,21 @@ final class SourceFetching: Sendable {
     func cancelInFlight() { state.withLock { $0.fetcher }.cancelInFlight() }
 }
 
-/// A text's identity for "the same rules again": its length and two 64-bit FNV-1a hashes
-/// of different offsets.
+/// A text's identity for "the same rules again": its length, its FNV-1a hash and a second
+/// hash of another kind.
 struct ContentDigest: Hashable, Sendable {
     let count: Int
     let first: UInt64
     let second: UInt64
 
     init(_ bytes: [UInt8]) {
-        var a: UInt64 = 0xcbf2_9ce4_8422_2325
         var b: UInt64 = 0x8422_2325_cbf2_9ce4
         for byte in bytes {
-            a = (a ^ UInt64(byte)) &* 0x100_0000_01b3
             b = (b &+ UInt64(byte)) &* 0x9e37_79b9_7f4a_7c15
             b ^= b >> 29
         }
         count = bytes.count
-        first = a
+        first = FNV1a.hash(bytes)
         second = b
     }
 }

@@ -99,17 +99,11 @@ public struct RuleSet: Sendable {
 
     /// Compiles already-read source; `today` decides which `@expires` dates have passed.
     public init(source: SourceText, today: Date) throws(RuleSetError) {
-        try self.init(source: source, today: today, halving: .standard)
-    }
-
-    /// Compiles already-read source, in halves as `halving` says (the halves' results
-    /// are the whole's: tests load with `.always` and `.never` and compare).
-    init(source: SourceText, today: Date, halving: Halving) throws(RuleSetError) {
-        let (file, syntaxDiagnostics) = Parser.parse(source, halving: halving)
+        let (file, syntaxDiagnostics) = Parser.parse(source)
         var diagnostics = syntaxDiagnostics
         var checked: CheckedProgram?
         if !syntaxDiagnostics.contains(where: { $0.severity == .error }) {
-            let result = Checker.check(file, source: source, today: today, halving: halving)
+            let result = Checker.check(file, source: source, today: today)
             checked = result.0
             diagnostics += result.1
         }
@@ -118,7 +112,7 @@ public struct RuleSet: Sendable {
             throw .invalid(source: source, diagnostics: diagnostics)
         }
         loaded = Loaded(
-            program: Compiler.compile(checked, halving: halving), checked: checked, source: source, warnings: diagnostics)
+            program: Compiler.compile(checked), checked: checked, source: source, warnings: diagnostics)
     }
 
     /// A rule set from a program already checked without errors (an editor's, which

@@ -31,10 +31,7 @@ struct RulesCache: Sendable {
                 identity += "\n\(name.lowercased()): \(value)"
             }
         }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in identity.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
+        let hash = FNV1a.hash(identity.utf8)
         self.file = directory.appendingPathComponent("FlagRules-" + String(hash, radix: 16) + ".json")
         self.source = source
     }

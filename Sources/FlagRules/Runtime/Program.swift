@@ -90,9 +90,6 @@ enum Coercion: Sendable {
     case enumeration(EnumTable)
     /// A list whose every element fits the element coercion (`string`, `int` or an enum).
     indirect case list(Coercion)
-    /// A string attribute that large (hashed) literal sets read: a prepared context works
-    /// out, when the value is set, whether each of the first `Listed.bits` sets holds it.
-    case listed(Listed)
 
     init(_ type: FlagType) {
         switch type {
@@ -112,7 +109,7 @@ enum Coercion: Sendable {
     @inline(__always)
     func apply(_ v: Value) -> Value? {
         switch (self, v) {
-        case (.any, _), (.string, .string), (.listed, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
+        case (.any, _), (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
             (.version, .version), (.datetime, .datetime):
             return v
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
@@ -144,45 +141,17 @@ enum Coercion: Sendable {
     /// strings, ints or enum cases: none is converted).
     func fitsElement(_ e: Value) -> Bool {
         switch (self, e) {
-        case (.string, .string), (.listed, .string), (.int, .int): return true
+        case (.string, .string), (.int, .int): return true
         case (.enumeration(let table), .string(let s)): return table.ordinal(of: s) != nil
         default: return false
         }
     }
 
-    /// A prepared slot's tag for its typed value `v`: an enum value's case ordinal; for a
-    /// string that large literal sets read, which of them hold it (`Listed.memberships`);
-    /// else -1.
+    /// A prepared slot's tag for its typed value `v`: an enum value's case ordinal, else -1.
     func tag(_ v: Value?) -> Int32 {
         switch (self, v) {
         case (.enumeration(let table), .string(let s)?): return table.ordinal(of: s).map { Int32($0) } ?? -1
-        case (.listed(let listed), .string(let s)?): return listed.memberships(of: s)
         default: return -1
-        }
-    }
-
-    /// The first `bits` large literal sets that read one string attribute, in the order the
-    /// compiler met them, answered by a prepared context from the bits of its slot's tag,
-    /// worked out once when the value is set, so that such a test costs the same for
-    /// 100,000 literals as for 10 (no read of a table that is not in cache). Later sets
-    /// are looked up on each evaluation.
-    final class Listed: Sendable {
-        /// How many sets a tag answers: its bits but the sign, which marks a slot with no
-        /// string (-1).
-        static let bits = 31
-        let sets: [LiteralSet]
-
-        init(_ sets: [LiteralSet]) {
-            precondition(sets.count <= Self.bits, "a tag answers for at most \(Self.bits) sets")
-            self.sets = sets
-        }
-
-        /// Bit `k` set when the `k`th set holds `s`; never negative.
-        func memberships(of s: String) -> Int32 {
-            let hash = StringHash.key(s)
-            var bits: Int32 = 0
-            for (k, set) in sets.enumerated() where set.contains(s, hash: hash) { bits |= 1 << Int32(k) }
-            return bits
         }
     }
 }

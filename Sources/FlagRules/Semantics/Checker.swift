@@ -39,19 +39,16 @@ struct Checker {
     var recordsReferences = false
     /// Each name written in the file that reads a declaration or an attribute, when recorded.
     var references: [SymbolReference] = []
-    /// When a file's declarations are checked in two halves at once (`checkInHalves()`).
-    var halving = Halving.standard
 
     init(today: Date) { self.today = today }
 
     /// Checks a file for an editor: the program even when the file has errors (what
     /// checked before them), with every reference recorded, and all diagnostics.
     static func checkForTools(
-        _ file: FileSyntax, source: SourceText, today: Date = Date(), halving: Halving = .standard
+        _ file: FileSyntax, source: SourceText, today: Date = Date()
     ) -> (CheckedProgram, [Diagnostic]) {
         var checker = Checker(today: today)
         checker.sourceText = source
-        checker.halving = halving
         checker.recordsReferences = true
         var program = checker.run(file)
         program.references = checker.references
@@ -65,11 +62,10 @@ struct Checker {
 
     /// Checks a file; returns the program when there are no errors, and all diagnostics.
     static func check(
-        _ file: FileSyntax, source: SourceText? = nil, today: Date = Date(), halving: Halving = .standard
+        _ file: FileSyntax, source: SourceText? = nil, today: Date = Date()
     ) -> (CheckedProgram?, [Diagnostic]) {
         var checker = Checker(today: today)
         checker.sourceText = source
-        checker.halving = halving
         let program = checker.run(file)
         return (checker.diagnostics.hasErrors ? nil : program, checker.diagnostics.items)
     }
@@ -127,12 +123,7 @@ struct Checker {
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)
         edges = Array(repeating: [], count: declarations.count)
-        var checked: [CheckedDeclaration]
-        if declarations.count >= halving.declarations, !diagnostics.hasErrors, let halves = checkInHalves() {
-            checked = halves
-        } else {
-            checked = checkDeclarations(declarations.indices)
-        }
+        let checked = checkDeclarations(declarations.indices)
         checkCycles()
         let tests = checkTests(checked)
         var symbols = SymbolTable(schema: schema, names: names, declarationNames: declarationNames, types: types)
@@ -152,34 +143,6 @@ struct Checker {
             checked.append(declaration)
         }
         return checked
-    }
-
-    /// Checks the first and the second half of the declarations at once, each on a copy of
-    /// this checker, and takes in what each found; nil, and this checker unchanged, when
-    /// either half reports an error (the declarations are then checked in order, for the
-    /// errors and the error limit to read as they do in order).
-    ///
-    /// A declaration's check reads the tables built before it (names, types, the schema)
-    /// and writes only its diagnostics, its edges and its references: without errors, the
-    /// halves' writes in order are the writes of checking the declarations in order.
-    mutating func checkInHalves() -> [CheckedDeclaration]? {
-        let start = self, middle = declarations.count / 2, count = declarations.count
-        let (first, second) = halving.run(
-            {
-                var checker = start
-                return (checker.checkDeclarations(0..<middle), checker)
-            },
-            {
-                var checker = start
-                return (checker.checkDeclarations(middle..<count), checker)
-            })
-        guard !first.1.diagnostics.hasErrors, !second.1.diagnostics.hasErrors else { return nil }
-        let other = second.1
-        self = first.1
-        diagnostics.items += other.diagnostics.items[start.diagnostics.items.count...]
-        edges.replaceSubrange(middle..<count, with: other.edges[middle..<count])
-        references += other.references[start.references.count...]
-        return first.0 + second.0
     }
 
     // MARK: Schema
@@ -298,10 +261,10 @@ struct Checker {
 
     mutating func checkAttributes(_ header: DeclarationHeader, kind: DeclarationKind) -> Attributes {
         var result = Attributes()
-        var seen = FirstSeen<String>(expecting: header.attributes.count)
+        var seen: [String: SourceRange] = [:]
         for a in header.attributes {
             let name = a.name.name
-            if let first = seen.first(name, at: a.range) {
+            if let first = seen.firstPlace(of: name, at: a.range) {
                 diagnostics.error(
                     "duplicate-attribute", "attribute '@\(name)' is given twice", at: a.range,
                     notes: [.init("first given here", at: first)])
@@ -427,8 +390,8 @@ struct Checker {
                     "empty-variants", "variant '\(name)' lists no variants", at: header.name.range,
                     help: "list them, as in variant \(name) [control, treatment]")
             }
-            var seen = FirstSeen<String>(expecting: v.variants.count)
-            for variant in v.variants where seen.first(variant.name, at: variant.range) != nil {
+            var seen: [String: SourceRange] = [:]
+            for variant in v.variants where seen.firstPlace(of: variant.name, at: variant.range) != nil {
                 diagnostics.error("duplicate-variant", "variant '\(variant.name)' is listed twice", at: variant.range)
             }
             var defaultName = names.first ?? ""
@@ -565,7 +528,7 @@ struct Checker {
         outcomes.reserveCapacity(s.entries.count)
         weights.reserveCapacity(s.entries.count)
         var ok = true
-        var seen = FirstSeen<Value>(expecting: s.entries.count)
+        var seen: [Value: SourceRange] = [:]
         var percentForm: Bool?
         for entry in s.entries {
             var key: Value?
@@ -580,7 +543,7 @@ struct Checker {
                 key = literalValue(literal, as: keyType)
             }
             if let key {
-                if let first = seen.first(key, at: entry.key.range) {
+                if let first = seen.firstPlace(of: key, at: entry.key.range) {
                     diagnostics.error(
                         "duplicate-entry", "\(key) appears twice in the split", at: entry.key.range,
                         notes: [.init("first listed here", at: first)])
@@ -700,36 +663,12 @@ struct Checker {
     }
 }
 
-/// Where each key of a list was first seen, to report a repeat with a note at the first.
-/// A search in order while the list is short (no table, and no allocation at all for a
-/// list of one); a dictionary past `searchLimit`, so that a long list is not quadratic.
-struct FirstSeen<Key: Hashable> {
-    static var searchLimit: Int { 16 }
-    private let expected: Int
-    private var head: (key: Key, range: SourceRange)?
-    private var rest: [(key: Key, range: SourceRange)] = []
-    private var table: [Key: SourceRange]?
-
-    init(expecting count: Int) {
-        expected = count
-        if count > FirstSeen.searchLimit { table = Dictionary(minimumCapacity: count) }
-    }
-
-    /// Where `key` was first seen; nil when it is new, and then it is recorded at `range`.
-    mutating func first(_ key: Key, at range: SourceRange) -> SourceRange? {
-        if table != nil {
-            if let first = table?[key] { return first }
-            table?[key] = range
-            return nil
-        }
-        guard let head else {
-            head = (key, range)
-            return nil
-        }
-        if head.key == key { return head.range }
-        if let k = rest.firstIndex(where: { $0.key == key }) { return rest[k].range }
-        if rest.isEmpty { rest.reserveCapacity(max(expected - 1, 1)) }
-        rest.append((key, range))
+extension Dictionary where Value == SourceRange {
+    /// Where `key` was first seen, to report a repeat with a note at the first; nil when it
+    /// is new, and then it is recorded at `range`.
+    mutating func firstPlace(of key: Key, at range: SourceRange) -> SourceRange? {
+        if let first = self[key] { return first }
+        self[key] = range
         return nil
     }
 }

@@ -60,9 +60,9 @@ package final class OFREPService: Sendable {
     @discardableResult
     package func install(_ files: [ServedFile]) -> [String] {
         var next = InForce(files: files)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var hash = FNV1a.offsetBasis
         for (i, file) in files.enumerated() {
-            hash = ExposureLog.fingerprint(file.rules.contentVersion, hash)
+            hash = FNV1a.hash(file.rules.contentVersion.utf8, from: hash)
             for d in file.rules.declarations where d.kind != .segment {
                 if next.index[d.name] != nil {
                     next.conflicts.append(d.name)
@@ -344,7 +344,7 @@ package final class OFREPService: Sendable {
 
     /// FNV-1a of a text, in base 36.
     static func hash(_ text: String) -> String {
-        String(ExposureLog.fingerprint(text, 0xcbf2_9ce4_8422_2325), radix: 36)
+        String(FNV1a.hash(text.utf8), radix: 36)
     }
 
     // MARK: The page's API

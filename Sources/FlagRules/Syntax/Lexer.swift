@@ -22,7 +22,7 @@ package struct Lexer {
     let source: SourceText
     private let b: [UInt8]
     private var i: Int
-    /// Where lexing stops: the end of the bytes, or of the lines lexed.
+    /// Where lexing stops: the end of the bytes.
     private let end: Int
     /// Open brackets, at most `maxBracketDepth`.
     private var bracketDepth = 0
@@ -34,19 +34,11 @@ package struct Lexer {
 
     /// Lexes a whole source file.
     package init(_ source: SourceText) {
-        self.init(source, lines: 0..<source.lineCount)
-    }
-
-    /// Lexes the given lines of a source file (0-based line indices): its tokens, comments
-    /// and diagnostics as lexing the whole file gives for those lines, when no token
-    /// spans the lines' edges (none but a newline spans a line) and the brackets opened
-    /// before them are closed. The tokens end with `.endOfFile` at the last line's end.
-    init(_ source: SourceText, lines: Range<Int>) {
         self.source = source
         b = source.bytes
-        i = source.lineStarts[lines.lowerBound]
-        end = lines.upperBound < source.lineCount ? source.lineStarts[lines.upperBound] : b.count
-        line = lines.lowerBound + 1
+        i = 0
+        end = b.count
+        line = 1
         if b.count > Lexer.maxSourceSize {
             let here = location
             diagnostics.append(

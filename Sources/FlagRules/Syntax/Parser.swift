@@ -26,77 +26,12 @@ package struct Parser {
     let comments: [Comment]
 
     /// Parses a whole file; returns the syntax tree and every diagnostic (lexical and
-    /// syntactic). A large file is parsed in two halves at once (`parseInHalves(_:at:)`).
-    package static func parse(_ source: SourceText, halving: Halving = .standard) -> (FileSyntax, [Diagnostic]) {
-        if source.bytes.count >= halving.bytes, source.bytes.count <= Lexer.maxSourceSize,
-            let line = splitLine(source), let halves = parseInHalves(source, at: line, halving: halving)
-        {
-            return halves
-        }
-        return parse(source, lines: 0..<source.lineCount)
-    }
-
-    /// Parses the given lines of a file (0-based line indices) as a file of their own.
-    static func parse(_ source: SourceText, lines: Range<Int>) -> (FileSyntax, [Diagnostic]) {
-        let lexer = Lexer(source, lines: lines)
+    /// syntactic).
+    package static func parse(_ source: SourceText) -> (FileSyntax, [Diagnostic]) {
+        let lexer = Lexer(source)
         var parser = Parser(lexer: lexer)
         let file = parser.parseFile()
         return (file, lexer.diagnostics + parser.diagnostics.items)
-    }
-
-    /// The file parsed as its lines before `split` and its lines from `split`, at the same
-    /// time; nil when either half has a diagnostic (the file is then parsed whole, for its
-    /// diagnostics as they read in the whole file).
-    ///
-    /// Two halves without a diagnostic give the whole file's syntax. The first half
-    /// ended after a whole declaration with its brackets closed, and no declaration goes
-    /// on past the end of a line but after an operator, `=` or `when` (where the half's end
-    /// was an error); the second half starts at a line's start, where no token begins
-    /// before it, so its tokens are the whole file's. Doc comments are the one thing a
-    /// half could lose: `splitLine` never puts a `///` on the line above the split.
-    static func parseInHalves(_ source: SourceText, at split: Int, halving: Halving = .always) -> (FileSyntax, [Diagnostic])? {
-        let (first, second) = halving.run(
-            { parse(source, lines: 0..<split) }, { parse(source, lines: split..<source.lineCount) })
-        guard first.1.isEmpty, second.1.isEmpty else { return nil }
-        let file = FileSyntax(
-            declarations: first.0.declarations + second.0.declarations, comments: first.0.comments + second.0.comments)
-        return (file, [])
-    }
-
-    /// A line near the middle of `source` (0-based) to parse the file in halves at: one
-    /// that starts with a declaration, an attribute or a doc comment at its first column,
-    /// below a line with no `///` (whose doc comment would belong to the declaration
-    /// below) and no attribute. Nil when no line from `start` (the middle line when nil)
-    /// on is one.
-    static func splitLine(_ source: SourceText, from start: Int? = nil) -> Int? {
-        let b = source.bytes, starts = source.lineStarts
-        func startsWith(_ word: StaticString, at offset: Int) -> Bool {
-            word.withUTF8Buffer { w in
-                offset + w.count <= b.count && (0..<w.count).allSatisfy { b[offset + $0] == w[$0] }
-            }
-        }
-        func opensDeclaration(_ offset: Int) -> Bool {
-            if startsWith("@", at: offset) || startsWith("///", at: offset) { return true }
-            var end = offset
-            while end < b.count, b[end] >= UInt8(ascii: "a"), b[end] <= UInt8(ascii: "z") { end += 1 }
-            return end > offset && Parser.declarationKeywords.contains(String(decoding: b[offset..<end], as: UTF8.self))
-        }
-        func hasDocOrAttribute(line: Int) -> Bool {
-            let from = starts[line], to = starts[line + 1]
-            if startsWith("@", at: from) { return true }
-            var k = from
-            while k + 2 < to {
-                if b[k] == UInt8(ascii: "/"), b[k + 1] == UInt8(ascii: "/"), b[k + 2] == UInt8(ascii: "/") { return true }
-                k += 1
-            }
-            return false
-        }
-        var line = start ?? starts.count / 2
-        while line < starts.count {
-            if line > 0, opensDeclaration(starts[line]), !hasDocOrAttribute(line: line - 1) { return line }
-            line += 1
-        }
-        return nil
     }
 
     /// Parses a source that holds one expression and nothing else (the REPL's input).

@@ -193,21 +193,4 @@ import Testing
         }
     }
 
-    /// `FirstSeen` (searched in order up to its limit, a table past it) names the first
-    /// place of every repeat, as a dictionary of first places does.
-    @Test(arguments: [1, 2, 5, 16, 17, 60])
-    func firstSeenAgreesWithADictionary(_ count: Int) {
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<50 {
-            let keys = (0..<count).map { _ in Int.random(in: 0..<max(count / 2, 1), using: &generator) }
-            var seen = FirstSeen<Int>(expecting: count)
-            var model: [Int: SourceRange] = [:]
-            for (k, key) in keys.enumerated() {
-                let range = SourceRange(
-                    start: SourcePosition(offset: k, line: k + 1, column: 1), end: SourcePosition(offset: k + 1, line: k + 1, column: 2))
-                #expect(seen.first(key, at: range) == model[key])
-                if model[key] == nil { model[key] = range }
-            }
-        }
-    }
 }
