@@ -4,7 +4,7 @@ import Testing
 /// `flags-bench` runs end to end on a few contexts: every row agrees on the ON fraction
 /// (each evaluated the same rule), and its JSON report parses. Speed itself is measured by
 /// `swift run -c release flags-bench`, never by a test.
-@Suite struct BenchTests {
+@Suite(slowTests) struct BenchTests {
     let bench = flagsBinary.deletingLastPathComponent().appendingPathComponent("flags-bench")
 
     @Test func runsAndRowsAgree() throws {

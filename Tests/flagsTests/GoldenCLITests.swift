@@ -3,7 +3,7 @@ import Testing
 
 /// Each case runs the built `flags` with arguments (and standard input) and compares
 /// status, stdout and stderr with `Golden/NAME.txt`. Re-record: `FLAGRULES_RECORD=1 swift test`.
-@Suite(.serialized) struct GoldenCLITests {
+@Suite struct GoldenCLITests {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Golden")
     static let fixtures = "Tests/flagsTests/Fixtures/"
 

@@ -475,7 +475,7 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
 
     /// Random edits and requests at random positions of the examples: every request gets
     /// its answer and the server stays up.
-    @Test func randomEditsAndRequestsAreAllAnswered() throws {
+    @Test(slowTests) func randomEditsAndRequestsAreAllAnswered() throws {
         var random = SeededGenerator(seed: 2026)
         let client = try LSPClient()
         let methods = [

@@ -288,7 +288,7 @@ final class TCPClient {
 
     /// Random requests over real connections, whole bodies of 1 MiB, and clients that hang
     /// up mid-request: the server keeps answering and its memory stays bounded.
-    @Test func randomTrafficLeavesTheServerAnswering() throws {
+    @Test(slowTests) func randomTrafficLeavesTheServerAnswering() throws {
         let server = try ServeProcess(["examples/"])
         var random = SeededGenerator(seed: 99)
         let real =

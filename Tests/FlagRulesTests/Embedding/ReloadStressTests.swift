@@ -8,7 +8,7 @@ import Testing
 /// Every evaluation sees one whole rule set: each generation's three declarations agree on
 /// the generation, and a broken update never wins. `.ci/run` runs this suite under the
 /// thread sanitizer.
-@Suite struct ReloadStressTests {
+@Suite(slowTests) struct ReloadStressTests {
     static func source(_ generation: Int) -> String {
         """
         context { userId: string; age: int }
@@ -71,7 +71,7 @@ import Testing
 /// turn. Each call reads one whole rule set: a flag that refers to its own generation's
 /// variant is always on, every answer comes from a valid generation, and generations never
 /// go back. `.ci/run` runs this suite under the thread sanitizer.
-@Suite struct WatchedFileStressTests {
+@Suite(slowTests) struct WatchedFileStressTests {
     static func source(_ generation: Int) -> String {
         """
         value generation: int = \(generation)

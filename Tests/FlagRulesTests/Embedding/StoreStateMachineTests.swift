@@ -15,7 +15,7 @@ import Testing
 ///
 /// `FLAGRULES_STORE_SEQUENCES` sets the number of sequences (`.ci/run` runs more under
 /// the thread sanitizer); `FLAGRULES_STORE_SEED` the seed.
-@Suite(.serialized) struct StoreStateMachineTests {
+@Suite(.serialized, slowTests) struct StoreStateMachineTests {
     /// What the model says darkMode resolves to.
     struct Expected: Hashable, CustomStringConvertible {
         var value: Bool

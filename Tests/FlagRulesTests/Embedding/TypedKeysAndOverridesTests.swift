@@ -152,7 +152,7 @@ let shopRules = """
         #expect(rules[ShopFlags.title] == "Shop")
     }
 
-    @Test func parallelTasksNeverSeeEachOthersOverrides() async throws {
+    @Test(slowTests) func parallelTasksNeverSeeEachOthersOverrides() async throws {
         let rules = try RuleSet(source: shopRules)
         let store = FlagStore(rules)
         let mixed = await withTaskGroup(of: Int.self) { group in

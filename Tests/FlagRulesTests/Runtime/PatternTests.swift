@@ -191,7 +191,7 @@ import Testing
         return out
     }
 
-    @Test func optionsAndPosixClassesAgreeWithRegex() throws {
+    @Test(slowTests) func optionsAndPosixClassesAgreeWithRegex() throws {
         var compared = 0
         for source in Self.patterns() {
             let ours = try Pattern(source)

@@ -347,7 +347,7 @@ extension Resolution {
     }
 }
 
-@Suite struct FlagStoreConcurrencyTests {
+@Suite(slowTests) struct FlagStoreConcurrencyTests {
     /// Readers never see anything but one of the good rule sets while updates (good and
     /// broken) land concurrently.
     @Test func readersOnlyEverSeeGoodRules() async throws {

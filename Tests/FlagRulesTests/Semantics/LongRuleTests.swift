@@ -5,7 +5,7 @@ import Testing
 /// Size is not an error: chains of 100,000 operands and a list of 100,000 elements load,
 /// evaluate (by name and prepared), explain, format and release, without deep recursion.
 /// (The 1,000,000-operand chain runs in `flags-bench`.)
-@Suite struct LongRuleTests {
+@Suite(slowTests) struct LongRuleTests {
     static let count = 100_000
 
     static func check(_ source: String, _ context: EvaluationContext, expecting value: Bool) throws {
