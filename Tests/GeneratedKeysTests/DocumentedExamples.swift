@@ -47,7 +47,7 @@ func readmeRuleSet() throws {
     let variant = rules.variant("checkout", in: context, default: "control")  // a variant's name
     let cacheHours = rules.value("cacheHours", in: context, default: 24)  // Int, Double, String, Bool
     print(rules.evaluate("darkMode", in: context))  // true (TARGETING_MATCH, rule 2, line 26)
-    print(rules.problems(in: ["userid": "42"]))  // unknown attribute 'userid'; did you mean 'userId'?
+    print(rules.problems(in: ["userid": "42"]))  // [unknown attribute 'userid'; did you mean 'userId'?]
     _ = (darkMode, variant, cacheHours)
 }
 

@@ -50,4 +50,53 @@ import Testing
             }
         }
     }
+
+    /// Every block of the README and the catalog that shows a `flags` command (`$ swift run
+    /// flags …`) and what it prints: the command, run on the repository's files, prints
+    /// exactly that. Commands that run on (`serve`, `repl`) or on files the page makes up
+    /// (`diff old.flags new.flags`) are shown, not run.
+    @Test func everyShownCommandPrintsWhatItsPageShows() throws {
+        let catalog = packageRoot.appendingPathComponent("Sources/FlagRules/FlagRules.docc")
+        let pages =
+            try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }.sorted()
+            .map { catalog.appendingPathComponent($0) } + [packageRoot.appendingPathComponent("README.md")]
+        var checked = 0
+        for page in pages {
+            let text = try String(contentsOf: page, encoding: .utf8)
+            var rest = text[...]
+            while let open = rest.range(of: "```\n$ swift run flags "),
+                let close = rest.range(of: "\n```", range: open.upperBound..<rest.endIndex)
+            {
+                let block = rest[open.upperBound..<close.lowerBound]
+                rest = rest[close.upperBound...]
+                let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+                let arguments = lines[0].split(separator: " ").map(String.init)
+                guard let command = arguments.first, ["eval", "test", "check", "list", "fmt"].contains(command),
+                    arguments.allSatisfy({ !$0.contains("old.flags") })
+                else { continue }
+                let run = try flags(arguments)
+                let shown = lines.dropFirst().joined(separator: "\n") + "\n"
+                #expect(run.stdout == shown, "\(page.lastPathComponent): flags \(lines[0])\n\(run)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 2)
+    }
+
+    /// The results the README's and the embedding article's Swift examples print.
+    @Test func printedResultsAreWhatTheLibraryGives() throws {
+        let rules = try RuleSet(contentsOf: packageRoot.appendingPathComponent("examples/app.flags"))
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let context: EvaluationContext = ["build": "beta", "userId": "42", "appVersion": "2.4"]
+        #expect(readme.contains(#"let context: EvaluationContext = ["build": "beta", "userId": "42", "appVersion": "2.4"]"#))
+        #expect(readme.contains("print(rules.evaluate(\"darkMode\", in: context))  // \(rules.evaluate("darkMode", in: context))\n"))
+        #expect(readme.contains("print(rules.problems(in: [\"userid\": \"42\"]))  // \(rules.problems(in: ["userid": "42"]))\n"))
+        let article = try Self.article("EmbeddingInAppsAndServices")
+        var strict = rules
+        strict.checksContextsStrictly = true
+        #expect(
+            article.contains(
+                "print(strict.evaluate(\"darkMode\", in: [\"userid\": \"u-42\"]))\n// \(strict.evaluate("darkMode", in: ["userid": "u-42"]))\n"
+            ))
+    }
 }
