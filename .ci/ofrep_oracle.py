@@ -19,19 +19,12 @@ from openfeature import api
 from openfeature.contrib.provider.ofrep import OFREPProvider
 from openfeature.evaluation_context import EvaluationContext
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from served_files import served_files  # noqa: E402
+
 flags, directory = sys.argv[1], sys.argv[2]
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
 rng = random.Random(20261125)
-
-def served_files(directory):
-    """The .flags files `flags serve DIR` serves, in its order: recursively (not in hidden
-    directories), shallower files first, then by path."""
-    found = []
-    for root, dirs, names in os.walk(directory):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found += [os.path.join(root, n) for n in names if n.endswith(".flags")]
-    return sorted(found, key=lambda p: (p.count("/"), p))
-
 
 files = served_files(directory)
 declarations = {}  # name -> (file, info)

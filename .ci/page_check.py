@@ -14,6 +14,9 @@ import subprocess
 import sys
 import urllib.parse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from served_files import served_files  # noqa: E402
+
 flags, chromium, directory, screenshot = sys.argv[1:5]
 
 CONTEXTS = [
@@ -53,16 +56,6 @@ def browser(url, *extra):
     return subprocess.run(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000", *extra, url],
         capture_output=True, text=True, timeout=120)
-
-
-def served_files(directory):
-    """The .flags files `flags serve DIR` serves, in its order: recursively (not in hidden
-    directories), shallower files first, then by path."""
-    found = []
-    for root, dirs, names in os.walk(directory):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found += [os.path.join(root, n) for n in names if n.endswith(".flags")]
-    return sorted(found, key=lambda p: (p.count("/"), p))
 
 
 files = served_files(directory)

@@ -133,34 +133,9 @@ struct PatternParser {
                         depth -= 1
                         return .empty
                     }
-                    i += 1  // ':'
-                    let inner = try parseAlternation()
-                    guard i < s.count, s[i] == ")" else { throw fail("missing ')' for the group opened here", at: open) }
-                    i += 1
-                    depth -= 1
-                    options = saved
-                    return .concat([inner])  // read under its own options, not the outer ones
-                }
-                switch s[i] {
-                case ":": i += 1
-                case "<" where i + 1 < s.count && (s[i + 1] == "=" || s[i + 1] == "!"),
-                    "=", "!":
-                    throw fail("lookaround is not supported (patterns run without backtracking)", at: open)
-                case "<", "P", "'":
-                    // named group: (?<name>...), (?P<name>...), (?'name'...)
-                    if s[i] == "P" {
-                        i += 1
-                        guard i < s.count, s[i] == "<" else { throw fail("a named group is written (?P<name>…)", at: open) }
-                    }
-                    let close: Unicode.Scalar = s[i] == "'" ? "'" : ">"
-                    i += 1
-                    while i < s.count, s[i] != close { i += 1 }
-                    guard i < s.count else { throw fail("unterminated group name", at: open) }
-                    i += 1
-                case ">":
-                    throw fail("atomic groups are not supported (patterns run without backtracking)", at: open)
-                default:
-                    throw fail("unsupported group syntax '(?\(s[i])'; the inline options are i, s and m", at: open)
+                    i += 1  // ':': the group below is read under the new options
+                } else {
+                    try parseGroupKind(open: open)
                 }
             }
             let inner = try parseAlternation()
@@ -304,6 +279,32 @@ struct PatternParser {
         guard i < s.count else { throw fail("missing ']' for the class opened here", at: open) }
         i += 1
         return cls
+    }
+
+    /// After `(?` that does not set options: a non-capturing or named group (the parser
+    /// then stands at its body), or a refusal naming what is not supported.
+    private mutating func parseGroupKind(open: Int) throws(Pattern.SyntaxError) {
+        switch s[i] {
+        case ":": i += 1
+        case "<" where i + 1 < s.count && (s[i + 1] == "=" || s[i + 1] == "!"),
+            "=", "!":
+            throw fail("lookaround is not supported (patterns run without backtracking)", at: open)
+        case "<", "P", "'":
+            // named group: (?<name>...), (?P<name>...), (?'name'...)
+            if s[i] == "P" {
+                i += 1
+                guard i < s.count, s[i] == "<" else { throw fail("a named group is written (?P<name>…)", at: open) }
+            }
+            let close: Unicode.Scalar = s[i] == "'" ? "'" : ">"
+            i += 1
+            while i < s.count, s[i] != close { i += 1 }
+            guard i < s.count else { throw fail("unterminated group name", at: open) }
+            i += 1
+        case ">":
+            throw fail("atomic groups are not supported (patterns run without backtracking)", at: open)
+        default:
+            throw fail("unsupported group syntax '(?\(s[i])'; the inline options are i, s and m", at: open)
+        }
     }
 
     /// `i`, `s`, `m`, then optionally `-` and the ones to turn off, up to `)` or `:`; sets
