@@ -158,6 +158,8 @@ struct PatternParser {
             i += 1
             return .assert(options.multiline ? .lineEnd : .end)
         case "[":
+            // `[:alpha:]` standing alone is a POSIX class, as in Swift's Regex.
+            if standsAlonePosix() { return .charClass(CharacterClass(items: [try parsePosix()])) }
             return .charClass(try parseClass())
         case "\\":
             return try parseEscape(inClass: false)
@@ -322,6 +324,17 @@ struct PatternParser {
             i += 1
         }
         guard i < s.count else { throw fail("unterminated inline options", at: open) }
+    }
+
+    /// Whether the parser stands at `[:name:]` or `[:^name:]` written whole (letters
+    /// between the colons).
+    private func standsAlonePosix() -> Bool {
+        guard i + 1 < s.count, s[i + 1] == ":" else { return false }
+        var j = i + 2
+        if j < s.count, s[j] == "^" { j += 1 }
+        let nameStart = j
+        while j < s.count, s[j].isASCII, s[j].properties.isAlphabetic { j += 1 }
+        return j > nameStart && j + 1 < s.count && s[j] == ":" && s[j + 1] == "]"
     }
 
     /// `[:name:]` or `[:^name:]` inside a bracket class.

@@ -159,7 +159,7 @@ import Testing
 /// table of patterns and subjects, against Swift's `Regex` (scalar semantics).
 @Suite struct PatternOptionsTests {
     static let atoms = [
-        "a", "B", "[a-c]", "[[:alpha:]]", "[[:digit:]]", "[[:upper:]]", "[[:lower:]]", "[[:alnum:]]", "[[:space:]]",
+        "a", "B", "[a-c]", "[[:alpha:]]", "[:punct:]", "[:^alpha:]", "a[:b]", "[[:digit:]]", "[[:upper:]]", "[[:lower:]]", "[[:alnum:]]", "[[:space:]]",
         "[[:punct:]]", "[[:xdigit:]]", "[[:^alpha:]]", "[^[:digit:]x]", ".", "\\w", "x",
     ]
     static let options = ["(?i)", "(?s)", "(?m)", "(?im)", "(?-i)", "(?is)", ""]
@@ -203,6 +203,18 @@ import Testing
             }
         }
         #expect(compared == 400 * Self.subjects.count)
+    }
+
+    /// Found by the pattern fuzz target: `[:punct:]` standing alone is a POSIX class in
+    /// Swift's Regex, not a bracket class of its letters.
+    @Test func aPosixClassStandingAloneIsOne() throws {
+        let source = "[0-9]{3}[:punct:]"
+        let reference = try Regex(source).matchingSemantics(.unicodeScalar)
+        for subject in ["103!", "103p", "103:", "12!", "sj\u{FF}ect", "103-4^"] {
+            #expect(try Pattern(source).matches(subject) == ((try? reference.firstMatch(in: subject)) != nil), "\(subject)")
+        }
+        #expect(try Pattern("[:punct:]").matches("!") && !Pattern("[:punct:]").matches("p"))
+        #expect(try Pattern("a[:b]").matches("a:"))
     }
 
     @Test(arguments: [
