@@ -159,7 +159,8 @@ import Testing
 /// table of patterns and subjects, against Swift's `Regex` (scalar semantics).
 @Suite struct PatternOptionsTests {
     static let atoms = [
-        "a", "B", "[a-c]", "[[:alpha:]]", "[:punct:]", "[:^alpha:]", "a[:b]", "[[:digit:]]", "[[:upper:]]", "[[:lower:]]", "[[:alnum:]]", "[[:space:]]",
+        "a", "B", "[a-c]", "[[:alpha:]]", "[:punct:]", "[:^alpha:]", "a[:b]", "[[:digit:]]", "[[:upper:]]", "[[:lower:]]", "[[:alnum:]]",
+        "[[:space:]]",
         "[[:punct:]]", "[[:xdigit:]]", "[[:^alpha:]]", "[^[:digit:]x]", ".", "\\w", "x",
     ]
     static let options = ["(?i)", "(?s)", "(?m)", "(?im)", "(?-i)", "(?is)", ""]
