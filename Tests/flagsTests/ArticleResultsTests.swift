@@ -99,4 +99,18 @@ import Testing
                 "print(strict.evaluate(\"darkMode\", in: [\"userid\": \"u-42\"]))\n// \(strict.evaluate("darkMode", in: ["userid": "u-42"]))\n"
             ))
     }
+
+    /// The start line the OFREP article shows for `flags serve examples/` counts what the
+    /// server counts (its time and port differ from run to run).
+    @Test func theServeArticlesStartLineCountsWhatServeCounts() throws {
+        let page = try Self.article("ServingOverOFREP")
+        let shown = try #require(page.split(separator: "\n").first { $0.contains("flags serve: listening on") })
+        let counts = try #require(shown.range(of: " (")).upperBound
+        let server = try ServeProcess(["examples/"])
+        defer { _ = server.stop() }
+        let line = try #require(server.startup.split(separator: "\n").first { $0.contains("listening on") })
+        let actual = try #require(line.range(of: " (")).upperBound
+        #expect(line[actual...] == shown[counts...], "\(line) against \(shown)")
+        #expect(shown.hasSuffix("flags serve: listening on http://127.0.0.1:8016 " + "(" + shown[counts...]))
+    }
 }
