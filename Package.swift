@@ -4,7 +4,15 @@ import PackageDescription
 let package = Package(
     name: "FlagRules",
     products: [
+        // What an app or a service embeds: the language, evaluation, the live store, typed
+        // keys, overrides, exposures and the debug screen's model.
         .library(name: "FlagRules", targets: ["FlagRules"]),
+        // Lints, coverage, impact, the formatter, the test runner and the key generator.
+        .library(name: "FlagRulesTooling", targets: ["FlagRulesTooling"]),
+        // The language server (`flags lsp`).
+        .library(name: "FlagRulesLanguageServer", targets: ["FlagRulesLanguageServer"]),
+        // OFREP over HTTP, with the served page and metrics (`flags serve`).
+        .library(name: "FlagRulesServer", targets: ["FlagRulesServer"]),
         .executable(name: "flags", targets: ["flags"]),
         .executable(name: "flags-bench", targets: ["flags-bench"]),
         .plugin(name: "FlagRulesPlugin", targets: ["FlagRulesPlugin"]),
@@ -14,18 +22,26 @@ let package = Package(
         // Inline atomic loads and stores (Swift's own atomics need macOS 15 and iOS 18).
         .target(name: "FlagRulesAtomics"),
         // The CLI's commands, as a library that tests import; `flags` is its main.
-        .target(name: "FlagsCLI", dependencies: ["FlagRules"]),
+        .target(name: "FlagRulesTooling", dependencies: ["FlagRules"]),
+        .target(name: "FlagRulesLanguageServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
+        .target(name: "FlagRulesServer", dependencies: ["FlagRules"]),
+        .target(name: "FlagsCLI", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"]),
         .executableTarget(name: "flags", dependencies: ["FlagsCLI"]),
         // Generates typed keys from a target's .flags files on every build (`flags generate swift`).
         .plugin(name: "FlagRulesPlugin", capability: .buildTool(), dependencies: ["flags"], path: "Sources/FlagRulesPlugin"),
         // Counts heap allocations for the benchmark (glibc); linked into flags-bench only.
         .target(name: "MallocCounter"),
-        .executableTarget(name: "flags-bench", dependencies: ["FlagRules", "MallocCounter"]),
-        .testTarget(name: "FlagRulesTests", dependencies: ["FlagRules"], exclude: ["Diagnostics/Golden"]),
+        .executableTarget(
+            name: "flags-bench", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "MallocCounter"]),
+        .testTarget(
+            name: "FlagRulesTests", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"],
+            exclude: ["Diagnostics/Golden"]),
         // Reads the keys the plugin generates from its keys.flags.
         .testTarget(name: "GeneratedKeysTests", dependencies: ["FlagRules"], plugins: ["FlagRulesPlugin"]),
         // Runs the built `flags` and `flags-bench` binaries; no test binary links flags-bench
         // (nor so its counting allocator).
-        .testTarget(name: "flagsTests", dependencies: ["FlagsCLI", "FlagRules"], exclude: ["Golden", "Fixtures"]),
+        .testTarget(
+            name: "flagsTests", dependencies: ["FlagsCLI", "FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"],
+            exclude: ["Golden", "Fixtures"]),
     ]
 )

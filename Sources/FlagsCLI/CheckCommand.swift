@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// `flags check FILE|DIR...`: every diagnostic of every file, exit 1 on any error.

@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// `flags diff OLD NEW`: the share of contexts whose resolutions a rules change moves.

@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// `flags fmt [--check] [-w] FILE|DIR...|-`: the one canonical layout.

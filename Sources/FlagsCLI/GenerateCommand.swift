@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// `flags generate swift FILE... [-o OUT] [--namespace NAME] [--access public|internal]`.

@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// What the REPL does with each line, independent of the terminal: expressions, names and

@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesServer
 import Foundation
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// `flags test FILE|DIR...`: runs the `test` declarations written next to the rules.

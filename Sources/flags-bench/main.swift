@@ -12,6 +12,8 @@
 // runs the measurements in order.
 
 import FlagRules
+import FlagRulesLanguageServer
+import FlagRulesTooling
 import Foundation
 import MallocCounter
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 /// Every input the formatter is pinned on: the examples, the golden inputs that parse, the
 /// spec's example, and the grammar's code blocks.

@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 import Testing
 

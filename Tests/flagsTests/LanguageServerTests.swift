@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesLanguageServer
 import Foundation
 import Testing
 

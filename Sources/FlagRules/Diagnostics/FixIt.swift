@@ -5,7 +5,7 @@ extension Diagnostic {
     /// This diagnostic with a fix-it for its "did you mean 'X'?" suggestion, when it points
     /// at exactly the one word to replace (not a quoted string, nor a span of several
     /// tokens); unchanged otherwise.
-    func withSuggestedFix(in source: SourceText) -> Diagnostic {
+    package func withSuggestedFix(in source: SourceText) -> Diagnostic {
         guard fixIts.isEmpty, message.hasSuffix("'?"), let marker = message.range(of: "did you mean '", options: .backwards)
         else { return self }
         let suggestion = String(message[marker.upperBound..<message.index(message.endIndex, offsetBy: -2)])
@@ -22,7 +22,7 @@ extension Diagnostic {
     /// A fix-it deleting whole lines `range` spans (with their line break), when nothing
     /// but `range` and blanks is on them; nil otherwise. With `docComment`, the `///` lines
     /// just above go too (left behind, they would document the next declaration).
-    static func deletingLines(of range: SourceRange, in source: SourceText, message: String, docComment: Bool = false) -> FixIt? {
+    package static func deletingLines(of range: SourceRange, in source: SourceText, message: String, docComment: Bool = false) -> FixIt? {
         let bytes = source.bytes
         var start = range.start.offset
         var line = range.start.line

@@ -114,7 +114,7 @@ extension ContextSchema {
         return ContextError(message: "the context declares no attribute '\(name)'" + suggestion)
     }
 
-    static func describe(_ type: FlagType) -> String {
+    package static func describe(_ type: FlagType) -> String {
         switch type {
         case .int: return "an int"
         case .double: return "a double"

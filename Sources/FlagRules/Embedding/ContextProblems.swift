@@ -15,6 +15,11 @@ public struct ContextProblem: Sendable, Hashable, CustomStringConvertible {
     /// What is wrong with it.
     public let kind: Kind
 
+    package init(attribute: String, kind: Kind) {
+        self.attribute = attribute
+        self.kind = kind
+    }
+
     /// `unknown attribute 'userid'; did you mean 'userId'?`, or
     /// `attribute 'userId' expects a string, got 12345`.
     public var description: String {

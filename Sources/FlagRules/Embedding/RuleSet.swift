@@ -58,7 +58,7 @@ public struct RuleSet: Sendable {
     var program: Program { loaded.program }
     /// The checked declarations (for explanations), the tests and the symbol table (for
     /// checking an expression against the file, as the REPL does).
-    var checked: CheckedProgram { loaded.checked }
+    package var checked: CheckedProgram { loaded.checked }
     /// The source the rules were compiled from (for rendering diagnostics and explanations).
     public var source: SourceText { loaded.source }
     /// Warnings found while loading (an `@expires` date in the past, …).
@@ -117,7 +117,7 @@ public struct RuleSet: Sendable {
 
     /// A rule set from a program already checked without errors (an editor's, which
     /// checked it for its names), compiled here.
-    init(checked: CheckedProgram, source: SourceText, warnings: [Diagnostic]) {
+    package init(checked: CheckedProgram, source: SourceText, warnings: [Diagnostic]) {
         loaded = Loaded(program: Compiler.compile(checked), checked: checked, source: source, warnings: warnings)
     }
 
@@ -157,7 +157,7 @@ public struct RuleSet: Sendable {
     }
 
     /// The metadata of the declaration called `name`, if there is one.
-    func declaration(named name: String) -> DeclarationInfo? {
+    package func declaration(named name: String) -> DeclarationInfo? {
         index(of: name).map { declarations[$0] }
     }
 

@@ -6,7 +6,7 @@ import Foundation
 /// logic, bucketing): a differential test compares its resolutions with the closures' on
 /// every operator table, every example and seeded random programs. It is slower: it is
 /// for `--explain`, test failures and the REPL, not for hot paths.
-struct Explainer {
+package struct Explainer {
     let checked: CheckedProgram
     /// The source the traced expressions were written in.
     var source: SourceText
@@ -16,17 +16,17 @@ struct Explainer {
     let values: EvaluationContext
     /// The resolutions of declarations and the truths of segments read as operands,
     /// worked out once each.
-    let memo = Memo()
+    package let memo = Memo()
 
-    final class Memo {
+    package final class Memo {
         var resolutions: [Int: Resolution] = [:]
         var segments: [Int: Truth] = [:]
         /// The explanations of the declarations read as operands, in the order worked out
         /// (what test coverage counts as reached).
-        var operands: [(index: Int, explanation: Explanation)] = []
+        package var operands: [(index: Int, explanation: Explanation)] = []
     }
 
-    init(checked: CheckedProgram, source: SourceText, fileSource: SourceText? = nil, context: EvaluationContext) {
+    package init(checked: CheckedProgram, source: SourceText, fileSource: SourceText? = nil, context: EvaluationContext) {
         self.checked = checked
         self.source = source
         self.fileSource = fileSource ?? source
@@ -45,7 +45,7 @@ struct Explainer {
 
     /// `written`'s tokens on one line: comments and line breaks dropped, single spaces
     /// between tokens, none inside brackets or before a comma.
-    static func oneLine(_ written: String) -> String {
+    package static func oneLine(_ written: String) -> String {
         var out = ""
         var previous: TokenKind?
         let lexer = Lexer(SourceText(written, name: ""))
@@ -80,7 +80,7 @@ struct Explainer {
         return explanation.resolution
     }
 
-    func explain(_ index: Int) -> Explanation {
+    package func explain(_ index: Int) -> Explanation {
         let d = checked.declarations[index]
         let isVariant = d.kind == .variant
         func resolution(_ value: Value, _ reason: Resolution.Reason, _ rule: CheckedRule? = nil) -> Resolution {
@@ -149,7 +149,7 @@ struct Explainer {
         let low = Double(s.weights[..<chosen].reduce(0, +)) / total * 100
         let high = low + Double(s.weights[chosen]) / total * 100
         return
-            "target \(ImpactReport.grouped(target)) of \(ImpactReport.grouped(Int(total))), the slice \(Value.format(low))%–\(Value.format(high))%"
+            "target \(Int.grouped(target)) of \(Int.grouped(Int(total))), the slice \(Value.format(low))%–\(Value.format(high))%"
     }
 
     /// The outcome a split chooses (nil: none, as for an unknown unit) and its trace.
@@ -236,7 +236,7 @@ struct Explainer {
 
     // MARK: Values
 
-    func value(_ b: Bound) -> (Value?, ExpressionTrace) {
+    package func value(_ b: Bound) -> (Value?, ExpressionTrace) {
         let t = text(b.range)
         switch b.kind {
         case .constant(let v):

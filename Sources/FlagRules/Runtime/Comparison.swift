@@ -3,9 +3,9 @@ import Foundation
 /// How values compare at evaluation: numbers across int and double, strings by Unicode
 /// scalar values (byte-wise UTF-8, no normalisation), strings against versions and
 /// datetimes by parsing them. Values of unrelated types compare as unknown (nil).
-enum Comparison {
+package enum Comparison {
     /// `a == b`, or nil when the types do not compare.
-    static func equal(_ a: Value, _ b: Value) -> Bool? {
+    package static func equal(_ a: Value, _ b: Value) -> Bool? {
         switch (a, b) {
         case (.string(let x), .string(let y)): return bytesEqual(x, y)
         case (.int(let x), .int(let y)): return x == y

@@ -137,7 +137,7 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     }
 
     /// A context from the members of a parsed JSON object (as `init(json:)` reads them).
-    init(jsonMembers members: [(String, JSON)]) throws(ContextError) {
+    package init(jsonMembers members: [(String, JSON)]) throws(ContextError) {
         guard members.count <= EvaluationContext.maxJSONKeys else {
             throw ContextError(message: "the JSON context has \(members.count) keys; the limit is \(EvaluationContext.maxJSONKeys)")
         }

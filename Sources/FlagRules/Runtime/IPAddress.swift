@@ -2,7 +2,7 @@
 /// zeros, IPv6 as up to eight hex groups with at most one `::` and an optional IPv4 tail;
 /// no zone (`%en0`), no blanks. An IPv4-mapped IPv6 address (`::ffff:10.1.2.3`) is its
 /// IPv4 address, for `==` and for blocks.
-struct IPAddress: Hashable, Sendable {
+package struct IPAddress: Hashable, Sendable {
     /// The address's 128 bits (an IPv4 address in the low 32, `isV4` set).
     let high: UInt64
     let low: UInt64
@@ -130,7 +130,7 @@ struct IPAddress: Hashable, Sendable {
 
     /// The address as written canonically: dotted IPv4, or IPv6 per RFC 5952 (lowercase,
     /// the longest run of zero groups as `::`).
-    var text: String {
+    package var text: String {
         if isV4 {
             let v = UInt32(truncatingIfNeeded: low)
             return "\(v >> 24).\(v >> 16 & 0xFF).\(v >> 8 & 0xFF).\(v & 0xFF)"
@@ -243,7 +243,7 @@ struct IPBlock: Sendable, Hashable {
 /// says which ranges can hold it, and the search runs over those alone: one read of the
 /// table, then a search over a few ranges where they are spread out, never worse than the
 /// whole search where they are not.
-struct NetworkSet: Sendable {
+package struct NetworkSet: Sendable {
     /// IPv4 ranges (sorted, disjoint, not adjacent): their first and last addresses.
     private let v4Starts: [UInt32]
     private let v4Ends: [UInt32]
@@ -352,7 +352,7 @@ struct NetworkSet: Sendable {
 
     /// The addresses at the edges of the set: the first and last of each merged range and
     /// the ones just outside it (for sampling contexts that land on either side).
-    var edgeAddresses: [IPAddress] {
+    package var edgeAddresses: [IPAddress] {
         var out: [IPAddress] = []
         for (start, end) in zip(v4Starts, v4Ends) {
             if start > 0 { out.append(IPAddress(v4: start - 1)) }

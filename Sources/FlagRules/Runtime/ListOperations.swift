@@ -2,7 +2,7 @@ import Foundation
 
 /// The operations on lists, `lower` and `ramp`, shared by the compiled rules and the
 /// explainer so that the two cannot disagree.
-enum ListOperations {
+package enum ListOperations {
     /// A list's elements when it is well formed: every element a string, or every element
     /// an int (a schema's coercion has already checked enum cases); nil for anything else
     /// (not a list, a `null` or nested element, mixed types): unknown.
@@ -71,7 +71,7 @@ enum ListOperations {
 
     /// `lower(s)`: the Unicode lowercase mapping of each scalar, as `String.lowercased()`
     /// gives it (ASCII without a table).
-    static func lower(_ s: String) -> String {
+    package static func lower(_ s: String) -> String {
         var ascii = true
         var upper = false
         for b in s.utf8 {
@@ -91,7 +91,7 @@ enum ListOperations {
 
     /// `ramp(from, to, start, end)` at `now`: `start` until `from`, `end` from `to` on, and
     /// linear between.
-    static func ramp(now: Date, from: Date, to: Date, start: Double, end: Double) -> Double {
+    package static func ramp(now: Date, from: Date, to: Date, start: Double, end: Double) -> Double {
         if now <= from { return start }
         if now >= to { return end }
         let f = now.timeIntervalSince(from) / to.timeIntervalSince(from)

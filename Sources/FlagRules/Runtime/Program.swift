@@ -83,7 +83,7 @@ struct Frame {
 
 /// How an attribute's value is checked against its schema type: a value of the wrong
 /// type reads as absent; version and datetime strings are parsed.
-enum Coercion: Sendable {
+package enum Coercion: Sendable {
     case any, string, int, double, bool, version, datetime
     /// A string that parses as an IPv4 or IPv6 address.
     case ip
@@ -91,7 +91,7 @@ enum Coercion: Sendable {
     /// A list whose every element fits the element coercion (`string`, `int` or an enum).
     indirect case list(Coercion)
 
-    init(_ type: FlagType) {
+    package init(_ type: FlagType) {
         switch type {
         case .string: self = .string
         case .int: self = .int
@@ -107,7 +107,7 @@ enum Coercion: Sendable {
     }
 
     @inline(__always)
-    func apply(_ v: Value) -> Value? {
+    package func apply(_ v: Value) -> Value? {
         switch (self, v) {
         case (.any, _), (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
             (.version, .version), (.datetime, .datetime):
@@ -158,7 +158,7 @@ enum Coercion: Sendable {
 
 /// An enum's cases, looked up by their bytes: a linear scan for a few cases, a hash table
 /// for many.
-struct EnumTable: Sendable {
+package struct EnumTable: Sendable {
     let strings: LiteralSet
 
     init(_ cases: [String]) { strings = LiteralSet(cases) }

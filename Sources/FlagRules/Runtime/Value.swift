@@ -72,7 +72,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether this is a `datetime`.
-    var isDatetime: Bool { if case .datetime = self { return true } else { return false } }
+    package var isDatetime: Bool { if case .datetime = self { return true } else { return false } }
 
     /// The boolean, when this is a `bool`.
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
@@ -92,7 +92,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     public var listValue: [Value]? { if case .list(let l) = self { return l } else { return nil } }
 
     /// Shortest round-tripping text for a double, always with a decimal point (`2.0`, `0.15`).
-    static func format(_ d: Double) -> String {
+    package static func format(_ d: Double) -> String {
         if d.isNaN { return "nan" }
         if d.isInfinite { return d < 0 ? "-inf" : "inf" }
         if d == d.rounded(), abs(d) < 1e15 {
@@ -129,9 +129,9 @@ extension Value: ExpressibleByBooleanLiteral {
 }
 
 /// Quoting and escaping of strings the way `.flags` source writes them.
-enum StringEscaping {
+package enum StringEscaping {
     /// `s` in double quotes with `\" \\ \n \t` and `\u{…}` for other control characters.
-    static func quoted(_ s: String) -> String {
+    package static func quoted(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
             switch scalar {

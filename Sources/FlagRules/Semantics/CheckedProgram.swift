@@ -13,10 +13,10 @@ public enum DeclarationKind: String, Sendable, Hashable {
 }
 
 /// A checked expression: names resolved, literals coerced, patterns compiled.
-struct Bound: Sendable {
+package struct Bound: Sendable {
     /// Only the cases holding a `Bound` directly are boxed: constants and attributes, most
     /// of a program's nodes, cost no allocation of their own.
-    enum Kind: Sendable {
+    package enum Kind: Sendable {
         case constant(Value)
         /// A percentage literal, in thousandths (kept exact for rollout comparisons).
         case percent(Int)
@@ -44,52 +44,52 @@ struct Bound: Sendable {
         /// `address in [blocks]` (or `not in`).
         indirect case network(Bound, NetworkSet, negated: Bool)
     }
-    var kind: Kind
-    var type: FlagType
-    var range: SourceRange
+    package var kind: Kind
+    package var type: FlagType
+    package var range: SourceRange
 }
 
 /// One rule after checking.
-struct CheckedRule: Sendable {
-    enum Outcome: Sendable {
+package struct CheckedRule: Sendable {
+    package enum Outcome: Sendable {
         case value(Value)
         case split(CheckedSplit)
     }
-    var outcome: Outcome
-    var condition: Bound?
+    package var outcome: Outcome
+    package var condition: Bound?
     /// 1-based position in the body.
-    var index: Int
+    package var index: Int
     /// The line where the rule starts.
-    var line: Int
+    package var line: Int
     /// The whole rule as written.
-    var range: SourceRange
+    package var range: SourceRange
 }
 
 /// A split after checking: integer weights (whole numbers, or 0.1 % units) and outcomes.
-struct CheckedSplit: Sendable {
-    var unit: Bound
-    var salt: String
-    var weights: [Int]
-    var outcomes: [Value]
+package struct CheckedSplit: Sendable {
+    package var unit: Bound
+    package var salt: String
+    package var weights: [Int]
+    package var outcomes: [Value]
 }
 
 /// A declaration after checking.
-struct CheckedDeclaration: Sendable {
-    var name: String
-    var kind: DeclarationKind
-    var type: FlagType
-    var defaultValue: Value
-    var variants: [String]
+package struct CheckedDeclaration: Sendable {
+    package var name: String
+    package var kind: DeclarationKind
+    package var type: FlagType
+    package var defaultValue: Value
+    package var variants: [String]
     /// Where each variant's name is written in the declaration's list (for the lints).
-    var variantRanges: [SourceRange] = []
-    var rules: [CheckedRule]
+    package var variantRanges: [SourceRange] = []
+    package var rules: [CheckedRule]
     /// A segment's condition.
-    var condition: Bound?
-    var disabled: Bool
-    var owner: String?
-    var expires: Date?
-    var doc: String?
-    var range: SourceRange
+    package var condition: Bound?
+    package var disabled: Bool
+    package var owner: String?
+    package var expires: Date?
+    package var doc: String?
+    package var range: SourceRange
     /// How many rules the body has as written: the checked `rules` lack those with errors
     /// (and the rest of the body after one), and a test's `expect d.rule == N` is checked
     /// against what was written, so that one error does not cascade into another.
@@ -100,16 +100,16 @@ struct CheckedDeclaration: Sendable {
 
 /// The names a file defines, by position, with their types and the schema: what an
 /// expression written against the file (the REPL) is checked with.
-struct SymbolTable: Sendable {
+package struct SymbolTable: Sendable {
     var schema: ContextSchema?
     /// The declarations' names by position, looked up.
     var names: LiteralSet
     /// The declarations' names by position.
-    var declarationNames: [String]
+    package var declarationNames: [String]
     /// The declarations' result types, by position.
-    var types: [FlagType]
+    package var types: [FlagType]
     /// Where each schema attribute's name is written, by slot (for the lints).
-    var attributeRanges: [SourceRange] = []
+    package var attributeRanges: [SourceRange] = []
 }
 
 /// A name written in a file and what it reads (recorded for editors).
@@ -128,16 +128,16 @@ package struct SymbolReference: Sendable, Hashable {
 }
 
 /// The output of the checker: everything the compiler needs, nothing it must look up again.
-struct CheckedProgram: Sendable {
-    var symbols: SymbolTable
-    var declarations: [CheckedDeclaration]
-    var tests: [TestCase] = []
+package struct CheckedProgram: Sendable {
+    package var symbols: SymbolTable
+    package var declarations: [CheckedDeclaration]
+    package var tests: [TestCase] = []
     /// The names that read declarations and attributes (only when checked for tools).
-    var references: [SymbolReference] = []
+    package var references: [SymbolReference] = []
 
-    var schema: ContextSchema? { symbols.schema }
+    package var schema: ContextSchema? { symbols.schema }
     /// The declarations' names by position.
-    var names: LiteralSet { symbols.names }
+    package var names: LiteralSet { symbols.names }
 }
 
 /// A `test "…" { … }` declaration after checking: a context and expectations on resolutions.
@@ -151,7 +151,7 @@ public struct TestCase: Sendable {
     /// Its expectations, in order.
     public let expectations: [TestExpectation]
     /// Where its header is written (for the lints).
-    let range: SourceRange
+    package let range: SourceRange
 }
 
 /// One `expect` line of a test.
@@ -186,7 +186,7 @@ public struct TestExpectation: Sendable {
     /// The expectation as written.
     public let text: String
     /// Where it is written (for the lints).
-    let range: SourceRange
+    package let range: SourceRange
 
     /// Whether a resolution meets the expectation.
     public func isMet(by r: Resolution) -> Bool {
@@ -203,7 +203,7 @@ public struct TestExpectation: Sendable {
 extension Bound {
     /// The exact thousandths of a percent of a numeric constant (`20%`, `20`, `20.5`), for
     /// comparing with a rollout bucket; nil for anything else.
-    var rolloutThreshold: Int? {
+    package var rolloutThreshold: Int? {
         switch kind {
         case .percent(let t): return t
         case .constant(let v): return Bucketing.thousandths(v)
@@ -216,4 +216,21 @@ extension CheckedDeclaration {
     /// What a `@disabled` declaration resolves to: a flag is off (a kill switch, whatever
     /// its default); a variant or value keeps its default.
     var disabledValue: Value { kind == .flag ? .bool(false) : defaultValue }
+}
+
+extension Bound {
+    /// Calls `visit` on this expression and every expression inside it, outermost first.
+    package func forEach(_ visit: (Bound) -> Void) {
+        visit(self)
+        switch kind {
+        case .constant, .percent, .attribute, .declaration, .now, .has, .ramp: break
+        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .containsSet(let x, _, _), .count(let x),
+            .lower(let x), .network(let x, _, _):
+            x.forEach(visit)
+        case .and(let xs), .or(let xs), .coalesce(let xs): for x in xs { x.forEach(visit) }
+        case .compare(_, let x, let y), .text(_, let x, let y):
+            x.forEach(visit)
+            y.forEach(visit)
+        }
+    }
 }

@@ -6,12 +6,12 @@ import Foundation
 /// variant names, value types, invalid version/datetime literals, duplicate names,
 /// cycles between declarations, split weights, invalid patterns and misplaced rules —
 /// every error in the file, not just the first.
-struct Checker {
+package struct Checker {
     /// The longest chain of declarations reading each other that evaluation may follow.
     static let maxDependencyDepth = 32
     static let attributeNames = ["disabled", "owner", "expires", "sticky"]
-    static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "ip", "enum"]
-    static let functions = ["has", "rollout", "count", "lower", "ramp"]
+    package static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "ip", "enum"]
+    package static let functions = ["has", "rollout", "count", "lower", "ramp"]
     /// Other languages' names for the types, for "did you mean".
     static let typeAliases = [
         "semver": "version", "integer": "int", "float": "double", "number": "double", "boolean": "bool",
@@ -44,7 +44,7 @@ struct Checker {
 
     /// Checks a file for an editor: the program even when the file has errors (what
     /// checked before them), with every reference recorded, and all diagnostics.
-    static func checkForTools(
+    package static func checkForTools(
         _ file: FileSyntax, source: SourceText, today: Date = Date()
     ) -> (CheckedProgram, [Diagnostic]) {
         var checker = Checker(today: today)
@@ -72,7 +72,7 @@ struct Checker {
 
     /// Checks one expression written outside any declaration (the REPL), with the names of
     /// an already checked file in scope: its symbol table, not the file again.
-    static func check(expression: ExprSyntax, in symbols: SymbolTable, today: Date = Date()) -> (Bound?, [Diagnostic]) {
+    package static func check(expression: ExprSyntax, in symbols: SymbolTable, today: Date = Date()) -> (Bound?, [Diagnostic]) {
         var checker = Checker(today: today)
         checker.schema = symbols.schema
         checker.names = symbols.names

@@ -43,20 +43,20 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    var isNumeric: Bool { self == .int || self == .double }
+    package var isNumeric: Bool { self == .int || self == .double }
     var isDynamic: Bool { self == .dynamic }
 
     /// The element type of a list type; nil for other types.
-    var element: FlagType? {
+    package var element: FlagType? {
         if case .list(let e) = self { return e }
         return nil
     }
 
     /// Whether this is a list type.
-    var isList: Bool { element != nil }
+    package var isList: Bool { element != nil }
 
     /// The cases, for enums and variants.
-    var cases: [String]? {
+    package var cases: [String]? {
         switch self {
         case .enumeration(let c), .variant(_, let c): return c
         default: return nil

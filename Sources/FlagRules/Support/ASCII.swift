@@ -1,5 +1,6 @@
-/// Byte-level helpers for ASCII text, shared by the lexer and the address parser.
-enum ASCII {
+/// Byte-level helpers for ASCII text: the lexer, the address parser, and the readers of
+/// LSP and HTTP header blocks.
+package enum ASCII {
     /// The value of a hex digit (`0-9`, `A-F`, `a-f`), or nil for any other byte.
     @inline(__always)
     static func hexValue(_ c: UInt8) -> UInt8? {
@@ -9,5 +10,17 @@ enum ASCII {
         case 0x61...0x66: return c - 0x61 + 10
         default: return nil
         }
+    }
+
+    /// The index of the first `\r\n\r\n` at or after `start`, looked for in `limit` bytes
+    /// (the end of an LSP or an HTTP header block).
+    package static func blankLine(in buffer: [UInt8], from start: Int, within limit: Int) -> Int? {
+        var i = start
+        let end = min(buffer.count, start + limit + 4)
+        while i + 3 < end {
+            if buffer[i] == 13, buffer[i + 1] == 10, buffer[i + 2] == 13, buffer[i + 3] == 10 { return i }
+            i += 1
+        }
+        return nil
     }
 }

@@ -1,11 +1,11 @@
 /// FNV-1a, 64 bits: a stable hash of bytes, the same in every process and on every host
 /// (for names and versions written to disk or sent to other hosts; not for tables that
 /// input can attack, which use `LiteralHash`).
-enum FNV1a {
-    static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+package enum FNV1a {
+    package static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
 
     /// The hash of `bytes`, continuing from `h`.
-    static func hash<Bytes: Sequence>(_ bytes: Bytes, from h: UInt64 = offsetBasis) -> UInt64 where Bytes.Element == UInt8 {
+    package static func hash<Bytes: Sequence>(_ bytes: Bytes, from h: UInt64 = offsetBasis) -> UInt64 where Bytes.Element == UInt8 {
         var h = h
         for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
         return h

@@ -373,3 +373,26 @@ private struct JSONParser {
         }
     }
 }
+
+extension JSON {
+    /// An object's member, or nil (for any other value or a missing key).
+    package subscript(key: String) -> JSON? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.0 == key }?.1
+    }
+
+    /// The string, when this is one.
+    package var string: String? { if case .string(let s) = self { return s } else { return nil } }
+
+    /// The integer, when this is one (or a double holding a whole number).
+    package var integer: Int? {
+        switch self {
+        case .int(let i): return i
+        case .double(let d) where d.rounded() == d && abs(d) < 9e15: return Int(d)
+        default: return nil
+        }
+    }
+
+    /// The elements, when this is an array.
+    package var elements: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
+}

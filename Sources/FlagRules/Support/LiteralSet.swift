@@ -18,7 +18,7 @@ import Foundation
 /// long list does not.
 ///
 /// The same code runs on every platform; it reads strings only through their UTF-8 view.
-struct LiteralSet: Sendable {
+package struct LiteralSet: Sendable {
     /// Sets of at most this many strings are scanned rather than hashed.
     static let scanLimit = 8
 
@@ -150,7 +150,7 @@ struct LiteralSet: Sendable {
 
     /// The position of `s`, or nil when it is not in the set.
     @inline(__always)
-    func index(of s: String) -> Int? {
+    package func index(of s: String) -> Int? {
         if let i = identical(s) { return i }
         return StringHash.withBytes(s) { key in
             guard isHashed else { return scan(key) }

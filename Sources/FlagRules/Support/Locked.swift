@@ -9,14 +9,14 @@
 /// A value guarded by a mutex (`pthread_mutex_t`, on every platform), for state that
 /// several threads share: the store's rules in force, its subscribers, the build
 /// configuration. Held only for a copy or a small update, never around a callback.
-final class Locked<State> {
+package final class Locked<State> {
     // Invariant: `state` is only read or written between `lock` and `unlock` of `mutex`.
     // Both are raw allocations: a stored `var` would add a dynamic exclusivity check to
     // every access, which the mutex makes redundant.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let state: UnsafeMutablePointer<State>
 
-    init(_ initial: State) {
+    package init(_ initial: State) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(mutex, nil)
@@ -34,7 +34,7 @@ final class Locked<State> {
 
     /// Runs `body` with the state, the mutex held.
     @inline(__always)
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state.pointee)

@@ -339,7 +339,7 @@ package enum ComparisonOperator: String, Sendable, CaseIterable {
     }
 
     /// The operator with its operands swapped (`a < b` is `b > a`).
-    var flipped: ComparisonOperator {
+    package var flipped: ComparisonOperator {
         switch self {
         case .less: return .greater
         case .lessEqual: return .greaterEqual

@@ -172,7 +172,7 @@ extension Parser {
         }
     }
 
-    static func typeText(_ t: TypeSyntax) -> String {
+    package static func typeText(_ t: TypeSyntax) -> String {
         switch t.kind {
         case .named(let i): return i.name
         case .enumeration(let cases): return "enum(" + cases.map(\.name).joined(separator: ", ") + ")"

@@ -65,7 +65,7 @@ public struct SourceText: Sendable {
     /// The raw bytes, as read.
     package let bytes: [UInt8]
     /// Byte offsets where each line starts.
-    let lineStarts: [Int]
+    package let lineStarts: [Int]
 
     /// Source from text.
     public init(_ text: String, name: String) {
@@ -99,7 +99,7 @@ public struct SourceText: Sendable {
     package var lineCount: Int { lineStarts.count }
 
     /// The bytes of a 1-based line, without its line ending.
-    func lineBytes(_ line: Int) -> ArraySlice<UInt8> {
+    package func lineBytes(_ line: Int) -> ArraySlice<UInt8> {
         guard line >= 1, line <= lineStarts.count else { return [] }
         let start = lineStarts[line - 1]
         var end = line < lineStarts.count ? lineStarts[line] : bytes.count

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 /// `flags test --coverage`: which rules the tests made decide, tried, or never reached.
 @Suite struct CoverageTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 /// Fix-its: the edits a diagnostic offers, checked by applying them.
 @Suite struct FixItTests {

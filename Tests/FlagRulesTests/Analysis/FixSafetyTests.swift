@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesLanguageServer
+@testable import FlagRulesTooling
 
 /// A fix keeps the file's meaning where its tests pin it and adds no warning; one that
 /// would not is refused, with the reason.

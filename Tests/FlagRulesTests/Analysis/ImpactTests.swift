@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 /// `flags diff`'s measurement: generated contexts and the shares of changed resolutions.
 @Suite struct ImpactTests {
@@ -189,6 +190,6 @@ import Testing
         #expect(ImpactReport.percent(0.124) == "12.4 %")
         #expect(ImpactReport.percent(0.9999) == ">99.9 %")
         #expect(ImpactReport.percent(1) == "100.0 %")
-        #expect(ImpactReport.grouped(1_234_567) == "1,234,567" && ImpactReport.grouped(999) == "999")
+        #expect(Int.grouped(1_234_567) == "1,234,567" && Int.grouped(999) == "999")
     }
 }

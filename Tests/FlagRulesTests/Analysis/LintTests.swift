@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 /// Each lint on a minimal example that must warn, and a near miss that must not.
 @Suite struct LintTests {

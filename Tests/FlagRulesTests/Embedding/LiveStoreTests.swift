@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesServer
 
 /// Everything a store reported, for the tests to read.
 final class EventLog: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesServer
 
 /// What a service sees of its store's health: a fix taken at the usual pace after an
 /// unusable source, back-off only for outages, the latest problem and the rules' age.

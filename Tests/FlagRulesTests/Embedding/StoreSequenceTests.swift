@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesServer
 
 /// Sequences of store operations that the happy path hides: each test pins one.
 @Suite(.timeLimit(.minutes(1))) struct StoreSequenceTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesServer
 
 /// A store driven through random sequences of operations, each step checked against a
 /// small model of what must be in force and of what each subscriber may have seen.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 @Suite struct SwiftKeyGeneratorTests {
     @Test func namesAndLiterals() {

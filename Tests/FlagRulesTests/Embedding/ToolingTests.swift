@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 @Suite struct ExplainTests {
     /// The explainer interprets the checked program; it must always agree with the closures.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesLanguageServer
 
 /// Completion and hover where people type: each place at the end of a line (where the
 /// cursor is while typing) and mid-line, in a body, a `given`, a test and the schema.

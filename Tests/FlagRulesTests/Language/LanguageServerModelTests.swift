@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesLanguageServer
 
 /// The language server in process, driven by random sequences against a small model, and
 /// its framing fuzzed.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 /// Size is not an error: chains of 100,000 operands and a list of 100,000 elements load,
 /// evaluate (by name and prepared), explain, format and release, without deep recursion.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesTooling
 
 let targetingSchema = """
     groups: [string]; roles: [enum(admin, editor, viewer)]; ids: [int]; email: string; build: enum(debug, release)

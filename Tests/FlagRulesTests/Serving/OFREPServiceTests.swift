@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesServer
 
 /// `flags serve`'s endpoints, request by request, without sockets.
 @Suite struct OFREPServiceTests {

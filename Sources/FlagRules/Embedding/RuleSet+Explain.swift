@@ -1,0 +1,66 @@
+/// Why a declaration resolved as it did.
+extension RuleSet {
+    /// Every rule tried for `name` and the value of every sub-expression, or nil when no
+    /// declaration has that name. Inside a `withFlagOverrides` scope that overrides it, the
+    /// override, with no rules tried.
+    public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
+        guard let i = program.names.index(of: name) else { return nil }
+        if OverrideScopes.everEntered, FlagOverrides.scoped?[name] != nil {
+            let r = evaluate(name, in: context)
+            return Explanation(name: name, resolution: r, rules: [], condition: nil, summary: "overridden by a withFlagOverrides scope")
+        }
+        return Explainer(checked: checked, source: source, context: context).explain(i)
+    }
+}
+
+extension RuleSet {
+    /// The error for rules that declare no flag, variant, value or segment (an empty or
+    /// truncated file): a store, `flags serve` and `flags check` all refuse them with it.
+    /// Nil when something is declared.
+    package var declaresNothing: Diagnostic? {
+        guard checked.declarations.isEmpty else { return nil }
+        let start = SourcePosition(offset: 0, line: 1, column: 1)
+        return .error(
+            "no-declarations", "the rules declare nothing: an empty or truncated file never replaces rules",
+            at: SourceRange(start: start, end: start), help: "declare a flag, variant, value or segment")
+    }
+
+    /// The attributes a declaration's rollouts and splits bucket by that `context` lacks,
+    /// when no rule decided `r` (so a default may be the absent unit's doing); sorted.
+    package func absentUnits(of name: String, resolution r: Resolution, in context: EvaluationContext) -> [String] {
+        guard r.rule == nil, r.reason == .default else { return [] }
+        return bucketingAttributes(of: name).filter { context[$0] == nil }.sorted()
+    }
+
+    /// The attributes that `name`'s resolution buckets by (`rollout(…)` and `split(…)`
+    /// units), through the segments and declarations it reads.
+    package func bucketingAttributes(of name: String) -> Set<String> {
+        guard let start = index(of: name) else { return [] }
+        var out = Set<String>()
+        var visited = Set<Int>()
+        func unit(_ b: Bound) {
+            if case .attribute(let a, _, _) = b.kind { out.insert(a) }
+        }
+        func visit(_ i: Int) {
+            guard visited.insert(i).inserted, i < checked.declarations.count else { return }
+            let d = checked.declarations[i]
+            var conditions: [Bound] = []
+            if let c = d.condition { conditions.append(c) }
+            for rule in d.rules {
+                if let c = rule.condition { conditions.append(c) }
+                if case .split(let s) = rule.outcome { unit(s.unit) }
+            }
+            for c in conditions {
+                c.forEach { b in
+                    switch b.kind {
+                    case .rollout(let x, _): unit(x)
+                    case .declaration(let j): visit(j)
+                    default: break
+                    }
+                }
+            }
+        }
+        visit(start)
+        return out
+    }
+}

@@ -1,0 +1,238 @@
+import FlagRules
+import Foundation
+
+/// One HTTP/1.1 request, as `flags serve` reads it.
+package struct HTTPRequest: Sendable {
+    package var method: String
+    /// The path, without the query.
+    package var path: String
+    /// The query's parameters, decoded, in order.
+    package var query: [(String, String)]
+    /// Header fields in order; names as sent.
+    package var headers: [(String, String)]
+    package var body: [UInt8]
+    /// HTTP/1.0 (no keep-alive unless asked).
+    package var isHTTP10 = false
+
+    /// The first value of a header field (names compare without case).
+    package func header(_ name: String) -> String? {
+        headers.first { HTTPRequest.sameName($0.0, name) }?.1
+    }
+
+    /// Header names equal but for ASCII case.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { ($0 | 0x20) == ($1 | 0x20) }
+    }
+
+    /// Whether the connection stays open after the response.
+    package var keepsAlive: Bool {
+        let connection = header("Connection")?.lowercased()
+        return isHTTP10 ? connection == "keep-alive" : connection != "close"
+    }
+
+    package init(method: String, path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// One HTTP/1.1 response.
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: [UInt8]
+
+    package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON response.
+    package static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(value.serialized().utf8))
+    }
+
+    /// A plain-text response.
+    package static func text(_ status: Int, _ text: String, type: String = "text/plain; charset=utf-8") -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", type)], body: Array(text.utf8))
+    }
+
+    /// The first value of a header field.
+    package func header(_ name: String) -> String? {
+        headers.first { HTTPRequest.sameName($0.0, name) }?.1
+    }
+
+    static let reasons: [Int: String] = [
+        200: "OK", 204: "No Content", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+        404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 411: "Length Required", 413: "Content Too Large",
+        415: "Unsupported Media Type", 429: "Too Many Requests", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
+        501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
+    ]
+
+    /// The response as bytes on the wire (`Content-Length` added; no body for 304 and HEAD).
+    package func serialized(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
+        let hasBody = status != 304 && status != 204
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + body.count)
+        func add(_ text: String) { out.append(contentsOf: text.utf8) }
+        add("HTTP/1.1 ")
+        add(String(status))
+        add(" ")
+        add(HTTPResponse.reasons[status] ?? "Status")
+        add("\r\n")
+        for (name, value) in headers {
+            add(name)
+            add(": ")
+            add(value)
+            add("\r\n")
+        }
+        if hasBody {
+            add("Content-Length: ")
+            add(String(body.count))
+            add("\r\n")
+        }
+        if !keepAlive { add("Connection: close\r\n") }
+        add("\r\n")
+        if hasBody && !headOnly { out.append(contentsOf: body) }
+        return out
+    }
+}
+
+/// Reads HTTP/1.1 requests from a connection's bytes, one after another (keep-alive and
+/// pipelining), within limits: a request line and header block of at most
+/// `maxHeaderBytes`, at most `maxHeaders` fields, a body of at most `maxBodyBytes` given by
+/// `Content-Length` (chunked bodies are refused).
+package struct HTTPRequestParser: Sendable {
+    package static let maxHeaderBytes = 16 << 10
+    package static let maxHeaders = 100
+    package static let maxBodyBytes = 1 << 20
+
+    /// Why a request cannot be read: the status to answer with before closing.
+    package struct Failure: Error, Sendable, Equatable {
+        package let status: Int
+        package let message: String
+    }
+
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    package init() {}
+
+    package mutating func append(_ bytes: some Sequence<UInt8>) {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Whether part of a request has arrived.
+    package var hasPartialRequest: Bool { start < buffer.count }
+
+    /// The next whole request; nil until more bytes arrive.
+    package mutating func next() throws(Failure) -> HTTPRequest? {
+        // Blank lines before a request are allowed (RFC 9112 §2.2).
+        while start + 1 < buffer.count, buffer[start] == 13, buffer[start + 1] == 10 { start += 2 }
+        guard let end = headerEnd() else {
+            if buffer.count - start > HTTPRequestParser.maxHeaderBytes {
+                throw Failure(status: 431, message: "the request's header block is over \(HTTPRequestParser.maxHeaderBytes) bytes")
+            }
+            return nil
+        }
+        let (request, length) = try buffer.withUnsafeBufferPointer { bytes throws(Failure) in
+            try HTTPRequestParser.parseHead(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        }
+        let bodyStart = end + 4
+        guard buffer.count - bodyStart >= length else { return nil }
+        var whole = request
+        whole.body = Array(buffer[bodyStart..<(bodyStart + length)])
+        start = bodyStart + length
+        return whole
+    }
+
+    /// The request line and header fields (a header block without its blank line), and the
+    /// body's length; read as bytes, each field's name and value made a string once.
+    private static func parseHead(_ head: UnsafeBufferPointer<UInt8>) throws(Failure) -> (HTTPRequest, Int) {
+        let space: UInt8 = 32, tab: UInt8 = 9, cr: UInt8 = 13, lf: UInt8 = 10, colon: UInt8 = 58
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: head[range]), as: UTF8.self) }
+        // Lines end at CRLF; a bare CR or LF inside one is refused (RFC 9112 §2.2).
+        var lines: [Range<Int>] = []
+        var lineStart = 0
+        var i = 0
+        while i < head.count {
+            if head[i] == cr, i + 1 < head.count, head[i + 1] == lf {
+                lines.append(lineStart..<i)
+                i += 2
+                lineStart = i
+                continue
+            }
+            if head[i] == cr || head[i] == lf { throw Failure(status: 400, message: "a line of the request holds a bare CR or LF") }
+            i += 1
+        }
+        lines.append(lineStart..<head.count)
+        // The request line: METHOD SP target SP version.
+        let first = lines[0]
+        let spaces = first.filter { head[$0] == space }
+        guard spaces.count == 2, spaces[0] > first.lowerBound,
+            head[first.lowerBound..<spaces[0]].allSatisfy({ $0 >= 65 && $0 <= 90 }),
+            spaces[1] > spaces[0] + 1, head[spaces[0] + 1] == 47 || (spaces[1] == spaces[0] + 2 && head[spaces[0] + 1] == 42)
+        else { throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'") }
+        let version = text(spaces[1] + 1..<first.upperBound)
+        guard version == "HTTP/1.1" || version == "HTTP/1.0" else { throw Failure(status: 505, message: "only HTTP/1.1 is served") }
+        guard lines.count - 1 <= HTTPRequestParser.maxHeaders else {
+            throw Failure(status: 431, message: "more than \(HTTPRequestParser.maxHeaders) header fields")
+        }
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(lines.count - 1)
+        var length: Int?
+        var transferEncoding = false
+        for line in lines.dropFirst() {
+            guard let c = line.first(where: { head[$0] == colon }), c > line.lowerBound,
+                !head[line.lowerBound..<c].contains(where: { $0 == space || $0 == tab })
+            else { throw Failure(status: 400, message: "a header line is not 'Name: value'") }
+            var valueStart = c + 1
+            var valueEnd = line.upperBound
+            while valueStart < valueEnd, head[valueStart] == space || head[valueStart] == tab { valueStart += 1 }
+            while valueEnd > valueStart, head[valueEnd - 1] == space || head[valueEnd - 1] == tab { valueEnd -= 1 }
+            let name = text(line.lowerBound..<c)
+            if HTTPRequest.sameName(name, "Content-Length") {
+                // Digits only, and the same count in every Content-Length field.
+                guard valueEnd > valueStart, valueEnd - valueStart <= 18, head[valueStart..<valueEnd].allSatisfy({ $0 >= 48 && $0 <= 57 })
+                else { throw Failure(status: 400, message: "Content-Length is not one count") }
+                let n = head[valueStart..<valueEnd].reduce(0) { $0 * 10 + Int($1 - 48) }
+                guard length == nil || length == n else { throw Failure(status: 400, message: "Content-Length is not one count") }
+                length = n
+            } else if HTTPRequest.sameName(name, "Transfer-Encoding") {
+                transferEncoding = text(valueStart..<valueEnd).lowercased() != "identity"
+            }
+            headers.append((name, text(valueStart..<valueEnd)))
+        }
+        if transferEncoding { throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length") }
+        if let length, length > HTTPRequestParser.maxBodyBytes {
+            throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
+        }
+        var request = HTTPRequest(method: text(first.lowerBound..<spaces[0]), path: "", headers: headers)
+        request.isHTTP10 = version == "HTTP/1.0"
+        let target = text(spaces[0] + 1..<spaces[1])
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            let path = String(target[..<q])
+            request.path = path.contains("%") ? path.removingPercentEncoding ?? path : path
+            request.query = target[target.index(after: q)...].split(separator: "&").map { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let decode = { (s: Substring) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
+                return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+            }
+        } else {
+            request.path = target.utf8.contains(UInt8(ascii: "%")) ? target.removingPercentEncoding ?? target : target
+        }
+        return (request, length ?? 0)
+    }
+
+    private func headerEnd() -> Int? {
+        ASCII.blankLine(in: buffer, from: start, within: HTTPRequestParser.maxHeaderBytes)
+    }
+}

@@ -1,0 +1,220 @@
+import FlagRules
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A small HTTP/1.1 server on blocking sockets: one thread per connection (at most
+/// `maxConnections`; more are answered 503), keep-alive and pipelining, a deadline for each
+/// request's bytes (a slow or half-open client holds only its own thread), and a drain on
+/// SIGTERM: the listener closes, requests in flight are answered, then the process ends.
+package final class HTTPServer: @unchecked Sendable {
+    package static let maxConnections = 512
+    /// The longest a request may take to arrive once its first byte has.
+    static let requestDeadline: TimeInterval = 10
+    /// The longest a kept-alive connection may sit idle.
+    static let idleTimeout: TimeInterval = 30
+
+    let service: OFREPService
+    /// The listening socket: closed by `run()` once it stops accepting, never by `drain()`
+    /// (a descriptor closed under a blocked `accept` could be reused by another file).
+    package let listener: Int32
+    /// The port listened on (the one given, or the one the system chose for 0).
+    package let port: Int
+    private let lock = NSLock()
+    private var active = 0
+    private var draining = false
+
+    package struct StartError: Error { package let message: String }
+
+    package init(service: OFREPService, host: String, port: Int) throws(StartError) {
+        self.service = service
+        #if canImport(Darwin)
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #endif
+        guard fd >= 0 else { throw StartError(message: "cannot open a socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let numeric = host == "localhost" ? "127.0.0.1" : host
+        guard inet_pton(AF_INET, numeric, &address.sin_addr) == 1 else {
+            close(fd)
+            throw StartError(message: "--host takes an IPv4 address such as 127.0.0.1 or 0.0.0.0, got '\(host)'")
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 128) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw StartError(message: "cannot listen on \(host):\(port): \(reason)")
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        self.port = Int(UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// Accepts connections until ``drain()``; then waits (up to 10 s) for those in flight.
+    package func run() {
+        defer { close(listener) }
+        while true {
+            // Waits for a connection a fifth of a second at a time, so that a drain is seen
+            // however the system treats a listener shut down under `accept`.
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, 200)
+            if isDraining { break }
+            if polled <= 0 { continue }
+            var peer = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let fd = withUnsafeMutablePointer(to: &peer) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
+            }
+            if fd < 0 {
+                if isDraining { break }
+                if errno != EINTR { usleep(10_000) }
+                continue
+            }
+            var noDelay: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            var address = peer.sin_addr
+            inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
+            let peerName = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let admitted: Bool = lock.withLock {
+                guard active < HTTPServer.maxConnections, !draining else { return false }
+                active += 1
+                return true
+            }
+            guard admitted else {
+                write(fd, HTTPResponse(status: 503, headers: [("Retry-After", "1")]).serialized(keepAlive: false))
+                close(fd)
+                continue
+            }
+            let thread = Thread { [self] in
+                serve(fd, peer: peerName)
+                close(fd)
+                lock.withLock { active -= 1 }
+            }
+            thread.stackSize = 512 << 10
+            thread.start()
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while lock.withLock({ active }) > 0, Date() < deadline { usleep(10_000) }
+    }
+
+    package var isDraining: Bool { lock.withLock { draining } }
+
+    /// Stops accepting; connections finish the request in hand and close.
+    package func drain() {
+        lock.withLock { draining = true }
+        service.wakeEventStreams()
+        shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    /// Reads requests from one connection and answers them, until the client closes, a
+    /// deadline passes or the server drains.
+    private func serve(_ fd: Int32, peer: String) {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A client that stops reading gives up its connection after 10 s.
+        var sendTimeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
+        var parser = HTTPRequestParser()
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        var lastActivity = Date()
+        var requestStarted: Date?
+        while true {
+            let request: HTTPRequest?
+            do {
+                request = try parser.next()
+            } catch {
+                let response = HTTPResponse.json(error.status, .object([("errorDetails", .string(error.message))]))
+                write(fd, response.serialized(keepAlive: false))
+                return
+            }
+            if let request {
+                requestStarted = nil
+                if request.path == "/ofrep/v1/events", request.method == "GET" {
+                    events(fd, request)
+                    return
+                }
+                let response = service.respond(request, peer: peer)
+                let keepAlive = request.keepsAlive && !isDraining
+                guard write(fd, response.serialized(keepAlive: keepAlive, headOnly: request.method == "HEAD")), keepAlive else { return }
+                lastActivity = Date()
+                continue
+            }
+            if isDraining, !parser.hasPartialRequest { return }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n > 0 {
+                if requestStarted == nil { requestStarted = Date() }
+                parser.append(buffer[0..<n])
+                lastActivity = Date()
+                continue
+            }
+            if n == 0 { return }
+            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return }
+            let now = Date()
+            if let started = requestStarted, now.timeIntervalSince(started) > HTTPServer.requestDeadline {
+                write(fd, HTTPResponse(status: 408).serialized(keepAlive: false))
+                return
+            }
+            if requestStarted == nil, now.timeIntervalSince(lastActivity) > HTTPServer.idleTimeout { return }
+        }
+    }
+
+    /// OFREP's event stream (server-sent events): a `refetchEvaluation` event whenever the
+    /// rules change, a comment every 15 s to keep proxies from closing the connection.
+    private func events(_ fd: Int32, _ request: HTTPRequest) {
+        if let refusal = service.authorize(request) {
+            write(fd, refusal.serialized(keepAlive: false))
+            return
+        }
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\n"
+        guard write(fd, Array(head.utf8)) else { return }
+        var version = service.version
+        while !isDraining {
+            let next = service.waitForChange(from: version, timeout: 15)
+            let message: String
+            if next != version {
+                version = next
+                message = "event: message\ndata: {\"type\":\"refetchEvaluation\",\"etag\":\"\(next)\"}\n\n"
+            } else {
+                message = ": keep-alive\n\n"
+            }
+            guard write(fd, Array(message.utf8)) else { return }
+        }
+    }
+
+    /// Writes all of `bytes`; false when the client is gone.
+    @discardableResult
+    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            #if canImport(Darwin)
+                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, 0) }
+            #else
+                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            #endif
+            if n <= 0 {
+                if n < 0, errno == EINTR { continue }
+                return false
+            }
+            sent += n
+        }
+        return true
+    }
+}

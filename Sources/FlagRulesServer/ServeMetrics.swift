@@ -1,0 +1,110 @@
+import FlagRules
+import Foundation
+
+/// What `flags serve` counts, for `GET /metrics` in Prometheus's text format: evaluations
+/// by declaration and reason, reloads and rejected reloads, requests by status, and a
+/// histogram of request latency.
+package final class ServeMetrics: Sendable {
+    /// The histogram's upper bounds, in seconds.
+    static let bounds: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
+
+    struct Counts: Sendable {
+        var evaluations: [String: [String: Int]] = [:]
+        var requests: [Int: Int] = [:]
+        var latency = [Int](repeating: 0, count: ServeMetrics.bounds.count + 1)
+        var latencySum = 0.0
+        var reloads = 0
+        var rejectedReloads = 0
+        var failedReloads = 0
+        /// When rules were last put in force (seconds since 1970).
+        var lastReload: Double?
+    }
+
+    private let counts = Locked(Counts())
+
+    /// The most distinct declaration names counted (names come from requests).
+    static let maxNames = 10_000
+
+    func evaluation(_ key: String, reason: String) {
+        counts.withLock { c in
+            if c.evaluations[key] == nil, c.evaluations.count >= ServeMetrics.maxNames { return }
+            c.evaluations[key, default: [:]][reason, default: 0] += 1
+        }
+    }
+
+    func request(status: Int, seconds: Double) {
+        let bucket = ServeMetrics.bounds.firstIndex { seconds <= $0 } ?? ServeMetrics.bounds.count
+        counts.withLock { c in
+            c.requests[status, default: 0] += 1
+            c.latency[bucket] += 1
+            c.latencySum += seconds
+        }
+    }
+
+    /// What became of a look at a served file that found a change.
+    package enum Reload: Sendable {
+        /// Put in force.
+        case loaded
+        /// Refused: the rules do not compile or declare nothing (the last good ones stay).
+        case rejected
+        /// Unusable: the file is missing, empty or unreadable (the last good rules stay).
+        case failed
+    }
+
+    /// Counts a reload.
+    package func reload(_ outcome: Reload) {
+        counts.withLock { c in
+            switch outcome {
+            case .loaded:
+                c.reloads += 1
+                c.lastReload = Date().timeIntervalSince1970
+            case .rejected: c.rejectedReloads += 1
+            case .failed: c.failedReloads += 1
+            }
+        }
+    }
+
+    /// The exposition text.
+    package func text() -> String {
+        let c = counts.withLock { $0 }
+        var out = "# HELP flags_evaluations_total Evaluations served, by declaration and reason.\n"
+        out += "# TYPE flags_evaluations_total counter\n"
+        for key in c.evaluations.keys.sorted() {
+            for (reason, n) in c.evaluations[key]!.sorted(by: { $0.key < $1.key }) {
+                out += "flags_evaluations_total{flag=\"\(ServeMetrics.escape(key))\",reason=\"\(reason)\"} \(n)\n"
+            }
+        }
+        out += "# HELP flags_reloads_total Rules reloads put in force.\n# TYPE flags_reloads_total counter\n"
+        out += "flags_reloads_total \(c.reloads)\n"
+        out += "# HELP flags_rejected_reloads_total Rules reloads refused (the last good rules stayed).\n"
+        out += "# TYPE flags_rejected_reloads_total counter\nflags_rejected_reloads_total \(c.rejectedReloads)\n"
+        out += "# HELP flags_failed_reloads_total Looks at a rules file that found it missing, empty or unreadable.\n"
+        out += "# TYPE flags_failed_reloads_total counter\nflags_failed_reloads_total \(c.failedReloads)\n"
+        if let last = c.lastReload {
+            out += "# HELP flags_rules_loaded_timestamp_seconds When the rules in force were put in force (Unix time).\n"
+            out += "# TYPE flags_rules_loaded_timestamp_seconds gauge\nflags_rules_loaded_timestamp_seconds \(last)\n"
+        }
+        out += "# HELP flags_http_requests_total HTTP requests answered, by status.\n# TYPE flags_http_requests_total counter\n"
+        for (status, n) in c.requests.sorted(by: { $0.key < $1.key }) {
+            out += "flags_http_requests_total{status=\"\(status)\"} \(n)\n"
+        }
+        out += "# HELP flags_http_request_duration_seconds Time to answer a request.\n"
+        out += "# TYPE flags_http_request_duration_seconds histogram\n"
+        var cumulative = 0
+        for (i, bound) in ServeMetrics.bounds.enumerated() {
+            cumulative += c.latency[i]
+            out += "flags_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        cumulative += c.latency[ServeMetrics.bounds.count]
+        out += "flags_http_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+        out += "flags_http_request_duration_seconds_sum \(c.latencySum)\n"
+        out += "flags_http_request_duration_seconds_count \(cumulative)\n"
+        return out
+    }
+
+    /// A label value escaped as the format asks (backslash, quote, newline).
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
