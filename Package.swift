@@ -37,7 +37,9 @@ let package = Package(
             name: "FlagRulesTests", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"],
             exclude: ["Diagnostics/Golden"]),
         // Reads the keys the plugin generates from its keys.flags.
-        .testTarget(name: "GeneratedKeysTests", dependencies: ["FlagRules"], plugins: ["FlagRulesPlugin"]),
+        .testTarget(
+            name: "GeneratedKeysTests", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesServer", "FlagRulesLanguageServer"],
+            plugins: ["FlagRulesPlugin"]),
         // Runs the built `flags` and `flags-bench` binaries; no test binary links flags-bench
         // (nor so its counting allocator).
         .testTarget(

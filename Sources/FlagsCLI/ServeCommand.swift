@@ -95,44 +95,17 @@ enum ServeCommand {
         }
         if failed { return 1 }
 
-        let service = OFREPService(
-            options: .init(apiKeys: Set(keys), targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit))
         let stores = zip(files, loaded).map { path, rules in
             FlagStore(
                 source: .file(URL(fileURLWithPath: path)), refresh: .milliseconds(250),
                 bundled: BundledRules(source: String(decoding: rules.source.bytes, as: UTF8.self), name: path, publishedAt: .distantPast))
         }
-        // Each name declared twice is logged once, not at every reload.
-        let reported = ServeLog.Reported()
-        let install: @Sendable () -> Void = {
-            let served = zip(files, stores).compactMap { path, store in store.rules.map { OFREPService.ServedFile(name: path, rules: $0) } }
-            for name in reported.new(service.install(served)) {
-                log("'\(name)' is declared in two files; the first is served")
-            }
-        }
-        for (path, store) in zip(files, stores) {
-            store.onEvent = { event in
-                switch event {
-                case .rulesLoaded:
-                    install()
-                    service.metrics.reload(.loaded)
-                case .updateRejected:
-                    service.metrics.reload(.rejected)
-                    log("\(path): \(event)")
-                case .fetchFailed:
-                    service.metrics.reload(.failed)
-                    log("\(path): \(event)")
-                default: break
-                }
-            }
-            store.start()
-        }
-        install()
-
-        let host = parsed.value("host") ?? "127.0.0.1"
-        let server: HTTPServer
+        let options = FlagServer.Options(
+            host: parsed.value("host") ?? "127.0.0.1", port: port ?? 8016, apiKeys: Set(keys),
+            targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit)
+        let server: FlagServer
         do {
-            server = try HTTPServer(service: service, host: host, port: port ?? 8016)
+            server = try FlagServer(files: zip(files, stores).map { ($0, $1) }, options: options) { log($0) }
         } catch {
             log(error.message)
             return 1
@@ -146,10 +119,9 @@ enum ServeCommand {
             source.resume()
             sources.append(source)
         }
-        log("listening on http://\(host):\(server.port) (\(summary(stores.compactMap(\.rules))))")
+        log("listening on http://\(options.host):\(server.port) (\(summary(stores.compactMap(\.rules))))")
         server.run()
-        withExtendedLifetime((sources, stores)) {}
-        for store in stores { store.stop() }
+        withExtendedLifetime(sources) {}
         return 0
     }
 
@@ -177,19 +149,5 @@ enum ServeCommand {
 
     static func logLine(_ message: String, at date: Date) -> String {
         "\(DateTime.format(date)) flags serve: \(message)\n"
-    }
-}
-
-/// What `flags serve` has logged, so that a standing condition is logged once.
-enum ServeLog {
-    final class Reported: @unchecked Sendable {
-        // Unchecked: `names` is read and written only under `lock`.
-        private let lock = NSLock()
-        private var names = Set<String>()
-
-        /// The names not reported before, now taken as reported.
-        func new(_ conflicts: [String]) -> [String] {
-            lock.withLock { conflicts.filter { names.insert($0).inserted } }
-        }
     }
 }

@@ -22,6 +22,14 @@ indirect enum ReportJSON {
 
 struct Options {
     var json = false
+    /// `--counts`: the instruction and allocation counts that gate, instead of the timings.
+    var counts = false
+    /// `--count-run`: the operations whose counts `--counts` reads (run under callgrind).
+    var countRun = false
+    /// `--count-run K`: the `K`th operation alone.
+    var countOnly: Int?
+    /// `--markdown`: the counts as a Markdown table (the catalog's generated report).
+    var markdown = false
     var contexts = 1_000_000
     var runs = 7
     /// Only rows whose name contains this, or one of its parts separated by `|` (for
@@ -94,6 +102,14 @@ struct Options {
         while i < arguments.count {
             switch arguments[i] {
             case "--json": json = true
+            case "--counts": counts = true
+            case "--count-run":
+                countRun = true
+                if i + 1 < arguments.count, let k = Int(arguments[i + 1]) {
+                    countOnly = k
+                    i += 1
+                }
+            case "--markdown": markdown = true
             case "--contexts" where i + 1 < arguments.count:
                 i += 1
                 contexts = max(1, Int(arguments[i]) ?? contexts)
@@ -114,7 +130,7 @@ struct Options {
                 inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
                 print(
-                    "usage: flags-bench [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]"
+                    "usage: flags-bench [--counts [--markdown]] [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]"
                 )
                 exit(0)
             default:

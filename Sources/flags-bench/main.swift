@@ -36,6 +36,14 @@ func peakBytes() -> Int { allocationCounting ? malloc_counter_peak_bytes() : 0 }
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 
+// MARK: Counts (`--counts`): the figures that gate, in Counts.swift
+
+if options.countRun {
+    countRun(only: options.countOnly)
+    exit(0)
+}
+if options.counts { countReport() }
+
 // MARK: Fixed costs (`--only micro`: before the load, which it does not need)
 
 if options.only == "micro" {

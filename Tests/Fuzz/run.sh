@@ -17,7 +17,14 @@ targets=("$@")
 out=.build/fuzz
 mkdir -p "$out/findings"
 export SWIFT_BACKTRACE=enable=no
-sources=$(find Sources/FlagRules -name '*.swift')
+# The library and its tooling (the formatter) as one module: the tooling's copies, in
+# $out/tooling, leave out their `import FlagRules`.
+rm -rf "$out/tooling"
+mkdir -p "$out/tooling"
+for file in $(find Sources/FlagRulesTooling -name '*.swift'); do
+  grep -v '^import FlagRules$' "$file" > "$out/tooling/$(basename "$file")"
+done
+sources="$(find Sources/FlagRules "$out/tooling" -name '*.swift')"
 harnesses=(Tests/Fuzz/*.swift)
 for target in "${targets[@]}"; do
   case $target in
@@ -33,7 +40,7 @@ case $optimization in
   *) echo "FUZZ_OPTIMIZATION is -O or -Onone, not '$optimization'" >&2; exit 2 ;;
 esac
 binary=$out/fuzz$optimization
-if [[ ! -x $binary || -n $(find Tests/Fuzz Sources/FlagRules Sources/FlagRulesAtomics -newer "$binary" -name '*.[sch]*') ]]; then
+if [[ ! -x $binary || -n $(find Tests/Fuzz Sources/FlagRules Sources/FlagRulesTooling Sources/FlagRulesAtomics -newer "$binary" -name '*.[sch]*') ]]; then
   echo "== building the fuzz targets ($optimization)"
   # shellcheck disable=SC2086
   swiftc -swift-version 6 "$optimization" -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \

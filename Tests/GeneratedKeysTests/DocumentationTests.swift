@@ -3,18 +3,22 @@ import Testing
 
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-/// The documentation's Swift compiles: every example of the README and the DocC catalog
+/// The documentation's Swift compiles: every example of the README and the DocC catalogs
 /// (but package manifests' fragments) appears, line for line, in `DocumentedExamples.swift`,
 /// which is compiled with these tests, against the keys the build plugin generates from
 /// app.flags here.
 @Suite struct DocumentationTests {
     static func normalized(_ text: String) -> [String] {
-        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "import FlagRules" }
+        text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty && !$0.hasPrefix("import FlagRules")
+        }
     }
 
     static var documents: [URL] {
-        let catalog = packageRoot.appendingPathComponent("Sources/FlagRules/FlagRules.docc")
-        let articles = (try? FileManager.default.contentsOfDirectory(at: catalog, includingPropertiesForKeys: nil)) ?? []
+        let catalogs = ["FlagRules", "FlagRulesTooling", "FlagRulesServer", "FlagRulesLanguageServer"].map {
+            packageRoot.appendingPathComponent("Sources/\($0)/\($0).docc")
+        }
+        let articles = catalogs.flatMap { (try? FileManager.default.contentsOfDirectory(at: $0, includingPropertiesForKeys: nil)) ?? [] }
         return [packageRoot.appendingPathComponent("README.md")] + articles.filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
     }
 
@@ -26,7 +30,7 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
             rest = rest[close.upperBound...]
         }
         // Package manifests' fragments are not library code.
-        return examples.filter { example in !["dependencies:", ".target(", ".package("].contains { example.hasPrefix($0) } }
+        return examples.filter { example in !["dependencies:", ".target(", ".testTarget(", ".package("].contains { example.hasPrefix($0) } }
     }
 
     @Test func everySwiftExampleIsCompiled() throws {

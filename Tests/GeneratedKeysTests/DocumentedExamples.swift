@@ -1,4 +1,7 @@
 import FlagRules
+import FlagRulesLanguageServer
+import FlagRulesServer
+import FlagRulesTooling
 import Foundation
 import Testing
 
@@ -320,4 +323,24 @@ func articleContext(userID: String, index: Int, user: DocumentedUser) -> Evaluat
         "build": .string(BuildConfiguration.current.name),
     ]
     return context
+}
+
+/// FlagRulesTooling: the rules' tests and lints in an app's `swift test`.
+@Test func toolingInAnAppsTests() throws {
+    let rules = try RuleSet(contentsOf: rulesURL)
+    for result in rules.runTests() where !result.passed { Issue.record("\(result)") }
+    #expect(!rules.lint().contains { $0.code == "FR105" })  // no unreachable rule
+}
+
+/// FlagRulesServer: serving a store over OFREP.
+func serverFromAProcess(rulesURL: URL) throws {
+    let store = FlagStore(source: .file(rulesURL))
+    let server = try FlagServer(files: [("app.flags", store)], options: .init(port: 8016))
+    server.run()  // returns after drain(), once requests in flight are answered
+}
+
+/// FlagRulesLanguageServer: the language server on standard input and output.
+func languageServerInAProcess() {
+    let status = FlagsLanguageServer.run()  // standard input and output, until `exit`
+    print(status)
 }

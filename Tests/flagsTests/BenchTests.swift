@@ -22,7 +22,7 @@ import Testing
             #expect(fractions.count == 1)
             #expect((fractions.first ?? 0) > 0)
         }
-        let targets = try #require(report["targets"] as? [String: Bool])
+        let targets = try #require(report["ratioGoals"] as? [String: Bool])
         #expect(targets.count >= 11)
         #expect(report["allocationCounting"] as? Bool == BenchTests.countsAllocations)
         // Half the values the in-list rows look up are members.
@@ -75,7 +75,7 @@ import Testing
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(report["allocationCounting"] as? Bool == false)
         #expect((report["failures"] as? [Any])?.isEmpty == true)
-        let targets = try #require(report["targets"] as? [String: Bool])
+        let targets = try #require(report["ratioGoals"] as? [String: Bool])
         #expect(!targets.keys.contains { $0.contains("allocation") || $0.contains("occupy") })
         let load = try #require(report["load10k"] as? [String: Any])
         #expect(load["bytes"] as? Int == 0)
@@ -105,7 +105,7 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)")
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((report["failures"] as? [Any])?.isEmpty == true)
-        #expect(report["targets"] == nil)
+        #expect(report["ratioGoals"] == nil)
         let lists = try #require(report["in"] as? [[String: Any]])
         #expect(lists.map { $0["onFraction"] is Double } == [false, false, true])
         #expect(lists.map { $0["handWrittenSetNsPerEvaluation"] is Double } == [false, false, false])

@@ -9,11 +9,11 @@ public struct Diagnostic: Sendable, Hashable {
     }
 
     /// A secondary message, optionally pointing at another place.
-    public struct Note: Sendable, Hashable {
+    package struct Note: Sendable, Hashable {
         /// What the note says.
-        public var message: String
+        package var message: String
         /// Where it points, if anywhere.
-        public var range: SourceRange?
+        package var range: SourceRange?
 
         /// A note.
         package init(_ message: String, at range: SourceRange? = nil) {
@@ -23,11 +23,11 @@ public struct Diagnostic: Sendable, Hashable {
     }
 
     /// One change to the source: the text of `range` replaced (empty: deleted).
-    public struct Edit: Sendable, Hashable {
+    package struct Edit: Sendable, Hashable {
         /// What is replaced (an empty range: an insertion there).
-        public var range: SourceRange
+        package var range: SourceRange
         /// What replaces it.
-        public var replacement: String
+        package var replacement: String
 
         /// An edit.
         package init(_ range: SourceRange, _ replacement: String) {
@@ -37,11 +37,11 @@ public struct Diagnostic: Sendable, Hashable {
     }
 
     /// A fix for the problem: edits to make together, and what they do.
-    public struct FixIt: Sendable, Hashable {
+    package struct FixIt: Sendable, Hashable {
         /// What the fix does, as an editor's quick-fix menu shows it ("replace with '50%'").
-        public var message: String
+        package var message: String
         /// The edits, none overlapping.
-        public var edits: [Edit]
+        package var edits: [Edit]
 
         /// A fix.
         package init(_ message: String, _ edits: [Edit]) {
@@ -59,12 +59,12 @@ public struct Diagnostic: Sendable, Hashable {
     /// The span the message is about.
     public var range: SourceRange
     /// Notes pointing at related places.
-    public var notes: [Note]
+    package var notes: [Note]
     /// A suggestion of how to fix it.
     public var help: String?
     /// Fixes an editor or `flags check --fix` can apply, the likeliest first; `--fix` applies
     /// a diagnostic's fix only when it has exactly one.
-    public var fixIts: [FixIt]
+    package var fixIts: [FixIt]
 
     /// A diagnostic.
     package init(

@@ -208,14 +208,14 @@ public struct DeclarationInfo: Sendable, Hashable {
     /// The context attributes its rules read, directly or through the segments and
     /// declarations they read, in the order first read, with their schema types (`dynamic`
     /// without a schema); `now` when a rule reads the time (`now`, `ramp(…)`).
-    public let reads: [AttributeRead]
+    package let reads: [AttributeRead]
 
     /// A context attribute a declaration reads, and its type.
-    public struct AttributeRead: Sendable, Hashable {
+    package struct AttributeRead: Sendable, Hashable {
         /// The attribute's name.
-        public let name: String
+        package let name: String
         /// Its type in the schema (`[string]`, `ip`, …).
-        public let type: FlagType
+        package let type: FlagType
     }
 
     init(_ d: CheckedDeclaration, reads: [AttributeRead]) {

@@ -7,55 +7,55 @@ public struct Explanation: Sendable, CustomStringConvertible {
     /// The resolution (always equal to what `RuleSet.evaluate` returns).
     public let resolution: Resolution
     /// The rules tried, in order, up to the one that decided.
-    public let rules: [RuleTrace]
+    package let rules: [RuleTrace]
     /// For segments: the condition's trace.
-    public let condition: ExpressionTrace?
+    package let condition: ExpressionTrace?
     /// A sentence on what decided, when no rule did ("@disabled", "no rules", "no rule matched").
     public let summary: String
 }
 
 /// One rule tried during an explanation.
-public struct RuleTrace: Sendable {
+package struct RuleTrace: Sendable {
     /// 1-based index in the body.
-    public let index: Int
+    package let index: Int
     /// Where it starts.
-    public let line: Int
+    package let line: Int
     /// The rule as written.
-    public let text: String
+    package let text: String
     /// Its `when` condition, evaluated.
-    public let condition: ExpressionTrace?
+    package let condition: ExpressionTrace?
     /// Its split, when it is one and its condition held.
-    public let split: SplitTrace?
+    package let split: SplitTrace?
     /// Whether it decided the result.
-    public let matched: Bool
+    package let matched: Bool
 }
 
 /// A sub-expression's value and why.
-public struct ExpressionTrace: Sendable {
+package struct ExpressionTrace: Sendable {
     /// The sub-expression as written.
-    public let text: String
+    package let text: String
     /// `true`, `false`, `unknown`, or a value.
-    public let result: String
+    package let result: String
     /// Why, when it is not obvious: "country is absent", "age is a string, expected int".
-    public let note: String?
+    package let note: String?
     /// The traces of its operands (constants left out).
-    public let children: [ExpressionTrace]
+    package let children: [ExpressionTrace]
 }
 
 /// A split's computation.
-public struct SplitTrace: Sendable {
+package struct SplitTrace: Sendable {
     /// The unit's value, when known.
-    public let unit: String?
+    package let unit: String?
     /// The bucketing key (`salt:unit`).
-    public let key: String?
+    package let key: String?
     /// `hash % total + 1`.
-    public let target: Int?
+    package let target: Int?
     /// The sum of the weights.
-    public let total: Int
+    package let total: Int
     /// The chosen entry.
-    public let choice: String?
+    package let choice: String?
     /// Why nothing was chosen, if so.
-    public let note: String?
+    package let note: String?
 }
 
 extension Explanation {

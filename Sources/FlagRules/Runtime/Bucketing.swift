@@ -1,7 +1,7 @@
 /// `rollout` and `split`, bit for bit as Unleash buckets (the Performance and language
 /// articles of the documentation give the algorithm): MurmurHash3 (x86, 32-bit) of
 /// `salt:unit`, seed 0 for rollouts and 86028157 for splits.
-public enum Bucketing {
+package enum Bucketing {
     /// The seed Unleash uses for variant (split) hashing.
     static let splitSeed: UInt32 = 86_028_157
 
@@ -12,7 +12,7 @@ public enum Bucketing {
     }
 
     /// `rollout(unit, salt)` in thousandths of a percent, for a unit already rendered as text.
-    public static func rolloutBucket(salt: String, unit: String) -> Int {
+    package static func rolloutBucket(salt: String, unit: String) -> Int {
         var hasher = Murmur3(seed: 0)
         hasher.combine(salt)
         hasher.combine(byte: UInt8(ascii: ":"))
@@ -21,12 +21,12 @@ public enum Bucketing {
     }
 
     /// `rollout(unit, salt)` as a percentage in `[0, 100)`, e.g. `22.087`.
-    public static func rollout(salt: String, unit: String) -> Double {
+    package static func rollout(salt: String, unit: String) -> Double {
         Double(rolloutBucket(salt: salt, unit: unit)) / 1000
     }
 
     /// The 1-based split target: `hash % total + 1`; nil when `totalWeight` is not positive.
-    public static func splitTarget(salt: String, unit: String, totalWeight: Int) -> Int? {
+    package static func splitTarget(salt: String, unit: String, totalWeight: Int) -> Int? {
         guard totalWeight > 0, totalWeight <= Int(UInt32.max) else { return nil }
         var hasher = Murmur3(seed: splitSeed)
         hasher.combine(salt)
@@ -37,7 +37,7 @@ public enum Bucketing {
 
     /// The index of the entry a target chooses: the first whose running sum of weights is
     /// at least `target`.
-    public static func choose(target: Int, weights: [Int]) -> Int? {
+    package static func choose(target: Int, weights: [Int]) -> Int? {
         var sum = 0
         for (i, w) in weights.enumerated() {
             sum += w

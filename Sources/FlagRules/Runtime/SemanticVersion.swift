@@ -5,14 +5,14 @@
 /// comparison and equality.
 public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// One dot-separated pre-release identifier.
-    public enum Identifier: Sendable, Hashable, Comparable, CustomStringConvertible {
+    package enum Identifier: Sendable, Hashable, Comparable, CustomStringConvertible {
         /// Digits only, without leading zeros; compared numerically (held as text, so any length works).
         case numeric(String)
         /// Anything else; compared by ASCII order.
         case alphanumeric(String)
 
         /// The identifier as written.
-        public var description: String {
+        package var description: String {
             switch self {
             case .numeric(let s), .alphanumeric(let s): return s
             }
@@ -20,7 +20,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
 
         /// SemVer 2.0.0 precedence: numeric identifiers by value, before alphanumeric
         /// ones, which compare by ASCII order.
-        public static func < (a: Identifier, b: Identifier) -> Bool {
+        package static func < (a: Identifier, b: Identifier) -> Bool {
             switch (a, b) {
             case (.numeric(let x), .numeric(let y)):
                 return x.utf8.count != y.utf8.count ? x.utf8.count < y.utf8.count : x < y
@@ -39,7 +39,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
     /// The patch version.
     public let patch: Int
     /// Pre-release identifiers (`beta.2` → `[alphanumeric("beta"), numeric("2")]`).
-    public let prerelease: [Identifier]
+    package let prerelease: [Identifier]
     /// Build metadata, without the `+`; ignored when comparing.
     public let build: String
 

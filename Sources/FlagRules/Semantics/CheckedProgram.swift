@@ -141,23 +141,23 @@ package struct CheckedProgram: Sendable {
 }
 
 /// A `test "…" { … }` declaration after checking: a context and expectations on resolutions.
-public struct TestCase: Sendable {
+package struct TestCase: Sendable {
     /// The test's title.
-    public let name: String
+    package let name: String
     /// The line of the `test` keyword.
-    public let line: Int
+    package let line: Int
     /// The context built from its `given` blocks.
-    public let context: EvaluationContext
+    package let context: EvaluationContext
     /// Its expectations, in order.
-    public let expectations: [TestExpectation]
+    package let expectations: [TestExpectation]
     /// Where its header is written (for the lints).
     package let range: SourceRange
 }
 
 /// One `expect` line of a test.
-public struct TestExpectation: Sendable {
+package struct TestExpectation: Sendable {
     /// What is compared.
-    public enum Expected: Sendable, Hashable, CustomStringConvertible {
+    package enum Expected: Sendable, Hashable, CustomStringConvertible {
         /// The resolved value.
         case value(Value)
         /// The resolution's reason.
@@ -167,7 +167,7 @@ public struct TestExpectation: Sendable {
 
         /// The expected value, reason or rule as test reports show it (`true`, `DEFAULT`,
         /// `rule 2`).
-        public var description: String {
+        package var description: String {
             switch self {
             case .value(let v): return v.description
             case .reason(let r): return r.rawValue
@@ -176,20 +176,20 @@ public struct TestExpectation: Sendable {
         }
     }
     /// The declaration under test.
-    public let subject: String
+    package let subject: String
     /// The expected value, reason or rule.
-    public let expected: Expected
+    package let expected: Expected
     /// True for `!=`.
-    public let negated: Bool
+    package let negated: Bool
     /// The line of the `expect`.
-    public let line: Int
+    package let line: Int
     /// The expectation as written.
-    public let text: String
+    package let text: String
     /// Where it is written (for the lints).
     package let range: SourceRange
 
     /// Whether a resolution meets the expectation.
-    public func isMet(by r: Resolution) -> Bool {
+    package func isMet(by r: Resolution) -> Bool {
         let equal: Bool
         switch expected {
         case .value(let v): equal = Comparison.equal(r.value, v) ?? false

@@ -14,12 +14,12 @@ import FlagRules
 ///
 /// Formatting is idempotent and never changes meaning; both are tested over every example
 /// and every golden input.
-package enum FlagsFormatter {
+public enum FlagsFormatter {
     /// The width a line may reach before a long rule is broken.
-    package static let lineWidth = 100
+    public static let lineWidth = 100
 
     /// The formatted text; throws the syntax errors of a file that does not parse.
-    package static func format(_ source: SourceText) throws(RuleSetError) -> String {
+    public static func format(_ source: SourceText) throws(RuleSetError) -> String {
         let (file, diagnostics) = Parser.parse(source)
         if diagnostics.contains(where: { $0.severity == .error }) {
             throw .invalid(source: source, diagnostics: diagnostics)
@@ -30,7 +30,7 @@ package enum FlagsFormatter {
     }
 
     /// The formatted text of source code (named for diagnostics).
-    package static func format(_ text: String, name: String = "<input>") throws(RuleSetError) -> String {
+    public static func format(_ text: String, name: String = "<input>") throws(RuleSetError) -> String {
         try format(SourceText(text, name: name))
     }
 }

@@ -3,7 +3,7 @@ import FlagRules
 /// The tests written next to the rules, and expressions evaluated as the REPL does.
 extension RuleSet {
     /// The `test "…" { … }` declarations, in source order.
-    public var tests: [TestCase] { checked.tests }
+    package var tests: [TestCase] { checked.tests }
 
     /// Runs every test; each result lists the expectations that failed.
     public func runTests() -> [TestResult] {
@@ -25,11 +25,15 @@ public struct TestResult: Sendable, CustomStringConvertible {
     /// An expectation that did not hold, with what happened instead.
     public struct Failure: Sendable, CustomStringConvertible {
         /// The expectation.
-        public let expectation: TestExpectation
+        package let expectation: TestExpectation
         /// The actual resolution.
         public let actual: Resolution
         /// How the actual resolution came about.
         public let explanation: Explanation
+        /// The line of the `expect`.
+        public var line: Int { expectation.line }
+        /// The expectation as written (`expect darkMode == true`).
+        public var text: String { expectation.text }
 
         /// The expectation's line and text (`file:` before the line when given), what was
         /// expected, what came, and the explanation, each line indented.
@@ -56,8 +60,11 @@ public struct TestResult: Sendable, CustomStringConvertible {
         return failures.isEmpty ? head : head + "\n" + failures.map(\.description).joined().dropLast()
     }
 
-    /// The test.
-    public let test: TestCase
+    package let test: TestCase
+    /// The test's title.
+    public var name: String { test.name }
+    /// The line of its `test` keyword.
+    public var line: Int { test.line }
     /// Its failed expectations (empty when it passed).
     public let failures: [Failure]
 

@@ -1,0 +1,112 @@
+import FlagRules
+import Foundation
+
+/// Serves live rules over OpenFeature's Remote Evaluation Protocol (OFREP), as
+/// `flags serve` does: one evaluation, every evaluation with an ETag, an event stream of
+/// changes, a page, Prometheus metrics and a health check.
+///
+/// Each served file is a `FlagStore`: a good update is served as soon as its store puts it
+/// in force, and a broken one is logged while the last good rules stay. A name declared by
+/// two files is served from the first given.
+///
+/// ```swift
+/// let store = FlagStore(source: .file(rulesURL))
+/// let server = try FlagServer(files: [("app.flags", store)], options: .init(port: 8016))
+/// server.run()  // returns after drain(), once requests in flight are answered
+/// ```
+public final class FlagServer: Sendable {
+    /// How the server listens and whom it answers.
+    public struct Options: Sendable {
+        /// The IPv4 address to listen on (`0.0.0.0`: every interface).
+        public var host: String
+        /// The TCP port; 0 lets the system choose (read it from ``FlagServer/port``).
+        public var port: Int
+        /// Keys accepted in `Authorization: Bearer …` or `X-API-Key`; none: no key needed.
+        public var apiKeys: Set<String>
+        /// The context attribute OpenFeature's `targetingKey` fills.
+        public var targetingKey: String
+        /// Requests a second from one client address (a burst of as many); nil: no limit.
+        public var rateLimit: Int?
+
+        /// Options; by default the loopback address, port 8016, no key and no limit.
+        public init(
+            host: String = "127.0.0.1", port: Int = 8016, apiKeys: Set<String> = [], targetingKey: String = "userId",
+            rateLimit: Int? = nil
+        ) {
+            self.host = host
+            self.port = port
+            self.apiKeys = apiKeys
+            self.targetingKey = targetingKey
+            self.rateLimit = rateLimit
+        }
+    }
+
+    /// The server could not listen (the port is taken, the address is not one).
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        /// What went wrong, naming the address.
+        public let message: String
+        /// The message.
+        public var description: String { message }
+    }
+
+    package let service: OFREPService
+    private let http: HTTPServer
+    private let stores: [FlagStore]
+
+    /// Listens on `options.host` and `options.port` and serves each store's rules under its
+    /// name. The stores are started (a store started already is left as it is); `log` gets
+    /// one line for each rejected or failed update and each name two files declare.
+    public init(
+        files: [(name: String, store: FlagStore)], options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(StartError) {
+        let service = OFREPService(
+            options: .init(apiKeys: options.apiKeys, targetingKey: options.targetingKey, rateLimit: options.rateLimit))
+        do {
+            http = try HTTPServer(service: service, host: options.host, port: options.port)
+        } catch {
+            throw StartError(message: error.message)
+        }
+        self.service = service
+        stores = files.map(\.store)
+        let reported = Locked(Set<String>())
+        let install: @Sendable () -> Void = {
+            let served = files.compactMap { name, store in store.rules.map { OFREPService.ServedFile(name: name, rules: $0) } }
+            // A name declared twice is logged once, not at every reload.
+            for name in service.install(served) where reported.withLock({ $0.insert(name).inserted }) {
+                log("'\(name)' is declared in two files; the first is served")
+            }
+        }
+        for (name, store) in files {
+            store.onEvent = { event in
+                switch event {
+                case .rulesLoaded:
+                    install()
+                    service.metrics.reload(.loaded)
+                case .updateRejected:
+                    service.metrics.reload(.rejected)
+                    log("\(name): \(event)")
+                case .fetchFailed:
+                    service.metrics.reload(.failed)
+                    log("\(name): \(event)")
+                default: break
+                }
+            }
+            store.start()
+        }
+        install()
+    }
+
+    /// The port listened on (the one asked for, or the one the system chose for 0).
+    public var port: Int { http.port }
+
+    /// Answers requests until ``drain()``; then waits for the requests in flight and stops
+    /// the stores.
+    public func run() {
+        http.run()
+        for store in stores { store.stop() }
+    }
+
+    /// Stops accepting connections; requests in flight are answered, then ``run()`` returns.
+    /// Safe from a signal handler's queue.
+    public func drain() { http.drain() }
+}
