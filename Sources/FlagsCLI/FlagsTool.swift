@@ -17,6 +17,8 @@ package enum FlagsTool {
         Command(name: "test", summary: "run the tests written next to the rules", run: TestCommand.run),
         Command(name: "diff", summary: "measure how a rules change moves resolutions", run: DiffCommand.run),
         Command(name: "list", summary: "list every declaration with its metadata", run: ListCommand.run),
+        Command(name: "refs", summary: "find where code reads each declaration", run: RefsCommand.run),
+        Command(name: "stale", summary: "list the declarations that are done, with the edit that removes each", run: StaleCommand.run),
         Command(name: "repl", summary: "evaluate expressions interactively", run: ReplCommand.run),
         Command(name: "fmt", summary: "print files in the canonical layout (-w to rewrite them)", run: FmtCommand.run),
         Command(name: "serve", summary: "serve the rules over OpenFeature's OFREP (HTTP)", run: ServeCommand.run),

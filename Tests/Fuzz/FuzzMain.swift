@@ -1,5 +1,5 @@
-// libFuzzer's entry point for the three targets, built as one binary (Tests/Fuzz/run.sh):
-// FLAGRULES_FUZZ_TARGET names the target an input goes to (pipeline, pattern or context).
+// libFuzzer's entry point for the four targets, built as one binary (Tests/Fuzz/run.sh):
+// FLAGRULES_FUZZ_TARGET names the target an input goes to (pipeline, pattern, context or code).
 import Foundation
 
 /// The target this process fuzzes, read once from the environment.
@@ -8,8 +8,9 @@ let fuzzTarget: @Sendable (UnsafePointer<UInt8>, Int) -> CInt = {
     case "pipeline": return pipelineFuzzTest
     case "pattern": return patternFuzzTest
     case "context": return contextFuzzTest
+    case "code": return codeFuzzTest
     case let other:
-        fatalError("FLAGRULES_FUZZ_TARGET is \(other.map { "'\($0)'" } ?? "not set"): set it to pipeline, pattern or context")
+        fatalError("FLAGRULES_FUZZ_TARGET is \(other.map { "'\($0)'" } ?? "not set"): set it to pipeline, pattern, context or code")
     }
 }()
 

@@ -71,7 +71,7 @@ import Testing
                 rest = rest[close.upperBound...]
                 let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
                 let arguments = lines[0].split(separator: " ").map(String.init)
-                guard let command = arguments.first, ["eval", "test", "check", "list", "fmt"].contains(command),
+                guard let command = arguments.first, ["eval", "test", "check", "list", "fmt", "refs", "stale"].contains(command),
                     arguments.allSatisfy({ !$0.contains("old.flags") })
                 else { continue }
                 let run = try flags(arguments)

@@ -215,7 +215,7 @@ extension Bound {
 extension CheckedDeclaration {
     /// What a `@disabled` declaration resolves to: a flag is off (a kill switch, whatever
     /// its default); a variant or value keeps its default.
-    var disabledValue: Value { kind == .flag ? .bool(false) : defaultValue }
+    package var disabledValue: Value { kind == .flag ? .bool(false) : defaultValue }
 }
 
 extension Bound {

@@ -1,0 +1,148 @@
+import FlagRules
+import Foundation
+
+/// A declaration that is done: what shows it, and the edit that removes it.
+package struct StaleDeclaration: Sendable {
+    /// One sign that the declaration is done.
+    package struct Reason: Sendable, Hashable {
+        /// `expired`, `disabled`, `constant`, `rollout-complete`, `rollout-zero`,
+        /// `ramp-ended` or `unread`.
+        package let code: String
+        /// The sign in words, with its line where it has one.
+        package let detail: String
+    }
+    /// A place that reads the declaration and must change when it goes.
+    package struct Reader: Sendable, Hashable {
+        /// `rules` (another declaration) or `code`.
+        package let kind: String
+        /// The reading declaration's name, or the file.
+        package let place: String
+        package let line: Int
+    }
+
+    package let name: String
+    package let kind: DeclarationKind
+    /// Its lines in the rules file, attributes and doc comment included.
+    package let startLine: Int
+    package let endLine: Int
+    package let reasons: [Reason]
+    /// The value every context gets, when the rules show it.
+    package let value: Value?
+    package let readers: [Reader]
+
+    /// The edit that removes it, in words.
+    package var fix: String {
+        var out = "remove lines \(startLine)–\(endLine) ('\(kind.rawValue) \(name)')"
+        if !readers.isEmpty {
+            let what = value.map { "with \($0)" } ?? "with the value it should keep"
+            out += "; replace its reads \(what): " + readers.map { "\($0.place):\($0.line)" }.joined(separator: ", ")
+        }
+        return out
+    }
+}
+
+extension RuleSet {
+    /// The declarations that are done (segments aside): expired, `@disabled`, giving one
+    /// value whatever the context, a rollout at 100% or 0%, a ramp that has ended, or (when
+    /// `code` is given) read by no code; each with its readers, in the rules and in `code`.
+    package func staleDeclarations(today: Date = Date(), code: [CodeReference]? = nil) -> [StaleDeclaration] {
+        let declarations = checked.declarations
+        // The readers of each declaration in the rules: the rule (or condition) reading it.
+        var ruleReaders: [Int: [StaleDeclaration.Reader]] = [:]
+        for d in declarations {
+            var conditions: [(Bound, Int)] = []
+            if let c = d.condition { conditions.append((c, d.range.start.line)) }
+            for rule in d.rules { if let c = rule.condition { conditions.append((c, rule.line)) } }
+            for (condition, line) in conditions {
+                condition.forEach { b in
+                    if case .declaration(let j) = b.kind {
+                        let reader = StaleDeclaration.Reader(kind: "rules", place: d.name, line: line)
+                        if !(ruleReaders[j]?.contains(reader) ?? false) { ruleReaders[j, default: []].append(reader) }
+                    }
+                }
+            }
+        }
+        var codeReaders: [String: [StaleDeclaration.Reader]] = [:]
+        for r in code ?? [] { codeReaders[r.name, default: []].append(.init(kind: "code", place: r.file, line: r.line)) }
+
+        var out: [StaleDeclaration] = []
+        for (i, d) in declarations.enumerated() where d.kind != .segment {
+            var reasons: [StaleDeclaration.Reason] = []
+            var value: Value?
+            if let expires = d.expires, expires <= today {
+                reasons.append(.init(code: "expired", detail: "expired on \(DateTime.format(expires).prefix(10))"))
+            }
+            if d.disabled {
+                reasons.append(.init(code: "disabled", detail: "@disabled: \(d.disabledValue) for everyone"))
+                value = d.disabledValue
+            } else if d.rules.isEmpty && d.kind == .flag {
+                reasons.append(.init(code: "constant", detail: "no rules: \(d.defaultValue) for everyone"))
+                value = d.defaultValue
+            } else if !d.rules.isEmpty, d.rules.allSatisfy({ gives($0, only: d.defaultValue) }) {
+                reasons.append(.init(code: "constant", detail: "every rule gives the default: \(d.defaultValue) for everyone"))
+                value = d.defaultValue
+            }
+            if !d.disabled {
+                for rule in d.rules {
+                    guard let condition = rule.condition else { continue }
+                    condition.forEach { b in
+                        switch b.kind {
+                        case .compare(.less, let l, let r):
+                            guard case .rollout(let unit, _) = l.kind, case .percent(let p) = r.kind else { return }
+                            let unitText = source.text(of: unit.range)
+                            if p >= 100_000 {
+                                reasons.append(
+                                    .init(
+                                        code: "rollout-complete",
+                                        detail: "line \(rule.line): rollout(\(unitText)) at 100%: write has(\(unitText))"))
+                            } else if p <= 0 {
+                                reasons.append(
+                                    .init(
+                                        code: "rollout-zero",
+                                        detail: "line \(rule.line): rollout(\(unitText)) at 0%: the rule never matches"))
+                            }
+                        case .ramp(_, let to, _, let end) where to <= today:
+                            reasons.append(
+                                .init(
+                                    code: "ramp-ended",
+                                    detail:
+                                        "line \(rule.line): the ramp ended on \(DateTime.format(to).prefix(10)) at \(String(format: "%g", end))%"
+                                ))
+                        default: break
+                        }
+                    }
+                }
+            }
+            let readers = (ruleReaders[i] ?? []) + (codeReaders[d.name] ?? [])
+            if code != nil, readers.isEmpty {
+                reasons.append(.init(code: "unread", detail: "neither code nor another declaration reads it"))
+            }
+            guard !reasons.isEmpty else { continue }
+            out.append(
+                StaleDeclaration(
+                    name: d.name, kind: d.kind, startLine: declarationStartLine(d), endLine: d.range.end.line, reasons: reasons,
+                    value: value, readers: readers))
+        }
+        return out
+    }
+
+    /// Whether every outcome of `rule` is `value`.
+    private func gives(_ rule: CheckedRule, only value: Value) -> Bool {
+        switch rule.outcome {
+        case .value(let v): return Comparison.equal(v, value) == true
+        case .split(let s): return s.weights.indices.allSatisfy { s.weights[$0] == 0 || Comparison.equal(s.outcomes[$0], value) == true }
+        }
+    }
+
+    /// The first line of a declaration with its doc comment and attributes above it.
+    private func declarationStartLine(_ d: CheckedDeclaration) -> Int {
+        let lines = String(decoding: source.bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        var line = d.range.start.line
+        while line > 1 {
+            let above = lines[line - 2].trimmingCharacters(in: .whitespaces)
+            guard above.hasPrefix("///") || above.hasPrefix("@") else { break }
+            line -= 1
+        }
+        return line
+    }
+}

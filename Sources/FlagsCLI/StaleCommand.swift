@@ -1,0 +1,98 @@
+import FlagRules
+import FlagRulesTooling
+import Foundation
+
+/// `flags stale RULES... [--source DIR...]`: the declarations that are done, each with the
+/// edit that removes it.
+enum StaleCommand {
+    static let help = """
+        usage: flags stale FILE|DIR... [--source DIR...] [--today YYYY-MM-DD] [--json]
+
+        Lists the declarations that are done, each with why and the edit that removes it:
+        expired (@expires has passed), @disabled, one value whatever the context (a flag
+        without rules, or every rule giving the default), a rollout at 100% or 0%, a ramp
+        that has ended, and, with --source, read by no code. The edit names the lines to
+        remove, the value to write where the declaration is read, and every reader: the
+        declarations that read it and the code that does (as 'flags refs' finds it).
+
+        options:
+          --source DIR     source code to search for reads (repeatable; see 'flags refs')
+          --today DATE     judge @expires and ramps on this day (default: today)
+          --json           print a JSON array, one object a declaration
+          --help           show this help
+
+        exit status: 0 listed (done declarations are not errors), 1 errors in the rules,
+        2 usage error
+
+        """
+
+    static func run(_ arguments: [String]) throws(UsageError) -> Int32 {
+        let parsed = try ParsedArguments(
+            arguments,
+            specs: [
+                OptionSpec(name: "help", short: "h"), OptionSpec(name: "source", takesValue: true, repeatable: true),
+                OptionSpec(name: "today", takesValue: true), OptionSpec(name: "json"),
+            ], command: "stale")
+        if parsed.has("help") {
+            Terminal.write(help)
+            return 0
+        }
+        guard !parsed.positionals.isEmpty else {
+            throw UsageError(message: "'stale' needs a rules file", help: "flags stale examples/ --source Sources/")
+        }
+        var today = Date()
+        if let text = parsed.value("today") {
+            guard text.count == 10, let day = DateTime.parseDate(text) else {
+                throw UsageError(message: "--today takes a day as YYYY-MM-DD, got '\(text)'")
+            }
+            today = day
+        }
+        let sources = parsed.all("source")
+        for source in sources where !FileManager.default.fileExists(atPath: source) {
+            throw UsageError(message: "no file or directory '\(source)'")
+        }
+        var loaded: [(String, RuleSet)] = []
+        var failed = false
+        for path in try Terminal.flagsFiles(parsed.positionals) {
+            guard let rules = try Terminal.loadRules(path) else {
+                failed = true
+                continue
+            }
+            loaded.append((path, rules))
+        }
+        if failed { return 1 }
+        var code: [CodeReference]?
+        if !sources.isEmpty {
+            code = RefsCommand.find(loaded, in: CodeScanner.files(under: sources)).declarations.flatMap(\.references)
+        }
+        let stale = loaded.flatMap { file, rules in rules.staleDeclarations(today: today, code: code).map { (file, $0) } }
+        if parsed.has("json") {
+            Terminal.write(JSON.array(stale.map(json)).serialized(pretty: true) + "\n")
+        } else {
+            for (file, s) in stale {
+                Terminal.write("\(file):\(s.startLine): \(s.kind.rawValue) \(s.name)\n")
+                for reason in s.reasons { Terminal.write("  - \(reason.detail)\n") }
+                Terminal.write("  fix: \(s.fix)\n")
+            }
+            Terminal.write("\(stale.count) done declaration\(stale.count == 1 ? "" : "s")\n")
+        }
+        return 0
+    }
+
+    static func json(_ item: (file: String, stale: StaleDeclaration)) -> JSON {
+        let s = item.stale
+        var fix: [(String, JSON)] = [("removeLines", .array([.int(s.startLine), .int(s.endLine)]))]
+        if let value = s.value { fix.append(("value", value.json)) }
+        fix.append(
+            (
+                "readers",
+                .array(s.readers.map { .object([("kind", .string($0.kind)), ("place", .string($0.place)), ("line", .int($0.line))]) })
+            ))
+        fix.append(("text", .string(s.fix)))
+        return .object([
+            ("name", .string(s.name)), ("kind", .string(s.kind.rawValue)), ("file", .string(item.file)), ("line", .int(s.startLine)),
+            ("reasons", .array(s.reasons.map { .object([("code", .string($0.code)), ("detail", .string($0.detail))]) })),
+            ("fix", .object(fix)),
+        ])
+    }
+}

@@ -1,0 +1,24 @@
+// libFuzzer target: the code scanner of `flags refs` and `flags stale`. Any bytes are
+// scanned as Swift, Python and JavaScript; every reference must lie within the input, name
+// a declared name or be a flag read, and be found again when the input is scanned twice
+// over (the scanner keeps no state between files).
+import Foundation
+
+/// One input, 0 when it is done with it (a finding traps); called by `FuzzMain.swift`.
+func codeFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let names: Set<String> = ["darkMode", "checkout", "a", "flag1"]
+    // Lines as the scanner counts them: by newline bytes (a "\r\n" is one Character).
+    let lines = text.utf8.split(separator: 10, omittingEmptySubsequences: false)
+    for file in ["fuzz.swift", "fuzz.py", "fuzz.js"] {
+        let found = CodeScanner.scan(text, file: file, names: names)
+        for r in found {
+            precondition(r.line >= 1 && r.line <= lines.count, "\(file): line \(r.line) of \(lines.count)")
+            precondition(r.column >= 1 && r.column <= lines[r.line - 1].count + 1  // characters ≤ bytes, "\(file): column \(r.column) on line \(r.line)")
+            precondition(names.contains(r.name) || r.isFlagRead, "\(file): '\(r.name)' is neither declared nor read")
+        }
+        let again = CodeScanner.scan(text, file: file, names: names)
+        precondition(again == found, "\(file): a second scan differs")
+    }
+    return 0
+}

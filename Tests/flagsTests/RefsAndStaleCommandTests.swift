@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+/// `flags refs` and `flags stale` end to end: the example app's reads through its generated
+/// keys, an undeclared name, the JSON and SARIF outputs, and the usage errors.
+@Suite struct RefsAndStaleCommandTests {
+    static func json(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8)) }
+
+    @Test func theExampleAppReadsEveryDeclarationThroughItsKeys() throws {
+        let run = try flags([
+            "refs", "examples/FlagsApp/Sources/FlagsApp/shop.flags", "--source", "examples/FlagsApp/Sources", "--format", "json",
+        ])
+        #expect(run.status == 0, "\(run)")
+        let report = try #require(try Self.json(run.stdout) as? [String: Any])
+        let declarations = try #require(report["declarations"] as? [[String: Any]])
+        let counts = Dictionary(
+            uniqueKeysWithValues: declarations.map { ($0["name"] as? String ?? "", ($0["references"] as? [Any])?.count ?? -1) })
+        #expect(counts == ["darkMode": 1, "checkout": 3, "pageSize": 1])
+        let first = try #require((declarations.first { $0["name"] as? String == "pageSize" }?["references"] as? [[String: Any]])?.first)
+        #expect(first["file"] as? String == "examples/FlagsApp/Sources/FlagsApp/main.swift" && first["line"] as? Int == 21)
+        #expect(first["kind"] as? String == "generated key")
+        #expect((report["unread"] as? [String]) == [] && (report["undeclared"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func anUndeclaredNameFailsWithASuggestion() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("refs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("if client.get_boolean_value(\"darkMod\", False):\n    pass\n".utf8).write(to: directory.appendingPathComponent("app.py"))
+        let file = directory.appendingPathComponent("app.py").path
+        let run = try flags(["refs", "examples/FlagsApp/Sources/FlagsApp/shop.flags", "--source", directory.path])
+        #expect(run.status == 1)
+        #expect(
+            run.stdout.contains("\(file):1:29: error: 'darkMod' is read as a flag but no rules file declares it; did you mean 'darkMode'?"))
+        #expect(run.stdout.contains("3 declarations read by no code: darkMode, checkout, pageSize"))
+        let sarif = try flags(["refs", "examples/FlagsApp/Sources/FlagsApp/shop.flags", "--source", directory.path, "--format", "sarif"])
+        let log = try #require(try Self.json(sarif.stdout) as? [String: Any])
+        let results = try #require(((log["runs"] as? [[String: Any]])?.first?["results"]) as? [[String: Any]])
+        #expect(
+            results.map { $0["ruleId"] as? String ?? "" }.sorted() == [
+                "undeclared-flag", "unread-declaration", "unread-declaration", "unread-declaration",
+            ])
+        #expect(results.first { $0["ruleId"] as? String == "undeclared-flag" }?["level"] as? String == "error")
+    }
+
+    @Test func staleListsTheDoneDeclarationsWithTheirFixes() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stale-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rules = directory.appendingPathComponent("app.flags")
+        try Data(
+            """
+            context { userId: string; plan: enum(free, pro) }
+            @expires("2026-10-01")
+            flag oldBanner { enabled when plan == pro }
+            flag everyone { enabled when rollout(userId) < 100% }
+            flag live { enabled when plan == pro and rollout(userId) < 30% }
+            value banner: string = "none" { "old" when oldBanner }
+
+            """.utf8
+        ).write(to: rules)
+        let run = try flags(["stale", rules.path, "--today", "2026-11-27"])
+        #expect(
+            run
+                == Run(
+                    status: 0,
+                    stdout: """
+                        \(rules.path):2: flag oldBanner
+                          - expired on 2026-10-01
+                          fix: remove lines 2–3 ('flag oldBanner'); replace its reads with the value it should keep: banner:6
+                        \(rules.path):4: flag everyone
+                          - line 4: rollout(userId) at 100%: write has(userId)
+                          fix: remove lines 4–4 ('flag everyone')
+                        2 done declarations
+
+                        """, stderr: ""), "\(run)")
+        let json = try flags(["stale", rules.path, "--today", "2026-11-27", "--json", "--source", "examples/FlagsApp/Sources"])
+        let items = try #require(try Self.json(json.stdout) as? [[String: Any]])
+        #expect(items.map { $0["name"] as? String ?? "" } == ["oldBanner", "everyone", "live", "banner"])
+        let fix = try #require(items.first?["fix"] as? [String: Any])
+        #expect(fix["removeLines"] as? [Int] == [2, 3])
+        #expect((items.last?["reasons"] as? [[String: Any]])?.first?["code"] as? String == "unread")
+    }
+
+    @Test func usageErrors() throws {
+        #expect(try flags(["refs", "examples/app.flags"]).stderr.contains("'refs' needs --source DIR"))
+        #expect(try flags(["refs", "examples/app.flags", "--source", "no/such/dir"]).stderr.contains("no file or directory 'no/such/dir'"))
+        #expect(try flags(["refs", "examples/app.flags", "--source", "examples", "--format", "xml"]).status == 2)
+        #expect(try flags(["stale", "examples/app.flags", "--today", "27/11/2026"]).stderr.contains("--today takes a day as YYYY-MM-DD"))
+        #expect(try flags(["stale"]).status == 2)
+    }
+}
