@@ -14,7 +14,8 @@ func codeFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let found = CodeScanner.scan(text, file: file, names: names)
         for r in found {
             precondition(r.line >= 1 && r.line <= lines.count, "\(file): line \(r.line) of \(lines.count)")
-            precondition(r.column >= 1 && r.column <= lines[r.line - 1].count + 1  // characters ≤ bytes, "\(file): column \(r.column) on line \(r.line)")
+            // A column counts characters, at most the line's bytes.
+            precondition(r.column >= 1 && r.column <= lines[r.line - 1].count + 1, "\(file): column \(r.column) on line \(r.line)")
             precondition(names.contains(r.name) || r.isFlagRead, "\(file): '\(r.name)' is neither declared nor read")
         }
         let again = CodeScanner.scan(text, file: file, names: names)
