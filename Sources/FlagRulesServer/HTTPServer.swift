@@ -26,6 +26,8 @@ package final class HTTPServer: @unchecked Sendable {
     package let listener: Int32
     /// The port listened on (the one given, or the one the system chose for 0).
     package let port: Int
+    /// The event stream's subscribers, held by one thread.
+    let streams: EventStreams
     private let lock = NSLock()
     private var active = 0
     private var draining = false
@@ -34,6 +36,7 @@ package final class HTTPServer: @unchecked Sendable {
 
     package init(service: OFREPService, host: String, port: Int) throws(StartError) {
         self.service = service
+        streams = EventStreams(service: service)
         #if canImport(Darwin)
             let fd = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -104,13 +107,14 @@ package final class HTTPServer: @unchecked Sendable {
                 continue
             }
             let thread = Thread { [self] in
-                serve(fd, peer: peerName)
-                close(fd)
+                // A connection that subscribed to the event stream is held by `streams`.
+                if !serve(fd, peer: peerName) { close(fd) }
                 lock.withLock { active -= 1 }
             }
             thread.stackSize = 512 << 10
             thread.start()
         }
+        streams.stop()
         let deadline = Date().addingTimeInterval(10)
         while lock.withLock({ active }) > 0, Date() < deadline { usleep(10_000) }
     }
@@ -125,8 +129,9 @@ package final class HTTPServer: @unchecked Sendable {
     }
 
     /// Reads requests from one connection and answers them, until the client closes, a
-    /// deadline passes or the server drains.
-    private func serve(_ fd: Int32, peer: String) {
+    /// deadline passes or the server drains. True when the connection subscribed to the
+    /// event stream, which now holds it.
+    private func serve(_ fd: Int32, peer: String) -> Bool {
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         // A client that stops reading gives up its connection after 10 s.
@@ -143,21 +148,27 @@ package final class HTTPServer: @unchecked Sendable {
             } catch {
                 let response = HTTPResponse.json(error.status, .object([("errorDetails", .string(error.message))]))
                 write(fd, response.serialized(keepAlive: false))
-                return
+                return false
             }
             if let request {
                 requestStarted = nil
-                if request.path == "/ofrep/v1/events", request.method == "GET" {
-                    events(fd, request)
-                    return
+                if request.path == OFREPService.eventsPath, request.method == "GET" {
+                    if let refusal = service.authorize(request) {
+                        write(fd, refusal.serialized(keepAlive: false))
+                        return false
+                    }
+                    service.metrics.request(status: 200, seconds: 0)
+                    return streams.subscribe(fd, lastEventID: request.header("Last-Event-ID"))
                 }
                 let response = service.respond(request, peer: peer)
                 let keepAlive = request.keepsAlive && !isDraining
-                guard write(fd, response.serialized(keepAlive: keepAlive, headOnly: request.method == "HEAD")), keepAlive else { return }
+                guard write(fd, response.serialized(keepAlive: keepAlive, headOnly: request.method == "HEAD")), keepAlive else {
+                    return false
+                }
                 lastActivity = Date()
                 continue
             }
-            if isDraining, !parser.hasPartialRequest { return }
+            if isDraining, !parser.hasPartialRequest { return false }
             let n = recv(fd, &buffer, buffer.count, 0)
             if n > 0 {
                 if requestStarted == nil { requestStarted = Date() }
@@ -165,37 +176,14 @@ package final class HTTPServer: @unchecked Sendable {
                 lastActivity = Date()
                 continue
             }
-            if n == 0 { return }
-            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return }
+            if n == 0 { return false }
+            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
             let now = Date()
             if let started = requestStarted, now.timeIntervalSince(started) > HTTPServer.requestDeadline {
                 write(fd, HTTPResponse(status: 408).serialized(keepAlive: false))
-                return
+                return false
             }
-            if requestStarted == nil, now.timeIntervalSince(lastActivity) > HTTPServer.idleTimeout { return }
-        }
-    }
-
-    /// OFREP's event stream (server-sent events): a `refetchEvaluation` event whenever the
-    /// rules change, a comment every 15 s to keep proxies from closing the connection.
-    private func events(_ fd: Int32, _ request: HTTPRequest) {
-        if let refusal = service.authorize(request) {
-            write(fd, refusal.serialized(keepAlive: false))
-            return
-        }
-        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\n"
-        guard write(fd, Array(head.utf8)) else { return }
-        var version = service.version
-        while !isDraining {
-            let next = service.waitForChange(from: version, timeout: 15)
-            let message: String
-            if next != version {
-                version = next
-                message = "event: message\ndata: {\"type\":\"refetchEvaluation\",\"etag\":\"\(next)\"}\n\n"
-            } else {
-                message = ": keep-alive\n\n"
-            }
-            guard write(fd, Array(message.utf8)) else { return }
+            if requestStarted == nil, now.timeIntervalSince(lastActivity) > HTTPServer.idleTimeout { return false }
         }
     }
 

@@ -27,6 +27,8 @@ package final class OFREPService: Sendable {
         var version = "0"
         /// Names declared in two files (the later one is not served).
         var conflicts: [String] = []
+        /// When `version` was first in force (the event stream's `lastModified`).
+        var since = Date()
     }
 
     /// How the service answers.
@@ -76,6 +78,7 @@ package final class OFREPService: Sendable {
         next.version = String(hash, radix: 36)
         let changed = inForce.withLock { current in
             let changed = current.version != next.version
+            if !changed { next.since = current.since }
             current = next
             return changed
         }
@@ -96,6 +99,9 @@ package final class OFREPService: Sendable {
 
     /// The version of the rules in force.
     package var version: String { inForce.withLock { $0.version } }
+
+    /// The version of the rules in force and when it came in force.
+    package var versionAndSince: (version: String, since: Date) { inForce.withLock { ($0.version, $0.since) } }
 
     /// Blocks until the rules version differs from `version`, `timeout` passes or the
     /// streams are woken; returns the version then.
@@ -124,7 +130,8 @@ package final class OFREPService: Sendable {
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
             return .text(200, ServePage.html, type: "text/html; charset=utf-8")
         }
-        let protected = path.hasPrefix("/ofrep/") || path.hasPrefix("/api/") || path == "/metrics"
+        let protected =
+            path.hasPrefix("/ofrep/") || path.hasPrefix("/api/") || path == "/metrics" || path == "/rules" || path.hasPrefix("/rules/")
         guard protected else { return .json(404, .object([("errorDetails", .string("no resource at \(path)"))])) }
         if let refusal = authorize(request) { return refusal }
         if let limit = options.rateLimit, let retry = throttle(peer, limit: limit) {
@@ -138,6 +145,9 @@ package final class OFREPService: Sendable {
             // The transport serves the stream itself (it holds the connection); a request
             // that reaches here used another method.
             return methodNotAllowed("GET")
+        case "/rules":
+            guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
+            return rulesList()
         case "/metrics":
             guard request.method == "GET" else { return methodNotAllowed("GET") }
             return .text(200, metrics.text(), type: "text/plain; version=0.0.4; charset=utf-8")
@@ -148,6 +158,10 @@ package final class OFREPService: Sendable {
             guard request.method == "POST" else { return methodNotAllowed("POST") }
             return evaluateForPage(request)
         default:
+            if path.hasPrefix("/rules/") {
+                guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
+                return rulesFile(String(path.dropFirst("/rules/".count)), request)
+            }
             let prefix = "/ofrep/v1/evaluate/flags/"
             if path.hasPrefix(prefix), path.count > prefix.count {
                 guard request.method == "POST" else { return methodNotAllowed("POST") }
@@ -266,11 +280,54 @@ package final class OFREPService: Sendable {
             .object([
                 ("flags", .array(flags)),
                 ("metadata", .object([("version", .string(state.version))])),
-                (
-                    "eventStreams",
-                    .array([.object([("type", .string("sse")), ("endpoint", .object([("requestUri", .string("/ofrep/v1/events"))]))])])
-                ),
+                ("eventStreams", .array([OFREPService.eventStream])),
             ]), headers: [("ETag", etag)])
+    }
+
+    /// The bulk response's `eventStreams` entry: this server's stream, on its own origin.
+    static let eventStream: JSON = .object([
+        ("type", .string("sse")), ("endpoint", .object([("requestUri", .string(OFREPService.eventsPath))])),
+        ("inactivityDelaySec", .int(120)),
+    ])
+    /// Where the event stream is served.
+    package static let eventsPath = "/ofrep/v1/events"
+    /// The header a served rules file names the event stream with, so that a store
+    /// fetching it subscribes (`FlagStore` reads it).
+    package static let eventsHeader = "X-Flags-Events"
+
+    // MARK: Rules files (what a relay or a subscribed store fetches)
+
+    /// The served files' names and versions.
+    private func rulesList() -> HTTPResponse {
+        let files = inForce.withLock { $0.files }
+        return .json(
+            200,
+            .object([
+                (
+                    "files",
+                    .array(
+                        files.map { .object([("name", .string($0.name)), ("etag", .string("\"\($0.rules.contentVersion)\""))]) })
+                )
+            ]), headers: [(OFREPService.eventsHeader, OFREPService.eventsPath)])
+    }
+
+    /// One served file's text, with its ETag (`304` when `If-None-Match` names it) and the
+    /// event-stream header.
+    private func rulesFile(_ name: String, _ request: HTTPRequest) -> HTTPResponse {
+        let files = inForce.withLock { $0.files }
+        guard let file = files.first(where: { $0.name == name }) else {
+            let suggestion = Suggestions.closest(to: name, in: files.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+            return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))
+        }
+        let etag = "\"\(file.rules.contentVersion)\""
+        let headers = [("ETag", etag), (OFREPService.eventsHeader, OFREPService.eventsPath)]
+        if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
+            return HTTPResponse(status: 304, headers: headers)
+        }
+        var response = HTTPResponse(
+            status: 200, headers: headers + [("Content-Type", "text/plain; charset=utf-8")], body: file.rules.source.bytes)
+        response.headers.append(("Cache-Control", "no-cache"))
+        return response
     }
 
     /// Whether an `If-None-Match` list names `etag`: `*`, or a tag equal to it by the weak

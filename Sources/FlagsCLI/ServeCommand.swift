@@ -15,12 +15,14 @@ enum ServeCommand {
     static let help = """
         usage: flags serve FILE|DIR [--port 8016] [--host 127.0.0.1] [--api-key KEY]...
                                     [--targeting-key ATTR] [--rate-limit N]
+               flags serve --source URL [--cache DIR] [--source-key KEY] [options above]
 
         Serves the rules over OFREP (OpenFeature's Remote Evaluation Protocol), so that any
         OpenFeature SDK with an OFREP provider evaluates them:
           POST /ofrep/v1/evaluate/flags/KEY   one declaration: {key, value, reason, variant, metadata}
           POST /ofrep/v1/evaluate/flags       every declaration, with an ETag (If-None-Match: 304)
           GET  /ofrep/v1/events               server-sent events: refetchEvaluation on a change
+          GET  /rules, /rules/NAME            the served files' names, and one file's text (ETag)
           GET  /                              a page: declarations, a context form, explanations
           GET  /metrics                       Prometheus text: evaluations, reloads, latency
           GET  /healthz                       'ok'
@@ -29,6 +31,12 @@ enum ServeCommand {
         (then the first by path), and logged. The files are watched: a good edit is served
         within a second, and so is a fix after a broken or emptied file; a broken one is
         logged and the last good rules stay. Log lines on stderr start with the UTC time.
+
+        With --source, it relays another 'flags serve' instead: it serves the files that
+        server serves, each fetched from its /rules/NAME and fetched again on each event of
+        its stream (and every 30 s), so that relays chain and an edit reaches every
+        subscriber within a second. Each file's last good rules stay while upstream is
+        down; with --cache they are kept on disk, and a relay starts from them.
 
         options:
           --port N           the TCP port (default 8016; 0: any free port, printed)
@@ -39,6 +47,9 @@ enum ServeCommand {
                              the attribute OpenFeature's targetingKey fills (default userId)
           --rate-limit N     at most N requests a second from one client address (429 and
                              Retry-After beyond)
+          --source URL       relay the 'flags serve' at URL (its base, as http://host:8016)
+          --cache DIR        with --source: keep the last good rules in DIR, and start from them
+          --source-key KEY   with --source: the API key upstream asks for
           --help             show this help
 
         exit status: 0 after SIGTERM or SIGINT (requests in flight are answered first),
@@ -53,12 +64,30 @@ enum ServeCommand {
                 OptionSpec(name: "help", short: "h"), OptionSpec(name: "port", takesValue: true),
                 OptionSpec(name: "host", takesValue: true), OptionSpec(name: "api-key", takesValue: true, repeatable: true),
                 OptionSpec(name: "targeting-key", takesValue: true), OptionSpec(name: "rate-limit", takesValue: true),
+                OptionSpec(name: "source", takesValue: true), OptionSpec(name: "cache", takesValue: true),
+                OptionSpec(name: "source-key", takesValue: true),
             ], command: "serve")
         if parsed.has("help") {
             Terminal.write(help)
             return 0
         }
-        guard parsed.positionals.count == 1, let target = parsed.positionals.first, target != "-" else {
+        let upstream = try parsed.value("source").map { text throws(UsageError) -> URL in
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+                throw UsageError(
+                    message: "--source takes the http(s) URL of a 'flags serve', got '\(text)'", help: "--source http://127.0.0.1:8016")
+            }
+            guard parsed.positionals.isEmpty else {
+                throw UsageError(message: "'serve --source' relays a server; it takes no file or directory")
+            }
+            return url
+        }
+        if upstream == nil {
+            for option in ["cache", "source-key"] where parsed.value(option) != nil {
+                throw UsageError(message: "--\(option) goes with --source URL")
+            }
+        }
+        let target = parsed.positionals.first ?? ""
+        guard upstream != nil || (parsed.positionals.count == 1 && target != "-") else {
             throw UsageError(message: "'serve' needs one file or directory", help: "flags serve examples/")
         }
         let port = try parsed.value("port").map { text throws(UsageError) -> Int in
@@ -76,6 +105,21 @@ enum ServeCommand {
         let keys = parsed.all("api-key")
         if keys.contains(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
             throw UsageError(message: "an --api-key cannot be empty or hold spaces")
+        }
+        let options = FlagServer.Options(
+            host: parsed.value("host") ?? "127.0.0.1", port: port ?? 8016, apiKeys: Set(keys),
+            targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit)
+        if let upstream {
+            let relayed = RelaySource(
+                base: upstream, key: parsed.value("source-key"), cache: parsed.value("cache").map { URL(fileURLWithPath: $0) })
+            let stores: [(String, FlagStore)]
+            do {
+                stores = try relayed.stores()
+            } catch {
+                log(error.message)
+                return 1
+            }
+            return serve(stores, options: options, what: "relaying \(upstream.absoluteString)")
         }
         let files = servingOrder(try Terminal.flagsFiles([target]))
         // Every file must load before the server starts; the stores then watch them, starting
@@ -100,12 +144,14 @@ enum ServeCommand {
                 source: .file(URL(fileURLWithPath: path)), refresh: .milliseconds(250),
                 bundled: BundledRules(source: String(decoding: rules.source.bytes, as: UTF8.self), name: path, publishedAt: .distantPast))
         }
-        let options = FlagServer.Options(
-            host: parsed.value("host") ?? "127.0.0.1", port: port ?? 8016, apiKeys: Set(keys),
-            targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit)
+        return serve(zip(files, stores).map { ($0, $1) }, options: options, what: "")
+    }
+
+    /// Serves `stores` until SIGTERM or SIGINT; the exit status.
+    static func serve(_ stores: [(String, FlagStore)], options: FlagServer.Options, what: String) -> Int32 {
         let server: FlagServer
         do {
-            server = try FlagServer(files: zip(files, stores).map { ($0, $1) }, options: options) { log($0) }
+            server = try FlagServer(files: stores, options: options) { log($0) }
         } catch {
             log(error.message)
             return 1
@@ -119,7 +165,8 @@ enum ServeCommand {
             source.resume()
             sources.append(source)
         }
-        log("listening on http://\(options.host):\(server.port) (\(summary(stores.compactMap(\.rules))))")
+        let serving = what.isEmpty ? "" : "\(what), "
+        log("listening on http://\(options.host):\(server.port) (\(serving)\(summary(stores.compactMap(\.1.rules))))")
         server.run()
         withExtendedLifetime(sources) {}
         return 0

@@ -1,7 +1,9 @@
-// libFuzzer target: the code scanner of `flags refs` and `flags stale`. Any bytes are
-// scanned as Swift, Python and JavaScript; every reference must lie within the input, name
-// a declared name or be a flag read, and be found again when the input is scanned twice
-// over (the scanner keeps no state between files).
+// libFuzzer target: the code scanner of `flags refs` and `flags stale`, and the event-stream
+// reader of a subscribed store. Any bytes are scanned as Swift, Python and JavaScript;
+// every reference must lie within the input, name a declared name or be a flag read, and
+// be found again when the input is scanned twice over (the scanner keeps no state between
+// files). The same bytes read as an event stream give the same events whole and cut in
+// two at every third byte.
 import Foundation
 
 /// One input, 0 when it is done with it (a finding traps); called by `FuzzMain.swift`.
@@ -21,5 +23,18 @@ func codeFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let again = CodeScanner.scan(text, file: file, names: names)
         precondition(again == found, "\(file): a second scan differs")
     }
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    var whole = ServerSentEvents()
+    let wholeEvents = try? whole.feed(bytes)
+    var cut = ServerSentEvents()
+    var cutEvents: [ServerSentEvents.Event]? = []
+    for start in stride(from: 0, to: bytes.count, by: 3) {
+        guard let events = try? cut.feed(bytes[start..<min(bytes.count, start + 3)]) else {
+            cutEvents = nil
+            break
+        }
+        cutEvents? += events
+    }
+    precondition(wholeEvents == cutEvents, "the event stream reads differently in pieces")
     return 0
 }

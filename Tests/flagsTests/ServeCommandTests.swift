@@ -19,9 +19,9 @@ final class ServeProcess {
     let startup: String
     private let errors: FileHandle
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], port: Int = 0) throws {
         process.executableURL = flagsBinary
-        process.arguments = ["serve", "--port", "0"] + arguments
+        process.arguments = ["serve", "--port", "\(port)"] + arguments
         process.currentDirectoryURL = packageRoot
         let err = Pipe()
         process.standardError = err
@@ -36,8 +36,10 @@ final class ServeProcess {
             guard !data.isEmpty else { throw TCPClient.Failure.closed(text) }
             text += String(decoding: data, as: UTF8.self)
         }
-        let digits = text.split(separator: ":").last { Int($0.prefix { $0.isNumber }) != nil }
-        port = Int(digits?.prefix { $0.isNumber } ?? "") ?? 0
+        // "listening on http://127.0.0.1:PORT (…": the port after the address's colon.
+        let address = text[(text.range(of: "listening on http://")?.upperBound ?? text.startIndex)...]
+        let afterColon = address.drop { $0 != ":" }.dropFirst()
+        self.port = Int(afterColon.prefix { $0.isNumber }) ?? 0
         startup = text
     }
 
@@ -200,7 +202,10 @@ final class TCPClient {
         let start = Date()
         while try !value().contains(#""value": true"#), Date().timeIntervalSince(start) < 5 { usleep(50_000) }
         #expect(Date().timeIntervalSince(start) < 1.5)
-        #expect(try events.read(until: "refetchEvaluation").contains(#"data: {"type":"refetchEvaluation""#))
+        let stream = try events.read(until: "refetchEvaluation")
+        #expect(
+            stream.contains("\nid: ")
+                && stream.contains("\nevent: message\nretry: 1000\ndata: {\"type\": \"refetchEvaluation\", \"etag\": "))
         try "flag f = \n".write(to: file, atomically: true, encoding: .utf8)
         #expect(try Self.waitForMetric(server, "flags_rejected_reloads_total 1\n"))
         #expect(try value().contains(#""value": true"#))

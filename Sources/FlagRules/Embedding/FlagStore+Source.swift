@@ -34,11 +34,14 @@ extension FlagStore {
     /// ``refreshNow()``'s): nothing it brings goes in force (or into the cache). The rules
     /// in force stay, and ``start()`` begins again.
     public func stop() {
-        state.withLock { s in
+        let subscription = state.withLock { s in
             s.epoch += 1
             s.poller?.cancel()
             s.poller = nil
+            defer { s.subscription = nil }
+            return s.subscription
         }
+        subscription?.cancel()
         fetching?.cancelInFlight()
     }
 
@@ -64,9 +67,31 @@ extension FlagStore {
             guard isCurrent(epoch) else { return refresh }
             let result = await fetcher.fetch()
             guard isCurrent(epoch) else { return refresh }
+            if let events = fetcher.eventsURL { subscribe(to: events, epoch: epoch) }
             return take(result, from: source, into: &fetcher, epoch: epoch)
         }
     }
+
+    /// Subscribes to the event stream the source's server names, once the store has
+    /// started (a ``refreshNow()`` alone does not subscribe): each event, and each
+    /// (re)connection, looks at the source at once.
+    private func subscribe(to events: URL, epoch: Int) {
+        guard case .url(_, let headers) = source else { return }
+        let subscription = state.withLock { s -> EventSubscription? in
+            guard s.epoch == epoch, s.poller != nil, s.subscription?.url != events else { return nil }
+            s.subscription?.cancel()
+            let subscription = EventSubscription(url: events, headers: headers) { [weak self] in
+                guard let self else { return }
+                Task.detached { _ = await self.look(epoch: epoch) }
+            }
+            s.subscription = subscription
+            return subscription
+        }
+        subscription?.start()
+    }
+
+    /// Whether the store holds an open connection to its source's event stream.
+    package var isSubscribed: Bool { state.withLock { $0.subscription?.isConnected ?? false } }
 
     private func take(_ result: FetchResult, from source: RulesSource, into fetcher: inout RulesFetcher, epoch: Int) -> Duration {
         switch result {

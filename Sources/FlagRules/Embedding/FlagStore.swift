@@ -48,6 +48,8 @@ public final class FlagStore: @unchecked Sendable {
         var waiters: [Int: CheckedContinuation<RuleSet, any Error>] = [:]
         var onEvent: (@Sendable (StoreEvent) -> Void)?
         var poller: Task<Void, Never>?
+        /// The subscription to the source's event stream, when its server names one.
+        var subscription: EventSubscription?
         /// Moved on by `stop()`: a fetch begun before puts nothing in force.
         var epoch = 0
         /// Failed fetches in a row, for the back-off.
@@ -179,6 +181,7 @@ public final class FlagStore: @unchecked Sendable {
     deinit {
         let s = state.withLock { $0 }
         s.poller?.cancel()
+        s.subscription?.cancel()
         fetching?.close()
         for c in s.subscribers.values { c.finish() }
         for w in s.watchers.values { w.continuation.finish() }

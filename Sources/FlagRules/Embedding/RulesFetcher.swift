@@ -45,6 +45,9 @@ struct RulesFetcher: Sendable {
     private var fileStamp: FileStamp?
     /// One HTTP session for every request of a URL source.
     private let client: HTTPClient?
+    /// The event stream the source's server named (`X-Flags-Events`), resolved against
+    /// the source's URL: the store subscribes to it.
+    private(set) var eventsURL: URL?
 
     init(source: RulesSource, timeout: Duration, maximumSize: Int) {
         self.source = source
@@ -113,7 +116,7 @@ struct RulesFetcher: Sendable {
 
     // MARK: URLs
 
-    private func download(_ url: URL, headers: [String: String]) async -> FetchResult {
+    private mutating func download(_ url: URL, headers: [String: String]) async -> FetchResult {
         guard let client else { return .failed("\(url.absoluteString): no HTTP session", outage: true) }
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
@@ -123,13 +126,16 @@ struct RulesFetcher: Sendable {
         case .failure(let reason, let outage):
             return .failed("\(url.absoluteString): \(reason)", outage: outage)
         case .success(let response, let body):
+            let fields = Dictionary(
+                response.allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } },
+                uniquingKeysWith: { a, _ in a })
+            if [200, 304].contains(response.statusCode) {
+                eventsURL = fields[EventSubscription.header.lowercased()].flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+            }
             switch response.statusCode {
             case 304:
                 return .unchanged
             case 200:
-                let fields = Dictionary(
-                    response.allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } },
-                    uniquingKeysWith: { a, _ in a })
                 let lastModified = fields["last-modified"].flatMap { Validators.strongLastModified($0, date: fields["date"]) }
                 return .fetched(body, Seen(validators: Validators(etag: fields["etag"], lastModified: lastModified)))
             default:

@@ -82,7 +82,8 @@ package enum CodeScanner {
                 }
             }
             callOpen = false
-            return i + 1
+            // An unclosed literal ends at its line's end, which is left for the line count.
+            return i < bytes.count && bytes[i] == quote ? i + 1 : i
         }
         while i < bytes.count {
             let b = bytes[i]

@@ -86,6 +86,18 @@ import Testing
         }
     }
 
+    /// Found by the code fuzz target: a quote left open on one line (its newline was taken
+    /// with it, and the lines after were counted one short).
+    @Test func anUnclosedTripleQuoteEndsTheScan() {
+        let text = "# c\nif clie1', False):\n    x = \"\0\05\"\"a\"\"\"\n"
+        for file in ["a.py", "a.swift", "a.js"] {
+            // The literal "a" is on line 3: an unclosed quote on line 2 ends with its line.
+            #expect(CodeScanner.scan(text, file: file, names: ["a"]).map(\.line) == [3], "\(file)")
+        }
+        #expect(CodeScanner.scan("x = '''", file: "a.py", names: ["a"]).isEmpty)
+        #expect(CodeScanner.scan("\"", file: "a.swift", names: ["a"]).isEmpty)
+    }
+
     @Test func filesSkipHiddenAndBuildDirectories() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("refs-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -1,0 +1,101 @@
+import FlagRules
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What `flags serve --source URL` relays: the files another `flags serve` serves (its
+/// `GET /rules`), each a store fetching `/rules/NAME` from it. The stores subscribe to
+/// upstream's event stream (it names it in its rules' headers), so a relay passes an edit
+/// on as soon as it has it, and keep their last good rules (on disk with a cache
+/// directory) while upstream is down.
+struct RelaySource {
+    let base: URL
+    let key: String?
+    let cache: URL?
+
+    struct Failure: Error {
+        let message: String
+    }
+
+    /// Where the list of upstream's files is kept, for a start while upstream is down.
+    var listFile: URL? { cache?.appendingPathComponent("FlagRules-relay-files.json") }
+
+    var headers: [String: String] { key.map { ["Authorization": "Bearer \($0)"] } ?? [:] }
+
+    /// A store for each file upstream serves, started from its cached rules when it has
+    /// them. Fails when upstream cannot be reached and no list was kept.
+    func stores() throws(Failure) -> [(String, FlagStore)] {
+        let names: [String]
+        switch list() {
+        case .success(let listed):
+            names = listed
+            if let listFile, let cache {
+                try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+                try? JSON.array(listed.map { .string($0) }).serialized().write(to: listFile, atomically: true, encoding: .utf8)
+            }
+        case .failure(let reason):
+            guard let listFile, let data = FileManager.default.contents(atPath: listFile.path),
+                case .array(let items)? = try? JSON.parse(bytes: Array(data))
+            else {
+                throw Failure(message: "cannot list \(base.absoluteString)/rules (\(reason)), and no --cache holds an earlier list")
+            }
+            ServeCommand.log("cannot list \(base.absoluteString)/rules (\(reason)); starting from the cache")
+            names = items.compactMap { if case .string(let s) = $0 { return s } else { return nil } }
+        }
+        let stores = names.map { name in
+            (name, FlagStore(source: .url(fileURL(name), headers: headers), refresh: .seconds(30), cacheDirectory: cache))
+        }
+        // Each store starts from its cache at once, or from upstream's first answer: the
+        // relay listens once every file has rules, or after 10 s (a file still without
+        // them is served as soon as they come).
+        for (_, store) in stores { store.start() }
+        let deadline = Date().addingTimeInterval(10)
+        while stores.contains(where: { $0.1.rules == nil }), Date() < deadline { usleep(10_000) }
+        for (name, store) in stores where store.rules == nil { ServeCommand.log("\(name): no rules from upstream yet") }
+        return stores
+    }
+
+    /// `BASE/rules/NAME`, the name's path segments percent-encoded.
+    func fileURL(_ name: String) -> URL {
+        let path = name.split(separator: "/", omittingEmptySubsequences: false).map {
+            String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#")))
+                ?? String($0)
+        }.joined(separator: "/")
+        return URL(string: base.absoluteString.trimmingSuffix("/") + "/rules/" + path)!
+    }
+
+    /// Upstream's served files, or why not.
+    func list() -> Result<[String], Failure> {
+        var request = URLRequest(url: URL(string: base.absoluteString.trimmingSuffix("/") + "/rules")!, timeoutInterval: 5)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<[String], Failure>>(.failure(Failure(message: "no answer")))
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            defer { done.signal() }
+            if let error {
+                outcome.withLock { $0 = .failure(Failure(message: error.localizedDescription)) }
+                return
+            }
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == 200, let data, case .object(let members)? = try? JSON.parse(bytes: Array(data)),
+                case .array(let files)? = members.first(where: { $0.0 == "files" })?.1
+            else {
+                outcome.withLock { $0 = .failure(Failure(message: "HTTP \(status), not a list of files")) }
+                return
+            }
+            let names = files.compactMap { file -> String? in
+                guard case .object(let m) = file, case .string(let name)? = m.first(where: { $0.0 == "name" })?.1 else { return nil }
+                return name
+            }
+            outcome.withLock { $0 = .success(names) }
+        }.resume()
+        done.wait()
+        return outcome.withLock { $0 }
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String { hasSuffix(suffix) ? String(dropLast(suffix.count)) : self }
+}
