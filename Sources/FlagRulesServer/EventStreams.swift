@@ -23,7 +23,14 @@ import Foundation
 ///     data: {"type":"refetchEvaluation","etag":"<version>","lastModified":<unix seconds>}
 ///
 /// and a comment (`: keep-alive`) goes every 15 s otherwise, so that proxies keep the
-/// connection. A subscriber that reconnects with `Last-Event-ID` naming an older version
+/// connection. A subscriber that asked for one served file's rules (`?rules=NAME`, what a
+/// store fetching `/rules/NAME` is told to ask) also gets the file's new text when it
+/// changes, before the `refetchEvaluation`:
+///
+///     event: message
+///     data: {"type":"rulesChanged","file":"NAME","etag":"\"…\"","rules":"flag …"}
+///
+/// (an OFREP client ignores the type, as the protocol asks of unknown ones). A subscriber that reconnects with `Last-Event-ID` naming an older version
 /// gets the event at once. A subscriber whose socket is closed or will not take more
 /// bytes is dropped (it reconnects and refetches).
 final class EventStreams: @unchecked Sendable {
@@ -34,7 +41,13 @@ final class EventStreams: @unchecked Sendable {
 
     private let service: OFREPService
     private let lock = NSLock()
-    private var subscribers: [Int32] = []
+    private struct Subscriber {
+        let fd: Int32
+        /// The served file whose text it asked for, and the ETag of the text last sent.
+        let file: String?
+        var sentETag: String?
+    }
+    private var subscribers: [Subscriber] = []
     private var running = false
     private var stopped = false
 
@@ -56,7 +69,7 @@ final class EventStreams: @unchecked Sendable {
     /// Takes `fd`, whose request asked for the stream: writes the response's head (and the
     /// current event when `lastEventID` names another version) and holds it. False when
     /// the stream is full, stopped, or the write fails: the caller closes `fd`.
-    func subscribe(_ fd: Int32, lastEventID: String?) -> Bool {
+    func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil) -> Bool {
         let admitted = lock.withLock { () -> Bool in
             guard !stopped, subscribers.count < EventStreams.maxSubscribers else { return false }
             if !running {
@@ -80,21 +93,23 @@ final class EventStreams: @unchecked Sendable {
             setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
         guard Self.write(fd, Array(head.utf8)) else { return false }
+        // The text it fetched (or will, on connecting) is the one in force now.
+        let sent = file.flatMap { name in service.servedFiles.first { $0.name == name } }.map { "\"\($0.rules.contentVersion)\"" }
         return lock.withLock {
             guard !stopped else { return false }
-            subscribers.append(fd)
+            subscribers.append(Subscriber(fd: fd, file: file, sentETag: sent))
             return true
         }
     }
 
     /// Closes every subscriber's connection and ends the thread.
     func stop() {
-        let held = lock.withLock { () -> [Int32] in
+        let held = lock.withLock { () -> [Subscriber] in
             stopped = true
             defer { subscribers = [] }
             return subscribers
         }
-        for fd in held { close(fd) }
+        for subscriber in held { close(subscriber.fd) }
         service.wakeEventStreams()
     }
 
@@ -104,22 +119,34 @@ final class EventStreams: @unchecked Sendable {
             let next = service.waitForChange(from: version, timeout: EventStreams.keepAlive)
             if lock.withLock({ stopped }) { return }
             let message: String
+            var files: [String: (etag: String, event: [UInt8])] = [:]
             if next != version {
                 version = next
                 message = Self.event(version: next, since: service.versionAndSince.since)
+                for file in service.servedFiles {
+                    let etag = "\"\(file.rules.contentVersion)\""
+                    let data = JSON.object([
+                        ("type", .string("rulesChanged")), ("file", .string(file.name)), ("etag", .string(etag)),
+                        ("rules", .string(String(decoding: file.rules.source.bytes, as: UTF8.self))),
+                    ])
+                    files[file.name] = (etag, Array("event: message\ndata: \(data.serialized())\n\n".utf8))
+                }
             } else {
                 message = ": keep-alive\n\n"
             }
-            broadcast(Array(message.utf8))
+            broadcast(Array(message.utf8), files: files)
         }
     }
 
-    /// Writes `bytes` to every subscriber; drops those that have closed or will not take them.
-    private func broadcast(_ bytes: [UInt8]) {
+    /// Writes `bytes` to every subscriber, after a file's new text to those that asked for
+    /// it; drops those that have closed or will not take them.
+    private func broadcast(_ bytes: [UInt8], files: [String: (etag: String, event: [UInt8])]) {
         let held = lock.withLock { subscribers }
         var dropped = Set<Int32>()
+        var sent: [Int32: String] = [:]
         var scratch = [UInt8](repeating: 0, count: 512)
-        for fd in held {
+        for subscriber in held {
+            let fd = subscriber.fd
             // A subscriber sends nothing after its request: readable means closed (or talking
             // out of turn, which is read and ignored).
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -132,10 +159,20 @@ final class EventStreams: @unchecked Sendable {
                     continue
                 }
             }
+            if let name = subscriber.file, let file = files[name], file.etag != subscriber.sentETag {
+                guard Self.write(fd, file.event) else {
+                    dropped.insert(fd)
+                    continue
+                }
+                sent[fd] = file.etag
+            }
             if !Self.write(fd, bytes) { dropped.insert(fd) }
         }
-        guard !dropped.isEmpty else { return }
-        lock.withLock { subscribers.removeAll { dropped.contains($0) } }
+        guard !dropped.isEmpty || !sent.isEmpty else { return }
+        lock.withLock {
+            subscribers.removeAll { dropped.contains($0.fd) }
+            for k in subscribers.indices { if let etag = sent[subscribers[k].fd] { subscribers[k].sentETag = etag } }
+        }
         for fd in dropped { close(fd) }
     }
 

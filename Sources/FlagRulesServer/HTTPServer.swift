@@ -14,11 +14,14 @@ import Foundation
 /// request's bytes (a slow or half-open client holds only its own thread), and a drain on
 /// SIGTERM: the listener closes, requests in flight are answered, then the process ends.
 package final class HTTPServer: @unchecked Sendable {
-    package static let maxConnections = 512
+    package static let maxConnections = 2_048
     /// The longest a request may take to arrive once its first byte has.
     static let requestDeadline: TimeInterval = 10
     /// The longest a kept-alive connection may sit idle.
     static let idleTimeout: TimeInterval = 30
+    /// The idle time a kept-alive connection gets while more than half the connections
+    /// are taken (a fleet of stores, each keeping its fetch connection open between looks).
+    static let busyIdleTimeout: TimeInterval = 2
 
     let service: OFREPService
     /// The listening socket: closed by `run()` once it stops accepting, never by `drain()`
@@ -158,7 +161,8 @@ package final class HTTPServer: @unchecked Sendable {
                         return false
                     }
                     service.metrics.request(status: 200, seconds: 0)
-                    return streams.subscribe(fd, lastEventID: request.header("Last-Event-ID"))
+                    let file = request.query.first { $0.0 == "rules" }?.1
+                    return streams.subscribe(fd, lastEventID: request.header("Last-Event-ID"), file: file)
                 }
                 let response = service.respond(request, peer: peer)
                 let keepAlive = request.keepsAlive && !isDraining
@@ -183,7 +187,9 @@ package final class HTTPServer: @unchecked Sendable {
                 write(fd, HTTPResponse(status: 408).serialized(keepAlive: false))
                 return false
             }
-            if requestStarted == nil, now.timeIntervalSince(lastActivity) > HTTPServer.idleTimeout { return false }
+            let busy = lock.withLock { active > HTTPServer.maxConnections / 2 }
+            let idle = busy ? HTTPServer.busyIdleTimeout : HTTPServer.idleTimeout
+            if requestStarted == nil, now.timeIntervalSince(lastActivity) > idle { return false }
         }
     }
 

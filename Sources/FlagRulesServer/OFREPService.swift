@@ -100,6 +100,9 @@ package final class OFREPService: Sendable {
     /// The version of the rules in force.
     package var version: String { inForce.withLock { $0.version } }
 
+    /// The served files, in order.
+    package var servedFiles: [ServedFile] { inForce.withLock { $0.files } }
+
     /// The version of the rules in force and when it came in force.
     package var versionAndSince: (version: String, since: Date) { inForce.withLock { ($0.version, $0.since) } }
 
@@ -320,7 +323,9 @@ package final class OFREPService: Sendable {
             return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))
         }
         let etag = "\"\(file.rules.contentVersion)\""
-        let headers = [("ETag", etag), (OFREPService.eventsHeader, OFREPService.eventsPath)]
+        // The stream a store of this file subscribes to carries the file's new text.
+        let events = OFREPService.eventsPath + "?rules=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)
+        let headers = [("ETag", etag), (OFREPService.eventsHeader, events)]
         if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
             return HTTPResponse(status: 304, headers: headers)
         }

@@ -45,6 +45,10 @@ struct Options {
     var inValues = InValues.both
     /// The shape of the strings in the `in` lists.
     var inKeys = InKeys.codes
+    /// The stores subscribed to the relay, and the idle subscribers added (`--relay-stores`,
+    /// `--idle-subscribers`).
+    var relayStores = 1_000
+    var idleSubscribers = 10_000
     /// The operands of the long `and` chain that is loaded, evaluated, explained and released.
     var longChain = 1_000_000
 
@@ -116,6 +120,12 @@ struct Options {
             case "--long-chain" where i + 1 < arguments.count:
                 i += 1
                 longChain = max(2, Int(arguments[i]) ?? longChain)
+            case "--relay-stores" where i + 1 < arguments.count:
+                i += 1
+                relayStores = max(1, min(5_000, Int(arguments[i]) ?? relayStores))
+            case "--idle-subscribers" where i + 1 < arguments.count:
+                i += 1
+                idleSubscribers = max(0, min(15_000, Int(arguments[i]) ?? idleSubscribers))
             case "--runs" where i + 1 < arguments.count:
                 i += 1
                 runs = max(1, Int(arguments[i]) ?? runs)
@@ -130,7 +140,7 @@ struct Options {
                 inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
                 print(
-                    "usage: flags-bench [--counts [--markdown]] [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N]"
+                    "usage: flags-bench [--counts [--markdown]] [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N] [--relay-stores N] [--idle-subscribers N]"
                 )
                 exit(0)
             default:

@@ -93,6 +93,19 @@ func printReport() {
                     ])
                 ))
         }
+        if let relay {
+            out.append(
+                (
+                    "relay",
+                    .object([
+                        ("stores", .int(relay.stores)), ("p50Seconds", .double(relay.p50)), ("p99Seconds", .double(relay.p99)),
+                        ("maxSeconds", .double(relay.maximum)), ("idleSubscribers", .int(relay.idleSubscribers)),
+                        ("relayMegabytesBefore", .double(relay.relayMegabytesBefore)),
+                        ("relayMegabytesAfter", .double(relay.relayMegabytesAfter)), ("p99SecondsWithIdle", .double(relay.p99WithIdle)),
+                        ("keptAfterOriginStopped", .int(relay.keptAfterOriginStopped)),
+                    ])
+                ))
+        }
         out.append(
             ("check10k", .object([("loadMilliseconds", .double(checkTimes.load)), ("lintMilliseconds", .double(checkTimes.lint))])))
         out.append(("lspChangeMilliseconds", .double(lspChangeMilliseconds)))
@@ -179,6 +192,11 @@ func printReport() {
         if let serve {
             print(
                 "flags serve examples/app.flags, one OFREP evaluation a request: \(f(serve.requestsPerSecond, 0)) requests a second on two keep-alive connections; p99 \(f(serve.p99Milliseconds, 3)) ms at \(f(serve.halfRate, 0)) a second"
+            )
+        }
+        if let relay {
+            print(
+                "push through a relay: an edit reaches \(relay.stores) subscribed stores in p50 \(f(relay.p50 * 1000, 0)) ms, p99 \(f(relay.p99 * 1000, 0)) ms, max \(f(relay.maximum * 1000, 0)) ms (5 edits); \(relay.idleSubscribers) idle subscribers take the relay from \(f(relay.relayMegabytesBefore)) MB to \(f(relay.relayMegabytesAfter)) MB, and an edit then reaches the stores in p99 \(f(relay.p99WithIdle * 1000, 0)) ms; with the origin stopped, \(relay.keptAfterOriginStopped) of \(relay.stores) stores keep their rules"
             )
         }
         if !checkTimes.load.isNaN {

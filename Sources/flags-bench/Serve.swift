@@ -22,9 +22,10 @@ final class BenchConnection {
     let request: [UInt8]
     var buffer = [UInt8](repeating: 0, count: 65_536)
 
-    init?(port: Int) {
+    /// A socket connected to the local port, or nil.
+    static func open(port: Int) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.fd = fd
+        guard fd >= 0 else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -32,13 +33,22 @@ final class BenchConnection {
         let ok = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
+        guard ok == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    init?(port: Int) {
+        guard let fd = BenchConnection.open(port: port) else { return nil }
+        self.fd = fd
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
         let body = #"{"context": {"targetingKey": "user-42", "build": "beta", "appVersion": "2.4.0"}}"#
         self.request = Array(
             "POST /ofrep/v1/evaluate/flags/newMediaPicker HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 .utf8)
-        if ok != 0 { return nil }
     }
 
     deinit { close(fd) }

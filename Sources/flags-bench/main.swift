@@ -430,6 +430,7 @@ func processMilliseconds() -> Double? {
 let evalProcess = processMilliseconds()
 
 let serve = serveFigures()
+let relay = relayFigures()
 
 // MARK: A long rule
 
@@ -564,6 +565,12 @@ if let evalProcess { targets.append(("flags eval examples/app.flags under 30 ms"
 if let serve {
     targets.append(("flags serve: at least 20,000 requests a second on two keep-alive connections", serve.requestsPerSecond >= 20_000))
     targets.append(("flags serve: p99 latency under 2 ms at half that rate", serve.p99Milliseconds < 2))
+}
+if let relay, relay.stores > 0 {
+    targets.append(("an edit reaches \(relay.stores) stores through a relay, p99 under 1 s", relay.p99 < 1))
+    if relay.keptAfterOriginStopped != relay.stores {
+        failures.append("relay: \(relay.stores - relay.keptAfterOriginStopped) stores lost their rules when the origin stopped")
+    }
 }
 
 printReport()

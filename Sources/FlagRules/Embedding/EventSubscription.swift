@@ -5,15 +5,15 @@ import Foundation
 #endif
 
 /// A store's subscription to the event stream of the server its rules come from (`flags
-/// serve` names its stream in the `X-Flags-Events` header of a rules file): each
-/// `refetchEvaluation` event, and each connection made (the first and every reconnection,
-/// after which a change may have been missed), calls `changed`, and the store looks at its
-/// source at once. The stream moves no rules itself: the look is the store's usual
-/// conditional fetch. A dropped or refused connection is tried again after 1 s, doubling to
+/// serve` names its stream in the `X-Flags-Events` header of a rules file). A
+/// `rulesChanged` event carries the file's new text and ETag, which `delivered` hands to
+/// the store (checked as any fetched text is); a `refetchEvaluation` event without one,
+/// and each connection made (the first and every reconnection, after which a change may
+/// have been missed), calls `changed`, and the store makes its usual conditional fetch. A dropped or refused connection is tried again after 1 s, doubling to
 /// a minute (drawn between half and all of it, so that a fleet does not reconnect in step);
 /// the store's polling goes on meanwhile.
-final class EventSubscription: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Unchecked: `session` is set once in `init`; everything else is behind `state`.
+final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
+    // Unchecked: everything that changes is behind `state`.
     private struct State {
         var reader = ServerSentEvents()
         var task: URLSessionDataTask?
@@ -25,24 +25,24 @@ final class EventSubscription: NSObject, URLSessionDataDelegate, @unchecked Send
     let url: URL
     private let headers: [String: String]
     private let changed: @Sendable () -> Void
+    private let delivered: @Sendable ([UInt8], String) -> Void
+    private let lineLimit: Int
     private let state = Locked(State())
-    private var session: URLSession!
 
     /// The header a `flags serve` rules file names its event stream with.
     static let header = "X-Flags-Events"
 
-    init(url: URL, headers: [String: String], changed: @escaping @Sendable () -> Void) {
+    /// `maximumSize`: the largest rules text taken from an event (its JSON line may be up
+    /// to six times longer, escaped).
+    init(
+        url: URL, headers: [String: String], maximumSize: Int, changed: @escaping @Sendable () -> Void,
+        delivered: @escaping @Sendable ([UInt8], String) -> Void
+    ) {
         self.url = url
         self.headers = headers
         self.changed = changed
-        super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        // The server sends a comment every 15 s: a minute of silence is a dead connection.
-        configuration.timeoutIntervalForRequest = 60
-        configuration.timeoutIntervalForResource = .infinity
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+        self.delivered = delivered
+        lineLimit = max(ServerSentEvents.maxLineBytes, min(maximumSize, Int.max / 8) * 6 + 4_096)
     }
 
     /// Whether a connection is open now.
@@ -58,18 +58,18 @@ final class EventSubscription: NSObject, URLSessionDataDelegate, @unchecked Send
             return s.task
         }
         task?.cancel()
-        session.invalidateAndCancel()
     }
 
     private func connect() {
-        var request = URLRequest(url: url)
+        // The server sends a comment every 15 s: a minute of silence is a dead connection.
+        var request = URLRequest(url: url, timeoutInterval: 60)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         let task: URLSessionDataTask? = state.withLock { s in
             guard !s.cancelled else { return nil }
             if let id = s.reader.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
-            s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID)
-            let task = session.dataTask(with: request)
+            s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
+            let task = SharedSession.shared.task(request, handler: self)
             s.task = task
             return task
         }
@@ -82,26 +82,20 @@ final class EventSubscription: NSObject, URLSessionDataDelegate, @unchecked Send
         min(60, Double(1 << min(max(failures - 1, 0), 6))) * (0.5 + 0.5 * jitter)
     }
 
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) {
+    func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         let http = response as? HTTPURLResponse
         let type = (http?.allHeaderFields.first { ($0.key as? String)?.lowercased() == "content-type" }?.value as? String) ?? ""
-        guard http?.statusCode == 200, type.hasPrefix("text/event-stream") else {
-            completionHandler(.cancel)
-            return
-        }
+        guard http?.statusCode == 200, type.hasPrefix("text/event-stream") else { return .cancel }
         state.withLock { s in
             s.connected = true
             s.failures = 0
         }
-        completionHandler(.allow)
         // Connected (again): what changed while it was not is fetched now.
         changed()
+        return .allow
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    func received(_ data: Data, on dataTask: URLSessionDataTask) {
         let outcome = state.withLock { s -> Result<[ServerSentEvents.Event], ServerSentEvents.Failure> in
             do throws(ServerSentEvents.Failure) {
                 return .success(try s.reader.feed(data))
@@ -111,7 +105,11 @@ final class EventSubscription: NSObject, URLSessionDataDelegate, @unchecked Send
         }
         switch outcome {
         case .success(let events):
-            if events.contains(where: Self.isRefetch) { changed() }
+            if let rules = events.compactMap(Self.rules).last {
+                delivered(rules.text, rules.etag)
+            } else if events.contains(where: Self.isRefetch) {
+                changed()
+            }
         case .failure:
             dataTask.cancel()
         }
@@ -126,7 +124,17 @@ final class EventSubscription: NSObject, URLSessionDataDelegate, @unchecked Send
         return true
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    /// The text and ETag a `rulesChanged` event carries.
+    static func rules(_ event: ServerSentEvents.Event) -> (text: [UInt8], etag: String)? {
+        guard case .object(let members)? = try? JSON.parse(bytes: Array(event.data.utf8)),
+            case .string("rulesChanged")? = members.first(where: { $0.0 == "type" })?.1,
+            case .string(let text)? = members.first(where: { $0.0 == "rules" })?.1,
+            case .string(let etag)? = members.first(where: { $0.0 == "etag" })?.1
+        else { return nil }
+        return (Array(text.utf8), etag)
+    }
+
+    func completed(_ task: URLSessionTask, error: (any Error)?) {
         let failures = state.withLock { s -> Int? in
             guard !s.cancelled, s.task === task else { return nil }
             s.connected = false

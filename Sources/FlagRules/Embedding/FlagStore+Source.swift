@@ -80,14 +80,34 @@ extension FlagStore {
         let subscription = state.withLock { s -> EventSubscription? in
             guard s.epoch == epoch, s.poller != nil, s.subscription?.url != events else { return nil }
             s.subscription?.cancel()
-            let subscription = EventSubscription(url: events, headers: headers) { [weak self] in
-                guard let self else { return }
-                Task.detached { _ = await self.look(epoch: epoch) }
-            }
+            let subscription = EventSubscription(
+                url: events, headers: headers, maximumSize: maximumSize,
+                changed: { [weak self] in
+                    guard let self else { return }
+                    Task.detached { _ = await self.look(epoch: epoch) }
+                },
+                delivered: { [weak self] text, etag in
+                    guard let self else { return }
+                    Task.detached { await self.take(delivered: text, etag: etag, epoch: epoch) }
+                })
             s.subscription = subscription
             return subscription
         }
         subscription?.start()
+    }
+
+    /// Rules text the event stream carried, taken as a fetch of the source that answered
+    /// it with `etag` (the next conditional fetch sends it): checked, cached and put in
+    /// force as any fetched text, in turn with the fetches.
+    private func take(delivered text: [UInt8], etag: String, epoch: Int) async {
+        guard let fetching, let source, text.count <= maximumSize else {
+            _ = await look(epoch: epoch)
+            return
+        }
+        _ = await fetching.serially { fetcher in
+            guard isCurrent(epoch) else { return refresh }
+            return take(.fetched(text, Seen(validators: Validators(etag: etag))), from: source, into: &fetcher, epoch: epoch)
+        }
     }
 
     /// Whether the store holds an open connection to its source's event stream.

@@ -2,7 +2,7 @@
 /// complete events out. Lines end with LF, CR or CR LF; a blank line ends an event; `data`
 /// lines are joined with newlines; a line starting with `:` is a comment; `id` is kept
 /// across events (what `Last-Event-ID` sends on reconnecting); `retry` sets the reconnection
-/// delay. A line longer than `maxLineBytes` is an error: the stream is dropped rather than
+/// delay. A line longer than `lineLimit` is an error: the stream is dropped rather than
 /// held without bound.
 struct ServerSentEvents: Sendable {
     struct Event: Sendable, Equatable {
@@ -17,6 +17,9 @@ struct ServerSentEvents: Sendable {
 
     static let maxLineBytes = 65_536
 
+    /// The longest line read; a longer one is an error.
+    let lineLimit: Int
+
     private var line: [UInt8] = []
     private var sawCR = false
     private var data: [String] = []
@@ -28,8 +31,9 @@ struct ServerSentEvents: Sendable {
     private(set) var retryMilliseconds: Int?
 
     /// A reader for a new connection; `lastEventID` is the last id of the one before.
-    init(lastEventID: String? = nil) {
+    init(lastEventID: String? = nil, lineLimit: Int = ServerSentEvents.maxLineBytes) {
         self.lastEventID = lastEventID
+        self.lineLimit = lineLimit
     }
 
     /// Reads `bytes`; the events they complete, in order.
@@ -45,7 +49,7 @@ struct ServerSentEvents: Sendable {
                 if let event = endLine() { events.append(event) }
                 continue
             }
-            guard line.count < ServerSentEvents.maxLineBytes else { throw .lineTooLong(ServerSentEvents.maxLineBytes) }
+            guard line.count < lineLimit else { throw .lineTooLong(lineLimit) }
             line.append(b)
         }
         return events
