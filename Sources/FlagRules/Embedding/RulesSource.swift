@@ -8,7 +8,9 @@ public enum RulesSource: Sendable, Hashable, CustomStringConvertible {
     case file(URL)
     /// A `.flags` file served over HTTP(S), polled with `If-None-Match` and
     /// `If-Modified-Since` (a `304 Not Modified` keeps the rules in force). `headers` go
-    /// with every request (an API key, a `User-Agent`).
+    /// with every request (an API key, a `User-Agent`). A file `flags serve` serves
+    /// (`/rules/NAME`) is also pushed: the store subscribes to the event stream its
+    /// response names and takes each new text from it at once.
     case url(URL, headers: [String: String] = [:])
 
     /// The file's path or the URL.
