@@ -129,6 +129,14 @@ final class TCPClient {
     }
 
     /// Reads until `text` has arrived; returns everything read so far.
+    /// Reads until `done` holds for what has arrived, or `seconds` have passed (an event
+    /// stream's keep-alive comments keep the receive timeout from ever firing); what arrived.
+    func read(within seconds: TimeInterval = 10, untilItHolds done: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !done(String(decoding: buffer, as: UTF8.self)), Date() < deadline { try fill() }
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
     func read(until text: String) throws -> String {
         while !String(decoding: buffer, as: UTF8.self).contains(text) { try fill() }
         return String(decoding: buffer, as: UTF8.self)

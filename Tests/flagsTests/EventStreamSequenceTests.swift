@@ -1,0 +1,97 @@
+import FlagRules
+import Foundation
+import Testing
+
+@testable import FlagRulesServer
+
+/// The event-stream hub as a state machine: random sequences of subscriptions (to every
+/// change, or to one file's text; with no `Last-Event-ID`, the current one or an old one),
+/// rules changes to one of two files, reinstalls of the same rules, and hang-ups, run
+/// against an in-process server; after each step every subscriber has received exactly
+/// the events a small model says, in order.
+@Suite struct EventStreamSequenceTests {
+    /// A subscriber's events so far, as `refetch ID` and `rules FILE ETAG` lines (comments
+    /// and the response's head left out).
+    static func events(_ text: String) -> [String] {
+        guard let head = text.range(of: "\r\n\r\n") else { return [] }
+        return text[head.upperBound...].components(separatedBy: "\n\n").dropLast().compactMap { block in
+            guard let line = block.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }),
+                let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any]
+            else { return nil }
+            switch json["type"] as? String {
+            case "refetchEvaluation": return "refetch \(json["etag"] as? String ?? "?")"
+            case "rulesChanged": return "rules \(json["file"] as? String ?? "?") \(json["etag"] as? String ?? "?")"
+            default: return "unknown"
+            }
+        }
+    }
+
+    final class Subscriber {
+        let client: TCPClient
+        let file: String?
+        var expected: [String] = []
+        init(client: TCPClient, file: String?) {
+            self.client = client
+            self.file = file
+        }
+    }
+
+    @Test(arguments: 0..<3) func randomSequencesMatchTheModel(seed: Int) throws {
+        var g = SeededGenerator(seed: UInt64(seed) &+ 4_242)
+        let service = OFREPService()
+        let names = ["a.flags", "b.flags"]
+        var texts = ["flag a = false\n", "flag b = false\n"]
+        var counter = 0
+        func install() throws {
+            try service.install(zip(names, texts).map { .init(name: $0, rules: try RuleSet(source: $1, name: $0)) })
+        }
+        func etag(_ k: Int) throws -> String { "\"\(try RuleSet(source: texts[k], name: names[k]).contentVersion)\"" }
+        try install()
+        let server = try HTTPServer(service: service, host: "127.0.0.1", port: 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            server.run()
+            done.signal()
+        }.start()
+        defer {
+            server.drain()
+            _ = done.wait(timeout: .now() + 30)
+        }
+        var subscribers: [Subscriber] = []
+        for step in 0..<40 {
+            switch g.next() % 5 {
+            case 0, 1:
+                let file = [nil, "a.flags", "b.flags"][Int(g.next() % 3)]
+                let version = service.version
+                let lastEventID = [nil, version, "old"][Int(g.next() % 3)]
+                let client = try TCPClient(port: server.port)
+                let query = file.map { "?rules=\($0)" } ?? ""
+                client.send("GET /ofrep/v1/events\(query) HTTP/1.1\r\n" + (lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "") + "\r\n")
+                _ = try client.read(until: "text/event-stream")
+                let subscriber = Subscriber(client: client, file: file)
+                if let lastEventID, lastEventID != version { subscriber.expected.append("refetch \(version)") }
+                subscribers.append(subscriber)
+            case 2:
+                // A change to one file: its subscribers get its text, then everyone the refetch.
+                let k = Int(g.next() % 2)
+                counter += 1
+                texts[k] = "flag \(k == 0 ? "a" : "b") = \(counter % 2 == 0)\nvalue n\(counter): int = \(counter)\n"
+                try install()
+                for s in subscribers {
+                    if s.file == names[k] { s.expected.append("rules \(names[k]) \(try etag(k))") }
+                    s.expected.append("refetch \(service.version)")
+                }
+            case 3:
+                try install()  // the same rules again: no event
+            default:
+                guard !subscribers.isEmpty else { continue }
+                let gone = subscribers.remove(at: Int(g.next() % UInt64(subscribers.count)))
+                gone.client.hangUp()
+            }
+            for (k, s) in subscribers.enumerated() {
+                let received = Self.events(try s.client.read { Self.events($0).count >= s.expected.count })
+                #expect(received == s.expected, "seed \(seed), step \(step), subscriber \(k)")
+            }
+        }
+    }
+}
