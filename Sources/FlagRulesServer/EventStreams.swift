@@ -176,8 +176,8 @@ final class EventStreams: @unchecked Sendable {
         for fd in dropped { close(fd) }
     }
 
-    /// Writes all of `bytes` without blocking; false when the peer is gone or its buffer is
-    /// full.
+    /// Writes all of `bytes`; false when the peer is gone (or, on a socket that does not
+    /// block, when its buffer is full).
     static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {

@@ -195,20 +195,5 @@ package final class HTTPServer: @unchecked Sendable {
 
     /// Writes all of `bytes`; false when the client is gone.
     @discardableResult
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            #if canImport(Darwin)
-                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, 0) }
-            #else
-                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            #endif
-            if n <= 0 {
-                if n < 0, errno == EINTR { continue }
-                return false
-            }
-            sent += n
-        }
-        return true
-    }
+    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool { EventStreams.write(fd, bytes) }
 }

@@ -53,23 +53,12 @@ enum RefsCommand {
         guard !sources.isEmpty else {
             throw UsageError(message: "'refs' needs --source DIR, the code to search", help: "flags refs examples/ --source Sources/")
         }
-        for source in sources where !FileManager.default.fileExists(atPath: source) {
-            throw UsageError(message: "no file or directory '\(source)'")
-        }
+        try Terminal.checkExists(sources)
         let format = parsed.value("format") ?? "text"
         guard ["text", "json", "sarif"].contains(format) else {
             throw UsageError(message: "--format takes text, json or sarif, not '\(format)'")
         }
-        var loaded: [(String, RuleSet)] = []
-        var failed = false
-        for path in try Terminal.flagsFiles(parsed.positionals) {
-            guard let rules = try Terminal.loadRules(path) else {
-                failed = true
-                continue
-            }
-            loaded.append((path, rules))
-        }
-        if failed { return 1 }
+        guard let loaded = try Terminal.loadAll(parsed.positionals) else { return 1 }
         let findings = find(loaded, in: CodeScanner.files(under: sources))
         switch format {
         case "json": Terminal.write(json(findings).serialized(pretty: true) + "\n")

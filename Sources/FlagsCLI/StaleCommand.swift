@@ -48,19 +48,8 @@ enum StaleCommand {
             today = day
         }
         let sources = parsed.all("source")
-        for source in sources where !FileManager.default.fileExists(atPath: source) {
-            throw UsageError(message: "no file or directory '\(source)'")
-        }
-        var loaded: [(String, RuleSet)] = []
-        var failed = false
-        for path in try Terminal.flagsFiles(parsed.positionals) {
-            guard let rules = try Terminal.loadRules(path) else {
-                failed = true
-                continue
-            }
-            loaded.append((path, rules))
-        }
-        if failed { return 1 }
+        try Terminal.checkExists(sources)
+        guard let loaded = try Terminal.loadAll(parsed.positionals) else { return 1 }
         var code: [CodeReference]?
         if !sources.isEmpty {
             code = RefsCommand.find(loaded, in: CodeScanner.files(under: sources)).declarations.flatMap(\.references)

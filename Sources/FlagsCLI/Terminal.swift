@@ -98,4 +98,26 @@ enum Terminal {
         }
         return files
     }
+
+    /// Every rules file of `paths` (a directory: its `.flags` files), loaded; nil when one
+    /// has errors (they are printed).
+    static func loadAll(_ paths: [String]) throws(UsageError) -> [(String, RuleSet)]? {
+        var loaded: [(String, RuleSet)] = []
+        var failed = false
+        for path in try flagsFiles(paths) {
+            guard let rules = try loadRules(path) else {
+                failed = true
+                continue
+            }
+            loaded.append((path, rules))
+        }
+        return failed ? nil : loaded
+    }
+
+    /// A usage error naming the first of `paths` that does not exist.
+    static func checkExists(_ paths: [String]) throws(UsageError) {
+        for path in paths where !FileManager.default.fileExists(atPath: path) {
+            throw UsageError(message: "no file or directory '\(path)'")
+        }
+    }
 }
