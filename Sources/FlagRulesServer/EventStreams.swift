@@ -34,18 +34,24 @@ import Foundation
 /// gets the event at once. A subscriber whose socket is closed or will not take more
 /// bytes is dropped (it reconnects and refetches).
 final class EventStreams: @unchecked Sendable {
-    // Unchecked: `subscribers` and `thread` are read and written only under `lock`.
+    // Unchecked: `subscribers`, `running` and `stopped` are read and written only under `lock`.
     /// The most subscribers held at once; more are answered 503.
     static let maxSubscribers = 16_000
     static let keepAlive: TimeInterval = 15
 
     private let service: OFREPService
+    /// Guards `subscribers`, `running` and `stopped`; taken before the service's own lock.
     private let lock = NSLock()
+    /// Held while subscribers' descriptors are written or closed, so that `stop` never closes
+    /// one that a broadcast is writing (its number could be reused by then).
+    private let writing = NSLock()
     private struct Subscriber {
         let fd: Int32
         /// The served file whose text it asked for, and the ETag of the text last sent.
         let file: String?
         var sentETag: String?
+        /// The rules version it has been told of (or that was in force when it subscribed).
+        var seenVersion: String
     }
     private var subscribers: [Subscriber] = []
     private var running = false
@@ -69,37 +75,40 @@ final class EventStreams: @unchecked Sendable {
     /// Takes `fd`, whose request asked for the stream: writes the response's head (and the
     /// current event when `lastEventID` names another version) and holds it. False when
     /// the stream is full, stopped, or the write fails: the caller closes `fd`.
+    ///
+    /// The head is written and the subscriber added under one lock, with the version in
+    /// force read there too, so a change made once the head is out always reaches it and
+    /// one already in force is not sent twice.
     func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil) -> Bool {
-        let admitted = lock.withLock { () -> Bool in
-            guard !stopped, subscribers.count < EventStreams.maxSubscribers else { return false }
-            if !running {
-                running = true
-                let thread = Thread { [self] in loop() }
-                thread.stackSize = 256 << 10
-                thread.start()
-            }
-            return true
-        }
-        guard admitted else {
-            _ = Self.write(fd, HTTPResponse(status: 503, headers: [("Retry-After", "5")]).serialized(keepAlive: false))
-            return false
-        }
-        var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\n"
-        let (version, since) = service.versionAndSince
-        if let lastEventID, lastEventID != version { head += Self.event(version: version, since: since) }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         #if canImport(Darwin)
             var one: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
-        guard Self.write(fd, Array(head.utf8)) else { return false }
-        // The text it fetched (or will, on connecting) is the one in force now.
-        let sent = file.flatMap { name in service.servedFiles.first { $0.name == name } }.map { "\"\($0.rules.contentVersion)\"" }
-        return lock.withLock {
-            guard !stopped else { return false }
-            subscribers.append(Subscriber(fd: fd, file: file, sentETag: sent))
+        let admitted = lock.withLock { () -> Bool? in
+            guard !stopped, subscribers.count < EventStreams.maxSubscribers else { return nil }
+            let now = service.versionSinceAndFiles
+            if !running {
+                // The thread starts from the version this first subscriber is told of: a
+                // change made before the thread runs is still a change to it.
+                running = true
+                let thread = Thread { [self] in loop(from: now.version) }
+                thread.stackSize = 256 << 10
+                thread.start()
+            }
+            var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\n"
+            if let lastEventID, lastEventID != now.version { head += Self.event(version: now.version, since: now.since) }
+            guard Self.write(fd, Array(head.utf8)) else { return false }
+            // The text it fetched (or will, on connecting) is the one in force now.
+            let sent = file.flatMap { name in now.files.first { $0.name == name } }.map { "\"\($0.rules.contentVersion)\"" }
+            subscribers.append(Subscriber(fd: fd, file: file, sentETag: sent, seenVersion: now.version))
             return true
         }
+        guard let admitted else {
+            _ = Self.write(fd, HTTPResponse(status: 503, headers: [("Retry-After", "5")]).serialized(keepAlive: false))
+            return false
+        }
+        return admitted
     }
 
     /// Closes every subscriber's connection and ends the thread.
@@ -109,43 +118,47 @@ final class EventStreams: @unchecked Sendable {
             defer { subscribers = [] }
             return subscribers
         }
-        for subscriber in held { close(subscriber.fd) }
+        writing.withLock {
+            for subscriber in held { close(subscriber.fd) }
+        }
         service.wakeEventStreams()
     }
 
-    private func loop() {
-        var version = service.version
+    private func loop(from start: String) {
+        var version = start
         while true {
             let next = service.waitForChange(from: version, timeout: EventStreams.keepAlive)
             if lock.withLock({ stopped }) { return }
-            let message: String
-            var files: [String: (etag: String, event: [UInt8])] = [:]
-            if next != version {
-                version = next
-                message = Self.event(version: next, since: service.versionAndSince.since)
-                for file in service.servedFiles {
-                    let etag = "\"\(file.rules.contentVersion)\""
-                    let data = JSON.object([
-                        ("type", .string("rulesChanged")), ("file", .string(file.name)), ("etag", .string(etag)),
-                        ("rules", .string(String(decoding: file.rules.source.bytes, as: UTF8.self))),
-                    ])
-                    files[file.name] = (etag, Array("event: message\ndata: \(data.serialized())\n\n".utf8))
-                }
-            } else {
-                message = ": keep-alive\n\n"
+            guard next != version else {
+                broadcast(Array(": keep-alive\n\n".utf8), version: nil, files: [:])
+                continue
             }
-            broadcast(Array(message.utf8), files: files)
+            let now = service.versionSinceAndFiles
+            version = now.version
+            var files: [String: (etag: String, event: [UInt8])] = [:]
+            for file in now.files {
+                let etag = "\"\(file.rules.contentVersion)\""
+                let data = JSON.object([
+                    ("type", .string("rulesChanged")), ("file", .string(file.name)), ("etag", .string(etag)),
+                    ("rules", .string(String(decoding: file.rules.source.bytes, as: UTF8.self))),
+                ])
+                files[file.name] = (etag, Array("event: message\ndata: \(data.serialized())\n\n".utf8))
+            }
+            broadcast(Array(Self.event(version: now.version, since: now.since).utf8), version: now.version, files: files)
         }
     }
 
-    /// Writes `bytes` to every subscriber, after a file's new text to those that asked for
-    /// it; drops those that have closed or will not take them.
-    private func broadcast(_ bytes: [UInt8], files: [String: (etag: String, event: [UInt8])]) {
-        let held = lock.withLock { subscribers }
+    /// Writes `bytes` to every subscriber not yet told of `version` (every one, for a
+    /// keep-alive), after a file's new text to those that asked for it; drops those that
+    /// have closed or will not take them.
+    private func broadcast(_ bytes: [UInt8], version: String?, files: [String: (etag: String, event: [UInt8])]) {
+        writing.lock()
+        defer { writing.unlock() }
+        let held = lock.withLock { stopped ? [] : subscribers }
         var dropped = Set<Int32>()
         var sent: [Int32: String] = [:]
         var scratch = [UInt8](repeating: 0, count: 512)
-        for subscriber in held {
+        for subscriber in held where subscriber.seenVersion != version {
             let fd = subscriber.fd
             // A subscriber sends nothing after its request: readable means closed (or talking
             // out of turn, which is read and ignored).
@@ -168,10 +181,15 @@ final class EventStreams: @unchecked Sendable {
             }
             if !Self.write(fd, bytes) { dropped.insert(fd) }
         }
-        guard !dropped.isEmpty || !sent.isEmpty else { return }
         lock.withLock {
             subscribers.removeAll { dropped.contains($0.fd) }
-            for k in subscribers.indices { if let etag = sent[subscribers[k].fd] { subscribers[k].sentETag = etag } }
+            guard let version else { return }
+            // Only those held here were told; one that subscribed meanwhile keeps its own.
+            let told = Set(held.map(\.fd))
+            for k in subscribers.indices where told.contains(subscribers[k].fd) {
+                subscribers[k].seenVersion = version
+                if let etag = sent[subscribers[k].fd] { subscribers[k].sentETag = etag }
+            }
         }
         for fd in dropped { close(fd) }
     }

@@ -106,6 +106,11 @@ package final class OFREPService: Sendable {
     /// The version of the rules in force and when it came in force.
     package var versionAndSince: (version: String, since: Date) { inForce.withLock { ($0.version, $0.since) } }
 
+    /// The version in force, since when, and its files, read at one instant.
+    package var versionSinceAndFiles: (version: String, since: Date, files: [ServedFile]) {
+        inForce.withLock { ($0.version, $0.since, $0.files) }
+    }
+
     /// Blocks until the rules version differs from `version`, `timeout` passes or the
     /// streams are woken; returns the version then.
     package func waitForChange(from version: String, timeout: TimeInterval) -> String {
