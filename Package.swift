@@ -24,7 +24,7 @@ let package = Package(
         // The CLI's commands, as a library that tests import; `flags` is its main.
         .target(name: "FlagRulesTooling", dependencies: ["FlagRules"]),
         .target(name: "FlagRulesLanguageServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
-        .target(name: "FlagRulesServer", dependencies: ["FlagRules"]),
+        .target(name: "FlagRulesServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
         .target(name: "FlagsCLI", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"]),
         .executableTarget(name: "flags", dependencies: ["FlagsCLI"]),
         // Generates typed keys from a target's .flags files on every build (`flags generate swift`).

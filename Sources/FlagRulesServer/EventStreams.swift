@@ -30,7 +30,13 @@ import Foundation
 ///     event: message
 ///     data: {"type":"rulesChanged","file":"NAME","etag":"\"…\"","rules":"flag …"}
 ///
-/// (an OFREP client ignores the type, as the protocol asks of unknown ones). A subscriber that reconnects with `Last-Event-ID` naming an older version
+/// (an OFREP client ignores the type, as the protocol asks of unknown ones). When an
+/// update of a file is rejected, every subscriber gets
+///
+///     event: message
+///     data: {"type":"rulesRejected","file":"NAME","message":"…","at":<unix seconds>}
+///
+/// while the file's last good rules stay served. A subscriber that reconnects with `Last-Event-ID` naming an older version
 /// gets the event at once. A subscriber whose socket is closed or will not take more
 /// bytes is dropped (it reconnects and refetches).
 final class EventStreams: @unchecked Sendable {
@@ -52,6 +58,8 @@ final class EventStreams: @unchecked Sendable {
         var sentETag: String?
         /// The rules version it has been told of (or that was in force when it subscribed).
         var seenVersion: String
+        /// How many rejected updates it has been told of (or were recorded when it subscribed).
+        var seenRejections: Int
     }
     private var subscribers: [Subscriber] = []
     private var running = false
@@ -88,11 +96,12 @@ final class EventStreams: @unchecked Sendable {
         let admitted = lock.withLock { () -> Bool? in
             guard !stopped, subscribers.count < EventStreams.maxSubscribers else { return nil }
             let now = service.versionSinceAndFiles
+            let rejected = service.standingRejections.count
             if !running {
-                // The thread starts from the version this first subscriber is told of: a
-                // change made before the thread runs is still a change to it.
+                // The thread starts from what this first subscriber is told of: a change (or a
+                // rejection) made before the thread runs is still news to it.
                 running = true
-                let thread = Thread { [self] in loop(from: now.version) }
+                let thread = Thread { [self] in loop(from: now.version, rejected: rejected) }
                 thread.stackSize = 256 << 10
                 thread.start()
             }
@@ -101,7 +110,7 @@ final class EventStreams: @unchecked Sendable {
             guard Self.write(fd, Array(head.utf8)) else { return false }
             // The text it fetched (or will, on connecting) is the one in force now.
             let sent = file.flatMap { name in now.files.first { $0.name == name } }.map { "\"\($0.rules.contentVersion)\"" }
-            subscribers.append(Subscriber(fd: fd, file: file, sentETag: sent, seenVersion: now.version))
+            subscribers.append(Subscriber(fd: fd, file: file, sentETag: sent, seenVersion: now.version, seenRejections: rejected))
             return true
         }
         guard let admitted else {
@@ -124,13 +133,24 @@ final class EventStreams: @unchecked Sendable {
         service.wakeEventStreams()
     }
 
-    private func loop(from start: String) {
+    private func loop(from start: String, rejected first: Int) {
         var version = start
+        var rejected = first
         while true {
-            let next = service.waitForChange(from: version, timeout: EventStreams.keepAlive)
+            let next = service.waitForChange(from: version, rejected: rejected, timeout: EventStreams.keepAlive)
             if lock.withLock({ stopped }) { return }
-            guard next != version else {
-                broadcast(Array(": keep-alive\n\n".utf8), version: nil, files: [:])
+            let woken = next.rejected != rejected
+            if next.rejected != rejected {
+                rejected = next.rejected
+                let news = service.rejections(after: 0).filter { $0.number <= next.rejected }
+                broadcast { subscriber in
+                    let untold = news.filter { $0.number > subscriber.seenRejections }
+                    subscriber.seenRejections = max(subscriber.seenRejections, next.rejected)
+                    return untold.isEmpty ? [] : [Array(untold.map(Self.event(rejected:)).joined().utf8)]
+                }
+            }
+            if next.version == version {
+                if !woken { sendKeepAlive() }
                 continue
             }
             let now = service.versionSinceAndFiles
@@ -144,21 +164,44 @@ final class EventStreams: @unchecked Sendable {
                 ])
                 files[file.name] = (etag, Array("event: message\ndata: \(data.serialized())\n\n".utf8))
             }
-            broadcast(Array(Self.event(version: now.version, since: now.since).utf8), version: now.version, files: files)
+            let event = Array(Self.event(version: now.version, since: now.since).utf8)
+            broadcast { subscriber in
+                guard subscriber.seenVersion != now.version else { return [] }
+                subscriber.seenVersion = now.version
+                var out: [[UInt8]] = []
+                // A file's new text goes first to those that asked for it.
+                if let name = subscriber.file, let file = files[name], file.etag != subscriber.sentETag {
+                    out.append(file.event)
+                    subscriber.sentETag = file.etag
+                }
+                out.append(event)
+                return out
+            }
         }
     }
 
-    /// Writes `bytes` to every subscriber not yet told of `version` (every one, for a
-    /// keep-alive), after a file's new text to those that asked for it; drops those that
-    /// have closed or will not take them.
-    private func broadcast(_ bytes: [UInt8], version: String?, files: [String: (etag: String, event: [UInt8])]) {
+    /// The event telling of a rejected update (the page shows it; an OFREP client ignores
+    /// the type).
+    static func event(rejected r: OFREPService.Rejection) -> String {
+        let data = JSON.object([
+            ("type", .string("rulesRejected")), ("file", .string(r.file)), ("message", .string(r.message)),
+            ("at", .int(Int(r.at.timeIntervalSince1970))),
+        ])
+        return "event: message\ndata: \(data.serialized())\n\n"
+    }
+
+    /// Writes to every subscriber what `news` gives it (nothing: it is skipped), marking it
+    /// told as `news` says; drops those that have closed or will not take the bytes.
+    private func broadcast(_ news: (inout Subscriber) -> [[UInt8]]) {
         writing.lock()
         defer { writing.unlock() }
         let held = lock.withLock { stopped ? [] : subscribers }
         var dropped = Set<Int32>()
-        var sent: [Int32: String] = [:]
+        var told: [Int32: Subscriber] = [:]
         var scratch = [UInt8](repeating: 0, count: 512)
-        for subscriber in held where subscriber.seenVersion != version {
+        for var subscriber in held {
+            let messages = news(&subscriber)
+            guard !messages.isEmpty else { continue }
             let fd = subscriber.fd
             // A subscriber sends nothing after its request: readable means closed (or talking
             // out of turn, which is read and ignored).
@@ -172,26 +215,24 @@ final class EventStreams: @unchecked Sendable {
                     continue
                 }
             }
-            if let name = subscriber.file, let file = files[name], file.etag != subscriber.sentETag {
-                guard Self.write(fd, file.event) else {
-                    dropped.insert(fd)
-                    continue
-                }
-                sent[fd] = file.etag
+            if messages.allSatisfy({ Self.write(fd, $0) }) {
+                told[fd] = subscriber
+            } else {
+                dropped.insert(fd)
             }
-            if !Self.write(fd, bytes) { dropped.insert(fd) }
         }
         lock.withLock {
             subscribers.removeAll { dropped.contains($0.fd) }
-            guard let version else { return }
-            // Only those held here were told; one that subscribed meanwhile keeps its own.
-            let told = Set(held.map(\.fd))
-            for k in subscribers.indices where told.contains(subscribers[k].fd) {
-                subscribers[k].seenVersion = version
-                if let etag = sent[subscribers[k].fd] { subscribers[k].sentETag = etag }
-            }
+            // Only those held here were told; one that subscribed meanwhile keeps its own marks.
+            for k in subscribers.indices { if let updated = told[subscribers[k].fd] { subscribers[k] = updated } }
         }
         for fd in dropped { close(fd) }
+    }
+
+    /// A comment to every subscriber, so that proxies keep idle connections.
+    private func sendKeepAlive() {
+        let comment = Array(": keep-alive\n\n".utf8)
+        broadcast { _ in [comment] }
     }
 
     /// Writes all of `bytes`; false when the peer is gone (or, on a socket that does not

@@ -80,10 +80,12 @@ public final class FlagServer: Sendable {
             store.onEvent = { event in
                 switch event {
                 case .rulesLoaded:
+                    service.accepted(file: name)
                     install()
                     service.metrics.reload(.loaded)
                 case .updateRejected:
                     service.metrics.reload(.rejected)
+                    service.reject(file: name, message: event.description)
                     log("\(name): \(event)")
                 case .fetchFailed:
                     service.metrics.reload(.failed)

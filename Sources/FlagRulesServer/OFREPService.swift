@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// The HTTP endpoints of `flags serve`, without sockets: OpenFeature's Remote Evaluation
@@ -31,6 +32,26 @@ package final class OFREPService: Sendable {
         var since = Date()
     }
 
+    /// An update of a served file that was rejected while its last good rules stay served.
+    package struct Rejection: Sendable, Equatable {
+        package let file: String
+        /// The rejection as the store logged it (the first error, with its place).
+        package let message: String
+        package let at: Date
+        /// Its position among every rejection recorded (1 for the first).
+        package let number: Int
+    }
+
+    /// The rejections standing (a good update of the file clears its own), the latest ones
+    /// recorded (what the event stream sends), and how many were ever recorded.
+    private struct Rejections {
+        var standing: [Rejection] = []
+        var latest: [Rejection] = []
+        var count = 0
+        /// How many of the latest are kept for the event stream's thread to send.
+        static let kept = 256
+    }
+
     /// How the service answers.
     package struct Options: Sendable {
         /// Keys accepted in `Authorization: Bearer …` or `X-API-Key`; none: no key needed.
@@ -52,6 +73,7 @@ package final class OFREPService: Sendable {
     private let buckets = Locked([String: (tokens: Double, at: Double)]())
     /// Waiters for the next rules version (the event stream).
     private let versionChanged = NSCondition()
+    private let rejections = Locked(Rejections())
 
     package init(options: Options = Options()) {
         self.options = options
@@ -90,6 +112,33 @@ package final class OFREPService: Sendable {
         return next.conflicts
     }
 
+    /// Records that an update of `file` was rejected (its last good rules stay served):
+    /// the page shows it, and every event-stream subscriber is told at once.
+    package func reject(file: String, message: String) {
+        rejections.withLock {
+            $0.count += 1
+            let rejection = Rejection(file: file, message: message, at: Date(), number: $0.count)
+            $0.standing.removeAll { $0.file == file }
+            $0.standing.append(rejection)
+            $0.latest.append(rejection)
+            if $0.latest.count > Rejections.kept { $0.latest.removeFirst($0.latest.count - Rejections.kept) }
+        }
+        wakeEventStreams()
+    }
+
+    /// Clears the rejection of `file` (a good update of it is in force).
+    package func accepted(file: String) {
+        rejections.withLock { $0.standing.removeAll { $0.file == file } }
+    }
+
+    /// The rejections standing, oldest first, and how many were ever recorded.
+    package var standingRejections: (standing: [Rejection], count: Int) { rejections.withLock { ($0.standing, $0.count) } }
+
+    /// The rejections recorded after the first `count`, oldest first (the latest 256 at most).
+    package func rejections(after count: Int) -> [Rejection] {
+        rejections.withLock { r in r.latest.filter { $0.number > count } }
+    }
+
     /// Wakes every event stream (the server is draining).
     package func wakeEventStreams() {
         versionChanged.lock()
@@ -111,14 +160,15 @@ package final class OFREPService: Sendable {
         inForce.withLock { ($0.version, $0.since, $0.files) }
     }
 
-    /// Blocks until the rules version differs from `version`, `timeout` passes or the
-    /// streams are woken; returns the version then.
-    package func waitForChange(from version: String, timeout: TimeInterval) -> String {
+    /// Blocks until the rules version differs from `version`, a rejection is recorded after
+    /// the first `rejected`, `timeout` passes or the streams are woken; returns the version
+    /// and the count of rejections then.
+    package func waitForChange(from version: String, rejected: Int, timeout: TimeInterval) -> (version: String, rejected: Int) {
         let deadline = Date().addingTimeInterval(timeout)
         versionChanged.lock()
         defer { versionChanged.unlock() }
-        if self.version == version { _ = versionChanged.wait(until: deadline) }
-        return self.version
+        if self.version == version, rejections.withLock({ $0.count }) == rejected { _ = versionChanged.wait(until: deadline) }
+        return (self.version, rejections.withLock { $0.count })
     }
 
     // MARK: Requests
@@ -422,10 +472,17 @@ package final class OFREPService: Sendable {
         var declarations: [JSON] = []
         var schema: [(String, JSON)] = []
         for file in state.files {
+            let lines = String(decoding: file.rules.source.bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            let stale = Dictionary(file.rules.staleDeclarations().map { ($0.name, $0.reasons) }, uniquingKeysWith: { a, _ in a })
             for d in file.rules.declarations
             where d.kind != .segment && state.index[d.name].map({ state.files[$0].name == file.name }) == true {
                 guard case .object(var m) = d.json else { continue }
                 m.append(("file", .string(file.name)))
+                // Its text as written, from its keyword to its closing line.
+                let text = lines[max(0, d.line - 1)..<min(lines.count, d.endLine)].joined(separator: "\n")
+                m.append(("source", .string(text)))
+                let reasons = (stale[d.name] ?? []).map { JSON.object([("code", .string($0.code)), ("detail", .string($0.detail))]) }
+                m.append(("stale", .array(reasons)))
                 declarations.append(.object(m))
             }
             for a in file.rules.schema?.attributes ?? [] where !schema.contains(where: { $0.0 == a.name }) {
@@ -439,8 +496,15 @@ package final class OFREPService: Sendable {
         if !schema.contains(where: { $0.0 == "now" }) {
             schema.append(("now", .object([("type", .string("datetime")), ("list", .bool(false))])))
         }
+        let rejected = standingRejections.standing.map { r in
+            JSON.object([("file", .string(r.file)), ("message", .string(r.message)), ("at", .int(Int(r.at.timeIntervalSince1970)))])
+        }
         return .json(
-            200, .object([("declarations", .array(declarations)), ("schema", .object(schema)), ("version", .string(state.version))]))
+            200,
+            .object([
+                ("declarations", .array(declarations)), ("schema", .object(schema)), ("version", .string(state.version)),
+                ("since", .int(Int(state.since.timeIntervalSince1970))), ("rejected", .array(rejected)),
+            ]))
     }
 
     private func evaluateForPage(_ request: HTTPRequest) -> HTTPResponse {

@@ -12,8 +12,11 @@ enum ListCommand {
         under its name.
 
         options:
-          --json      print a JSON array of objects, each with the file it is declared in
-                      and the context attributes it reads with their types ("reads")
+          --json      print a JSON array of objects, each with the file it is declared in,
+                      its lines ("line", "endLine"), the context attributes it reads with
+                      their types ("reads"), and the shares its rules serve: each split's
+                      outcomes in percent ("splits"), each rollout ("rollouts") and each
+                      ramp's course ("ramps"), each with its rule's number
           --help      show this help
 
         exit status: 0 listed, 1 errors in the rules, 2 usage error

@@ -12,7 +12,8 @@ import Testing
 
 /// The event-stream hub as a state machine: random sequences of subscriptions (to every
 /// change, or to one file's text; with no `Last-Event-ID`, the current one or an old one),
-/// rules changes to one of two files, reinstalls of the same rules, and hang-ups, run
+/// rules changes to one of two files, reinstalls of the same rules, rejected updates and
+/// hang-ups, run
 /// against an in-process server; after each step every subscriber has received exactly
 /// the events a small model says, in order.
 struct EventStreamSequenceTests {
@@ -27,6 +28,7 @@ struct EventStreamSequenceTests {
             switch json["type"] as? String {
             case "refetchEvaluation": return "refetch \(json["etag"] as? String ?? "?")"
             case "rulesChanged": return "rules \(json["file"] as? String ?? "?") \(json["etag"] as? String ?? "?")"
+            case "rulesRejected": return "rejected \(json["file"] as? String ?? "?")"
             default: return "unknown"
             }
         }
@@ -65,7 +67,7 @@ struct EventStreamSequenceTests {
         }
         var subscribers: [Subscriber] = []
         for step in 0..<40 {
-            switch g.next() % 5 {
+            switch g.next() % 6 {
             case 0, 1:
                 let file = [nil, "a.flags", "b.flags"][Int(g.next() % 3)]
                 let version = service.version
@@ -89,6 +91,11 @@ struct EventStreamSequenceTests {
                 }
             case 3:
                 try install()  // the same rules again: no event
+            case 4:
+                // A rejected update of one file: everyone is told, the rules stay.
+                let name = names[Int(g.next() % 2)]
+                service.reject(file: name, message: "\(name):1:1: expected a declaration")
+                for s in subscribers { s.expected.append("rejected \(name)") }
             default:
                 guard !subscribers.isEmpty else { continue }
                 let gone = subscribers.remove(at: Int(g.next() % UInt64(subscribers.count)))

@@ -205,6 +205,11 @@ public struct DeclarationInfo: Sendable, Hashable {
     public let ruleCount: Int
     /// The line where the declaration starts.
     public let line: Int
+    /// The line where it ends.
+    package let endLine: Int
+    /// What its rules serve by share, to be seen without evaluating: each split's shares,
+    /// each `rollout(…) < N%` and each ramp's course, in rule order.
+    package let shares: [Share]
     /// The context attributes its rules read, directly or through the segments and
     /// declarations they read, in the order first read, with their schema types (`dynamic`
     /// without a schema); `now` when a rule reads the time (`now`, `ramp(…)`).
@@ -218,8 +223,40 @@ public struct DeclarationInfo: Sendable, Hashable {
         package let type: FlagType
     }
 
+    /// A share of a declaration's contexts that one rule serves.
+    package enum Share: Sendable, Hashable {
+        /// `split(…) { … }`: each outcome and its share in percent.
+        case split(rule: Int, outcomes: [Value], percents: [Double])
+        /// `rollout(…) < N%`.
+        case rollout(rule: Int, percent: Double)
+        /// `ramp(from, to, start, end)`: the share grows (or shrinks) from `start` percent at
+        /// `from` to `end` percent at `to`.
+        case ramp(rule: Int, from: Date, to: Date, start: Double, end: Double)
+    }
+
     init(_ d: CheckedDeclaration, reads: [AttributeRead]) {
         self.reads = reads
+        endLine = d.range.end.line
+        var shares: [Share] = []
+        for rule in d.rules {
+            if case .split(let s) = rule.outcome {
+                let total = Double(s.weights.reduce(0, +))
+                shares.append(
+                    .split(rule: rule.index, outcomes: s.outcomes, percents: s.weights.map { total > 0 ? Double($0) / total * 100 : 0 }))
+            }
+            rule.condition?.forEach { b in
+                switch b.kind {
+                case .compare(.less, let l, let r):
+                    if case .rollout = l.kind, case .percent(let p) = r.kind {
+                        shares.append(.rollout(rule: rule.index, percent: Double(p) / 1_000))
+                    }
+                case .ramp(let from, let to, let start, let end):
+                    shares.append(.ramp(rule: rule.index, from: from, to: to, start: start, end: end))
+                default: break
+                }
+            }
+        }
+        self.shares = shares
         name = d.name
         kind = d.kind
         type = d.type.description
@@ -248,6 +285,28 @@ extension DeclarationInfo {
         members.append(("disabled", .bool(isDisabled)))
         members.append(("rules", .int(ruleCount)))
         members.append(("line", .int(line)))
+        members.append(("endLine", .int(endLine)))
+        var splits: [JSON] = []
+        var rollouts: [JSON] = []
+        var ramps: [JSON] = []
+        for share in shares {
+            switch share {
+            case .split(let rule, let outcomes, let percents):
+                let each = zip(outcomes, percents).map { JSON.object([("outcome", $0.json), ("percent", .double($1))]) }
+                splits.append(.object([("rule", .int(rule)), ("shares", .array(each))]))
+            case .rollout(let rule, let percent):
+                rollouts.append(.object([("rule", .int(rule)), ("percent", .double(percent))]))
+            case .ramp(let rule, let from, let to, let start, let end):
+                ramps.append(
+                    .object([
+                        ("rule", .int(rule)), ("from", .string(DateTime.format(from))), ("to", .string(DateTime.format(to))),
+                        ("start", .double(start)), ("end", .double(end)),
+                    ]))
+            }
+        }
+        if !splits.isEmpty { members.append(("splits", .array(splits))) }
+        if !rollouts.isEmpty { members.append(("rollouts", .array(rollouts))) }
+        if !ramps.isEmpty { members.append(("ramps", .array(ramps))) }
         if !reads.isEmpty {
             members.append(("reads", .object(reads.map { ($0.name, .string($0.type.description)) })))
         }

@@ -129,7 +129,7 @@ import Testing
         #expect(service.version != version)
         let changed = service.respond(Self.post("/ofrep/v1/evaluate/flags", body, headers: [("If-None-Match", etag)]))
         #expect(changed.status == 200 && changed.header("ETag") != etag)
-        #expect(service.waitForChange(from: version, timeout: 0.01) == service.version)
+        #expect(service.waitForChange(from: version, rejected: 0, timeout: 0.01).version == service.version)
         // A weakened ETag (a compressing proxy's) matches, and so does the same context in
         // another key order, or `*`.
         let now = service.respond(Self.post("/ofrep/v1/evaluate/flags", body))
@@ -193,7 +193,58 @@ import Testing
             #expect(results[name]?["explanation"]?.string == direct.explain(name, in: context)?.text)
         }
         let page = String(decoding: service.respond(HTTPRequest(method: "GET", path: "/")).body, as: UTF8.self)
-        #expect(page.hasPrefix("<!doctype html>") && !page.contains("http://") && !page.contains("https://"))
+        // Nothing is fetched from elsewhere (the one address is SVG's namespace, a name).
+        let addresses = page.replacingOccurrences(of: "http://www.w3.org/2000/svg", with: "")
+        #expect(page.hasPrefix("<!doctype html>") && !addresses.contains("http://") && !addresses.contains("https://"))
+    }
+
+    @Test func thePagesAPIGivesEachDeclarationsStateAndTheRejectedUpdates() throws {
+        let text = """
+            context { userId: string, country: string }
+            /// Shipped long ago.
+            @owner("web") @expires("2020-01-31")
+            flag old { enabled when rollout(userId) < 100% }
+            @disabled
+            flag killed = true
+            variant layout [a, b, c] = a {
+              split(userId) { a: 50%, b: 25%, c: 25% } when country == "US"
+              split(userId) { b: 1, c: 3 }
+            }
+            flag growing { enabled when rollout(userId) < ramp("2027-06-01", "2027-06-15T12:00:00Z", 5%, 50%) }
+
+            """
+        let service = OFREPService()
+        service.install([.init(name: "state.flags", rules: try RuleSet(source: text, name: "state.flags"))])
+        let rules = try Self.json(service.respond(HTTPRequest(method: "GET", path: "/api/rules")))
+        let declarations = Dictionary(
+            uniqueKeysWithValues: (rules["declarations"]?.elements ?? []).compactMap { d in d["name"]?.string.map { ($0, d) } })
+        let old = try #require(declarations["old"])
+        #expect(old["owner"]?.string == "web" && old["expires"]?.string == "2020-01-31")
+        #expect(old["rollouts"] == .array([.object([("rule", .int(1)), ("percent", .double(100))])]))
+        #expect(old["stale"]?.elements?.compactMap { $0["code"]?.string } == ["expired", "rollout-complete"])
+        #expect(old["source"]?.string == "@owner(\"web\") @expires(\"2020-01-31\")\nflag old { enabled when rollout(userId) < 100% }")
+        #expect(declarations["killed"]?["disabled"] == .bool(true))
+        #expect(declarations["killed"]?["stale"]?.elements?.compactMap { $0["code"]?.string } == ["disabled"])
+        let splits = try #require(declarations["layout"]?["splits"]?.elements)
+        #expect(splits.map { $0["rule"] } == [.int(1), .int(2)])
+        #expect(splits[0]["shares"]?.elements?.compactMap { $0["percent"]?.integer } == [50, 25, 25])
+        #expect(splits[1]["shares"]?.elements?.compactMap { $0["outcome"]?.string } == ["b", "c"])
+        #expect(splits[1]["shares"]?.elements?.compactMap { $0["percent"]?.integer } == [25, 75])
+        #expect(declarations["layout"]?["stale"] == .array([]))
+        #expect(declarations["layout"]?["source"]?.string?.hasSuffix("split(userId) { b: 1, c: 3 }\n}") == true)
+        let ramp = try #require(declarations["growing"]?["ramps"]?.elements?.first)
+        #expect(ramp["from"]?.string == "2027-06-01T00:00:00Z" && ramp["to"]?.string == "2027-06-15T12:00:00Z")
+        #expect(ramp["start"]?.integer == 5 && ramp["end"]?.integer == 50 && ramp["rule"] == .int(1))
+        #expect(rules["rejected"] == .array([]))
+
+        // A rejected update stands until a good one of the same file.
+        service.reject(file: "state.flags", message: "state.flags:3:1: expected a declaration")
+        service.reject(file: "other.flags", message: "other.flags:1:1: no")
+        let rejected = try Self.json(service.respond(HTTPRequest(method: "GET", path: "/api/rules")))["rejected"]?.elements ?? []
+        #expect(rejected.compactMap { $0["file"]?.string } == ["state.flags", "other.flags"])
+        #expect(rejected.first?["message"]?.string == "state.flags:3:1: expected a declaration")
+        service.accepted(file: "state.flags")
+        #expect(service.standingRejections.standing.map(\.file) == ["other.flags"] && service.standingRejections.count == 2)
     }
 
     @Test func requestsAreParsedWithinTheirLimits() throws {
