@@ -69,14 +69,15 @@ package final class OFREPService: Sendable {
 
     let options: Options
     private let inForce = Locked(InForce())
-    package let metrics = ServeMetrics()
+    package let metrics: ServeMetrics
     private let buckets = Locked([String: (tokens: Double, at: Double)]())
     /// Waiters for the next rules version (the event stream).
     private let versionChanged = NSCondition()
     private let rejections = Locked(Rejections())
 
-    package init(options: Options = Options()) {
+    package init(options: Options = Options(), metrics: ServeMetrics = ServeMetrics()) {
         self.options = options
+        self.metrics = metrics
     }
 
     // MARK: Rules
@@ -430,7 +431,7 @@ package final class OFREPService: Sendable {
             }
         }
         let r = rules.evaluate(key, in: context)
-        metrics.evaluation(key, reason: r.reason.rawValue)
+        metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
         if r.reason == .error {
             return (400, failure(key, "GENERAL", r.errorMessage ?? "evaluation failed"))
         }

@@ -2,8 +2,9 @@ import FlagRules
 import Foundation
 
 /// What `flags serve` counts, for `GET /metrics` in Prometheus's text format: evaluations
-/// by declaration and reason, reloads and rejected reloads, requests by status, and a
-/// histogram of request latency.
+/// by declaration and reason, the values each declaration served and when it last served
+/// each (what `flags stale --metrics` reads), reloads and rejected reloads, requests by
+/// status, and a histogram of request latency.
 package final class ServeMetrics: Sendable {
     /// The histogram's upper bounds, in seconds.
     static let bounds: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
@@ -18,17 +19,36 @@ package final class ServeMetrics: Sendable {
         var failedReloads = 0
         /// When rules were last put in force (seconds since 1970).
         var lastReload: Double?
+        /// For each declaration, each value it served (as JSON text): how often, and when
+        /// last (seconds since 1970).
+        var served: [String: [String: (count: Int, last: Double)]] = [:]
     }
 
     private let counts = Locked(Counts())
+    /// When counting began (seconds since 1970).
+    let since: Double
+
+    package init(since: Date = Date()) {
+        self.since = since.timeIntervalSince1970
+    }
+
+    /// The most distinct values counted for one declaration (its rules bound them; this
+    /// bounds the memory whatever they are).
+    static let maxValues = 64
 
     /// The most distinct declaration names counted (names come from requests).
     static let maxNames = 10_000
 
-    func evaluation(_ key: String, reason: String) {
+    /// Counts an evaluation of `key`, and the value it served (nil: it failed).
+    func evaluation(_ key: String, reason: String, value: Value? = nil, at now: Date = Date()) {
+        let served = value.map { $0.json.serialized() }
         counts.withLock { c in
             if c.evaluations[key] == nil, c.evaluations.count >= ServeMetrics.maxNames { return }
             c.evaluations[key, default: [:]][reason, default: 0] += 1
+            guard let served else { return }
+            if c.served[key]?[served] == nil, c.served[key]?.count ?? 0 >= ServeMetrics.maxValues { return }
+            c.served[key, default: [:]][served, default: (0, 0)].count += 1
+            c.served[key]![served]!.last = now.timeIntervalSince1970
         }
     }
 
@@ -74,6 +94,20 @@ package final class ServeMetrics: Sendable {
                 out += "flags_evaluations_total{flag=\"\(ServeMetrics.escape(key))\",reason=\"\(reason)\"} \(n)\n"
             }
         }
+        out += "# HELP flags_served_values_total Evaluations served, by declaration and value (as JSON).\n"
+        out += "# TYPE flags_served_values_total counter\n"
+        var last = ""
+        for key in c.served.keys.sorted() {
+            for (value, n) in c.served[key]!.sorted(by: { $0.key < $1.key }) {
+                let labels = "{flag=\"\(ServeMetrics.escape(key))\",value=\"\(ServeMetrics.escape(value))\"}"
+                out += "flags_served_values_total\(labels) \(n.count)\n"
+                last += "flags_value_last_served_timestamp_seconds\(labels) \(Int(n.last))\n"
+            }
+        }
+        out += "# HELP flags_value_last_served_timestamp_seconds When a declaration last served a value (Unix time).\n"
+        out += "# TYPE flags_value_last_served_timestamp_seconds gauge\n" + last
+        out += "# HELP flags_counting_since_timestamp_seconds When these counts began (Unix time).\n"
+        out += "# TYPE flags_counting_since_timestamp_seconds gauge\nflags_counting_since_timestamp_seconds \(Int(since))\n"
         out += "# HELP flags_reloads_total Rules reloads put in force.\n# TYPE flags_reloads_total counter\n"
         out += "flags_reloads_total \(c.reloads)\n"
         out += "# HELP flags_rejected_reloads_total Rules reloads refused (the last good rules stayed).\n"

@@ -68,31 +68,20 @@ struct RelaySource {
 
     /// Upstream's served files, or why not.
     func list() -> Result<[String], Failure> {
-        var request = URLRequest(url: URL(string: base.absoluteString.trimmingSuffix("/") + "/rules")!, timeoutInterval: 5)
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<[String], Failure>>(.failure(Failure(message: "no answer")))
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            defer { done.signal() }
-            if let error {
-                outcome.withLock { $0 = .failure(Failure(message: error.localizedDescription)) }
-                return
-            }
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            guard status == 200, let data, case .object(let members)? = try? JSON.parse(bytes: Array(data)),
+        let url = URL(string: base.absoluteString.trimmingSuffix("/") + "/rules")!
+        switch HTTPGet.body(url, headers: headers) {
+        case .failure(let problem):
+            return .failure(Failure(message: problem.message))
+        case .success(let data):
+            guard case .object(let members)? = try? JSON.parse(bytes: Array(data)),
                 case .array(let files)? = members.first(where: { $0.0 == "files" })?.1
-            else {
-                outcome.withLock { $0 = .failure(Failure(message: "HTTP \(status), not a list of files")) }
-                return
-            }
-            let names = files.compactMap { file -> String? in
-                guard case .object(let m) = file, case .string(let name)? = m.first(where: { $0.0 == "name" })?.1 else { return nil }
-                return name
-            }
-            outcome.withLock { $0 = .success(names) }
-        }.resume()
-        done.wait()
-        return outcome.withLock { $0 }
+            else { return .failure(Failure(message: "not a list of files")) }
+            return .success(
+                files.compactMap { file -> String? in
+                    guard case .object(let m) = file, case .string(let name)? = m.first(where: { $0.0 == "name" })?.1 else { return nil }
+                    return name
+                })
+        }
     }
 }
 

@@ -6,18 +6,25 @@ import Foundation
 /// edit that removes it.
 enum StaleCommand {
     static let help = """
-        usage: flags stale FILE|DIR... [--source DIR...] [--today YYYY-MM-DD] [--json]
+        usage: flags stale FILE|DIR... [--source DIR...] [--metrics URL|FILE [--days N]]
+                                       [--today YYYY-MM-DD] [--json]
 
         Lists the declarations that are done, each with why and the edit that removes it:
         expired (@expires has passed), @disabled, one value whatever the context (a flag
         without rules, or every rule giving the default), a rollout at 100% or 0%, a ramp
-        that has ended, and, with --source, read by no code. The edit names the lines to
+        that has ended; with --source, read by no code; with --metrics, served one value to
+        everyone, or not evaluated at all, in the last N days. The edit names the lines to
         remove, the value to write where the declaration is read, and every reader: the
         declarations that read it and the code that does (as 'flags refs' finds it).
 
         options:
           --source DIR     source code to search for reads (repeatable; see 'flags refs')
-          --today DATE     judge @expires and ramps on this day (default: today)
+          --metrics WHERE  the metrics of a 'flags serve' that serves these rules: its URL
+                           (http://host:8016/metrics) or a file saved from it; judged only
+                           when it has counted for the whole window
+          --days N         the window --metrics judges (default 30)
+          --metrics-key K  the API key the server asks for (X-API-Key)
+          --today DATE     judge @expires, ramps and the window on this day (default: now)
           --json           print a JSON array, one object a declaration
           --help           show this help
 
@@ -32,6 +39,8 @@ enum StaleCommand {
             specs: [
                 OptionSpec(name: "help", short: "h"), OptionSpec(name: "source", takesValue: true, repeatable: true),
                 OptionSpec(name: "today", takesValue: true), OptionSpec(name: "json"),
+                OptionSpec(name: "metrics", takesValue: true), OptionSpec(name: "days", takesValue: true),
+                OptionSpec(name: "metrics-key", takesValue: true),
             ], command: "stale")
         if parsed.has("help") {
             Terminal.write(help)
@@ -47,14 +56,29 @@ enum StaleCommand {
             }
             today = day
         }
+        var days = 30
+        if let text = parsed.value("days") {
+            guard let n = Int(text), (1...3_650).contains(n) else {
+                throw UsageError(message: "--days takes a whole number of days from 1 to 3650, got '\(text)'")
+            }
+            guard parsed.value("metrics") != nil else { throw UsageError(message: "--days is the window of --metrics, which is missing") }
+            days = n
+        }
         let sources = parsed.all("source")
         try Terminal.checkExists(sources)
+        var served: ServedValues?
+        if let place = parsed.value("metrics") {
+            guard let read = readMetrics(place, key: parsed.value("metrics-key")) else { return 1 }
+            served = read
+        }
         guard let loaded = try Terminal.loadAll(parsed.positionals) else { return 1 }
         var code: [CodeReference]?
         if !sources.isEmpty {
             code = RefsCommand.find(loaded, in: CodeScanner.files(under: sources)).declarations.flatMap(\.references)
         }
-        let stale = loaded.flatMap { file, rules in rules.staleDeclarations(today: today, code: code).map { (file, $0) } }
+        let stale = loaded.flatMap { file, rules in
+            rules.staleDeclarations(today: today, code: code, served: served, days: days).map { (file, $0) }
+        }
         if parsed.has("json") {
             Terminal.write(JSON.array(stale.map(json)).serialized(pretty: true) + "\n")
         } else {
@@ -66,6 +90,36 @@ enum StaleCommand {
             Terminal.write("\(stale.count) done declaration\(stale.count == 1 ? "" : "s")\n")
         }
         return 0
+    }
+
+    /// The served values in `place`, a metrics URL or a file; nil (the error written) when
+    /// it cannot be read.
+    static func readMetrics(_ place: String, key: String?) -> ServedValues? {
+        let text: String
+        if place.hasPrefix("http://") || place.hasPrefix("https://") {
+            guard let url = URL(string: place) else {
+                Terminal.writeError("error: --metrics: '\(place)' is not a URL\n")
+                return nil
+            }
+            switch HTTPGet.text(url, headers: key.map { ["X-API-Key": $0] } ?? [:]) {
+            case .success(let body): text = body
+            case .failure(let problem):
+                Terminal.writeError("error: --metrics: \(place): \(problem.message)\n")
+                return nil
+            }
+        } else {
+            guard let data = FileManager.default.contents(atPath: place) else {
+                Terminal.writeError("error: --metrics: cannot read '\(place)' (give a file saved from GET /metrics, or its URL)\n")
+                return nil
+            }
+            text = String(decoding: data, as: UTF8.self)
+        }
+        do {
+            return try ServedValues(metrics: text)
+        } catch {
+            Terminal.writeError("error: --metrics: \(place): \(error.message)\n")
+            return nil
+        }
     }
 
     static func json(_ item: (file: String, stale: StaleDeclaration)) -> JSON {

@@ -50,6 +50,16 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
         stderr: String(decoding: stderrData, as: UTF8.self))
 }
 
+/// Runs `body` on a thread of its own and awaits it: a test that waits long for a process
+/// leaves the cooperative pool (two threads on a two-core machine) to other tests' tasks.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
+
 @Suite(.serialized) struct CheckCommandTests {
     @Test func cleanFilesPass() throws {
         let run = try flags(["check", "examples/app.flags", "examples/checkout.flags", "examples/service.flags"])

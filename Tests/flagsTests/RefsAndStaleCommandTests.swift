@@ -82,6 +82,69 @@ import Testing
         #expect((items.last?["reasons"] as? [[String: Any]])?.first?["code"] as? String == "unread")
     }
 
+    /// `--metrics`: what a `flags serve` served, from a saved file or its URL.
+    @Test func staleReadsServesMetrics() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stale-metrics-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rules = directory.appendingPathComponent("app.flags")
+        try Data(
+            """
+            context { plan: enum(free, pro) }
+            flag proOnly { enabled when plan == pro }
+            value limit: int = 5 { 50 when plan == pro }
+
+            """.utf8
+        ).write(to: rules)
+        // Counting since 2026-10-01; proOnly served only `true` since 2026-10-20 (`false`
+        // last on 2026-10-19), limit both values on 2026-11-26.
+        let metrics = directory.appendingPathComponent("metrics.txt")
+        try Data(
+            """
+            # TYPE flags_value_last_served_timestamp_seconds gauge
+            flags_value_last_served_timestamp_seconds{flag="proOnly",value="false"} 1792368000
+            flags_value_last_served_timestamp_seconds{flag="proOnly",value="true"} 1795651200
+            flags_value_last_served_timestamp_seconds{flag="limit",value="5"} 1795651200
+            flags_value_last_served_timestamp_seconds{flag="limit",value="50"} 1795651200
+            flags_counting_since_timestamp_seconds 1790812800
+
+            """.utf8
+        ).write(to: metrics)
+        let run = try flags(["stale", rules.path, "--metrics", metrics.path, "--days", "30", "--today", "2026-11-27"])
+        #expect(
+            run
+                == Run(
+                    status: 0,
+                    stdout: """
+                        \(rules.path):2: flag proOnly
+                          - served true to everyone for 30 days (since 2026-10-28, by flags serve's metrics)
+                          fix: remove lines 2–2 ('flag proOnly')
+                        1 done declaration
+
+                        """, stderr: ""), "\(run)")
+        // A window longer than the counting judges nothing.
+        #expect(
+            try flags(["stale", rules.path, "--metrics", metrics.path, "--days", "90", "--today", "2026-11-27"]).stdout
+                == "0 done declarations\n")
+
+        // From a server's URL: it asks for its key.
+        let server = try ServeProcess([rules.path, "--api-key", "k"])
+        defer { _ = server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/metrics"
+        let refused = try flags(["stale", rules.path, "--metrics", url])
+        #expect(refused.status == 1 && refused.stderr.contains("HTTP 401 (the server asks for an API key)"), "\(refused)")
+        let read = try flags(["stale", rules.path, "--metrics", url, "--metrics-key", "k", "--json"])
+        #expect(read.status == 0 && read.stdout == "[]\n", "\(read)")
+
+        // Errors name the place and the fix.
+        let missing = try flags(["stale", rules.path, "--metrics", directory.appendingPathComponent("none.txt").path])
+        #expect(missing.status == 1 && missing.stderr.contains("give a file saved from GET /metrics, or its URL"))
+        try Data("up 1\n".utf8).write(to: metrics)
+        #expect(try flags(["stale", rules.path, "--metrics", metrics.path]).stderr.contains("these are not the metrics of 'flags serve'"))
+        #expect(try flags(["stale", rules.path, "--days", "30"]).stderr.contains("--days is the window of --metrics"))
+        #expect(try flags(["stale", rules.path, "--metrics", metrics.path, "--days", "0"]).stderr.contains("--days takes a whole number"))
+    }
+
     @Test func usageErrors() throws {
         #expect(try flags(["refs", "examples/app.flags"]).stderr.contains("'refs' needs --source DIR"))
         #expect(try flags(["refs", "examples/app.flags", "--source", "no/such/dir"]).stderr.contains("no file or directory 'no/such/dir'"))

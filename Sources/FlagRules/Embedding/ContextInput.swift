@@ -200,7 +200,7 @@ extension Value {
     /// An element of a JSON array as a list element: a scalar as itself, a nested array as
     /// a nested list, and `null`, an object or a non-finite number as an empty list, which
     /// no element type accepts (the list is then mistyped).
-    init(jsonElement j: JSON) {
+    package init(jsonElement j: JSON) {
         switch j {
         case .bool(let b): self = .bool(b)
         case .int(let i): self = .int(i)

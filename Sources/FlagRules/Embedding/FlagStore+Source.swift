@@ -12,7 +12,9 @@ extension FlagStore {
     /// The source is looked at every `refresh`. After an outage (a URL that cannot be
     /// reached, or answers with an HTTP error) the wait doubles with each further failure,
     /// up to ten minutes (or `refresh`, if longer), and is drawn between half and all of
-    /// that, so that many processes do not retry in step. A source that answers with
+    /// that, so that many processes do not retry in step. While no rules are in force (no
+    /// cache, no bundle, no fetch yet) the wait starts at a second instead, doubling up to
+    /// `refresh`: a store with nothing to serve does not wait a whole `refresh` to try again. A source that answers with
     /// something unusable (a missing or empty file, an empty body, rules that do not
     /// compile) is looked at again after `refresh`, so that its fix is taken at once.
     public func start() {
@@ -173,17 +175,21 @@ extension FlagStore {
             s.noteProblem(reason)
             return (s.failures, repeated)
         }
-        let delay = outage ? FlagStore.retryDelay(after: failures, refresh: refresh, jitter: Double.random(in: 0..<1)) : refresh
+        let delay =
+            outage
+            ? FlagStore.retryDelay(after: failures, refresh: refresh, jitter: Double.random(in: 0..<1), hasRules: rules != nil)
+            : refresh
         if !repeated || outage { emit(.fetchFailed(reason: reason, nextAttempt: delay)) }
         return delay
     }
 
     /// The wait before the next look after `failures` failures in a row: `refresh`
     /// doubled for each failure after the first, at most ten minutes (or `refresh`), times
-    /// a factor between 0.5 and 1 drawn from `jitter` (in 0..<1).
-    static func retryDelay(after failures: Int, refresh: Duration, jitter: Double) -> Duration {
-        let cap = max(refresh, .seconds(600))
-        let doubled = refresh * (1 << min(max(failures - 1, 0), 20))
+    /// a factor between 0.5 and 1 drawn from `jitter` (in 0..<1). Without rules in force,
+    /// a second doubled for each failure after the first, at most `refresh`.
+    static func retryDelay(after failures: Int, refresh: Duration, jitter: Double, hasRules: Bool = true) -> Duration {
+        let (first, cap) = hasRules ? (refresh, max(refresh, .seconds(600))) : (min(refresh, .seconds(1)), refresh)
+        let doubled = first * (1 << min(max(failures - 1, 0), 20))
         return min(doubled, cap) * (0.5 + 0.5 * min(max(jitter, 0), 1))
     }
 

@@ -6,7 +6,8 @@ package struct StaleDeclaration: Sendable {
     /// One sign that the declaration is done.
     package struct Reason: Sendable, Hashable {
         /// `expired`, `disabled`, `constant`, `rollout-complete`, `rollout-zero`,
-        /// `ramp-ended` or `unread`.
+        /// `ramp-ended`, `unread`, `one-value` (served one value to everyone for days) or
+        /// `unevaluated` (served nothing for days).
         package let code: String
         /// The sign in words, with its line where it has one.
         package let detail: String
@@ -43,9 +44,15 @@ package struct StaleDeclaration: Sendable {
 
 extension RuleSet {
     /// The declarations that are done (segments aside): expired, `@disabled`, giving one
-    /// value whatever the context, a rollout at 100% or 0%, a ramp that has ended, or (when
-    /// `code` is given) read by no code; each with its readers, in the rules and in `code`.
-    package func staleDeclarations(today: Date = Date(), code: [CodeReference]? = nil) -> [StaleDeclaration] {
+    /// value whatever the context, a rollout at 100% or 0%, a ramp that has ended, (when
+    /// `code` is given) read by no code, or (when `served` is given and has counted for at
+    /// least `days` days before `today`) served one value to everyone, or nothing, in those
+    /// days; each with its readers, in the rules and in `code`.
+    package func staleDeclarations(
+        today: Date = Date(), code: [CodeReference]? = nil, served: ServedValues? = nil, days: Int = 30
+    ) -> [StaleDeclaration] {
+        let windowStart = today.addingTimeInterval(-Double(days) * 86_400)
+        let servedLongEnough = served.map { $0.since <= windowStart } ?? false
         let declarations = checked.declarations
         // The readers of each declaration in the rules: the rule (or condition) reading it.
         var ruleReaders: [Int: [StaleDeclaration.Reader]] = [:]
@@ -111,6 +118,16 @@ extension RuleSet {
                         default: break
                         }
                     }
+                }
+            }
+            if let served, servedLongEnough {
+                let recent = (served.lastServed[d.name] ?? [:]).filter { $0.value >= windowStart }.keys.sorted()
+                let since = "since \(DateTime.format(windowStart).prefix(10)), by flags serve's metrics"
+                if recent.isEmpty {
+                    reasons.append(.init(code: "unevaluated", detail: "not evaluated in \(days) days (\(since))"))
+                } else if recent.count == 1, let only = recent.first {
+                    reasons.append(.init(code: "one-value", detail: "served \(only) to everyone for \(days) days (\(since))"))
+                    if value == nil, let json = try? JSON.parse(bytes: Array(only.utf8)) { value = Value(jsonElement: json) }
                 }
             }
             let readers = (ruleReaders[i] ?? []) + (codeReaders[d.name] ?? [])

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesServer
 @testable import FlagRulesTooling
 
 /// `flags stale`'s analysis: a file whose done declarations are known lists exactly them,
@@ -79,5 +80,74 @@ import Testing
         #expect(unread == ["killedFeature", "neverOn", "pageSize", "fullyRolled", "notStarted", "rampDone", "unreadButLive"])
         #expect(!stale.contains { $0.name == "newCheckout" || $0.name == "oldBanner" && $0.reasons.contains { $0.code == "unread" } })
         #expect(stale.first { $0.name == "oldBanner" }?.readers.map(\.kind) == ["rules"])
+    }
+
+    /// `flags serve`'s metrics, read back: what each declaration served and when last.
+    @Test func servedValuesRoundTripThroughTheMetricsText() throws {
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let metrics = ServeMetrics(since: start)
+        metrics.evaluation("newCheckout", reason: "TARGETING_MATCH", value: .bool(true), at: start.addingTimeInterval(10))
+        metrics.evaluation("newCheckout", reason: "DEFAULT", value: .bool(false), at: start.addingTimeInterval(20))
+        metrics.evaluation("limit", reason: "DEFAULT", value: .int(5), at: start.addingTimeInterval(30))
+        metrics.evaluation("odd\"name", reason: "DEFAULT", value: .string("a \"quoted\"\\ line\nand more"), at: start)
+        metrics.evaluation("broken", reason: "ERROR")
+        let served = try ServedValues(metrics: metrics.text())
+        #expect(served.since == start)
+        #expect(
+            served.lastServed == [
+                "newCheckout": ["true": start.addingTimeInterval(10), "false": start.addingTimeInterval(20)],
+                "limit": ["5": start.addingTimeInterval(30)],
+                "odd\"name": [#""a \"quoted\"\\ line\nand more""#: start],
+            ])
+        // One declaration's values are bounded, whatever they are.
+        for k in 0..<100 { metrics.evaluation("many", reason: "DEFAULT", value: .int(k)) }
+        #expect(try ServedValues(metrics: metrics.text()).lastServed["many"]?.count == ServeMetrics.maxValues)
+    }
+
+    @Test func metricsThatAreNotServesAreRefusedWithTheLine() {
+        #expect(throws: ServedValues.Failure.self) { try ServedValues(metrics: "up 1\n") }
+        do {
+            _ = try ServedValues(
+                metrics: "flags_counting_since_timestamp_seconds 1\nflags_value_last_served_timestamp_seconds{flag=\"x\" 3\n")
+            Issue.record("a malformed sample was read")
+        } catch {
+            #expect(error.message.hasPrefix("line 2: not a sample of flags_value_last_served_timestamp_seconds"))
+        }
+        #expect(throws: ServedValues.Failure.self) { try ServedValues(metrics: "flags_counting_since_timestamp_seconds soon\n") }
+    }
+
+    /// Served one value to everyone, or nothing, for the whole window: done; judged only
+    /// when the metrics have counted for the whole window.
+    @Test func oneValueOrNothingServedForDaysIsDone() throws {
+        let rules = try RuleSet(source: Self.rules)
+        let day = 86_400.0
+        let served = ServedValues(
+            since: Self.today.addingTimeInterval(-40 * day),
+            lastServed: [
+                // One value in the window (the other served before it).
+                "newCheckout": ["true": Self.today.addingTimeInterval(-2 * day), "false": Self.today.addingTimeInterval(-35 * day)],
+                // Two values in the window: live.
+                "limit": ["5": Self.today.addingTimeInterval(-1 * day), "50": Self.today.addingTimeInterval(-3 * day)],
+                "layout": ["\"a\"": Self.today, "\"b\"": Self.today],
+                "banner": ["\"none\"": Self.today, "\"old\"": Self.today],
+                "unreadButLive": ["true": Self.today, "false": Self.today],
+                // Last served before the window: not evaluated in it.
+                "rampGoing": ["true": Self.today.addingTimeInterval(-31 * day)],
+            ])
+        func reasons(_ served: ServedValues?, days: Int = 30) -> [String: [String]] {
+            let live: Set = ["newCheckout", "rampGoing", "limit", "layout", "banner", "unreadButLive"]
+            return Dictionary(
+                uniqueKeysWithValues: rules.staleDeclarations(today: Self.today, served: served, days: days)
+                    .filter { live.contains($0.name) }.map { ($0.name, $0.reasons.map(\.code)) })
+        }
+        #expect(reasons(served) == ["newCheckout": ["one-value"], "rampGoing": ["unevaluated"]])
+        let one = try #require(rules.staleDeclarations(today: Self.today, served: served).first { $0.name == "newCheckout" })
+        #expect(one.value == .bool(true))
+        #expect(one.reasons.first?.detail == "served true to everyone for 30 days (since 2026-10-28, by flags serve's metrics)")
+        // A wider window than the metrics cover judges nothing; a narrower one sees less.
+        #expect(reasons(served, days: 41) == [:])
+        // (A value last served exactly at the window's start is in it.)
+        #expect(reasons(served, days: 1) == ["newCheckout": ["unevaluated"], "rampGoing": ["unevaluated"], "limit": ["one-value"]])
+        #expect(reasons(nil) == [:])
     }
 }

@@ -123,6 +123,13 @@ let broken = "value generation: int = oops"
         #expect(FlagStore.retryDelay(after: 9, refresh: refresh, jitter: 1) == .seconds(600))
         #expect(FlagStore.retryDelay(after: 1_000, refresh: refresh, jitter: 1) == .seconds(600))
         #expect(FlagStore.retryDelay(after: 5, refresh: .seconds(3_600), jitter: 1) == .seconds(3_600))
+        // With no rules in force yet: from a second, doubling up to `refresh`.
+        #expect(FlagStore.retryDelay(after: 1, refresh: refresh, jitter: 1, hasRules: false) == .seconds(1))
+        #expect(FlagStore.retryDelay(after: 1, refresh: refresh, jitter: 0, hasRules: false) == .milliseconds(500))
+        #expect(FlagStore.retryDelay(after: 4, refresh: refresh, jitter: 1, hasRules: false) == .seconds(8))
+        #expect(FlagStore.retryDelay(after: 7, refresh: refresh, jitter: 1, hasRules: false) == .seconds(60))
+        #expect(FlagStore.retryDelay(after: 1_000, refresh: refresh, jitter: 1, hasRules: false) == .seconds(60))
+        #expect(FlagStore.retryDelay(after: 3, refresh: .milliseconds(250), jitter: 1, hasRules: false) == .milliseconds(250))
     }
 }
 
