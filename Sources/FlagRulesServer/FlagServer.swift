@@ -51,7 +51,11 @@ public final class FlagServer: Sendable {
 
     package let service: OFREPService
     private let http: HTTPServer
-    private let stores: [FlagStore]
+    /// The files served, in order.
+    private let files: Locked<[(name: String, store: FlagStore)]>
+    private let log: @Sendable (String) -> Void
+    /// The names declared twice that were logged (once each, not at every reload).
+    private let reported = Locked(Set<String>())
 
     /// Listens on `options.host` and `options.port` and serves each store's rules under its
     /// name. The stores are started (a store started already is left as it is); `log` gets
@@ -67,35 +71,58 @@ public final class FlagServer: Sendable {
             throw StartError(message: error.message)
         }
         self.service = service
-        stores = files.map(\.store)
-        let reported = Locked(Set<String>())
-        let install: @Sendable () -> Void = {
-            let served = files.compactMap { name, store in store.rules.map { OFREPService.ServedFile(name: name, rules: $0) } }
-            // A name declared twice is logged once, not at every reload.
-            for name in service.install(served) where reported.withLock({ $0.insert(name).inserted }) {
-                log("'\(name)' is declared in two files; the first is served")
-            }
-        }
-        for (name, store) in files {
-            store.onEvent = { event in
-                switch event {
-                case .rulesLoaded:
-                    service.accepted(file: name)
-                    install()
-                    service.metrics.reload(.loaded)
-                case .updateRejected:
-                    service.metrics.reload(.rejected)
-                    service.reject(file: name, message: event.description)
-                    log("\(name): \(event)")
-                case .fetchFailed:
-                    service.metrics.reload(.failed)
-                    log("\(name): \(event)")
-                default: break
-                }
-            }
-            store.start()
-        }
+        self.files = Locked(files)
+        self.log = log
+        for (name, store) in files { follow(store, name) }
         install()
+    }
+
+    /// Serves `files` from now on, in their order: a store already served under its name
+    /// goes on as it is, a new one is started, and one no longer given is stopped. The
+    /// rules in force change at once (an event-stream subscriber is told).
+    public func replaceFiles(with files: [(name: String, store: FlagStore)]) {
+        let (added, removed) = self.files.withLock { current -> ([(String, FlagStore)], [FlagStore]) in
+            let kept = Set(files.map { ObjectIdentifier($0.store) })
+            let before = Set(current.map { ObjectIdentifier($0.store) })
+            defer { current = files }
+            return (
+                files.filter { !before.contains(ObjectIdentifier($0.store)) },
+                current.map(\.store).filter { !kept.contains(ObjectIdentifier($0)) }
+            )
+        }
+        for store in removed { store.stop() }
+        for (name, store) in added { follow(store, name) }
+        install()
+    }
+
+    /// Puts the served files' rules in force.
+    private func install() {
+        let served = files.withLock { $0 }.compactMap { name, store in store.rules.map { OFREPService.ServedFile(name: name, rules: $0) } }
+        for name in service.install(served) where reported.withLock({ $0.insert(name).inserted }) {
+            log("'\(name)' is declared in two files; the first is served")
+        }
+    }
+
+    /// Serves `store`'s updates under `name` (and starts it).
+    private func follow(_ store: FlagStore, _ name: String) {
+        store.onEvent = { [weak self] event in
+            guard let self else { return }
+            switch event {
+            case .rulesLoaded:
+                service.accepted(file: name)
+                install()
+                service.metrics.reload(.loaded)
+            case .updateRejected:
+                service.metrics.reload(.rejected)
+                service.reject(file: name, message: event.description)
+                log("\(name): \(event)")
+            case .fetchFailed:
+                service.metrics.reload(.failed)
+                log("\(name): \(event)")
+            default: break
+            }
+        }
+        store.start()
     }
 
     /// The port listened on (the one asked for, or the one the system chose for 0).
@@ -105,7 +132,7 @@ public final class FlagServer: Sendable {
     /// the stores.
     public func run() {
         http.run()
-        for store in stores { store.stop() }
+        for (_, store) in files.withLock({ $0 }) { store.stop() }
     }
 
     /// Stops accepting connections; requests in flight are answered, then ``run()`` returns.

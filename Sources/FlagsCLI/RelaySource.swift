@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesServer
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -31,10 +32,6 @@ struct RelaySource {
         switch list() {
         case .success(let listed):
             names = listed
-            if let listFile, let cache {
-                try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
-                try? JSON.array(listed.map { .string($0) }).serialized().write(to: listFile, atomically: true, encoding: .utf8)
-            }
         case .failure(let reason):
             guard let listFile, let data = FileManager.default.contents(atPath: listFile.path),
                 case .array(let items)? = try? JSON.parse(bytes: Array(data))
@@ -44,9 +41,8 @@ struct RelaySource {
             ServeCommand.log("cannot list \(base.absoluteString)/rules (\(reason)); starting from the cache")
             names = items.compactMap { if case .string(let s) = $0 { return s } else { return nil } }
         }
-        let stores = names.map { name in
-            (name, FlagStore(source: .url(fileURL(name), headers: headers), refresh: .seconds(30), cacheDirectory: cache))
-        }
+        saveList(names)
+        let stores = names.map { ($0, store($0)) }
         // Each store starts from its cache at once, or from upstream's first answer: the
         // relay listens once every file has rules, or after 10 s (a file still without
         // them is served as soon as they come).
@@ -55,6 +51,18 @@ struct RelaySource {
         while stores.contains(where: { $0.1.rules == nil }), Date() < deadline { usleep(10_000) }
         for (name, store) in stores where store.rules == nil { ServeCommand.log("\(name): no rules from upstream yet") }
         return stores
+    }
+
+    /// A store of upstream's file `name`.
+    func store(_ name: String) -> FlagStore {
+        FlagStore(source: .url(fileURL(name), headers: headers), refresh: .seconds(30), cacheDirectory: cache)
+    }
+
+    /// Keeps the list of upstream's files, for a start while upstream is down.
+    func saveList(_ names: [String]) {
+        guard let listFile, let cache else { return }
+        try? FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+        try? JSON.array(names.map { .string($0) }).serialized().write(to: listFile, atomically: true, encoding: .utf8)
     }
 
     /// `BASE/rules/NAME`, the name's path segments percent-encoded.

@@ -15,7 +15,8 @@ enum ServeCommand {
     static let help = """
         usage: flags serve FILE|DIR [--port 8016] [--host 127.0.0.1] [--api-key KEY]...
                                     [--targeting-key ATTR] [--rate-limit N]
-               flags serve --source URL [--cache DIR] [--source-key KEY] [options above]
+               flags serve --source URL [--cache DIR] [--source-key KEY] [--relist N]
+                           [options above]
 
         Serves the rules over OFREP (OpenFeature's Remote Evaluation Protocol), so that any
         OpenFeature SDK with an OFREP provider evaluates them:
@@ -30,13 +31,16 @@ enum ServeCommand {
         'flags check' checks them; a name declared in two files is served from the shallower
         (then the first by path), and logged. The files are watched: a good edit is served
         within a second, and so is a fix after a broken or emptied file; a broken one is
-        logged and the last good rules stay. Log lines on stderr start with the UTC time.
+        logged and the last good rules stay. A file added to the directory is served, and
+        one removed is no longer served, within a second or two. Log lines on stderr start with the UTC time.
 
         With --source, it relays another 'flags serve' instead: it serves the files that
         server serves, each fetched from its /rules/NAME and fetched again on each event of
         its stream (and every 30 s), so that relays chain and an edit reaches every
         subscriber within a second. Each file's last good rules stay while upstream is
-        down; with --cache they are kept on disk, and a relay starts from them.
+        down; with --cache they are kept on disk, and a relay starts from them. Upstream's
+        list of files is read again every --relist seconds: a file added there is served,
+        and one removed there is no longer served.
 
         options:
           --port N           the TCP port (default 8016; 0: any free port, printed)
@@ -50,6 +54,8 @@ enum ServeCommand {
           --source URL       relay the 'flags serve' at URL (its base, as http://host:8016)
           --cache DIR        with --source: keep the last good rules in DIR, and start from them
           --source-key KEY   with --source: the API key upstream asks for
+          --relist N         with --source: list upstream's files again every N seconds
+                             (default 10)
           --help             show this help
 
         exit status: 0 after SIGTERM or SIGINT (requests in flight are answered first),
@@ -65,7 +71,7 @@ enum ServeCommand {
                 OptionSpec(name: "host", takesValue: true), OptionSpec(name: "api-key", takesValue: true, repeatable: true),
                 OptionSpec(name: "targeting-key", takesValue: true), OptionSpec(name: "rate-limit", takesValue: true),
                 OptionSpec(name: "source", takesValue: true), OptionSpec(name: "cache", takesValue: true),
-                OptionSpec(name: "source-key", takesValue: true),
+                OptionSpec(name: "source-key", takesValue: true), OptionSpec(name: "relist", takesValue: true),
             ], command: "serve")
         if parsed.has("help") {
             Terminal.write(help)
@@ -82,7 +88,7 @@ enum ServeCommand {
             return url
         }
         if upstream == nil {
-            for option in ["cache", "source-key"] where parsed.value(option) != nil {
+            for option in ["cache", "source-key", "relist"] where parsed.value(option) != nil {
                 throw UsageError(message: "--\(option) goes with --source URL")
             }
         }
@@ -109,6 +115,13 @@ enum ServeCommand {
         let options = FlagServer.Options(
             host: parsed.value("host") ?? "127.0.0.1", port: port ?? 8016, apiKeys: Set(keys),
             targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit)
+        let relist =
+            try parsed.value("relist").map { text throws(UsageError) -> TimeInterval in
+                guard let n = Double(text), n >= 0.1, n <= 86_400 else {
+                    throw UsageError(message: "--relist takes seconds from 0.1 to 86400, got '\(text)'")
+                }
+                return n
+            } ?? 10
         if let upstream {
             let relayed = RelaySource(
                 base: upstream, key: parsed.value("source-key"), cache: parsed.value("cache").map { URL(fileURLWithPath: $0) })
@@ -119,7 +132,12 @@ enum ServeCommand {
                 log(error.message)
                 return 1
             }
-            return serve(stores, options: options, what: "relaying \(upstream.absoluteString)")
+            return serve(stores, options: options, what: "relaying \(upstream.absoluteString)") { server in
+                follow(
+                    server, serving: stores, every: relist, what: "upstream's files",
+                    names: { if case .success(let names) = relayed.list() { names } else { nil } },
+                    store: relayed.store, listed: relayed.saveList)
+            }
         }
         let files = servingOrder(try Terminal.flagsFiles([target]))
         // Every file must load before the server starts; the stores then watch them, starting
@@ -144,11 +162,55 @@ enum ServeCommand {
                 source: .file(URL(fileURLWithPath: path)), refresh: .milliseconds(250),
                 bundled: BundledRules(source: String(decoding: rules.source.bytes, as: UTF8.self), name: path, publishedAt: .distantPast))
         }
-        return serve(zip(files, stores).map { ($0, $1) }, options: options, what: "")
+        let served = zip(files, stores).map { ($0, $1) }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return serve(served, options: options, what: "")
+        }
+        // A directory is looked at again every second for files added or removed.
+        return serve(served, options: options, what: "") { server in
+            follow(
+                server, serving: served, every: 1, what: "the directory's files",
+                names: { (try? Terminal.flagsFiles([target])).map(servingOrder) },
+                store: { FlagStore(source: .file(URL(fileURLWithPath: $0)), refresh: .milliseconds(250)) }, listed: { _ in })
+        }
     }
 
-    /// Serves `stores` until SIGTERM or SIGINT; the exit status.
-    static func serve(_ stores: [(String, FlagStore)], options: FlagServer.Options, what: String) -> Int32 {
+    /// Every `interval`, asks `names` for the files to serve (nil: it cannot tell, and the
+    /// files served stay); when they differ from those served, serves a store for each new
+    /// one, stops serving each one gone, calls `listed` and logs the change. Returns the
+    /// timer, which runs while it is held.
+    static func follow(
+        _ server: FlagServer, serving first: [(String, FlagStore)], every interval: TimeInterval, what: String,
+        names: @escaping @Sendable () -> [String]?, store: @escaping @Sendable (String) -> FlagStore,
+        listed: @escaping @Sendable ([String]) -> Void
+    ) -> DispatchSourceTimer {
+        let serving = Locked(first)
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "flags-serve-files"))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler {
+            guard let names = names() else { return }
+            let current = serving.withLock { $0 }
+            guard names != current.map(\.0) else { return }
+            let next = names.map { name in (name, current.first { $0.0 == name }?.1 ?? store(name)) }
+            let added = names.filter { name in !current.contains { $0.0 == name } }
+            let removed = current.map(\.0).filter { !names.contains($0) }
+            serving.withLock { $0 = next }
+            listed(names)
+            server.replaceFiles(with: next)
+            log(
+                "\(what) changed: now \(names.count)" + (added.isEmpty ? "" : "; added \(added.joined(separator: ", "))")
+                    + (removed.isEmpty ? "" : "; removed \(removed.joined(separator: ", "))"))
+        }
+        timer.resume()
+        return timer
+    }
+
+    /// Serves `stores` until SIGTERM or SIGINT; the exit status. `started` is given the
+    /// server once it listens, and what it returns is held while it serves.
+    static func serve(
+        _ stores: [(String, FlagStore)], options: FlagServer.Options, what: String, started: (FlagServer) -> Any? = { _ in nil }
+    ) -> Int32 {
         let server: FlagServer
         do {
             server = try FlagServer(files: stores, options: options) { log($0) }
@@ -167,8 +229,9 @@ enum ServeCommand {
         }
         let serving = what.isEmpty ? "" : "\(what), "
         log("listening on http://\(options.host):\(server.port) (\(serving)\(summary(stores.compactMap(\.1.rules))))")
+        let held = started(server)
         server.run()
-        withExtendedLifetime(sources) {}
+        withExtendedLifetime((sources, held)) {}
         return 0
     }
 

@@ -89,10 +89,19 @@ enum Terminal {
                 continue
             }
             let base = path.hasSuffix("/") ? String(path.dropLast()) : path
-            let entries = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
-            // Hidden directories (.build, .git) are skipped: a build copies rules files there.
-            let found = entries.filter { $0.hasSuffix(".flags") && !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
-                .sorted().map { base + "/" + $0 }
+            var entries: [String] = []
+            if let enumerator = FileManager.default.enumerator(atPath: path) {
+                while let entry = enumerator.nextObject() as? String {
+                    // Hidden directories (.build, .git) are not entered: a build copies rules
+                    // files there.
+                    if entry.split(separator: "/").last?.hasPrefix(".") == true {
+                        enumerator.skipDescendants()
+                        continue
+                    }
+                    if entry.hasSuffix(".flags") { entries.append(entry) }
+                }
+            }
+            let found = entries.sorted().map { base + "/" + $0 }
             guard !found.isEmpty else { throw UsageError(message: "no .flags files in \(path)") }
             files += found
         }

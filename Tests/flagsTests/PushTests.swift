@@ -76,6 +76,32 @@ import Testing
         #expect(recovered != nil, "the stores did not get the edit made while the origin was down")
     }
 
+    /// A file added upstream is relayed once the relay lists upstream's files again.
+    @Test func aRelayServesAFileAddedUpstream() async throws {
+        let directory = try Self.rulesDirectory("flag f = true\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try ServeProcess([directory.path])
+        defer { _ = origin.stop() }
+        let relay = try ServeProcess(["--source", "http://127.0.0.1:\(origin.port)", "--relist", "0.2"])
+        defer { _ = relay.stop() }
+        func value(_ key: String) throws -> String {
+            let client = try TCPClient(port: relay.port)
+            client.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": {}}"#)
+            return try client.response().body
+        }
+        #expect(try value("extra").contains("FLAG_NOT_FOUND"))
+        try "flag extra = true\n".write(to: directory.appendingPathComponent("extra.flags"), atomically: true, encoding: .utf8)
+        let start = Date()
+        while try !value("extra").contains(#""value": true"#), Date().timeIntervalSince(start) < 30 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try value("extra").contains(#""value": true"#))
+        #expect(try value("f").contains(#""value": true"#))
+        #expect(
+            try flags(["serve", "--port", "0", "--relist", "0", "--source", "http://127.0.0.1:1"]).stderr.contains("--relist takes seconds")
+        )
+    }
+
     /// A relay whose upstream is down starts from its cache, and says so.
     @Test func aRelayStartsFromItsCacheWhileUpstreamIsDown() throws {
         let directory = try Self.rulesDirectory("flag f = true\n")

@@ -261,6 +261,40 @@ final class TCPClient {
         #expect(server.stop() == 0)
     }
 
+    /// A file added to a served directory is served, one removed is not, and a broken new
+    /// one is rejected while the others go on.
+    @Test func filesAddedToOrRemovedFromADirectoryAreServed() throws {
+        let first = try Self.temporaryRules("flag a = true\n")
+        let root = first.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let server = try ServeProcess([root.path])
+        defer { _ = server.stop() }
+        func status(_ key: String) throws -> Int {
+            let client = try TCPClient(port: server.port)
+            client.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": {}}"#)
+            return try client.response().status
+        }
+        /// Waits (up to 20 s) for `key` to answer `expected`.
+        func until(_ key: String, answers expected: Int) throws -> Bool {
+            let start = Date()
+            while Date().timeIntervalSince(start) < 20 {
+                if try status(key) == expected { return true }
+                usleep(50_000)
+            }
+            return false
+        }
+        #expect(try status("a") == 200 && status("b") == 404)
+        try "flag b = true\n".write(to: root.appendingPathComponent("b.flags"), atomically: true, encoding: .utf8)
+        #expect(try until("b", answers: 200))
+        try FileManager.default.removeItem(at: first)
+        #expect(try until("a", answers: 404))
+        try "flag c = \n".write(to: root.appendingPathComponent("c.flags"), atomically: true, encoding: .utf8)
+        #expect(try Self.waitForMetric(server, "flags_rejected_reloads_total 1\n"))
+        #expect(try status("b") == 200 && status("c") == 404)
+        try "flag c = false\n".write(to: root.appendingPathComponent("c.flags"), atomically: true, encoding: .utf8)
+        #expect(try until("c", answers: 200))
+    }
+
     @Test func theStartLineCountsAsCheckCounts() throws {
         let one = try RuleSet(source: "flag f = true\n")
         let two = try RuleSet(source: "flag f = true\nsegment s = true\n")
