@@ -7,9 +7,13 @@ import Foundation
 /// A store's subscription to the event stream of the server its rules come from (`flags
 /// serve` names its stream in the `X-Flags-Events` header of a rules file). A
 /// `rulesChanged` event carries the file's new text and ETag, which `delivered` hands to
-/// the store (checked as any fetched text is); a `refetchEvaluation` event without one,
-/// and each connection made (the first and every reconnection, after which a change may
-/// have been missed), calls `changed`, and the store makes its usual conditional fetch. A dropped or refused connection is tried again after 1 s, doubling to
+/// the store (checked as any fetched text is). On a stream that carries the file's text
+/// (`?rules=NAME`, what `flags serve` names), that event is how each change of the file
+/// comes, and the `refetchEvaluation` events (sent for a change of any file) need no fetch;
+/// on any other stream a `refetchEvaluation` calls `changed`. Each connection made (the
+/// first and every reconnection, after which a change may have been missed) calls
+/// `changed` too, and the store makes its usual conditional fetch. A dropped or refused
+/// connection is tried again after 1 s, doubling to
 /// a minute (drawn between half and all of it, so that a fleet does not reconnect in step);
 /// the store's polling goes on meanwhile.
 final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
@@ -23,6 +27,8 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
     }
 
     let url: URL
+    /// Whether the stream carries the file's text (its URL asks `?rules=NAME`).
+    let carriesRules: Bool
     private let headers: [String: String]
     private let changed: @Sendable () -> Void
     private let delivered: @Sendable ([UInt8], String) -> Void
@@ -39,6 +45,7 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         delivered: @escaping @Sendable ([UInt8], String) -> Void
     ) {
         self.url = url
+        carriesRules = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.contains { $0.name == "rules" } ?? false
         self.headers = headers
         self.changed = changed
         self.delivered = delivered
@@ -105,14 +112,30 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         }
         switch outcome {
         case .success(let events):
-            if let rules = events.compactMap(Self.rules).last {
-                delivered(rules.text, rules.etag)
-            } else if events.contains(where: Self.isRefetch) {
-                changed()
+            switch Self.action(for: events, carriesRules: carriesRules) {
+            case .deliver(let text, let etag): delivered(text, etag)
+            case .fetch: changed()
+            case .none: break
             }
         case .failure:
             dataTask.cancel()
         }
+    }
+
+    /// What a batch of events asks of the store.
+    enum Action: Equatable {
+        /// Put this text (with its ETag) in force: the last `rulesChanged` of the batch.
+        case deliver([UInt8], String)
+        /// Make a conditional fetch.
+        case fetch
+        case none
+    }
+
+    /// What `events` ask: the last text they carry; else a fetch for a `refetchEvaluation`,
+    /// unless the stream carries the text (then each change of it came as text).
+    static func action(for events: [ServerSentEvents.Event], carriesRules: Bool) -> Action {
+        if let rules = events.compactMap(Self.rules).last { return .deliver(rules.text, rules.etag) }
+        return !carriesRules && events.contains(where: isRefetch) ? .fetch : .none
     }
 
     /// Whether an event asks for a refetch: OFREP's `{"type": "refetchEvaluation", …}` (an

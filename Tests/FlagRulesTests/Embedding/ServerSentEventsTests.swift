@@ -59,6 +59,28 @@ import Testing
         #expect(!EventSubscription.isRefetch(.init(data: "not json")))
     }
 
+    /// A stream that carries the file's text brings each change of it as text: its refetch
+    /// events (for any file's change) ask for no fetch; another stream's do.
+    @Test func aStreamCarryingTheTextNeedsNoFetchOnARefetch() {
+        let refetch = ServerSentEvents.Event(data: #"{"type": "refetchEvaluation", "etag": "v2"}"#)
+        let text = ServerSentEvents.Event(
+            data: #"{"type": "rulesChanged", "file": "a.flags", "etag": "\"e\"", "rules": "flag a = true\n"}"#)
+        let unknown = ServerSentEvents.Event(data: #"{"type": "rulesRejected", "file": "a.flags"}"#)
+        #expect(EventSubscription.action(for: [refetch], carriesRules: true) == .none)
+        #expect(EventSubscription.action(for: [refetch], carriesRules: false) == .fetch)
+        #expect(EventSubscription.action(for: [text, refetch], carriesRules: true) == .deliver(Array("flag a = true\n".utf8), "\"e\""))
+        #expect(EventSubscription.action(for: [unknown], carriesRules: false) == .none)
+        let subscription = EventSubscription(
+            url: URL(string: "http://127.0.0.1:1/ofrep/v1/events?rules=a.flags")!, headers: [:], maximumSize: 1 << 20, changed: {},
+            delivered: { _, _ in })
+        #expect(subscription.carriesRules)
+        #expect(
+            !EventSubscription(
+                url: URL(string: "http://127.0.0.1:1/ofrep/v1/events")!, headers: [:], maximumSize: 1 << 20, changed: {},
+                delivered: { _, _ in }
+            ).carriesRules)
+    }
+
     @Test func reconnectionBacksOff() {
         #expect(EventSubscription.reconnectDelay(after: 1, jitter: 1) == 1)
         #expect(EventSubscription.reconnectDelay(after: 3, jitter: 1) == 4)
