@@ -76,7 +76,7 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
             guard !s.cancelled else { return nil }
             if let id = s.reader.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
             s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
-            let task = SharedSession.shared.task(request, handler: self)
+            let task = SharedSession.streams.task(request, handler: self)
             s.task = task
             return task
         }

@@ -172,11 +172,11 @@ enum HTTPDate {
     }
 }
 
-/// One HTTP session for a store's requests, each read up to a limit (a larger body
-/// cancels the request) and failed after a deadline or when its task is cancelled,
-/// whatever the server does.
-final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Unchecked: `session` is set once in `init`; the transfers are behind their lock.
+/// A store's HTTP requests, on the process's shared fetch session (``SharedSession``):
+/// each read up to a limit (a larger body cancels the request) and failed after a deadline
+/// or when its task is cancelled, whatever the server does.
+final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
+    // Unchecked: the transfers are behind their lock.
     enum Outcome: Sendable {
         case success(HTTPURLResponse, [UInt8])
         /// Why there is no response; `outage` unless the body was refused (over the limit).
@@ -191,19 +191,10 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         let task: URLSessionDataTask
     }
 
-    private var session: URLSession!
     private let transfers = Locked<[Int: Transfer]>([:])
 
-    override init() {
-        super.init()
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-    }
-
-    /// Ends the session (it holds its delegate until then).
-    func close() { session.invalidateAndCancel() }
+    /// Ends every transfer in flight (the session is the process's, shared).
+    func close() { cancelAll() }
 
     func get(_ request: URLRequest, timeout: Duration, maximumSize: Int) async -> Outcome {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
@@ -211,7 +202,7 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         // The deadline below is the timeout; the request's own (whole seconds with some
         // implementations, where 0.3 would be 0) only backs it up.
         request.timeoutInterval = seconds.rounded(.up) + 1
-        let task = session.dataTask(with: request)
+        let task = SharedSession.fetches.task(request, handler: self)
         let id = task.taskIdentifier
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -251,7 +242,9 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         transfers.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: outcome)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition { .allow }
+
+    func received(_ data: Data, on dataTask: URLSessionDataTask) {
         let expected = dataTask.response?.expectedContentLength ?? -1
         let id = dataTask.taskIdentifier
         let over = transfers.withLock { t -> Int? in
@@ -267,7 +260,7 @@ final class HTTPClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    func completed(_ task: URLSessionTask, error: (any Error)?) {
         let id = task.taskIdentifier
         if let error {
             let timedOut = (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorTimedOut

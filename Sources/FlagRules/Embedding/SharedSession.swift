@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// What a task on the shared session reports to: a store's event stream.
+/// What a task on a shared session reports to: a store's event stream, or its fetches.
 protocol SessionTaskHandler: AnyObject, Sendable {
     /// The response's head; answer whether to go on reading the body.
     func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition
@@ -12,25 +12,30 @@ protocol SessionTaskHandler: AnyObject, Sendable {
     func completed(_ task: URLSessionTask, error: (any Error)?)
 }
 
-/// One URL session for the event streams of every store of the process: a session holds a
-/// connection pool and, on Linux, a transfer engine and its thread, so a session per
-/// stream would multiply them by the stores (a service with hundreds of tenants' stores, a
-/// relay's benchmark with a thousand). Each task is routed to the handler that made it. A
-/// store's fetches keep a session of their own, so that no other store's stream or slow
-/// server can delay them.
+/// URL sessions shared by every store of the process, one for the event streams and one for
+/// the fetches: a session holds a connection pool and, on Linux, a transfer engine with
+/// its own queue and timers, so a session per store would multiply them by the stores (a
+/// service with hundreds of tenants' stores, a relay's benchmark with a thousand, whose
+/// thousand engines stalled every store's stream for seconds). Each task is routed to the
+/// handler that made it. Connections to one host are not capped (a thousand stores of one
+/// server never wait in line), and the streams are apart from the fetches, so a held stream
+/// never takes a fetch's place.
 final class SharedSession: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // Unchecked: `session` is set once in `init`; the handlers are behind their lock.
-    static let shared = SharedSession()
+    /// The session of the event streams (no resource timeout: a stream lasts).
+    static let streams = SharedSession(streams: true)
+    /// The session of the fetches (each request carries its own timeout).
+    static let fetches = SharedSession(streams: false)
 
     private(set) var session: URLSession!
     private let handlers = Locked<[Int: any SessionTaskHandler]>([:])
 
-    private override init() {
+    private init(streams: Bool) {
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
-        configuration.timeoutIntervalForResource = .infinity
+        if streams { configuration.timeoutIntervalForResource = .infinity }
         configuration.httpMaximumConnectionsPerHost = 4_096
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
     }
