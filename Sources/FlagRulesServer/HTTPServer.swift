@@ -59,7 +59,9 @@ package final class HTTPServer: @unchecked Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 128) == 0 else {
+        // A fleet connects at once (a relay's restart, an edit's refetches): connections the
+        // backlog cannot hold wait for the client's SYN to be sent again, 1 s, 3 s, 7 s… later.
+        guard bound == 0, listen(fd, HTTPServer.backlog) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
             throw StartError(message: "cannot listen on \(host):\(port): \(reason)")
@@ -74,6 +76,9 @@ package final class HTTPServer: @unchecked Sendable {
     }
 
     /// Accepts connections until ``drain()``; then waits (up to 10 s) for those in flight.
+    /// Connections waiting to be accepted (the system caps it at `net.core.somaxconn`).
+    static let backlog: Int32 = 4_096
+
     package func run() {
         defer { close(listener) }
         while true {
