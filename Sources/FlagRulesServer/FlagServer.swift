@@ -77,20 +77,24 @@ public final class FlagServer: Sendable {
         install()
     }
 
-    /// Serves `files` from now on, in their order: a store already served under its name
-    /// goes on as it is, a new one is started, and one no longer given is stopped. The
-    /// rules in force change at once (an event-stream subscriber is told).
+    /// Serves `files` from now on, in their order: a store served already goes on as it is,
+    /// a new one is started, and one no longer given is stopped (and its standing rejected
+    /// update forgotten). The rules in force change at once (an event-stream subscriber is
+    /// told).
     public func replaceFiles(with files: [(name: String, store: FlagStore)]) {
-        let (added, removed) = self.files.withLock { current -> ([(String, FlagStore)], [FlagStore]) in
+        let (added, removed) = self.files.withLock { current -> ([(String, FlagStore)], [(String, FlagStore)]) in
             let kept = Set(files.map { ObjectIdentifier($0.store) })
             let before = Set(current.map { ObjectIdentifier($0.store) })
             defer { current = files }
             return (
                 files.filter { !before.contains(ObjectIdentifier($0.store)) },
-                current.map(\.store).filter { !kept.contains(ObjectIdentifier($0)) }
+                current.filter { !kept.contains(ObjectIdentifier($0.store)) }
             )
         }
-        for store in removed { store.stop() }
+        for (name, store) in removed {
+            store.stop()
+            service.accepted(file: name)
+        }
         for (name, store) in added { follow(store, name) }
         install()
     }

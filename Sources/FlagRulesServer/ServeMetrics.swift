@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesTooling
 import Foundation
 
 /// What `flags serve` counts, for `GET /metrics` in Prometheus's text format: evaluations
@@ -136,9 +137,6 @@ package final class ServeMetrics: Sendable {
         return out
     }
 
-    /// A label value escaped as the format asks (backslash, quote, newline).
-    static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
-    }
+    /// A label value escaped as the format asks (``ServedValues/escape(_:)``).
+    static func escape(_ s: String) -> String { ServedValues.escape(s) }
 }

@@ -3,7 +3,9 @@
 // every reference must lie within the input, name a declared name or be a flag read, and
 // be found again when the input is scanned twice over (the scanner keeps no state between
 // files). The same bytes read as an event stream give the same events whole and cut in
-// two at every third byte.
+// two at every third byte. Read as `flags serve`'s metrics (what `flags stale --metrics`
+// takes), they give served values or a failure naming a line of the input, and a sample
+// written back in the format reads as what it was.
 import Foundation
 
 /// One input, 0 when it is done with it (a finding traps); called by `FuzzMain.swift`.
@@ -36,5 +38,15 @@ func codeFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         cutEvents? += events
     }
     precondition(wholeEvents == cutEvents, "the event stream reads differently in pieces")
+    do {
+        _ = try ServedValues(metrics: text)
+    } catch {
+        let line = error.message.hasPrefix("line ") ? Int(error.message.dropFirst(5).prefix { $0.isNumber }) : nil
+        precondition(line.map { $0 >= 1 && $0 <= lines.count } ?? error.message.hasPrefix("no flags_"), "metrics: \(error.message)")
+    }
+    let escaped = ServedValues.escape(text)
+    let sample = "flags_counting_since_timestamp_seconds 0\nflags_value_last_served_timestamp_seconds{flag=\"\(escaped)\",value=\"1\"} 5\n"
+    let read = try? ServedValues(metrics: sample)
+    precondition(read?.lastServed[text]?["1"] == Date(timeIntervalSince1970: 5), "metrics: a label did not read back")
     return 0
 }

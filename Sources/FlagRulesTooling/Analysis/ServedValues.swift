@@ -27,19 +27,26 @@ package struct ServedValues: Sendable, Equatable {
     package init(metrics text: String) throws(Failure) {
         var since: Date?
         var lastServed: [String: [String: Date]] = [:]
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Lines split scalar by scalar (a newline followed by a combining mark still ends a
+        // line), a CR before the LF dropped.
+        let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { scalars in
+            var line = String.UnicodeScalarView(scalars)
+            if line.last == "\r" { line.removeLast() }
+            return Substring(String(line))
+        }
+        for (number, line) in lines.enumerated() {
             if line.hasPrefix("flags_counting_since_timestamp_seconds ") {
-                guard let seconds = Double(line.split(separator: " ").last ?? "") else {
-                    throw Failure(message: "line \(number + 1): a timestamp is not a number: \(line)")
+                guard let seconds = Double(line.split(separator: " ").last ?? ""), seconds.isFinite else {
+                    throw Failure(message: "line \(number + 1): a timestamp is not a number: \(Self.shown(line))")
                 }
                 since = Date(timeIntervalSince1970: seconds)
-            } else if line.hasPrefix(Self.lastServedSample) {
-                guard let close = line.lastIndex(of: "}"),
-                    let labels = Self.labels(line[line.index(line.startIndex, offsetBy: Self.lastServedSample.count)..<close]),
+            } else if line.unicodeScalars.starts(with: Self.lastServedSample.unicodeScalars) {
+                guard let (labels, rest) = Self.labels(line.unicodeScalars.dropFirst(Self.lastServedSample.unicodeScalars.count)),
                     let flag = labels["flag"], let value = labels["value"],
-                    let seconds = Double(line[line.index(after: close)...].trimmingCharacters(in: .whitespaces))
+                    let seconds = Double(String(rest).trimmingCharacters(in: .whitespacesAndNewlines)), seconds.isFinite
                 else {
-                    throw Failure(message: "line \(number + 1): not a sample of flags_value_last_served_timestamp_seconds: \(line)")
+                    throw Failure(
+                        message: "line \(number + 1): not a sample of flags_value_last_served_timestamp_seconds: \(Self.shown(line))")
                 }
                 lastServed[flag, default: [:]][value] = Date(timeIntervalSince1970: seconds)
             }
@@ -53,14 +60,35 @@ package struct ServedValues: Sendable, Equatable {
 
     static let lastServedSample = "flags_value_last_served_timestamp_seconds{"
 
-    /// `name="value",…` with the format's escapes (`\\`, `\"`, `\n`); nil when malformed.
-    static func labels(_ text: Substring) -> [String: String]? {
+    /// A label value escaped as Prometheus's text format asks: `\\`, `\"` and `\n`, scalar
+    /// by scalar (a backslash followed by a combining mark is still a backslash).
+    package static func escape(_ s: String) -> String {
+        var out = String.UnicodeScalarView()
+        for c in s.unicodeScalars {
+            switch c {
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            default: out.append(c)
+            }
+        }
+        return String(out)
+    }
+
+    /// A line as an error shows it: its first 120 characters.
+    static func shown(_ line: Substring) -> String { line.count > 120 ? line.prefix(120) + "…" : String(line) }
+
+    /// `name="value",…}` with the format's escapes (`\\`, `\"`, `\n`), read scalar by scalar
+    /// (a value may start with a combining mark); the labels and what follows the `}`, or
+    /// nil when malformed.
+    static func labels(_ text: Substring.UnicodeScalarView) -> ([String: String], Substring.UnicodeScalarView)? {
         var out: [String: String] = [:]
-        var rest = text[...]
-        while !rest.isEmpty {
+        var rest = text
+        while true {
+            if rest.first == "}" { return (out, rest.dropFirst()) }
             guard let equals = rest.firstIndex(of: "="), rest[rest.index(after: equals)...].first == "\"" else { return nil }
-            let name = String(rest[..<equals])
-            var value = ""
+            let name = String(String.UnicodeScalarView(rest[..<equals]))
+            var value = String.UnicodeScalarView()
             var i = rest.index(equals, offsetBy: 2)
             var closed = false
             while i < rest.endIndex {
@@ -78,10 +106,9 @@ package struct ServedValues: Sendable, Equatable {
                 i = rest.index(after: i)
             }
             guard closed else { return nil }
-            out[name] = value
+            out[name] = String(value)
             rest = rest[rest.index(after: i)...]
             if rest.first == "," { rest = rest.dropFirst() }
         }
-        return out
     }
 }

@@ -91,6 +91,8 @@ import Testing
         metrics.evaluation("limit", reason: "DEFAULT", value: .int(5), at: start.addingTimeInterval(30))
         metrics.evaluation("odd\"name", reason: "DEFAULT", value: .string("a \"quoted\"\\ line\nand more"), at: start)
         metrics.evaluation("broken", reason: "ERROR")
+        // A backslash followed by a combining mark is one Character, yet still a backslash.
+        metrics.evaluation("mark", reason: "DEFAULT", value: .string("\\\u{61A}"), at: start)
         let served = try ServedValues(metrics: metrics.text())
         #expect(served.since == start)
         #expect(
@@ -98,13 +100,14 @@ import Testing
                 "newCheckout": ["true": start.addingTimeInterval(10), "false": start.addingTimeInterval(20)],
                 "limit": ["5": start.addingTimeInterval(30)],
                 "odd\"name": [#""a \"quoted\"\\ line\nand more""#: start],
+                "mark": ["\"\\\\\u{61A}\"": start],
             ])
         // One declaration's values are bounded, whatever they are.
         for k in 0..<100 { metrics.evaluation("many", reason: "DEFAULT", value: .int(k)) }
         #expect(try ServedValues(metrics: metrics.text()).lastServed["many"]?.count == ServeMetrics.maxValues)
     }
 
-    @Test func metricsThatAreNotServesAreRefusedWithTheLine() {
+    @Test func metricsThatAreNotServesAreRefusedWithTheLine() throws {
         #expect(throws: ServedValues.Failure.self) { try ServedValues(metrics: "up 1\n") }
         do {
             _ = try ServedValues(
@@ -114,6 +117,22 @@ import Testing
             #expect(error.message.hasPrefix("line 2: not a sample of flags_value_last_served_timestamp_seconds"))
         }
         #expect(throws: ServedValues.Failure.self) { try ServedValues(metrics: "flags_counting_since_timestamp_seconds soon\n") }
+        #expect(throws: ServedValues.Failure.self) { try ServedValues(metrics: "flags_counting_since_timestamp_seconds nan\n") }
+        // A long line is shown cut.
+        do {
+            _ = try ServedValues(
+                metrics: "flags_counting_since_timestamp_seconds 1\nflags_value_last_served_timestamp_seconds{"
+                    + String(repeating: "x", count: 10_000))
+            Issue.record("a malformed sample was read")
+        } catch {
+            #expect(error.message.count < 250 && error.message.hasSuffix("…"))
+        }
+        // Lines ending in CRLF, and a value that starts with a combining mark, read as written.
+        let crlf = try ServedValues(
+            metrics:
+                "flags_counting_since_timestamp_seconds 1\r\nflags_value_last_served_timestamp_seconds{flag=\"f\",value=\"\u{301}x\"} 2\r\n"
+        )
+        #expect(crlf.since == Date(timeIntervalSince1970: 1) && crlf.lastServed == ["f": ["\u{301}x": Date(timeIntervalSince1970: 2)]])
     }
 
     /// Served one value to everyone, or nothing, for the whole window: done; judged only
