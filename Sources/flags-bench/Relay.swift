@@ -24,6 +24,8 @@ struct RelayFigures {
     var p99WithIdle = Double.nan
     /// Stores that kept their rules after the origin stopped.
     var keptAfterOriginStopped = 0
+    /// Why the figures could not be taken (the stores did not all load and subscribe).
+    var problem: String?
 }
 
 /// A `flags serve` process and the port it listens on.
@@ -97,7 +99,8 @@ func relayFigures() -> RelayFigures? {
         return condition()
     }
     guard waitUntil(60, { stores.allSatisfy { version($0) == 0 && $0.isSubscribed } }) else {
-        FileHandle.standardError.write(Data("flags-bench: relay: the stores did not all load and subscribe within 60 s\n".utf8))
+        let ready = stores.filter { version($0) == 0 && $0.isSubscribed }.count
+        figures.problem = "only \(ready) of \(stores.count) stores loaded and subscribed within 60 s"
         return figures
     }
     // Each subscription's first connection makes a conditional fetch: let those end.
@@ -147,9 +150,10 @@ func relayFigures() -> RelayFigures? {
     figures.relayMegabytesAfter = relay.residentMegabytes ?? .nan
     figures.p99WithIdle = percentile(edit(6), 0.99)
 
-    // The origin goes away: every store keeps its rules.
+    // The origin goes away: every store keeps the rules it held.
+    let held = stores.map(version)
     origin.stop()
     usleep(1_500_000)
-    figures.keptAfterOriginStopped = stores.filter { version($0) == 6 }.count
+    figures.keptAfterOriginStopped = zip(stores, held).filter { store, held in held != nil && version(store) == held }.count
     return figures
 }

@@ -194,7 +194,7 @@ func printReport() {
                 "flags serve examples/app.flags, one OFREP evaluation a request: \(f(serve.requestsPerSecond, 0)) requests a second on two keep-alive connections; p99 \(f(serve.p99Milliseconds, 3)) ms at \(f(serve.halfRate, 0)) a second"
             )
         }
-        if let relay {
+        if let relay, relay.problem == nil {
             print(
                 "push through a relay: an edit reaches \(relay.stores) subscribed stores in p50 \(f(relay.p50 * 1000, 0)) ms, p99 \(f(relay.p99 * 1000, 0)) ms, max \(f(relay.maximum * 1000, 0)) ms (5 edits); \(relay.idleSubscribers) idle subscribers take the relay from \(f(relay.relayMegabytesBefore)) MB to \(f(relay.relayMegabytesAfter)) MB, and an edit then reaches the stores in p99 \(f(relay.p99WithIdle * 1000, 0)) ms; with the origin stopped, \(relay.keptAfterOriginStopped) of \(relay.stores) stores keep their rules"
             )

@@ -566,7 +566,9 @@ if let serve {
     targets.append(("flags serve: at least 20,000 requests a second on two keep-alive connections", serve.requestsPerSecond >= 20_000))
     targets.append(("flags serve: p99 latency under 2 ms at half that rate", serve.p99Milliseconds < 2))
 }
-if let relay, relay.stores > 0 {
+if let problem = relay?.problem {
+    failures.append("relay: \(problem)")
+} else if let relay, relay.stores > 0 {
     targets.append(("an edit reaches \(relay.stores) stores through a relay, p99 under 1 s", relay.p99 < 1))
     if relay.keptAfterOriginStopped != relay.stores {
         failures.append("relay: \(relay.stores - relay.keptAfterOriginStopped) stores lost their rules when the origin stopped")

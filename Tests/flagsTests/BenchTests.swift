@@ -10,7 +10,9 @@ import Testing
     @Test func runsAndRowsAgree() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: bench.path))
         let bench = self.bench
-        let result = try await offThePool { try run(bench, ["--contexts", "3000", "--runs", "1", "--long-chain", "20000", "--json"]) }
+        let result = try await offThePool { try run(bench, [
+                    "--contexts", "3000", "--runs", "1", "--long-chain", "20000", "--relay-stores", "40", "--idle-subscribers", "200", "--json",
+                ]) }
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((report["failures"] as? [Any])?.isEmpty == true)
@@ -49,6 +51,10 @@ import Testing
         #expect(targets.keys.contains("flags check on 10,000 declarations with every lint under 2× without"))
         let chain = try #require(report["longChain"] as? [String: Any])
         #expect(chain["operands"] as? Int == 20_000 && (chain["loadMilliseconds"] as? Double ?? 0) > 0)
+        // The push row: every store subscribed, took the edits, and kept its rules.
+        let relay = try #require(report["relay"] as? [String: Any])
+        #expect(relay["stores"] as? Int == 40 && relay["keptAfterOriginStopped"] as? Int == 40, "\(relay)")
+        #expect((relay["p99Seconds"] as? Double ?? 0) > 0)
         let load = try #require(report["load10k"] as? [String: Any])
         let held = try #require(load["bytes"] as? Int), peak = try #require(load["peakBytesWhileLoading"] as? Int)
         if BenchTests.countsAllocations {
@@ -70,7 +76,7 @@ import Testing
     /// that needs them, and the rows still run and agree.
     @Test func withoutAllocationCounting() throws {
         let result = try run(
-            bench, ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--json"],
+            bench, ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--relay-stores", "20", "--idle-subscribers", "50", "--json"],
             environment: ["FLAGS_BENCH_NO_ALLOCATION_COUNTING": "1"])
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
