@@ -10,9 +10,14 @@ import Testing
     @Test func runsAndRowsAgree() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: bench.path))
         let bench = self.bench
-        let result = try await offThePool { try run(bench, [
-                    "--contexts", "3000", "--runs", "1", "--long-chain", "20000", "--relay-stores", "40", "--idle-subscribers", "200", "--json",
-                ]) }
+        let result = try await offThePool {
+            try run(
+                bench,
+                [
+                    "--contexts", "3000", "--runs", "1", "--long-chain", "20000", "--relay-stores", "40", "--idle-subscribers", "200",
+                    "--json",
+                ])
+        }
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect((report["failures"] as? [Any])?.isEmpty == true)
@@ -76,7 +81,8 @@ import Testing
     /// that needs them, and the rows still run and agree.
     @Test func withoutAllocationCounting() throws {
         let result = try run(
-            bench, ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--relay-stores", "20", "--idle-subscribers", "50", "--json"],
+            bench,
+            ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--relay-stores", "20", "--idle-subscribers", "50", "--json"],
             environment: ["FLAGS_BENCH_NO_ALLOCATION_COUNTING": "1"])
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])

@@ -64,7 +64,7 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
             s.connected = false
             return s.task
         }
-        task?.cancel()
+        if let task { SharedSession.streams.cancel(task) }
     }
 
     private func connect() {
@@ -72,15 +72,21 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         var request = URLRequest(url: url, timeoutInterval: 60)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-        let task: URLSessionDataTask? = state.withLock { s in
-            guard !s.cancelled else { return nil }
+        let go = state.withLock { s in
+            guard !s.cancelled else { return false }
             if let id = s.reader.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
             s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
-            let task = SharedSession.streams.task(request, handler: self)
-            s.task = task
-            return task
+            return true
         }
-        task?.resume()
+        if go { SharedSession.streams.start(request, handler: self) }
+    }
+
+    func started(_ task: URLSessionDataTask) -> Bool {
+        state.withLock { s in
+            guard !s.cancelled else { return false }
+            s.task = task
+            return true
+        }
     }
 
     /// The wait before reconnecting after `failures` failures in a row: 1 s doubled for
@@ -118,7 +124,7 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
             case .none: break
             }
         case .failure:
-            dataTask.cancel()
+            SharedSession.streams.cancel(dataTask)
         }
     }
 

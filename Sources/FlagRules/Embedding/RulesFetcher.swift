@@ -175,23 +175,15 @@ enum HTTPDate {
 /// A store's HTTP requests, on the process's shared fetch session (``SharedSession``):
 /// each read up to a limit (a larger body cancels the request) and failed after a deadline
 /// or when its task is cancelled, whatever the server does.
-final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
-    // Unchecked: the transfers are behind their lock.
+final class HTTPClient: Sendable {
     enum Outcome: Sendable {
         case success(HTTPURLResponse, [UInt8])
         /// Why there is no response; `outage` unless the body was refused (over the limit).
         case failure(String, outage: Bool = true)
     }
 
-    private struct Transfer {
-        var body: [UInt8] = []
-        let maximumSize: Int
-        let timeout: Duration
-        let continuation: CheckedContinuation<Outcome, Never>
-        let task: URLSessionDataTask
-    }
-
-    private let transfers = Locked<[Int: Transfer]>([:])
+    /// The transfers in flight, for ``cancelAll()``.
+    private let inFlight = Locked<[ObjectIdentifier: Transfer]>([:])
 
     /// Ends every transfer in flight (the session is the process's, shared).
     func close() { cancelAll() }
@@ -202,75 +194,99 @@ final class HTTPClient: SessionTaskHandler, @unchecked Sendable {
         // The deadline below is the timeout; the request's own (whole seconds with some
         // implementations, where 0.3 would be 0) only backs it up.
         request.timeoutInterval = seconds.rounded(.up) + 1
-        let task = SharedSession.fetches.task(request, handler: self)
-        let id = task.taskIdentifier
+        let transfer = Transfer(maximumSize: maximumSize, timeout: timeout)
+        inFlight.withLock { $0[ObjectIdentifier(transfer)] = transfer }
+        defer { inFlight.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(transfer)) } }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                transfers.withLock { $0[id] = Transfer(maximumSize: maximumSize, timeout: timeout, continuation: continuation, task: task) }
-                if Task.isCancelled {
-                    finish(id, .failure("cancelled"))
-                    task.cancel()
-                    return
+                guard transfer.wait(continuation) else { return }
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                    transfer.finish(.failure("no complete response within \(timeout.readable)"))
                 }
-                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
-                    self?.finish(id, .failure("no complete response within \(timeout.readable)"))
-                    task.cancel()
-                }
-                task.resume()
+                SharedSession.fetches.start(request, handler: transfer)
             }
         } onCancel: {
-            finish(id, .failure("cancelled"))
-            task.cancel()
+            transfer.finish(.failure("cancelled"))
         }
     }
 
     /// Ends every transfer in flight as cancelled.
     func cancelAll() {
-        let all = transfers.withLock { t in
-            defer { t = [:] }
-            return Array(t.values)
-        }
-        for transfer in all {
-            transfer.continuation.resume(returning: .failure("cancelled"))
-            transfer.task.cancel()
-        }
+        for transfer in inFlight.withLock({ Array($0.values) }) { transfer.finish(.failure("cancelled")) }
     }
 
-    /// Resumes the transfer's caller once; later outcomes (a cancellation's error) are
-    /// dropped.
-    private func finish(_ id: Int, _ outcome: Outcome) {
-        transfers.withLock { $0.removeValue(forKey: id) }?.continuation.resume(returning: outcome)
-    }
-
-    func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition { .allow }
-
-    func received(_ data: Data, on dataTask: URLSessionDataTask) {
-        let expected = dataTask.response?.expectedContentLength ?? -1
-        let id = dataTask.taskIdentifier
-        let over = transfers.withLock { t -> Int? in
-            // Appended in place: the body is never copied (a copy per chunk would make a
-            // large body quadratic).
-            t[id]?.body.append(contentsOf: data)
-            guard let size = t[id]?.body.count, let limit = t[id]?.maximumSize else { return nil }
-            return size > limit || expected > limit ? limit : nil
+    /// One request: its body so far, and its caller, resumed once with the first outcome
+    /// (later ones, such as a cancellation's error, are dropped).
+    private final class Transfer: SessionTaskHandler, @unchecked Sendable {
+        // Unchecked: everything that changes is behind `state`.
+        private struct State {
+            var body: [UInt8] = []
+            var continuation: CheckedContinuation<Outcome, Never>?
+            var task: URLSessionDataTask?
+            /// The outcome, once there is one (it may come before the caller waits).
+            var outcome: Outcome?
         }
-        if let limit = over {
-            finish(id, .failure("the body is over \(limit) bytes, the limit", outage: false))
-            dataTask.cancel()
-        }
-    }
 
-    func completed(_ task: URLSessionTask, error: (any Error)?) {
-        let id = task.taskIdentifier
-        if let error {
-            let timedOut = (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorTimedOut
-            let timeout = transfers.withLock { $0[id]?.timeout } ?? .zero
-            finish(id, .failure(timedOut ? "no complete response within \(timeout.readable)" : (error as NSError).localizedDescription))
-        } else if let response = task.response as? HTTPURLResponse {
-            let body = transfers.withLock { $0[id]?.body } ?? []
-            finish(id, .success(response, body))
-        } else {
-            finish(id, .failure("not an HTTP response"))
+        let maximumSize: Int
+        let timeout: Duration
+        private let state = Locked(State())
+
+        init(maximumSize: Int, timeout: Duration) {
+            self.maximumSize = maximumSize
+            self.timeout = timeout
+        }
+
+        /// The caller waits; false when the transfer had already ended (it is resumed now).
+        func wait(_ continuation: CheckedContinuation<Outcome, Never>) -> Bool {
+            let ended = state.withLock { s -> Outcome? in
+                if s.outcome == nil { s.continuation = continuation }
+                return s.outcome
+            }
+            if let ended { continuation.resume(returning: ended) }
+            return ended == nil
+        }
+
+        /// Ends the transfer with `outcome` unless it has ended, and cancels its task.
+        func finish(_ outcome: Outcome) {
+            let (continuation, task) = state.withLock { s -> (CheckedContinuation<Outcome, Never>?, URLSessionDataTask?) in
+                guard s.outcome == nil else { return (nil, nil) }
+                s.outcome = outcome
+                defer { s.continuation = nil }
+                return (s.continuation, s.task)
+            }
+            continuation?.resume(returning: outcome)
+            if let task, case .failure = outcome { SharedSession.fetches.cancel(task) }
+        }
+
+        func started(_ task: URLSessionDataTask) -> Bool {
+            state.withLock { s in
+                s.task = task
+                return s.outcome == nil
+            }
+        }
+
+        func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition { .allow }
+
+        func received(_ data: Data, on dataTask: URLSessionDataTask) {
+            let expected = dataTask.response?.expectedContentLength ?? -1
+            let over = state.withLock { s -> Bool in
+                // Appended in place: the body is never copied (a copy per chunk would make a
+                // large body quadratic).
+                s.body.append(contentsOf: data)
+                return s.body.count > maximumSize || expected > maximumSize
+            }
+            if over { finish(.failure("the body is over \(maximumSize) bytes, the limit", outage: false)) }
+        }
+
+        func completed(_ task: URLSessionTask, error: (any Error)?) {
+            if let error {
+                let timedOut = (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorTimedOut
+                finish(.failure(timedOut ? "no complete response within \(timeout.readable)" : (error as NSError).localizedDescription))
+            } else if let response = task.response as? HTTPURLResponse {
+                finish(.success(response, state.withLock { $0.body }))
+            } else {
+                finish(.failure("not an HTTP response"))
+            }
         }
     }
 }

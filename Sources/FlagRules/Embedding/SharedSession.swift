@@ -4,8 +4,11 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// What a task on a shared session reports to: a store's event stream, or its fetches.
+/// What a task on a shared session reports to: a store's event stream, or one fetch.
 protocol SessionTaskHandler: AnyObject, Sendable {
+    /// The task made for the handler, before it is resumed; false to cancel it at once (the
+    /// handler was done with before it started).
+    func started(_ task: URLSessionDataTask) -> Bool
     /// The response's head; answer whether to go on reading the body.
     func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition
     func received(_ data: Data, on task: URLSessionDataTask)
@@ -20,6 +23,11 @@ protocol SessionTaskHandler: AnyObject, Sendable {
 /// handler that made it. Connections to one host are not capped (a thousand stores of one
 /// server never wait in line), and the streams are apart from the fetches, so a held stream
 /// never takes a fetch's place.
+///
+/// Making, resuming and cancelling a task wait, on Linux, for the session's work queue,
+/// which is busy while a thousand streams take in an event: those calls are made on a queue
+/// of the session's own (``start(_:handler:)``, ``cancel(_:)``), never on the caller's
+/// thread, which may be one of the two or so threads every task of the process runs on.
 final class SharedSession: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // Unchecked: `session` is set once in `init`; the handlers are behind their lock.
     /// The session of the event streams (no resource timeout: a stream lasts).
@@ -29,8 +37,11 @@ final class SharedSession: NSObject, URLSessionDataDelegate, @unchecked Sendable
 
     private(set) var session: URLSession!
     private let handlers = Locked<[Int: any SessionTaskHandler]>([:])
+    /// Where the session's calls are made, in the order they were asked for.
+    private let calls: DispatchQueue
 
     private init(streams: Bool) {
+        calls = DispatchQueue(label: streams ? "FlagRules.SharedSession.streams" : "FlagRules.SharedSession.fetches")
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -40,11 +51,24 @@ final class SharedSession: NSObject, URLSessionDataDelegate, @unchecked Sendable
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
     }
 
-    /// A task for `request`, reported to `handler` until it completes; not yet resumed.
-    func task(_ request: URLRequest, handler: any SessionTaskHandler) -> URLSessionDataTask {
-        let task = session.dataTask(with: request)
-        handlers.withLock { $0[task.taskIdentifier] = handler }
-        return task
+    /// Makes a task for `request`, reported to `handler` until it completes, and resumes it
+    /// unless the handler's `started` declines it. Returns at once.
+    func start(_ request: URLRequest, handler: any SessionTaskHandler) {
+        calls.async { [self] in
+            let task = session.dataTask(with: request)
+            handlers.withLock { $0[task.taskIdentifier] = handler }
+            if handler.started(task) {
+                task.resume()
+            } else {
+                handlers.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+                task.cancel()
+            }
+        }
+    }
+
+    /// Cancels `task` (its handler hears `completed` with a cancellation). Returns at once.
+    func cancel(_ task: URLSessionTask) {
+        calls.async { task.cancel() }
     }
 
     private func handler(_ task: URLSessionTask) -> (any SessionTaskHandler)? { handlers.withLock { $0[task.taskIdentifier] } }
