@@ -73,29 +73,28 @@ public final class FlagServer: Sendable {
         self.service = service
         self.files = Locked(files)
         self.log = log
-        for (name, store) in files { follow(store, name) }
+        for (_, store) in files { follow(store) }
         install()
     }
 
-    /// Serves `files` from now on, in their order: a store served already goes on as it is,
-    /// a new one is started, and one no longer given is stopped (and its standing rejected
-    /// update forgotten). The rules in force change at once (an event-stream subscriber is
-    /// told).
+    /// Serves `files` from now on, in their order: a store served already goes on as it is
+    /// (under its new name, if it has one), a new one is started, and one no longer given is
+    /// stopped. A name no longer served loses its standing rejected update. The rules in force
+    /// change at once (an event-stream subscriber is told).
     public func replaceFiles(with files: [(name: String, store: FlagStore)]) {
-        let (added, removed) = self.files.withLock { current -> ([(String, FlagStore)], [(String, FlagStore)]) in
+        let (added, removed, gone) = self.files.withLock { current -> ([FlagStore], [FlagStore], Set<String>) in
             let kept = Set(files.map { ObjectIdentifier($0.store) })
             let before = Set(current.map { ObjectIdentifier($0.store) })
             defer { current = files }
             return (
-                files.filter { !before.contains(ObjectIdentifier($0.store)) },
-                current.filter { !kept.contains(ObjectIdentifier($0.store)) }
+                files.filter { !before.contains(ObjectIdentifier($0.store)) }.map(\.store),
+                current.filter { !kept.contains(ObjectIdentifier($0.store)) }.map(\.store),
+                Set(current.map(\.name)).subtracting(files.map(\.name))
             )
         }
-        for (name, store) in removed {
-            store.stop()
-            service.accepted(file: name)
-        }
-        for (name, store) in added { follow(store, name) }
+        for store in removed { store.stop() }
+        for name in gone { service.accepted(file: name) }
+        for store in added { follow(store) }
         install()
     }
 
@@ -107,10 +106,11 @@ public final class FlagServer: Sendable {
         }
     }
 
-    /// Serves `store`'s updates under `name` (and starts it).
-    private func follow(_ store: FlagStore, _ name: String) {
-        store.onEvent = { [weak self] event in
-            guard let self else { return }
+    /// Serves `store`'s updates under the name it is served by (and starts it). A store no
+    /// longer served says nothing: its late rejection is not left standing.
+    private func follow(_ store: FlagStore) {
+        store.onEvent = { [weak self, weak store] event in
+            guard let self, let store, let name = self.name(of: store) else { return }
             switch event {
             case .rulesLoaded:
                 service.accepted(file: name)
@@ -119,6 +119,8 @@ public final class FlagServer: Sendable {
             case .updateRejected:
                 service.metrics.reload(.rejected)
                 service.reject(file: name, message: event.description)
+                // Removed meanwhile: `replaceFiles` may have cleared the file before this.
+                if self.name(of: store) != name { service.accepted(file: name) }
                 log("\(name): \(event)")
             case .fetchFailed:
                 service.metrics.reload(.failed)
@@ -128,6 +130,9 @@ public final class FlagServer: Sendable {
         }
         store.start()
     }
+
+    /// The name `store` is served under; nil once it is not served.
+    private func name(of store: FlagStore) -> String? { files.withLock { $0.first { $0.store === store }?.name } }
 
     /// The port listened on (the one asked for, or the one the system chose for 0).
     public var port: Int { http.port }
