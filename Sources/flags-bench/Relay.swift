@@ -16,6 +16,8 @@ import Foundation
 
 struct RelayFigures {
     var stores = 0
+    /// Seconds from starting the stores to every one holding the rules and subscribed.
+    var secondsToSubscribe = Double.nan
     /// Seconds from the edit to each store holding it, over every edit.
     var p50 = Double.nan, p99 = Double.nan, maximum = Double.nan
     var idleSubscribers = 0
@@ -87,6 +89,7 @@ func relayFigures() -> RelayFigures? {
     var figures = RelayFigures()
     let stores = (0..<options.relayStores).map { _ in FlagStore(source: .url(url), refresh: .seconds(600)) }
     figures.stores = stores.count
+    let started = now()
     for store in stores { store.start() }
     defer { for store in stores { store.stop() } }
     func version(_ store: FlagStore) -> Int? { store.rules?.evaluate("v", in: [:]).value.intValue }
@@ -103,6 +106,7 @@ func relayFigures() -> RelayFigures? {
         figures.problem = "only \(ready) of \(stores.count) stores loaded and subscribed within 60 s"
         return figures
     }
+    figures.secondsToSubscribe = Double(now() - started) / 1e9
     // Each subscription's first connection makes a conditional fetch: let those end.
     usleep(10_000_000)
     /// One edit: the seconds until each store holds it.

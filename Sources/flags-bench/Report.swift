@@ -98,7 +98,8 @@ func printReport() {
                 (
                     "relay",
                     .object([
-                        ("stores", .int(relay.stores)), ("p50Seconds", .double(relay.p50)), ("p99Seconds", .double(relay.p99)),
+                        ("stores", .int(relay.stores)), ("secondsToSubscribe", .double(relay.secondsToSubscribe)),
+                        ("p50Seconds", .double(relay.p50)), ("p99Seconds", .double(relay.p99)),
                         ("maxSeconds", .double(relay.maximum)), ("idleSubscribers", .int(relay.idleSubscribers)),
                         ("relayMegabytesBefore", .double(relay.relayMegabytesBefore)),
                         ("relayMegabytesAfter", .double(relay.relayMegabytesAfter)), ("p99SecondsWithIdle", .double(relay.p99WithIdle)),
@@ -196,7 +197,7 @@ func printReport() {
         }
         if let relay, relay.problem == nil {
             print(
-                "push through a relay: an edit reaches \(relay.stores) subscribed stores in p50 \(f(relay.p50 * 1000, 0)) ms, p99 \(f(relay.p99 * 1000, 0)) ms, max \(f(relay.maximum * 1000, 0)) ms (5 edits); \(relay.idleSubscribers) idle subscribers take the relay from \(f(relay.relayMegabytesBefore)) MB to \(f(relay.relayMegabytesAfter)) MB, and an edit then reaches the stores in p99 \(f(relay.p99WithIdle * 1000, 0)) ms; with the origin stopped, \(relay.keptAfterOriginStopped) of \(relay.stores) stores keep their rules"
+                "push through a relay: \(relay.stores) stores load and subscribe in \(f(relay.secondsToSubscribe, 1)) s; an edit reaches them in p50 \(f(relay.p50 * 1000, 0)) ms, p99 \(f(relay.p99 * 1000, 0)) ms, max \(f(relay.maximum * 1000, 0)) ms (5 edits); \(relay.idleSubscribers) idle subscribers take the relay from \(f(relay.relayMegabytesBefore)) MB to \(f(relay.relayMegabytesAfter)) MB, and an edit then reaches the stores in p99 \(f(relay.p99WithIdle * 1000, 0)) ms; with the origin stopped, \(relay.keptAfterOriginStopped) of \(relay.stores) stores keep their rules"
             )
         }
         if !checkTimes.load.isNaN {
