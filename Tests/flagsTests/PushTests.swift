@@ -76,6 +76,22 @@ import Testing
         #expect(recovered != nil, "the stores did not get the edit made while the origin was down")
     }
 
+    /// A store given the server's base URL reads the one file it serves, subscribes, and
+    /// takes an edit from the stream.
+    @Test func aStoreOfTheServersBaseURLFollowsItsOneFile() async throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let origin = try ServeProcess([directory.path])
+        defer { _ = origin.stop() }
+        let store = FlagStore(source: .url(URL(string: "http://127.0.0.1:\(origin.port)")!), refresh: .seconds(120))
+        store.start()
+        defer { store.stop() }
+        #expect(await Self.until([store], see: false, within: 60) != nil)
+        #expect(await Self.subscribed([store]))
+        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+        #expect(await Self.until([store], see: true, within: 30) != nil)
+    }
+
     /// A file added upstream is relayed once the relay lists upstream's files again.
     @Test func aRelayServesAFileAddedUpstream() async throws {
         let directory = try Self.rulesDirectory("flag f = true\n")

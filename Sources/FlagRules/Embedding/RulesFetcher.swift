@@ -48,6 +48,9 @@ struct RulesFetcher: Sendable {
     /// The event stream the source's server named (`X-Flags-Events`), resolved against
     /// the source's URL: the store subscribes to it.
     private(set) var eventsURL: URL?
+    /// For a source that is a server's base URL (no path), the file it names: the one file
+    /// a `flags serve` lists at `/rules`, or the base URL itself for another server.
+    private var resolved: URL?
 
     init(source: RulesSource, timeout: Duration, maximumSize: Int) {
         self.source = source
@@ -116,8 +119,22 @@ struct RulesFetcher: Sendable {
 
     // MARK: URLs
 
-    private mutating func download(_ url: URL, headers: [String: String]) async -> FetchResult {
-        guard let client else { return .failed("\(url.absoluteString): no HTTP session", outage: true) }
+    private mutating func download(_ source: URL, headers: [String: String]) async -> FetchResult {
+        guard let client else { return .failed("\(source.absoluteString): no HTTP session", outage: true) }
+        let url: URL
+        if let resolved {
+            url = resolved
+        } else if Self.isBase(source) {
+            switch await resolve(source, headers: headers, client: client) {
+            case .success(let file):
+                resolved = file
+                url = file
+            case .failure(let failure):
+                return .failed(failure.reason, outage: failure.outage)
+            }
+        } else {
+            url = source
+        }
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let etag = validators.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
@@ -139,8 +156,81 @@ struct RulesFetcher: Sendable {
                 let lastModified = fields["last-modified"].flatMap { Validators.strongLastModified($0, date: fields["date"]) }
                 return .fetched(body, Seen(validators: Validators(etag: fields["etag"], lastModified: lastModified)))
             default:
+                // The file a base URL named may be gone (renamed): the next look asks again.
+                if url != source { resolved = nil }
                 return .failed("\(url.absoluteString): HTTP \(response.statusCode)", outage: true)
             }
+        }
+    }
+
+    // MARK: A server's base URL
+
+    /// Why a base URL names no file.
+    struct Unresolved: Error {
+        let reason: String
+        let outage: Bool
+    }
+
+    /// Whether `url` is a server's base URL: no path (or `/`), no query.
+    static func isBase(_ url: URL) -> Bool {
+        guard let parts = URLComponents(url: url, resolvingAgainstBaseURL: false), parts.host != nil else { return false }
+        return (parts.path.isEmpty || parts.path == "/") && parts.query == nil
+    }
+
+    /// The file a base URL names: asks the server for `/rules`, the list a `flags serve`
+    /// answers. One file: that file's URL. Several, or none: a failure naming them. A
+    /// server that answers with no such list: the base URL itself.
+    private func resolve(_ base: URL, headers: [String: String], client: HTTPClient) async -> Result<URL, Unresolved> {
+        let root = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
+        guard let listURL = URL(string: root + "/rules") else { return .success(base) }
+        var request = URLRequest(url: listURL)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        switch await client.get(request, timeout: timeout, maximumSize: min(maximumSize, 1 << 20)) {
+        case .failure(let reason, let outage):
+            return .failure(Unresolved(reason: "\(listURL.absoluteString): \(reason)", outage: outage))
+        case .success(let response, let body):
+            if [401, 403].contains(response.statusCode) {
+                return .failure(
+                    Unresolved(reason: "\(listURL.absoluteString): HTTP \(response.statusCode) (the server wants a key)", outage: true))
+            }
+            guard response.statusCode == 200, let names = Self.servedFiles(body) else { return .success(base) }
+            return Self.file(of: root, among: names)
+        }
+    }
+
+    /// The names a `flags serve` rules list (`{"files": [{"name": …}, …]}`) holds; nil for
+    /// any other body.
+    static func servedFiles(_ body: [UInt8]) -> [String]? {
+        guard case .object(let members)? = try? JSON.parse(bytes: body),
+            case .array(let files)? = members.first(where: { $0.0 == "files" })?.1
+        else { return nil }
+        let names = files.compactMap { file -> String? in
+            guard case .object(let fields) = file, case .string(let name)? = fields.first(where: { $0.0 == "name" })?.1 else { return nil }
+            return name
+        }
+        return names.count == files.count ? names : nil
+    }
+
+    /// `root/rules/NAME` when `names` holds one name; else a failure naming them.
+    static func file(of root: String, among names: [String]) -> Result<URL, Unresolved> {
+        func url(_ name: String) -> String {
+            let segment =
+                name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? name
+            return root + "/rules/" + segment
+        }
+        switch names.count {
+        case 1:
+            guard let file = URL(string: url(names[0])) else {
+                return .failure(Unresolved(reason: "\(root) serves '\(names[0])', which makes no URL", outage: false))
+            }
+            return .success(file)
+        case 0:
+            return .failure(Unresolved(reason: "\(root) serves no file yet", outage: false))
+        default:
+            let shown = names.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (names.count > 5 ? ", …" : "")
+            return .failure(
+                Unresolved(
+                    reason: "\(root) serves \(names.count) files (\(shown)): name one, as \(url(names[0]))", outage: false))
         }
     }
 }

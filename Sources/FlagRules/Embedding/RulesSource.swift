@@ -10,7 +10,10 @@ public enum RulesSource: Sendable, Hashable, CustomStringConvertible {
     /// `If-Modified-Since` (a `304 Not Modified` keeps the rules in force). `headers` go
     /// with every request (an API key, a `User-Agent`). A file `flags serve` serves
     /// (`/rules/NAME`) is also pushed: the store subscribes to the event stream its
-    /// response names and takes each new text from it at once.
+    /// response names and takes each new text from it at once. A server's base URL (no
+    /// path, as `http://flags.internal:8016`) of a `flags serve` that serves one file reads
+    /// that file; one that serves several is a failure naming them (name one in the URL);
+    /// another server's base URL is read as it is.
     case url(URL, headers: [String: String] = [:])
 
     /// The file's path or the URL.
