@@ -30,7 +30,10 @@ import Foundation
 ///     event: message
 ///     data: {"type":"rulesChanged","file":"NAME","etag":"\"…\"","rules":"flag …"}
 ///
-/// (an OFREP client ignores the type, as the protocol asks of unknown ones). When an
+/// (an OFREP client ignores the type, as the protocol asks of unknown ones). Such a
+/// stream's head says `X-Flags-Rules: current`: when the request names the text its client
+/// holds (`If-None-Match`) and the file's text in force is another, that text is the first
+/// event, so a client that reconnects needs no fetch to catch up. When an
 /// update of a file is rejected, every subscriber gets
 ///
 ///     event: message
@@ -87,7 +90,7 @@ final class EventStreams: @unchecked Sendable {
     /// The head is written and the subscriber added under one lock, with the version in
     /// force read there too, so a change made once the head is out always reaches it and
     /// one already in force is not sent twice.
-    func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil) -> Bool {
+    func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil, holding: String? = nil) -> Bool {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         #if canImport(Darwin)
             var one: Int32 = 1
@@ -105,11 +108,17 @@ final class EventStreams: @unchecked Sendable {
                 thread.stackSize = 256 << 10
                 thread.start()
             }
-            var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\n"
+            let served = file.flatMap { name in now.files.first { $0.name == name } }
+            var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n"
+            head += served == nil ? "\r\n" : "\(Self.currentRulesHeader): current\r\n\r\n"
+            // The text in force, unless the client holds it (or names none: it fetches).
+            if let served, let holding, !OFREPService.matches(holding, served.etag) {
+                head += Self.event(rulesOf: served)
+            }
             if let lastEventID, lastEventID != now.version { head += Self.event(version: now.version, since: now.since) }
             guard Self.write(fd, Array(head.utf8)) else { return false }
-            // The text it fetched (or will, on connecting) is the one in force now.
-            let sent = file.flatMap { name in now.files.first { $0.name == name } }.map { "\"\($0.rules.contentVersion)\"" }
+            // The text it holds now, or fetches on connecting, is the one in force now.
+            let sent = served?.etag
             subscribers.append(Subscriber(fd: fd, file: file, sentETag: sent, seenVersion: now.version, seenRejections: rejected))
             return true
         }
@@ -156,14 +165,7 @@ final class EventStreams: @unchecked Sendable {
             let now = service.versionSinceAndFiles
             version = now.version
             var files: [String: (etag: String, event: [UInt8])] = [:]
-            for file in now.files {
-                let etag = "\"\(file.rules.contentVersion)\""
-                let data = JSON.object([
-                    ("type", .string("rulesChanged")), ("file", .string(file.name)), ("etag", .string(etag)),
-                    ("rules", .string(String(decoding: file.rules.source.bytes, as: UTF8.self))),
-                ])
-                files[file.name] = (etag, Array("event: message\ndata: \(data.serialized())\n\n".utf8))
-            }
+            for file in now.files { files[file.name] = (file.etag, Array(Self.event(rulesOf: file).utf8)) }
             let event = Array(Self.event(version: now.version, since: now.since).utf8)
             broadcast { subscriber in
                 guard subscriber.seenVersion != now.version else { return [] }
@@ -178,6 +180,18 @@ final class EventStreams: @unchecked Sendable {
                 return out
             }
         }
+    }
+
+    /// The header a `?rules=NAME` stream's head carries: it starts from the text in force.
+    static let currentRulesHeader = "X-Flags-Rules"
+
+    /// The event carrying a served file's text.
+    static func event(rulesOf file: OFREPService.ServedFile) -> String {
+        let data = JSON.object([
+            ("type", .string("rulesChanged")), ("file", .string(file.name)), ("etag", .string(file.etag)),
+            ("rules", .string(String(decoding: file.rules.source.bytes, as: UTF8.self))),
+        ])
+        return "event: message\ndata: \(data.serialized())\n\n"
     }
 
     /// The event telling of a rejected update (the page shows it; an OFREP client ignores

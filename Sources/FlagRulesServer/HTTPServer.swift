@@ -167,7 +167,8 @@ package final class HTTPServer: @unchecked Sendable {
                     }
                     service.metrics.request(status: 200, seconds: 0)
                     let file = request.query.first { $0.0 == "rules" }?.1
-                    return streams.subscribe(fd, lastEventID: request.header("Last-Event-ID"), file: file)
+                    return streams.subscribe(
+                        fd, lastEventID: request.header("Last-Event-ID"), file: file, holding: request.header("If-None-Match"))
                 }
                 let response = service.respond(request, peer: peer)
                 let keepAlive = request.keepsAlive && !isDraining

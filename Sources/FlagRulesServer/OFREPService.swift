@@ -11,6 +11,8 @@ package final class OFREPService: Sendable {
     package struct ServedFile: Sendable {
         package let name: String
         package let rules: RuleSet
+        /// The ETag of its text, as `GET /rules/NAME` and the event stream give it.
+        package var etag: String { "\"\(rules.contentVersion)\"" }
         package init(name: String, rules: RuleSet) {
             self.name = name
             self.rules = rules
@@ -365,7 +367,7 @@ package final class OFREPService: Sendable {
                 (
                     "files",
                     .array(
-                        files.map { .object([("name", .string($0.name)), ("etag", .string("\"\($0.rules.contentVersion)\""))]) })
+                        files.map { .object([("name", .string($0.name)), ("etag", .string($0.etag))]) })
                 )
             ]), headers: [(OFREPService.eventsHeader, OFREPService.eventsPath)])
     }
@@ -378,7 +380,7 @@ package final class OFREPService: Sendable {
             let suggestion = Suggestions.closest(to: name, in: files.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))
         }
-        let etag = "\"\(file.rules.contentVersion)\""
+        let etag = file.etag
         // The stream a store of this file subscribes to carries the file's new text.
         let events = OFREPService.eventsPath + "?rules=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)
         let headers = [("ETag", etag), (OFREPService.eventsHeader, events)]

@@ -72,11 +72,20 @@ struct EventStreamSequenceTests {
                 let file = [nil, "a.flags", "b.flags"][Int(g.next() % 3)]
                 let version = service.version
                 let lastEventID = [nil, version, "old"][Int(g.next() % 3)]
+                // The text the subscriber says it holds: none, the one in force, or another.
+                let index = file.flatMap { names.firstIndex(of: $0) }
+                let holding = try [nil, index.map(etag), "\"other\""][Int(g.next() % 3)]
                 let client = try TCPClient(port: server.port)
                 let query = file.map { "?rules=\($0)" } ?? ""
-                client.send("GET /ofrep/v1/events\(query) HTTP/1.1\r\n" + (lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "") + "\r\n")
+                client.send(
+                    "GET /ofrep/v1/events\(query) HTTP/1.1\r\n" + (lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "")
+                        + (holding.map { "If-None-Match: \($0)\r\n" } ?? "") + "\r\n")
                 _ = try client.read(until: "text/event-stream")
                 let subscriber = Subscriber(client: client, file: file)
+                // A file's stream starts from its text in force, unless that is the one held.
+                if let index, let holding, holding != (try etag(index)) {
+                    subscriber.expected.append("rules \(names[index]) \(try etag(index))")
+                }
                 if let lastEventID, lastEventID != version { subscriber.expected.append("refetch \(version)") }
                 subscribers.append(subscriber)
             case 2:

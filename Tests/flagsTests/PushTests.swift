@@ -177,6 +177,67 @@ import Testing
         #expect(try bulk.response().body.contains(#""inactivityDelaySec": 120"#))
     }
 
+    /// A store reconnecting to a `?rules=` stream names the text it holds and takes a newer
+    /// one from the stream's first event, with no fetch: after the origin's restart with an
+    /// edit made meanwhile, the only request the new origin answered is the stream.
+    @Test func aStoreCatchesUpFromTheStreamWithoutAFetch() async throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var origin = try ServeProcess([directory.path])
+        let port = origin.port
+        let store = FlagStore(source: .url(URL(string: "http://127.0.0.1:\(port)")!), refresh: .seconds(120))
+        store.start()
+        defer { store.stop() }
+        #expect(await Self.until([store], see: false, within: 60) != nil)
+        #expect(await Self.subscribed([store]))
+        #expect(origin.stop() == 0)
+        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+        origin = try ServeProcess([directory.path], port: port)
+        defer { _ = origin.stop() }
+        #expect(await Self.until([store], see: true, within: 60) != nil)
+        let metrics = try TCPClient(port: port)
+        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+        let counts = try metrics.response().body.split(separator: "\n").filter { $0.hasPrefix("flags_http_requests_total{") }
+        #expect(counts == [#"flags_http_requests_total{status="200"} 1"#], "\(counts)")
+    }
+
+    /// A `?rules=` stream starts from the text in force: a client naming another text
+    /// (`If-None-Match`) gets the current one as the first event; one naming the current
+    /// text, or none, gets nothing of it until the next change.
+    @Test func aRulesStreamStartsFromTheTextInForce() throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ServeProcess([directory.path])
+        defer { _ = server.stop() }
+        let list = try TCPClient(port: server.port)
+        list.send("GET /rules HTTP/1.1\r\n\r\n")
+        let name = try #require(try list.response().body.split(separator: "\"").dropFirst(5).first.map(String.init))
+        let path = "/ofrep/v1/events?rules=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)
+        let file = try TCPClient(port: server.port)
+        file.send("GET /rules/\(name.hasPrefix("/") ? "%2F" + name.dropFirst() : name[...]) HTTP/1.1\r\n\r\n")
+        let etag = try #require(try file.response().headers["etag"])
+
+        let behind = try TCPClient(port: server.port)
+        behind.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \"an-older-text\"\r\n\r\n")
+        let caughtUp = try behind.read(until: "}\n\n")
+        #expect(caughtUp.contains("X-Flags-Rules: current\r\n"))
+        #expect(caughtUp.contains(#""type": "rulesChanged""#) && caughtUp.contains(#"flag f = false\n"#), "\(caughtUp)")
+        #expect(caughtUp.contains(#""etag": "\#(etag.replacingOccurrences(of: "\"", with: "\\\""))""#), "\(caughtUp)")
+
+        let current = try TCPClient(port: server.port)
+        current.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \(etag)\r\n\r\n")
+        let unnamed = try TCPClient(port: server.port)
+        unnamed.send("GET \(path) HTTP/1.1\r\n\r\n")
+        #expect(try current.read(until: "\r\n\r\n").contains("X-Flags-Rules: current\r\n"))
+        #expect(try unnamed.read(until: "\r\n\r\n").contains("X-Flags-Rules: current\r\n"))
+        // The first text either is sent is the next one.
+        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+        for client in [current, unnamed] {
+            let next = try client.read(until: "}\n\n")
+            #expect(next.contains(#"flag f = true\n"#) && !next.contains(#"flag f = false"#), "\(next)")
+        }
+    }
+
     @Test func rulesFilesAnswerWithTheirETag() throws {
         let directory = try Self.rulesDirectory("flag f = false\n")
         defer { try? FileManager.default.removeItem(at: directory) }

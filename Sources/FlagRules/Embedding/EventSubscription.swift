@@ -12,10 +12,11 @@ import Foundation
 /// comes, and the `refetchEvaluation` events (sent for a change of any file) need no fetch;
 /// on any other stream a `refetchEvaluation` calls `changed`. Each connection made (the
 /// first and every reconnection, after which a change may have been missed) calls
-/// `changed` too, and the store makes its usual conditional fetch. A dropped or refused
-/// connection is tried again after 1 s, doubling to
-/// a minute (drawn between half and all of it, so that a fleet does not reconnect in step);
-/// the store's polling goes on meanwhile.
+/// `changed` too, and the store makes its usual conditional fetch; except on a stream that
+/// starts from the text in force (`X-Flags-Rules: current`), asked with the ETag the store
+/// holds (`If-None-Match`): a newer text is then its first event. A dropped or refused
+/// connection is tried again after 1 s, doubling to a minute (drawn between half and all of
+/// it, so that a fleet does not reconnect in step); the store's polling goes on meanwhile.
 final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
     // Unchecked: everything that changes is behind `state`.
     private struct State {
@@ -24,12 +25,15 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         var failures = 0
         var cancelled = false
         var connected = false
+        /// Whether the connection being made names the text the store holds.
+        var namedHeld = false
     }
 
     let url: URL
     /// Whether the stream carries the file's text (its URL asks `?rules=NAME`).
     let carriesRules: Bool
     private let headers: [String: String]
+    private let holding: @Sendable () -> String?
     private let changed: @Sendable () -> Void
     private let delivered: @Sendable ([UInt8], String) -> Void
     private let lineLimit: Int
@@ -40,11 +44,13 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
 
     /// `maximumSize`: the largest rules text taken from an event (its JSON line may be up
     /// to six times longer, escaped).
+    /// `holding`: the ETag of the text the store holds, named to the server on connecting.
     init(
-        url: URL, headers: [String: String], maximumSize: Int, changed: @escaping @Sendable () -> Void,
-        delivered: @escaping @Sendable ([UInt8], String) -> Void
+        url: URL, headers: [String: String], maximumSize: Int, holding: @escaping @Sendable () -> String? = { nil },
+        changed: @escaping @Sendable () -> Void, delivered: @escaping @Sendable ([UInt8], String) -> Void
     ) {
         self.url = url
+        self.holding = holding
         carriesRules = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.contains { $0.name == "rules" } ?? false
         self.headers = headers
         self.changed = changed
@@ -72,8 +78,11 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         var request = URLRequest(url: url, timeoutInterval: 60)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        let held = carriesRules ? holding() : nil
+        if let held { request.setValue(held, forHTTPHeaderField: "If-None-Match") }
         let go = state.withLock { s in
             guard !s.cancelled else { return false }
+            s.namedHeld = held != nil
             if let id = s.reader.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
             s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
             return true
@@ -99,14 +108,22 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         let http = response as? HTTPURLResponse
         let type = (http?.allHeaderFields.first { ($0.key as? String)?.lowercased() == "content-type" }?.value as? String) ?? ""
         guard http?.statusCode == 200, type.hasPrefix("text/event-stream") else { return .cancel }
-        state.withLock { s in
+        let namedHeld = state.withLock { s in
             s.connected = true
             s.failures = 0
+            return s.namedHeld
         }
-        // Connected (again): what changed while it was not is fetched now.
-        changed()
+        // Connected (again): what changed while it was not is fetched now, unless the stream
+        // starts from the text in force and was told the one held.
+        let current = http?.allHeaderFields.contains { ($0.key as? String)?.lowercased() == "x-flags-rules" && "\($0.value)" == "current" }
+        if !Self.startsCurrent(namedHeld: namedHeld, rulesHeader: current == true) { changed() }
         return .allow
     }
+
+    /// Whether a connection needs no fetch: the stream said it starts from the text in
+    /// force (`X-Flags-Rules: current`), and the request named the text held, so a newer
+    /// one comes as its first event.
+    static func startsCurrent(namedHeld: Bool, rulesHeader: Bool) -> Bool { namedHeld && rulesHeader }
 
     func received(_ data: Data, on dataTask: URLSessionDataTask) {
         let outcome = state.withLock { s -> Result<[ServerSentEvents.Event], ServerSentEvents.Failure> in

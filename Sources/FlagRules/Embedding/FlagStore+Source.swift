@@ -84,6 +84,7 @@ extension FlagStore {
             s.subscription?.cancel()
             let subscription = EventSubscription(
                 url: events, headers: headers, maximumSize: maximumSize,
+                holding: { [weak self] in self?.fetching?.heldETag },
                 changed: { [weak self] in
                     guard let self else { return }
                     Task.detached { _ = await self.look(epoch: epoch) }
@@ -343,6 +344,9 @@ final class SourceFetching: Sendable {
         next?.resume()
         return result
     }
+
+    /// The ETag of the last text taken from the source.
+    var heldETag: String? { state.withLock { $0.fetcher.validators.etag } }
 
     /// Validators to send with the next request (the cached rules').
     func sendNext(_ validators: Validators) {
