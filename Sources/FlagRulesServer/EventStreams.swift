@@ -109,12 +109,14 @@ final class EventStreams: @unchecked Sendable {
                 thread.start()
             }
             let served = file.flatMap { name in now.files.first { $0.name == name } }
+            // The text in force, unless the client holds it (or names none: it fetches). A
+            // text the socket cannot take at once is not sent, and the head does not say the
+            // stream starts from it: the client fetches.
+            var catchUp: String?
+            if let served, let holding, !OFREPService.matches(holding, served.etag) { catchUp = Self.event(rulesOf: served) }
+            let startsCurrent = served != nil && catchUp.map { Self.fitsAtOnce($0.utf8.count + 1_024, fd) } != false
             var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n"
-            head += served == nil ? "\r\n" : "\(Self.currentRulesHeader): current\r\n\r\n"
-            // The text in force, unless the client holds it (or names none: it fetches).
-            if let served, let holding, !OFREPService.matches(holding, served.etag) {
-                head += Self.event(rulesOf: served)
-            }
+            head += startsCurrent ? "\(Self.currentRulesHeader): current\r\n\r\n" + (catchUp ?? "") : "\r\n"
             if let lastEventID, lastEventID != now.version { head += Self.event(version: now.version, since: now.since) }
             guard Self.write(fd, Array(head.utf8)) else { return false }
             // The text it holds now, or fetches on connecting, is the one in force now.
@@ -184,6 +186,15 @@ final class EventStreams: @unchecked Sendable {
 
     /// The header a `?rules=NAME` stream's head carries: it starts from the text in force.
     static let currentRulesHeader = "X-Flags-Rules"
+
+    /// Whether `count` bytes fit the send buffer of `fd`, a connection with nothing queued
+    /// yet: half the size the system reports (which counts its bookkeeping too).
+    static func fitsAtOnce(_ count: Int, _ fd: Int32) -> Bool {
+        var size: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &length) == 0 else { return false }
+        return count <= Int(size) / 2
+    }
 
     /// The event carrying a served file's text.
     static func event(rulesOf file: OFREPService.ServedFile) -> String {

@@ -117,6 +117,42 @@ struct EventStreamSequenceTests {
         }
     }
 
+    /// A `?rules=` stream starts from the text in force only when the socket takes it at
+    /// once: a text larger than half its send buffer is not sent in the head, and the head
+    /// does not say the stream starts current (the client fetches).
+    @Test func aTextTooLargeForTheSocketIsLeftToAFetch() throws {
+        for (lines, inline) in [(10, true), (40_000, false)] {
+            let text = (0..<lines).map { "value v\($0): int = \($0)\n" }.joined()
+            let service = OFREPService()
+            service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
+            let streams = EventStreams(service: service)
+            defer { streams.stop() }
+            var pair: [Int32] = [0, 0]
+            #if canImport(Darwin)
+                #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
+            #else
+                #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+            #endif
+            defer { close(pair[1]) }
+            #expect(EventStreams.fitsAtOnce(text.utf8.count * 2, pair[0]) == inline, "\(text.utf8.count) bytes")
+            #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags", holding: "\"other\""))
+            var received = [UInt8]()
+            let expectedEnd = inline ? "\"}\n\n" : "\r\n\r\n"
+            let deadline = Date().addingTimeInterval(10)
+            while !String(decoding: received, as: UTF8.self).hasSuffix(expectedEnd), Date() < deadline {
+                var ready = pollfd(fd: pair[1], events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 100) > 0 else { continue }
+                var chunk = [UInt8](repeating: 0, count: 65_536)
+                let n = read(pair[1], &chunk, chunk.count)
+                if n <= 0 { break }
+                received += chunk[..<n]
+            }
+            let head = String(decoding: received, as: UTF8.self)
+            #expect(head.contains("X-Flags-Rules: current\r\n") == inline, "\(lines) lines")
+            #expect(Self.events(head) == (inline ? ["rules a.flags \(service.servedFiles[0].etag)"] : []), "\(lines) lines")
+        }
+    }
+
     /// The hub's thread starts with its first subscriber; a change made at once after that
     /// subscriber's head went out (before the thread has run) must still reach it. Each
     /// round is a new hub, so each round races the thread's start.
