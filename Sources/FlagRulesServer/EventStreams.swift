@@ -40,8 +40,10 @@ import Foundation
 ///     data: {"type":"rulesRejected","file":"NAME","message":"…","at":<unix seconds>}
 ///
 /// while the file's last good rules stay served. A subscriber that reconnects with `Last-Event-ID` naming an older version
-/// gets the event at once. A subscriber whose socket is closed or will not take more
-/// bytes is dropped (it reconnects and refetches).
+/// gets the event at once. What a subscriber's socket will not take at once is kept and
+/// sent as it takes it (an event of a large file on a slow link arrives whole); a
+/// subscriber whose socket is closed, or takes nothing of what it holds back for a minute,
+/// is dropped (it reconnects and catches up).
 final class EventStreams: @unchecked Sendable {
     // Unchecked: `subscribers`, `running` and `stopped` are read and written only under `lock`.
     /// The most subscribers held at once; more are answered 503.
@@ -63,6 +65,11 @@ final class EventStreams: @unchecked Sendable {
         var seenVersion: String
         /// How many rejected updates it has been told of (or were recorded when it subscribed).
         var seenRejections: Int
+        /// Events its socket has not taken yet, oldest first (the first sent up to
+        /// `pendingOffset`), and since when some have waited.
+        var pending: [[UInt8]] = []
+        var pendingOffset = 0
+        var pendingSince: Date?
     }
     private var subscribers: [Subscriber] = []
     private var running = false
@@ -147,21 +154,29 @@ final class EventStreams: @unchecked Sendable {
     private func loop(from start: String, rejected first: Int) {
         var version = start
         var rejected = first
+        var lastKeepAlive = Date()
+        var pending = false
         while true {
-            let next = service.waitForChange(from: version, rejected: rejected, timeout: EventStreams.keepAlive)
+            // While a socket holds back an event, its rest goes as the socket takes it.
+            let quiet = EventStreams.keepAlive - Date().timeIntervalSince(lastKeepAlive)
+            let next = service.waitForChange(from: version, rejected: rejected, timeout: pending ? 0.05 : max(quiet, 0.05))
             if lock.withLock({ stopped }) { return }
+            if pending { pending = broadcast { _ in [] } }
             let woken = next.rejected != rejected
             if next.rejected != rejected {
                 rejected = next.rejected
                 let news = service.rejections(after: 0).filter { $0.number <= next.rejected }
-                broadcast { subscriber in
+                pending = broadcast { subscriber in
                     let untold = news.filter { $0.number > subscriber.seenRejections }
                     subscriber.seenRejections = max(subscriber.seenRejections, next.rejected)
                     return untold.isEmpty ? [] : [Array(untold.map(Self.event(rejected:)).joined().utf8)]
                 }
             }
             if next.version == version {
-                if !woken { sendKeepAlive() }
+                if !woken, Date().timeIntervalSince(lastKeepAlive) >= EventStreams.keepAlive {
+                    pending = sendKeepAlive()
+                    lastKeepAlive = Date()
+                }
                 continue
             }
             let now = service.versionSinceAndFiles
@@ -169,7 +184,7 @@ final class EventStreams: @unchecked Sendable {
             var files: [String: (etag: String, event: [UInt8])] = [:]
             for file in now.files { files[file.name] = (file.etag, Array(Self.event(rulesOf: file).utf8)) }
             let event = Array(Self.event(version: now.version, since: now.since).utf8)
-            broadcast { subscriber in
+            pending = broadcast { subscriber in
                 guard subscriber.seenVersion != now.version else { return [] }
                 subscriber.seenVersion = now.version
                 var out: [[UInt8]] = []
@@ -217,16 +232,22 @@ final class EventStreams: @unchecked Sendable {
 
     /// Writes to every subscriber what `news` gives it (nothing: it is skipped), marking it
     /// told as `news` says; drops those that have closed or will not take the bytes.
-    private func broadcast(_ news: (inout Subscriber) -> [[UInt8]]) {
+    /// Hands each subscriber its news (after what it has pending) and sends what its socket
+    /// takes. A subscriber that hung up, or whose socket has taken nothing of its pending
+    /// events for a minute (or holds more than 64 of them), is dropped (it reconnects and
+    /// catches up). Returns whether any subscriber still has events pending.
+    @discardableResult
+    private func broadcast(_ news: (inout Subscriber) -> [[UInt8]]) -> Bool {
         writing.lock()
         defer { writing.unlock() }
         let held = lock.withLock { stopped ? [] : subscribers }
         var dropped = Set<Int32>()
         var told: [Int32: Subscriber] = [:]
         var scratch = [UInt8](repeating: 0, count: 512)
+        let now = Date()
         for var subscriber in held {
             let messages = news(&subscriber)
-            guard !messages.isEmpty else { continue }
+            guard !messages.isEmpty || !subscriber.pending.isEmpty else { continue }
             let fd = subscriber.fd
             // A subscriber sends nothing after its request: readable means closed (or talking
             // out of turn, which is read and ignored).
@@ -240,11 +261,21 @@ final class EventStreams: @unchecked Sendable {
                     continue
                 }
             }
-            if messages.allSatisfy({ Self.write(fd, $0) }) {
-                told[fd] = subscriber
-            } else {
+            subscriber.pending += messages
+            guard let sent = Self.flush(&subscriber) else {
                 dropped.insert(fd)
+                continue
             }
+            if subscriber.pending.isEmpty {
+                subscriber.pendingSince = nil
+            } else if sent > 0 || subscriber.pendingSince == nil {
+                subscriber.pendingSince = now
+            }
+            if let since = subscriber.pendingSince, now.timeIntervalSince(since) > 60 || subscriber.pending.count > 64 {
+                dropped.insert(fd)
+                continue
+            }
+            told[fd] = subscriber
         }
         lock.withLock {
             subscribers.removeAll { dropped.contains($0.fd) }
@@ -252,12 +283,41 @@ final class EventStreams: @unchecked Sendable {
             for k in subscribers.indices { if let updated = told[subscribers[k].fd] { subscribers[k] = updated } }
         }
         for fd in dropped { close(fd) }
+        return told.values.contains { !$0.pending.isEmpty }
     }
 
-    /// A comment to every subscriber, so that proxies keep idle connections.
-    private func sendKeepAlive() {
+    /// Sends `subscriber`'s pending events until its socket is full or they are all sent;
+    /// the bytes sent, or nil when the peer is gone.
+    private static func flush(_ subscriber: inout Subscriber) -> Int? {
+        var sent = 0
+        while let first = subscriber.pending.first {
+            let offset = subscriber.pendingOffset
+            #if canImport(Darwin)
+                let n = first.withUnsafeBytes { send(subscriber.fd, $0.baseAddress! + offset, first.count - offset, 0) }
+            #else
+                let n = first.withUnsafeBytes { send(subscriber.fd, $0.baseAddress! + offset, first.count - offset, Int32(MSG_NOSIGNAL)) }
+            #endif
+            if n > 0 {
+                sent += n
+                subscriber.pendingOffset += n
+                if subscriber.pendingOffset == first.count {
+                    subscriber.pending.removeFirst()
+                    subscriber.pendingOffset = 0
+                }
+            } else if n < 0, errno == EINTR {
+                continue
+            } else {
+                return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? sent : nil
+            }
+        }
+        return sent
+    }
+
+    /// A comment to every subscriber, so that proxies keep idle connections; whether any
+    /// subscriber has events pending.
+    private func sendKeepAlive() -> Bool {
         let comment = Array(": keep-alive\n\n".utf8)
-        broadcast { _ in [comment] }
+        return broadcast { _ in [comment] }
     }
 
     /// Writes all of `bytes`; false when the peer is gone (or, on a socket that does not

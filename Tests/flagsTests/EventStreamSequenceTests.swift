@@ -153,6 +153,51 @@ struct EventStreamSequenceTests {
         }
     }
 
+    /// An event larger than the subscriber's socket takes at once arrives whole, then the
+    /// next: the rest is sent as the socket takes it, and the subscriber is not dropped.
+    @Test func anEventLargerThanTheSocketTakesArrivesWhole() throws {
+        let small = try RuleSet(source: "value v: int = 0\n", name: "a.flags")
+        let text = (0..<20_000).map { "value v\($0): int = \($0)\n" }.joined()
+        let large = try RuleSet(source: text, name: "a.flags")
+        let service = OFREPService()
+        service.install([.init(name: "a.flags", rules: small)])
+        let streams = EventStreams(service: service)
+        defer { streams.stop() }
+        var pair: [Int32] = [0, 0]
+        #if canImport(Darwin)
+            #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
+        #else
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        #endif
+        defer { close(pair[1]) }
+        var size: Int32 = 4_096
+        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
+        func receive(until marker: String, seconds: Double) -> String {
+            var received = [UInt8]()
+            let deadline = Date().addingTimeInterval(seconds)
+            while !String(decoding: received, as: UTF8.self).contains(marker), Date() < deadline {
+                var ready = pollfd(fd: pair[1], events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 100) > 0 else { continue }
+                var chunk = [UInt8](repeating: 0, count: 1_024)
+                let n = read(pair[1], &chunk, chunk.count)
+                if n <= 0 { break }
+                received += chunk[..<n]
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+        _ = receive(until: "\r\n\r\n", seconds: 10)
+        // The large text goes out while nothing is read: the socket fills at once.
+        service.install([.init(name: "a.flags", rules: large)])
+        let stream = "HTTP/1.1 200 OK\r\n\r\n" + receive(until: "refetchEvaluation", seconds: 60)
+        #expect(Self.events(stream) == ["rules a.flags \(service.servedFiles[0].etag)", "refetch \(service.version)"])
+        let data = try #require(stream.components(separatedBy: "\n").first { $0.hasPrefix("data: ") && $0.contains("rulesChanged") })
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(data.dropFirst(6).utf8)) as? [String: Any])
+        #expect(event["rules"] as? String == text)
+        #expect(streams.count == 1)
+    }
+
     /// The hub's thread starts with its first subscriber; a change made at once after that
     /// subscriber's head went out (before the thread has run) must still reach it. Each
     /// round is a new hub, so each round races the thread's start.
