@@ -44,6 +44,34 @@ struct EventStreamSequenceTests {
         }
     }
 
+    /// Two connected sockets: the hub's end, and the subscriber's.
+    static func socketPair() throws -> [Int32] {
+        var pair: [Int32] = [0, 0]
+        #if canImport(Darwin)
+            let made = socketpair(AF_UNIX, SOCK_STREAM, 0, &pair)
+        #else
+            let made = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair)
+        #endif
+        try #require(made == 0)
+        return pair
+    }
+
+    /// What `fd` receives, read `chunk` bytes at a time, until `done` holds of it, the peer
+    /// closes, or `seconds` pass.
+    static func receive(_ fd: Int32, chunk: Int = 4_096, seconds: Double = 10, until done: (String) -> Bool) -> String {
+        var received = [UInt8]()
+        let deadline = Date().addingTimeInterval(seconds)
+        while !done(String(decoding: received, as: UTF8.self)), Date() < deadline {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 100) > 0 else { continue }
+            var bytes = [UInt8](repeating: 0, count: chunk)
+            let n = read(fd, &bytes, bytes.count)
+            if n <= 0 { break }
+            received += bytes[..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
     @Test(arguments: 0..<3) func randomSequencesMatchTheModel(seed: Int) throws {
         var g = SeededGenerator(seed: UInt64(seed) &+ 4_242)
         let service = OFREPService()
@@ -127,27 +155,12 @@ struct EventStreamSequenceTests {
             service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
             let streams = EventStreams(service: service)
             defer { streams.stop() }
-            var pair: [Int32] = [0, 0]
-            #if canImport(Darwin)
-                #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
-            #else
-                #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-            #endif
+            let pair = try Self.socketPair()
             defer { close(pair[1]) }
             #expect(EventStreams.fitsAtOnce(text.utf8.count * 2, pair[0]) == inline, "\(text.utf8.count) bytes")
             #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags", holding: "\"other\""))
-            var received = [UInt8]()
             let expectedEnd = inline ? "\"}\n\n" : "\r\n\r\n"
-            let deadline = Date().addingTimeInterval(10)
-            while !String(decoding: received, as: UTF8.self).hasSuffix(expectedEnd), Date() < deadline {
-                var ready = pollfd(fd: pair[1], events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 100) > 0 else { continue }
-                var chunk = [UInt8](repeating: 0, count: 65_536)
-                let n = read(pair[1], &chunk, chunk.count)
-                if n <= 0 { break }
-                received += chunk[..<n]
-            }
-            let head = String(decoding: received, as: UTF8.self)
+            let head = Self.receive(pair[1], chunk: 65_536) { $0.hasSuffix(expectedEnd) }
             #expect(head.contains("X-Flags-Rules: current\r\n") == inline, "\(lines) lines")
             #expect(Self.events(head) == (inline ? ["rules a.flags \(service.servedFiles[0].etag)"] : []), "\(lines) lines")
         }
@@ -163,34 +176,16 @@ struct EventStreamSequenceTests {
         service.install([.init(name: "a.flags", rules: small)])
         let streams = EventStreams(service: service)
         defer { streams.stop() }
-        var pair: [Int32] = [0, 0]
-        #if canImport(Darwin)
-            #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
-        #else
-            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        #endif
+        let pair = try Self.socketPair()
         defer { close(pair[1]) }
         var size: Int32 = 4_096
         setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
-        func receive(until marker: String, seconds: Double) -> String {
-            var received = [UInt8]()
-            let deadline = Date().addingTimeInterval(seconds)
-            while !String(decoding: received, as: UTF8.self).contains(marker), Date() < deadline {
-                var ready = pollfd(fd: pair[1], events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 100) > 0 else { continue }
-                var chunk = [UInt8](repeating: 0, count: 1_024)
-                let n = read(pair[1], &chunk, chunk.count)
-                if n <= 0 { break }
-                received += chunk[..<n]
-            }
-            return String(decoding: received, as: UTF8.self)
-        }
-        _ = receive(until: "\r\n\r\n", seconds: 10)
+        _ = Self.receive(pair[1], chunk: 1_024) { $0.contains("\r\n\r\n") }
         // The large text goes out while nothing is read: the socket fills at once.
         service.install([.init(name: "a.flags", rules: large)])
-        let stream = "HTTP/1.1 200 OK\r\n\r\n" + receive(until: "refetchEvaluation", seconds: 60)
+        let stream = "HTTP/1.1 200 OK\r\n\r\n" + Self.receive(pair[1], chunk: 1_024, seconds: 60) { $0.contains("refetchEvaluation") }
         #expect(Self.events(stream) == ["rules a.flags \(service.servedFiles[0].etag)", "refetch \(service.version)"])
         let data = try #require(stream.components(separatedBy: "\n").first { $0.hasPrefix("data: ") && $0.contains("rulesChanged") })
         let event = try #require(try JSONSerialization.jsonObject(with: Data(data.dropFirst(6).utf8)) as? [String: Any])
@@ -209,26 +204,11 @@ struct EventStreamSequenceTests {
             service.install([.init(name: "a.flags", rules: before)])
             let streams = EventStreams(service: service)
             defer { streams.stop() }
-            var pair: [Int32] = [0, 0]
-            #if canImport(Darwin)
-                #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
-            #else
-                #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-            #endif
+            let pair = try Self.socketPair()
             defer { close(pair[1]) }
             #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
             service.install([.init(name: "a.flags", rules: after)])
-            var received = [UInt8]()
-            let deadline = Date().addingTimeInterval(10)
-            while !String(decoding: received, as: UTF8.self).contains("refetchEvaluation"), Date() < deadline {
-                var ready = pollfd(fd: pair[1], events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 100) > 0 else { continue }
-                var chunk = [UInt8](repeating: 0, count: 4_096)
-                let n = read(pair[1], &chunk, chunk.count)
-                if n <= 0 { break }
-                received += chunk[..<n]
-            }
-            let text = String(decoding: received, as: UTF8.self)
+            let text = Self.receive(pair[1]) { $0.contains("refetchEvaluation") }
             let reached = text.contains("\"rulesChanged\"") && text.contains("refetchEvaluation")
             #expect(reached, "round \(round): \(text)")
             if !reached { break }
