@@ -8,7 +8,8 @@ server that asks for an API key, and checks
   expiry, each split's and rollout's shares (bars), each ramp's course (chart), why it is
   stale, and its rules as written;
 - that the page follows the event stream: an edit is shown as a reload at once, a broken
-  edit as a rejected update while the last good rules stay, and a fix clears it;
+  edit as a rejected update while the last good rules stay, the last good text restored
+  clears it, and so does a fix;
 - every declaration's resolution, for contexts given in the page's link, against
   `flags eval --json`.
 
@@ -278,6 +279,15 @@ def check_stream(browser, directory):
                      " && document.querySelectorAll('#rejected .standing').length === 1", "the broken edit to show as rejected")
     if "(edited once)" not in browser.evaluate("document.querySelector('tr[data-name=pageSize]').cells[3].textContent"):
         fail("after the rejected edit the page no longer shows the last good rules")
+    # The last good text restored: the rules do not change, and the notice clears all the same.
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(original.replace(marker, marker + " (edited once)"))
+    browser.wait_for("document.querySelectorAll('#rejected .standing').length === 0 && "
+                     "[...document.querySelectorAll('#notices .notice.accepted')].some(p => p.dataset.file.endsWith('app.flags'))",
+                     "the last good text restored to clear the rejection")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(original.replace(marker, marker + " (edited once)") + "\nflag {\n")
+    browser.wait_for("document.querySelectorAll('#rejected .standing').length === 1", "the broken edit again to show as rejected")
     with open(path, "w", encoding="utf-8") as out:
         out.write(original.replace(marker, marker + " (edited twice)"))
     browser.wait_for("document.querySelectorAll('#rejected .standing').length === 0 && "

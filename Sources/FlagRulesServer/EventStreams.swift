@@ -15,12 +15,13 @@ import Foundation
 /// thread of its own, so that thousands of idle subscribers cost a descriptor and a few
 /// bytes each.
 ///
-/// Each change of the rules in force sends every subscriber
+/// Each new generation of the rules in force (``ServedRules``; a revert to an earlier text
+/// is a new generation like any change) sends every subscriber
 ///
-///     id: <version>
+///     id: <generation>
 ///     event: message
 ///     retry: 1000
-///     data: {"type":"refetchEvaluation","etag":"<version>","lastModified":<unix seconds>}
+///     data: {"type":"refetchEvaluation","etag":"<generation>","lastModified":<unix seconds>}
 ///
 /// and a comment (`: keep-alive`) goes every 15 s otherwise, so that proxies keep the
 /// connection. A subscriber that asked for one served file's rules (`?rules=NAME`, what a
@@ -28,29 +29,36 @@ import Foundation
 /// changes, before the `refetchEvaluation`:
 ///
 ///     event: message
-///     data: {"type":"rulesChanged","file":"NAME","etag":"\"…\"","rules":"flag …"}
+///     data: {"type":"rulesChanged","file":"NAME","etag":"\"…\"","generation":<n>,"rules":"flag …"}
 ///
-/// (an OFREP client ignores the type, as the protocol asks of unknown ones). Such a
-/// stream's head says `X-Flags-Rules: current`: when the request names the text its client
-/// holds (`If-None-Match`) and the file's text in force is another, that text is the first
-/// event, so a client that reconnects needs no fetch to catch up. When an
-/// update of a file is rejected, every subscriber gets
+/// (an OFREP client ignores the type, as the protocol asks). Each subscriber is marked with
+/// the generation it was told of and the file text it holds, and is sent only what is newer:
+/// never a text older than one it was sent or said it holds. Such a stream's head says
+/// `X-Flags-Rules: current`: when the request names the text its client holds
+/// (`If-None-Match`, and its generation in `X-Flags-Generation`) and the file's text in
+/// force is newer, that text is the first event, so a client that reconnects needs no fetch
+/// to catch up; the head then says whether an update of the file stands rejected
+/// (`rulesRejected`) or not (`rulesAccepted`). When an update of a file is rejected, every
+/// subscriber gets
 ///
 ///     event: message
 ///     data: {"type":"rulesRejected","file":"NAME","message":"…","at":<unix seconds>}
 ///
-/// while the file's last good rules stay served. A subscriber that reconnects with `Last-Event-ID` naming an older version
-/// gets the event at once. What a subscriber's socket will not take at once is kept and
-/// sent as it takes it (an event of a large file on a slow link arrives whole); a
-/// subscriber whose socket is closed, or takes nothing of what it holds back for a minute,
-/// is dropped (it reconnects and catches up).
+/// while the file's last good rules stay served, and `{"type":"rulesAccepted",…}` once a
+/// good text of it is in force again (a fix, or the last good text restored). A subscriber
+/// that reconnects with `Last-Event-ID` naming another generation gets the refetch at once.
+/// What a subscriber's socket will not take at once is kept and sent as it takes it (an
+/// event of a large file on a slow link arrives whole); a subscriber whose socket is
+/// closed, or takes nothing of what it holds back for a minute, is dropped (it reconnects
+/// and catches up). The head says `X-Accel-Buffering: no`, so that nginx passes events on
+/// as they come.
 final class EventStreams: @unchecked Sendable {
     // Unchecked: `subscribers`, `running` and `stopped` are read and written only under `lock`.
     /// The most subscribers held at once; more are answered 503.
     static let maxSubscribers = 16_000
     static let keepAlive: TimeInterval = 15
 
-    private let service: OFREPService
+    private let served: ServedRules
     /// Guards `subscribers`, `running` and `stopped`; taken before the service's own lock.
     private let lock = NSLock()
     /// Held while subscribers' descriptors are written or closed, so that `stop` never closes
@@ -58,13 +66,15 @@ final class EventStreams: @unchecked Sendable {
     private let writing = NSLock()
     private struct Subscriber {
         let fd: Int32
-        /// The served file whose text it asked for, and the ETag of the text last sent.
+        /// The served file whose text it asked for, the ETag of the text it holds (sent, or
+        /// named when it connected) and that text's generation.
         let file: String?
-        var sentETag: String?
-        /// The rules version it has been told of (or that was in force when it subscribed).
-        var seenVersion: String
-        /// How many rejected updates it has been told of (or were recorded when it subscribed).
-        var seenRejections: Int
+        var heldETag: String?
+        var heldGeneration: Int
+        /// The generation it has been told of (or that was in force when it subscribed).
+        var seenGeneration: Int
+        /// How many notices it has been told of (or were recorded when it subscribed).
+        var seenNotices: Int
         /// Events its socket has not taken yet, oldest first (the first sent up to
         /// `pendingOffset`), and since when some have waited.
         var pending: [[UInt8]] = []
@@ -75,29 +85,28 @@ final class EventStreams: @unchecked Sendable {
     private var running = false
     private var stopped = false
 
-    init(service: OFREPService) {
-        self.service = service
+    init(served: ServedRules) {
+        self.served = served
     }
 
     /// How many subscribers are held.
     var count: Int { lock.withLock { subscribers.count } }
 
-    /// The event for `version`, in force since `since`.
-    static func event(version: String, since: Date) -> String {
-        let data = JSON.object([
-            ("type", .string("refetchEvaluation")), ("etag", .string(version)), ("lastModified", .int(Int(since.timeIntervalSince1970))),
-        ])
-        return "id: \(version)\nevent: message\nretry: 1000\ndata: \(data.serialized())\n\n"
+    /// The refetch event for the generation of `snapshot`.
+    static func event(refetch snapshot: ServedRules.Snapshot) -> String {
+        PushProtocol.Event.refetch(version: snapshot.version, lastModified: Int(snapshot.since.timeIntervalSince1970)).text
     }
 
     /// Takes `fd`, whose request asked for the stream: writes the response's head (and the
-    /// current event when `lastEventID` names another version) and holds it. False when
+    /// current event when `lastEventID` names another generation) and holds it. False when
     /// the stream is full, stopped, or the write fails: the caller closes `fd`.
     ///
-    /// The head is written and the subscriber added under one lock, with the version in
-    /// force read there too, so a change made once the head is out always reaches it and
-    /// one already in force is not sent twice.
-    func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil, holding: String? = nil) -> Bool {
+    /// `holding` and `heldGeneration`: the ETag and generation of the text the client
+    /// holds (`If-None-Match`, `X-Flags-Generation`). The head is written and the
+    /// subscriber added under one lock, with what is in force read there too, so a change
+    /// made once the head is out always reaches it and one already in force is not sent
+    /// twice.
+    func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil, holding: String? = nil, heldGeneration: Int? = nil) -> Bool {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         #if canImport(Darwin)
             var one: Int32 = 1
@@ -105,30 +114,43 @@ final class EventStreams: @unchecked Sendable {
         #endif
         let admitted = lock.withLock { () -> Bool? in
             guard !stopped, subscribers.count < EventStreams.maxSubscribers else { return nil }
-            let now = service.versionSinceAndFiles
-            let rejected = service.standingRejections.count
+            let (now, notices) = served.current
             if !running {
                 // The thread starts from what this first subscriber is told of: a change (or a
-                // rejection) made before the thread runs is still news to it.
+                // notice) made before the thread runs is still news to it.
                 running = true
-                let thread = Thread { [self] in loop(from: now.version, rejected: rejected) }
+                let thread = Thread { [self] in loop(from: now.generation, notices: notices) }
                 thread.stackSize = 256 << 10
                 thread.start()
             }
-            let served = file.flatMap { name in now.files.first { $0.name == name } }
-            // The text in force, unless the client holds it (or names none: it fetches). A
-            // text the socket cannot take at once is not sent, and the head does not say the
-            // stream starts from it: the client fetches.
+            let file = file.flatMap { name in now.files.first { $0.name == name } }
+            // The text in force, when the client holds another, older one (or names none:
+            // it fetches). A text the socket cannot take at once is not sent, and the head
+            // does not say the stream starts from it: the client fetches.
             var catchUp: String?
-            if let served, let holding, !OFREPService.matches(holding, served.etag) { catchUp = Self.event(rulesOf: served) }
-            let startsCurrent = served != nil && catchUp.map { Self.fitsAtOnce($0.utf8.count + 1_024, fd) } != false
-            var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n"
-            head += startsCurrent ? "\(Self.currentRulesHeader): current\r\n\r\n" + (catchUp ?? "") : "\r\n"
-            if let lastEventID, lastEventID != now.version { head += Self.event(version: now.version, since: now.since) }
+            if let file, let holding, !OFREPService.matches(holding, file.etag), file.generation > heldGeneration ?? 0 {
+                catchUp = Self.event(rulesOf: file)
+            }
+            let startsCurrent = file != nil && catchUp.map { Self.fitsAtOnce($0.utf8.count + 1_024, fd) } != false
+            var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+            head += "X-Accel-Buffering: no\r\nConnection: keep-alive\r\n"
+            head += startsCurrent ? "\(PushProtocol.rulesHeader): current\r\n\r\n" + (catchUp ?? "") : "\r\n"
+            if let file {
+                let rejection = served.rejection(of: file.name)
+                let state: PushProtocol.Event =
+                    rejection.map { .rulesRejected(file: $0.file, message: $0.message, at: Int($0.at.timeIntervalSince1970)) }
+                    ?? .rulesAccepted(file: file.name, etag: file.etag)
+                head += state.text
+            }
+            if let lastEventID, lastEventID != now.version { head += Self.event(refetch: now) }
             guard Self.write(fd, Array(head.utf8)) else { return false }
-            // The text it holds now, or fetches on connecting, is the one in force now.
-            let sent = served?.etag
-            subscribers.append(Subscriber(fd: fd, file: file, sentETag: sent, seenVersion: now.version, seenRejections: rejected))
+            // The text it holds now, or fetches on connecting, is the one in force now (or
+            // the newer one it named).
+            let held = file.map { f in (heldGeneration ?? 0) > f.generation ? (holding, heldGeneration!) : (f.etag, f.generation) }
+            subscribers.append(
+                Subscriber(
+                    fd: fd, file: file?.name, heldETag: held?.0, heldGeneration: held?.1 ?? 0, seenGeneration: now.generation,
+                    seenNotices: notices))
             return true
         }
         guard let admitted else {
@@ -148,59 +170,58 @@ final class EventStreams: @unchecked Sendable {
         writing.withLock {
             for subscriber in held { close(subscriber.fd) }
         }
-        service.wakeEventStreams()
+        served.wake()
     }
 
-    private func loop(from start: String, rejected first: Int) {
-        var version = start
-        var rejected = first
+    private func loop(from start: Int, notices first: Int) {
+        var generation = start
+        var notices = first
         var lastKeepAlive = Date()
         var pending = false
         while true {
             // While a socket holds back an event, its rest goes as the socket takes it.
             let quiet = EventStreams.keepAlive - Date().timeIntervalSince(lastKeepAlive)
-            let next = service.waitForChange(from: version, rejected: rejected, timeout: pending ? 0.05 : max(quiet, 0.05))
+            let next = served.waitForChange(from: generation, notices: notices, timeout: pending ? 0.05 : max(quiet, 0.05))
             if lock.withLock({ stopped }) { return }
             if pending { pending = broadcast { _ in [] } }
-            let woken = next.rejected != rejected
-            if next.rejected != rejected {
-                rejected = next.rejected
-                let news = service.rejections(after: 0).filter { $0.number <= next.rejected }
+            let woken = next.notices != notices
+            if next.notices > notices {
+                let news = served.notices(after: notices, through: next.notices)
+                notices = next.notices
                 pending = broadcast { subscriber in
-                    let untold = news.filter { $0.number > subscriber.seenRejections }
-                    subscriber.seenRejections = max(subscriber.seenRejections, next.rejected)
-                    return untold.isEmpty ? [] : [Array(untold.map(Self.event(rejected:)).joined().utf8)]
+                    let untold = news.filter { $0.number > subscriber.seenNotices }
+                    subscriber.seenNotices = max(subscriber.seenNotices, next.notices)
+                    return untold.isEmpty ? [] : [Array(untold.map(Self.event(notice:)).joined().utf8)]
                 }
             }
-            if next.version == version {
+            if next.generation <= generation {
                 if !woken, Date().timeIntervalSince(lastKeepAlive) >= EventStreams.keepAlive {
                     pending = sendKeepAlive()
                     lastKeepAlive = Date()
                 }
                 continue
             }
-            let now = service.versionSinceAndFiles
-            version = now.version
-            var files: [String: (etag: String, event: [UInt8])] = [:]
-            for file in now.files { files[file.name] = (file.etag, Array(Self.event(rulesOf: file).utf8)) }
-            let event = Array(Self.event(version: now.version, since: now.since).utf8)
+            let now = served.snapshot
+            generation = now.generation
+            var files: [String: (file: ServedRules.File, event: [UInt8])] = [:]
+            for file in now.files { files[file.name] = (file, Array(Self.event(rulesOf: file).utf8)) }
+            let event = Array(Self.event(refetch: now).utf8)
             pending = broadcast { subscriber in
-                guard subscriber.seenVersion != now.version else { return [] }
-                subscriber.seenVersion = now.version
+                // One that subscribed after this generation came in force was told of it.
+                guard subscriber.seenGeneration < now.generation else { return [] }
+                subscriber.seenGeneration = now.generation
                 var out: [[UInt8]] = []
-                // A file's new text goes first to those that asked for it.
-                if let name = subscriber.file, let file = files[name], file.etag != subscriber.sentETag {
-                    out.append(file.event)
-                    subscriber.sentETag = file.etag
+                // A file's newer text goes first to those that asked for it.
+                if let name = subscriber.file, let (file, text) = files[name], file.generation > subscriber.heldGeneration {
+                    if file.etag != subscriber.heldETag { out.append(text) }
+                    subscriber.heldETag = file.etag
+                    subscriber.heldGeneration = file.generation
                 }
                 out.append(event)
                 return out
             }
         }
     }
-
-    /// The header a `?rules=NAME` stream's head carries: it starts from the text in force.
-    static let currentRulesHeader = "X-Flags-Rules"
 
     /// Whether `count` bytes fit the send buffer of `fd`, a connection with nothing queued
     /// yet: half the size the system reports (which counts its bookkeeping too).
@@ -212,22 +233,21 @@ final class EventStreams: @unchecked Sendable {
     }
 
     /// The event carrying a served file's text.
-    static func event(rulesOf file: OFREPService.ServedFile) -> String {
-        let data = JSON.object([
-            ("type", .string("rulesChanged")), ("file", .string(file.name)), ("etag", .string(file.etag)),
-            ("rules", .string(String(decoding: file.rules.source.bytes, as: UTF8.self))),
-        ])
-        return "event: message\ndata: \(data.serialized())\n\n"
+    static func event(rulesOf file: ServedRules.File) -> String {
+        PushProtocol.Event.rulesChanged(
+            file: file.name, etag: file.etag, generation: file.generation, rules: String(decoding: file.rules.source.bytes, as: UTF8.self)
+        ).text
     }
 
-    /// The event telling of a rejected update (the page shows it; an OFREP client ignores
-    /// the type).
-    static func event(rejected r: OFREPService.Rejection) -> String {
-        let data = JSON.object([
-            ("type", .string("rulesRejected")), ("file", .string(r.file)), ("message", .string(r.message)),
-            ("at", .int(Int(r.at.timeIntervalSince1970))),
-        ])
-        return "event: message\ndata: \(data.serialized())\n\n"
+    /// The event telling of a rejected update or of its clearing (the page shows them; a
+    /// store following the file reports them; an OFREP client ignores the types).
+    static func event(notice: ServedRules.Notice) -> String {
+        switch notice {
+        case .rejected(let r):
+            return PushProtocol.Event.rulesRejected(file: r.file, message: r.message, at: Int(r.at.timeIntervalSince1970)).text
+        case .accepted(let file, _):
+            return PushProtocol.Event.rulesAccepted(file: file, etag: "").text
+        }
     }
 
     /// Writes to every subscriber what `news` gives it (nothing: it is skipped), marking it

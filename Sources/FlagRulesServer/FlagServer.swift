@@ -7,7 +7,8 @@ import Foundation
 ///
 /// Each served file is a `FlagStore`: a good update is served as soon as its store puts it
 /// in force, and a broken one is logged while the last good rules stay. A name declared by
-/// two files is served from the first given.
+/// two files is served from the first given. Whatever order the stores load in, the server
+/// ends on each store's newest rules.
 ///
 /// ```swift
 /// let store = FlagStore(source: .file(rulesURL))
@@ -75,6 +76,7 @@ public final class FlagServer: Sendable {
         self.log = log
         for (_, store) in files { follow(store) }
         install()
+        service.reportHealth { [weak self] in self?.upstreamHealth() ?? OFREPService.Health() }
     }
 
     /// Serves `files` from now on, in their order: a store served already goes on as it is
@@ -98,16 +100,24 @@ public final class FlagServer: Sendable {
         install()
     }
 
-    /// Puts the served files' rules in force.
+    /// Puts the served files' rules in force: one install at a time, each reading the
+    /// stores' rules once those before it are done, so that two stores loading at once
+    /// never leave an older text served.
     private func install() {
-        let served = files.withLock { $0 }.compactMap { name, store in store.rules.map { OFREPService.ServedFile(name: name, rules: $0) } }
-        for name in service.install(served) where reported.withLock({ $0.insert(name).inserted }) {
-            log("'\(name)' is declared in two files; the first is served")
+        let conflicts = service.served.install {
+            files.withLock { $0 }.compactMap { name, store in
+                store.rules.map { ServedRules.File(name: name, rules: $0, generation: store.rulesGeneration ?? 0) }
+            }
+        }
+        for c in conflicts where reported.withLock({ $0.insert(c.name).inserted }) {
+            log("'\(c.name)' is declared in \(c.servedFrom) and in \(c.alsoIn); \(c.servedFrom)'s is served")
         }
     }
 
     /// Serves `store`'s updates under the name it is served by (and starts it). A store no
-    /// longer served says nothing: its late rejection is not left standing.
+    /// longer served says nothing: its late rejection is not left standing. A store of
+    /// another server's file (a relay's) passes on that server's rejections and their
+    /// clearing, and its log says when the stream to it is lost and back.
     private func follow(_ store: FlagStore) {
         store.onEvent = { [weak self, weak store] event in
             guard let self, let store, let name = self.name(of: store) else { return }
@@ -122,13 +132,36 @@ public final class FlagServer: Sendable {
                 // Removed meanwhile: `replaceFiles` may have cleared the file before this.
                 if self.name(of: store) != name { service.accepted(file: name) }
                 log("\(name): \(event)")
+            case .upstreamRejected(let source, let message, _):
+                service.metrics.reload(.rejected)
+                service.reject(file: name, message: "rejected upstream (\(source)): \(message)")
+                if self.name(of: store) != name { service.accepted(file: name) }
+                log("\(name): \(event)")
+            case .upstreamAccepted:
+                service.accepted(file: name)
+                log("\(name): \(event)")
             case .fetchFailed:
                 service.metrics.reload(.failed)
+                log("\(name): \(event)")
+            case .eventStreamConnected, .eventStreamLost, .olderRulesIgnored:
                 log("\(name): \(event)")
             default: break
             }
         }
         store.start()
+    }
+
+    /// How the stores of another server's files (a relay's) stand: the health check's and
+    /// the metrics' upstream lines.
+    private func upstreamHealth() -> OFREPService.Health {
+        let upstreams = files.withLock { $0 }.compactMap { name, store -> OFREPService.Health.Upstream? in
+            guard case .url = store.source else { return nil }
+            let link = store.upstream
+            return .init(
+                file: name, source: store.source.map { "\($0)" } ?? name, reachable: link.reachable, connected: link.connected,
+                lastSync: link.lastSync)
+        }
+        return OFREPService.Health(upstreams: upstreams)
     }
 
     /// The name `store` is served under; nil once it is not served.

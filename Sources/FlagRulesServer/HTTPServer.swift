@@ -39,7 +39,7 @@ package final class HTTPServer: @unchecked Sendable {
 
     package init(service: OFREPService, host: String, port: Int) throws(StartError) {
         self.service = service
-        streams = EventStreams(service: service)
+        streams = EventStreams(served: service.served)
         #if canImport(Darwin)
             let fd = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -132,7 +132,7 @@ package final class HTTPServer: @unchecked Sendable {
     /// Stops accepting; connections finish the request in hand and close.
     package func drain() {
         lock.withLock { draining = true }
-        service.wakeEventStreams()
+        service.served.wake()
         shutdown(listener, Int32(SHUT_RDWR))
     }
 
@@ -168,7 +168,8 @@ package final class HTTPServer: @unchecked Sendable {
                     service.metrics.request(status: 200, seconds: 0)
                     let file = request.query.first { $0.0 == "rules" }?.1
                     return streams.subscribe(
-                        fd, lastEventID: request.header("Last-Event-ID"), file: file, holding: request.header("If-None-Match"))
+                        fd, lastEventID: request.header("Last-Event-ID"), file: file, holding: request.header("If-None-Match"),
+                        heldGeneration: PushProtocol.generation(request.header(PushProtocol.generationHeader)))
                 }
                 let response = service.respond(request, peer: peer)
                 let keepAlive = request.keepsAlive && !isDraining

@@ -8,51 +8,8 @@ import Foundation
 /// (the files' stores call it on every reload).
 package final class OFREPService: Sendable {
     /// One served file.
-    package struct ServedFile: Sendable {
-        package let name: String
-        package let rules: RuleSet
-        /// The ETag of its text, as `GET /rules/NAME` and the event stream give it.
-        package var etag: String { "\"\(rules.contentVersion)\"" }
-        package init(name: String, rules: RuleSet) {
-            self.name = name
-            self.rules = rules
-        }
-    }
-
-    /// What is in force: the files, each declaration's file, and the version of the whole.
-    struct InForce: Sendable {
-        var files: [ServedFile] = []
-        /// Every flag, variant and value: its file's position. The first file wins a name.
-        var index: [String: Int] = [:]
-        /// The served names in order (files in order, declarations in order).
-        var names: [String] = []
-        /// A hash of every file's text: the same rules give the same version on any host.
-        var version = "0"
-        /// Names declared in two files (the later one is not served).
-        var conflicts: [String] = []
-        /// When `version` was first in force (the event stream's `lastModified`).
-        var since = Date()
-    }
-
-    /// An update of a served file that was rejected while its last good rules stay served.
-    package struct Rejection: Sendable, Equatable {
-        package let file: String
-        /// The rejection as the store logged it (the first error, with its place).
-        package let message: String
-        package let at: Date
-        /// Its position among every rejection recorded (1 for the first).
-        package let number: Int
-    }
-
-    /// The rejections standing (a good update of the file clears its own), the latest ones
-    /// recorded (what the event stream sends), and how many were ever recorded.
-    private struct Rejections {
-        var standing: [Rejection] = []
-        var latest: [Rejection] = []
-        var count = 0
-        /// How many of the latest are kept for the event stream's thread to send.
-        static let kept = 256
-    }
+    package typealias ServedFile = ServedRules.File
+    package typealias Rejection = ServedRules.Rejection
 
     /// How the service answers.
     package struct Options: Sendable {
@@ -70,108 +27,102 @@ package final class OFREPService: Sendable {
     }
 
     let options: Options
-    private let inForce = Locked(InForce())
+    /// The rules in force, their generation and the notices of the event stream.
+    package let served: ServedRules
     package let metrics: ServeMetrics
     private let buckets = Locked([String: (tokens: Double, at: Double)]())
-    /// Waiters for the next rules version (the event stream).
-    private let versionChanged = NSCondition()
-    private let rejections = Locked(Rejections())
+    /// What `/healthz` says besides `ok` (a relay's upstream); nil: plain `ok`.
+    private let healthReport = Locked<(@Sendable () -> Health)?>(nil)
 
-    package init(options: Options = Options(), metrics: ServeMetrics = ServeMetrics()) {
+    package init(options: Options = Options(), metrics: ServeMetrics = ServeMetrics(), served: ServedRules = ServedRules()) {
         self.options = options
         self.metrics = metrics
+        self.served = served
     }
 
     // MARK: Rules
 
     /// Puts `files` in force; returns the names declared in two files (served from the first).
     @discardableResult
-    package func install(_ files: [ServedFile]) -> [String] {
-        var next = InForce(files: files)
-        var hash = FNV1a.offsetBasis
-        for (i, file) in files.enumerated() {
-            hash = FNV1a.hash(file.rules.contentVersion.utf8, from: hash)
-            for d in file.rules.declarations where d.kind != .segment {
-                if next.index[d.name] != nil {
-                    next.conflicts.append(d.name)
-                    continue
-                }
-                next.index[d.name] = i
-                next.names.append(d.name)
-            }
-        }
-        next.version = String(hash, radix: 36)
-        let changed = inForce.withLock { current in
-            let changed = current.version != next.version
-            if !changed { next.since = current.since }
-            current = next
-            return changed
-        }
-        if changed {
-            versionChanged.lock()
-            versionChanged.broadcast()
-            versionChanged.unlock()
-        }
-        return next.conflicts
-    }
+    package func install(_ files: [ServedFile]) -> [ServedRules.Conflict] { served.install(files) }
 
     /// Records that an update of `file` was rejected (its last good rules stay served):
     /// the page shows it, and every event-stream subscriber is told at once.
-    package func reject(file: String, message: String) {
-        rejections.withLock {
-            $0.count += 1
-            let rejection = Rejection(file: file, message: message, at: Date(), number: $0.count)
-            $0.standing.removeAll { $0.file == file }
-            $0.standing.append(rejection)
-            $0.latest.append(rejection)
-            if $0.latest.count > Rejections.kept { $0.latest.removeFirst($0.latest.count - Rejections.kept) }
-        }
-        wakeEventStreams()
-    }
+    package func reject(file: String, message: String) { served.reject(file: file, message: message) }
 
-    /// Clears the rejection of `file` (a good update of it is in force).
-    package func accepted(file: String) {
-        rejections.withLock { $0.standing.removeAll { $0.file == file } }
-    }
+    /// Clears the rejection of `file` (a good update of it is in force): subscribers are told.
+    package func accepted(file: String) { served.accept(file: file) }
 
-    /// The rejections standing, oldest first, and how many were ever recorded.
-    package var standingRejections: (standing: [Rejection], count: Int) { rejections.withLock { ($0.standing, $0.count) } }
-
-    /// The rejections recorded after the first `count`, oldest first (the latest 256 at most).
-    package func rejections(after count: Int) -> [Rejection] {
-        rejections.withLock { r in r.latest.filter { $0.number > count } }
-    }
-
-    /// Wakes every event stream (the server is draining).
-    package func wakeEventStreams() {
-        versionChanged.lock()
-        versionChanged.broadcast()
-        versionChanged.unlock()
-    }
-
-    /// The version of the rules in force.
-    package var version: String { inForce.withLock { $0.version } }
+    /// The version of the rules in force (their generation).
+    package var version: String { served.snapshot.version }
 
     /// The served files, in order.
-    package var servedFiles: [ServedFile] { inForce.withLock { $0.files } }
+    package var servedFiles: [ServedFile] { served.snapshot.files }
 
-    /// The version of the rules in force and when it came in force.
-    package var versionAndSince: (version: String, since: Date) { inForce.withLock { ($0.version, $0.since) } }
+    // MARK: Health
 
-    /// The version in force, since when, and its files, read at one instant.
-    package var versionSinceAndFiles: (version: String, since: Date, files: [ServedFile]) {
-        inForce.withLock { ($0.version, $0.since, $0.files) }
+    /// What `/healthz` answers: `ok` and, for a relay, a line on each upstream file.
+    package struct Health: Sendable {
+        /// One file fetched from another server (a relay's).
+        package struct Upstream: Sendable {
+            package var file: String
+            package var source: String
+            package var reachable: Bool
+            /// Whether its event stream is open.
+            package var connected: Bool
+            package var lastSync: Date?
+            package init(file: String, source: String, reachable: Bool, connected: Bool, lastSync: Date?) {
+                self.file = file
+                self.source = source
+                self.reachable = reachable
+                self.connected = connected
+                self.lastSync = lastSync
+            }
+        }
+        package var upstreams: [Upstream]
+        /// Whether everything the server follows is reachable.
+        package var ok: Bool { upstreams.allSatisfy(\.reachable) }
+        /// Lines after the first (`upstream http://…: connected, last synced …`).
+        package var detail: [String] {
+            upstreams.map { u in
+                let state = u.connected ? "connected" : u.reachable ? "reachable (no stream)" : "unreachable"
+                let synced = u.lastSync.map { "last synced \(DateTime.format($0))" } ?? "never synced"
+                return "upstream \(u.source): \(state), \(synced)"
+            }
+        }
+        package init(upstreams: [Upstream] = []) { self.upstreams = upstreams }
     }
 
-    /// Blocks until the rules version differs from `version`, a rejection is recorded after
-    /// the first `rejected`, `timeout` passes or the streams are woken; returns the version
-    /// and the count of rejections then.
-    package func waitForChange(from version: String, rejected: Int, timeout: TimeInterval) -> (version: String, rejected: Int) {
-        let deadline = Date().addingTimeInterval(timeout)
-        versionChanged.lock()
-        defer { versionChanged.unlock() }
-        if self.version == version, rejections.withLock({ $0.count }) == rejected { _ = versionChanged.wait(until: deadline) }
-        return (self.version, rejections.withLock { $0.count })
+    /// Sets what `/healthz` reports besides `ok`.
+    package func reportHealth(_ report: @escaping @Sendable () -> Health) { healthReport.withLock { $0 = report } }
+
+    /// The gauges of what stands now: the generation, each file's rejection, a relay's
+    /// upstream.
+    private func statusMetrics() -> String {
+        let (snapshot, _) = served.current
+        let rejected = Set(served.standing.rejections.map(\.file))
+        var out = "# HELP flags_rules_generation The generation of the rules in force (it only goes up).\n"
+        out += "# TYPE flags_rules_generation gauge\nflags_rules_generation \(snapshot.generation)\n"
+        out += "# HELP flags_rules_rejected Whether a served file's latest update stands rejected (its last good rules are served).\n"
+        out += "# TYPE flags_rules_rejected gauge\n"
+        for file in snapshot.files { out += "flags_rules_rejected{file=\"\(ServeMetrics.escape(file.name))\"} \(rejected.contains(file.name) ? 1 : 0)\n" }
+        let upstreams = healthReport.withLock({ $0 })?().upstreams ?? []
+        guard !upstreams.isEmpty else { return out }
+        out += "# HELP flags_upstream_up Whether the server a relayed file comes from is reachable.\n# TYPE flags_upstream_up gauge\n"
+        for u in upstreams { out += "flags_upstream_up{file=\"\(ServeMetrics.escape(u.file))\"} \(u.reachable ? 1 : 0)\n" }
+        out += "# HELP flags_upstream_last_sync_timestamp_seconds When a relayed file was last known current (Unix time).\n"
+        out += "# TYPE flags_upstream_last_sync_timestamp_seconds gauge\n"
+        for u in upstreams {
+            if let at = u.lastSync { out += "flags_upstream_last_sync_timestamp_seconds{file=\"\(ServeMetrics.escape(u.file))\"} \(Int(at.timeIntervalSince1970))\n" }
+        }
+        return out
+    }
+
+    private func health() -> HTTPResponse {
+        guard let report = healthReport.withLock({ $0 })?(), !report.upstreams.isEmpty else { return .text(200, "ok\n") }
+        // Serving its last good rules, a relay whose upstream is down is still of use: 200,
+        // with the first word saying so.
+        return .text(200, ([report.ok ? "ok" : "degraded"] + report.detail).joined(separator: "\n") + "\n")
     }
 
     // MARK: Requests
@@ -186,7 +137,7 @@ package final class OFREPService: Sendable {
 
     private func route(_ request: HTTPRequest, peer: String) -> HTTPResponse {
         let path = request.path
-        if path == "/healthz" { return .text(200, "ok\n") }
+        if path == "/healthz" { return health() }
         if path == "/" || path == "/index.html" {
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
             return .text(200, ServePage.html, type: "text/html; charset=utf-8")
@@ -208,10 +159,10 @@ package final class OFREPService: Sendable {
             return methodNotAllowed("GET")
         case "/rules":
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
-            return rulesList()
+            return rulesList(request)
         case "/metrics":
             guard request.method == "GET" else { return methodNotAllowed("GET") }
-            return .text(200, metrics.text(), type: "text/plain; version=0.0.4; charset=utf-8")
+            return .text(200, metrics.text() + statusMetrics(), type: "text/plain; version=0.0.4; charset=utf-8")
         case "/api/rules":
             guard request.method == "GET" else { return methodNotAllowed("GET") }
             return rulesForPage()
@@ -308,7 +259,7 @@ package final class OFREPService: Sendable {
         case .success(let (c, _)):
             context = c
         }
-        let state = inForce.withLock { $0 }
+        let state = served.snapshot
         guard let file = state.index[key] else {
             let suggestion = Suggestions.closest(to: key, in: state.names).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)"))
@@ -329,7 +280,7 @@ package final class OFREPService: Sendable {
             context = c
             given = g
         }
-        let state = inForce.withLock { $0 }
+        let state = served.snapshot
         // The same context in any key order has the same ETag.
         let etag = "\"\(state.version)-\(OFREPService.hash(given.canonical.serialized()))\""
         if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
@@ -351,46 +302,68 @@ package final class OFREPService: Sendable {
         ("inactivityDelaySec", .int(120)),
     ])
     /// Where the event stream is served.
-    package static let eventsPath = "/ofrep/v1/events"
+    package static let eventsPath = PushProtocol.eventsPath
     /// The header a served rules file names the event stream with, so that a store
     /// fetching it subscribes (`FlagStore` reads it).
-    package static let eventsHeader = "X-Flags-Events"
+    package static let eventsHeader = PushProtocol.eventsHeader
 
     // MARK: Rules files (what a relay or a subscribed store fetches)
 
-    /// The served files' names and versions.
-    private func rulesList() -> HTTPResponse {
-        let files = inForce.withLock { $0.files }
-        return .json(
-            200,
-            .object([
-                (
-                    "files",
-                    .array(
-                        files.map { .object([("name", .string($0.name)), ("etag", .string($0.etag))]) })
-                )
-            ]), headers: [(OFREPService.eventsHeader, OFREPService.eventsPath)])
+    /// How a cache may keep `/rules` and `/rules/NAME`: a shared cache (a CDN, nginx's
+    /// `proxy_cache`) for a second and then revalidates with `If-None-Match` (a 304 costs
+    /// no body); a client's own cache revalidates each time. A `no-cache` would keep
+    /// nginx from caching at all, and every look would download the whole file.
+    static let cacheControl = "max-age=0, s-maxage=1, must-revalidate"
+
+    /// The served files' names, ETags and generations, with an ETag of its own.
+    private func rulesList(_ request: HTTPRequest) -> HTTPResponse {
+        let state = served.snapshot
+        let body = PushProtocol.list(state.files.map { .init(name: $0.name, etag: $0.etag, generation: $0.generation) })
+        let text = body.serialized()
+        let etag = "\"\(OFREPService.hash(text))\""
+        return conditional(
+            request, etag: etag, modified: state.since,
+            headers: [(OFREPService.eventsHeader, OFREPService.eventsPath)],
+            body: Array(text.utf8), type: "application/json")
     }
 
-    /// One served file's text, with its ETag (`304` when `If-None-Match` names it) and the
-    /// event-stream header.
+    /// One served file's text, with its ETag, generation and modification time (`304`
+    /// when `If-None-Match` names it) and the event-stream header.
     private func rulesFile(_ name: String, _ request: HTTPRequest) -> HTTPResponse {
-        let files = inForce.withLock { $0.files }
+        let files = served.snapshot.files
         guard let file = files.first(where: { $0.name == name }) else {
             let suggestion = Suggestions.closest(to: name, in: files.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))
         }
-        let etag = file.etag
         // The stream a store of this file subscribes to carries the file's new text.
-        let events = OFREPService.eventsPath + "?rules=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)
-        let headers = [("ETag", etag), (OFREPService.eventsHeader, events)]
-        if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
-            return HTTPResponse(status: 304, headers: headers)
+        return conditional(
+            request, etag: file.etag, modified: Date(timeIntervalSince1970: Double(file.generation) / 1e6),
+            headers: [
+                (OFREPService.eventsHeader, PushProtocol.streamPath(file: name)),
+                (PushProtocol.generationHeader, String(file.generation)),
+            ],
+            body: file.rules.source.bytes, type: "text/plain; charset=utf-8")
+    }
+
+    /// A `GET` answered with its validators: `304` when `If-None-Match` names `etag` (or,
+    /// without one, `If-Modified-Since` is not before `modified`), else `200` and `body`.
+    private func conditional(
+        _ request: HTTPRequest, etag: String, modified: Date, headers: [(String, String)], body: [UInt8], type: String
+    ) -> HTTPResponse {
+        let validators = [
+            ("ETag", etag), ("Last-Modified", HTTPDate.format(modified)), ("Cache-Control", OFREPService.cacheControl),
+            ("Date", HTTPDate.format(Date())),
+        ]
+        let notModified: Bool
+        if let match = request.header("If-None-Match") {
+            notModified = OFREPService.matches(match, etag)
+        } else if let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse) {
+            notModified = modified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
+        } else {
+            notModified = false
         }
-        var response = HTTPResponse(
-            status: 200, headers: headers + [("Content-Type", "text/plain; charset=utf-8")], body: file.rules.source.bytes)
-        response.headers.append(("Cache-Control", "no-cache"))
-        return response
+        if notModified { return HTTPResponse(status: 304, headers: validators + headers) }
+        return HTTPResponse(status: 200, headers: validators + headers + [("Content-Type", type)], body: body)
     }
 
     /// Whether an `If-None-Match` list names `etag`: `*`, or a tag equal to it by the weak
@@ -471,7 +444,7 @@ package final class OFREPService: Sendable {
     // MARK: The page's API
 
     private func rulesForPage() -> HTTPResponse {
-        let state = inForce.withLock { $0 }
+        let state = served.snapshot
         var declarations: [JSON] = []
         var schema: [(String, JSON)] = []
         for file in state.files {
@@ -499,7 +472,7 @@ package final class OFREPService: Sendable {
         if !schema.contains(where: { $0.0 == "now" }) {
             schema.append(("now", .object([("type", .string("datetime")), ("list", .bool(false))])))
         }
-        let rejected = standingRejections.standing.map { r in
+        let rejected = served.standing.rejections.map { r in
             JSON.object([("file", .string(r.file)), ("message", .string(r.message)), ("at", .int(Int(r.at.timeIntervalSince1970)))])
         }
         return .json(
@@ -514,7 +487,7 @@ package final class OFREPService: Sendable {
         guard case .success(let (context, _)) = self.context(of: request) else {
             return .json(400, .object([("errorDetails", .string("send {\"context\": {…}}"))]))
         }
-        let state = inForce.withLock { $0 }
+        let state = served.snapshot
         let results: [(String, JSON)] = state.names.map { name in
             let rules = state.files[state.index[name]!].rules
             let r = rules.evaluate(name, in: context)

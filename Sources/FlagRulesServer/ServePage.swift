@@ -31,7 +31,7 @@ enum ServePage {
           .bar { display: flex; width: 22rem; height: 1.2rem; margin: .25rem 0; background: #eee; border-radius: .2rem; overflow: hidden; font-size: 11px; }
           .bar .share { color: #fff; white-space: nowrap; overflow: hidden; padding: 0 .25rem; line-height: 1.2rem; }
           .ramp { display: block; margin: .25rem 0; } .ramp polyline { fill: none; stroke: #2d6cdf; stroke-width: 2; } .ramp line { stroke: #b00020; }
-          .notice { padding: .4rem .6rem; margin: .3rem 0; border-radius: .3rem; } .notice.reload { background: #e4f4e4; } .notice.rejected { background: #fde2e1; }
+          .notice { padding: .4rem .6rem; margin: .3rem 0; border-radius: .3rem; } .notice.reload { background: #e4f4e4; } .notice.rejected { background: #fde2e1; } .notice.accepted { background: #e4ecf7; }
           #ask { background: #fff7d6; padding: .6rem; border-radius: .3rem; }
         </style>
         </head>
@@ -248,7 +248,8 @@ enum ServePage {
           notices.prepend(p);
           while (notices.children.length > 5) notices.lastChild.remove();
         }
-        /// One server-sent event: a new version is reloaded at once; a rejected update is shown.
+        /// One server-sent event: a new version is reloaded at once; a rejected update is shown,
+        /// and so is its clearing (a fix, or the last good text restored).
         async function received(block) {
           const data = block.split("\n").filter(l => l.startsWith("data:")).map(l => l.slice(5).trimStart()).join("\n");
           if (!data) return;
@@ -259,6 +260,9 @@ enum ServePage {
           } else if (event.type === "rulesRejected") {
             await load();
             notice(event.file + ": an update was rejected; the last good rules are served. " + event.message, "rejected", { file: event.file });
+          } else if (event.type === "rulesAccepted") {
+            await load();
+            notice(event.file + ": its rejected update no longer stands; good rules are in force", "accepted", { file: event.file });
           }
         }
         /// Follows the event stream, reconnecting a second after it ends (telling the server

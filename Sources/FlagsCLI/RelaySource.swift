@@ -67,11 +67,7 @@ struct RelaySource {
 
     /// `BASE/rules/NAME`, the name's path segments percent-encoded.
     func fileURL(_ name: String) -> URL {
-        let path = name.split(separator: "/", omittingEmptySubsequences: false).map {
-            String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#")))
-                ?? String($0)
-        }.joined(separator: "/")
-        return URL(string: base.absoluteString.trimmingSuffix("/") + "/rules/" + path)!
+        URL(string: base.absoluteString.trimmingSuffix("/") + PushProtocol.filePath(name))!
     }
 
     /// Upstream's served files, or why not.
@@ -81,14 +77,8 @@ struct RelaySource {
         case .failure(let problem):
             return .failure(Failure(message: problem.message))
         case .success(let data):
-            guard case .object(let members)? = try? JSON.parse(bytes: Array(data)),
-                case .array(let files)? = members.first(where: { $0.0 == "files" })?.1
-            else { return .failure(Failure(message: "not a list of files")) }
-            return .success(
-                files.compactMap { file -> String? in
-                    guard case .object(let m) = file, case .string(let name)? = m.first(where: { $0.0 == "name" })?.1 else { return nil }
-                    return name
-                })
+            guard let names = PushProtocol.listedNames(Array(data)) else { return .failure(Failure(message: "not a list of files")) }
+            return .success(names)
         }
     }
 }

@@ -28,8 +28,10 @@ enum ServeCommand {
           GET  /metrics                       Prometheus text: evaluations, reloads, latency
           GET  /healthz                       'ok'
         A directory serves its .flags files, recursively (not in hidden directories), as
-        'flags check' checks them; a name declared in two files is served from the shallower
-        (then the first by path), and logged. The files are watched: a good edit is served
+        'flags check' checks them, each named by its path in the directory (app.flags,
+        sub/x.flags: GET /rules/sub/x.flags); a file alone is named by its file name. A name
+        declared in two files is served from the shallower (then the first by path), and
+        logged with both files. The files are watched: a good edit is served
         within a second, and so is a fix after a broken or emptied file; a broken one is
         logged and the last good rules stay. A file added to the directory is served, and
         one removed is no longer served, within a second or two. Log lines on stderr start with the UTC time.
@@ -139,13 +141,22 @@ enum ServeCommand {
                     store: relayed.store, listed: relayed.saveList)
             }
         }
-        let files = servingOrder(try Terminal.flagsFiles([target]))
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory) else {
+            throw UsageError(message: "no such file or directory: \(target)")
+        }
+        // A file is served by its name; a directory's files by their paths relative to it,
+        // however the directory was typed (no absolute path is published).
+        let directory = isDirectory.boolValue ? (target.hasSuffix("/") ? String(target.dropLast()) : target) : nil
+        @Sendable func path(_ name: String) -> String { directory.map { $0 + "/" + name } ?? target }
+        let names = directory.map { servingOrder(Terminal.flagsFiles(in: $0)) } ?? [URL(fileURLWithPath: target).lastPathComponent]
+        guard !names.isEmpty else { throw UsageError(message: "no .flags files in \(target)") }
         // Every file must load before the server starts; the stores then watch them, starting
         // from what was loaded here (so every file is served from the first request on).
         var failed = false
         var loaded: [RuleSet] = []
-        for path in files {
-            guard let rules = try Terminal.loadRules(path) else {
+        for name in names {
+            guard let rules = try Terminal.loadRules(path(name)) else {
                 failed = true
                 continue
             }
@@ -157,22 +168,27 @@ enum ServeCommand {
         }
         if failed { return 1 }
 
-        let stores = zip(files, loaded).map { path, rules in
+        let stores = zip(names, loaded).map { name, rules in
             FlagStore(
-                source: .file(URL(fileURLWithPath: path)), refresh: .milliseconds(250),
-                bundled: BundledRules(source: String(decoding: rules.source.bytes, as: UTF8.self), name: path, publishedAt: .distantPast))
+                source: .file(URL(fileURLWithPath: path(name))), refresh: .milliseconds(250),
+                bundled: BundledRules(
+                    source: String(decoding: rules.source.bytes, as: UTF8.self), name: path(name), publishedAt: .distantPast))
         }
-        let served = zip(files, stores).map { ($0, $1) }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: target, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return serve(served, options: options, what: "")
-        }
-        // A directory is looked at again every second for files added or removed.
+        let served = zip(names, stores).map { ($0, $1) }
+        guard let directory else { return serve(served, options: options, what: "") }
+        // A directory is looked at again every second for files added or removed (its last
+        // file removed, it serves none).
         return serve(served, options: options, what: "") { server in
             follow(
                 server, serving: served, every: 1, what: "the directory's files",
-                names: { (try? Terminal.flagsFiles([target])).map(servingOrder) },
-                store: { FlagStore(source: .file(URL(fileURLWithPath: $0)), refresh: .milliseconds(250)) }, listed: { _ in })
+                names: {
+                    var isDirectory: ObjCBool = false
+                    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                        return nil
+                    }
+                    return servingOrder(Terminal.flagsFiles(in: directory))
+                },
+                store: { FlagStore(source: .file(URL(fileURLWithPath: path($0))), refresh: .milliseconds(250)) }, listed: { _ in })
         }
     }
 

@@ -73,6 +73,22 @@ enum Terminal {
     /// The files that paths name: a file as itself, `-` as standard input, a directory as
     /// its .flags files, recursively (not in hidden directories), in sorted order. Throws for a path that does not
     /// exist and for a directory without .flags files.
+    /// The `.flags` files under `directory`, by their paths relative to it, sorted; hidden
+    /// directories (.build, .git) are not entered: a build copies rules files there.
+    static func flagsFiles(in directory: String) -> [String] {
+        var entries: [String] = []
+        if let enumerator = FileManager.default.enumerator(atPath: directory) {
+            while let entry = enumerator.nextObject() as? String {
+                if entry.split(separator: "/").last?.hasPrefix(".") == true {
+                    enumerator.skipDescendants()
+                    continue
+                }
+                if entry.hasSuffix(".flags") { entries.append(entry) }
+            }
+        }
+        return entries.sorted()
+    }
+
     static func flagsFiles(_ paths: [String]) throws(UsageError) -> [String] {
         var files: [String] = []
         for path in paths {
@@ -89,19 +105,8 @@ enum Terminal {
                 continue
             }
             let base = path.hasSuffix("/") ? String(path.dropLast()) : path
-            var entries: [String] = []
-            if let enumerator = FileManager.default.enumerator(atPath: path) {
-                while let entry = enumerator.nextObject() as? String {
-                    // Hidden directories (.build, .git) are not entered: a build copies rules
-                    // files there.
-                    if entry.split(separator: "/").last?.hasPrefix(".") == true {
-                        enumerator.skipDescendants()
-                        continue
-                    }
-                    if entry.hasSuffix(".flags") { entries.append(entry) }
-                }
-            }
-            let found = entries.sorted().map { base + "/" + $0 }
+            let entries = flagsFiles(in: path)
+            let found = entries.map { base + "/" + $0 }
             guard !found.isEmpty else { throw UsageError(message: "no .flags files in \(path)") }
             files += found
         }

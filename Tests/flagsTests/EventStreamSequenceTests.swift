@@ -11,25 +11,26 @@ import Testing
 #endif
 
 /// The event-stream hub as a state machine: random sequences of subscriptions (to every
-/// change, or to one file's text; with no `Last-Event-ID`, the current one or an old one),
-/// rules changes to one of two files, reinstalls of the same rules, rejected updates and
-/// hang-ups, run
-/// against an in-process server; after each step every subscriber has received exactly
-/// the events a small model says, in order.
+/// change, or to one file's text; with no `Last-Event-ID`, the current one or an old one;
+/// holding no text, the one in force, an older one of the file with its generation, or an
+/// unknown one), changes of one of two files, reverts of a file to an earlier text,
+/// reinstalls of the same rules, rejected updates and their clearing, hang-ups and restarts
+/// of the server, run against an in-process server; after each step every subscriber has
+/// received exactly the events a small model says, in order, and no subscriber was ever
+/// sent a text older than one it held.
 struct EventStreamSequenceTests {
-    /// A subscriber's events so far, as `refetch ID` and `rules FILE ETAG` lines (comments
-    /// and the response's head left out).
+    /// A subscriber's events so far, as `refetch GEN`, `rules FILE ETAG GEN`, `rejected
+    /// FILE` and `accepted FILE` lines (comments and the response's head left out).
     static func events(_ text: String) -> [String] {
         guard let head = text.range(of: "\r\n\r\n") else { return [] }
         return text[head.upperBound...].components(separatedBy: "\n\n").dropLast().compactMap { block in
-            guard let line = block.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }),
-                let json = try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any]
-            else { return nil }
-            switch json["type"] as? String {
-            case "refetchEvaluation": return "refetch \(json["etag"] as? String ?? "?")"
-            case "rulesChanged": return "rules \(json["file"] as? String ?? "?") \(json["etag"] as? String ?? "?")"
-            case "rulesRejected": return "rejected \(json["file"] as? String ?? "?")"
-            default: return "unknown"
+            guard let line = block.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { return nil }
+            switch PushProtocol.Event(data: String(line.dropFirst(6))) {
+            case .refetch(let version, _)?: return "refetch \(version)"
+            case .rulesChanged(let file, let etag, let generation, _)?: return "rules \(file) \(etag) \(generation ?? 0)"
+            case .rulesRejected(let file, _, _)?: return "rejected \(file)"
+            case .rulesAccepted(let file, _)?: return "accepted \(file)"
+            case nil: return "unknown"
             }
         }
     }
@@ -38,9 +39,156 @@ struct EventStreamSequenceTests {
         let client: TCPClient
         let file: String?
         var expected: [String] = []
-        init(client: TCPClient, file: String?) {
+        /// The generation of the file's text it held when it subscribed.
+        let heldGeneration: Int
+        init(client: TCPClient, file: String?, heldGeneration: Int) {
             self.client = client
             self.file = file
+            self.heldGeneration = heldGeneration
+        }
+    }
+
+    /// A server on a port of its own, running until `stop()`.
+    final class Running {
+        let service = OFREPService()
+        let server: HTTPServer
+        private let done = DispatchSemaphore(value: 0)
+        init() throws {
+            server = try HTTPServer(service: service, host: "127.0.0.1", port: 0)
+            Thread { [server, done] in
+                server.run()
+                done.signal()
+            }.start()
+        }
+        func stop() {
+            server.drain()
+            _ = done.wait(timeout: .now() + 30)
+        }
+    }
+
+    @Test(arguments: 0..<4) func randomSequencesMatchTheModel(seed: Int) throws {
+        var g = SeededGenerator(seed: UInt64(seed) &+ 4_242)
+        let names = ["a.flags", "b.flags"]
+        var texts = ["flag a = false\n", "flag b = false\n"]
+        // Every text each file has had, and the generation it last came in force at.
+        var history: [[(text: String, generation: Int)]] = [[], []]
+        var standing: Set<String> = []
+        var counter = 0
+        var running = try Running()
+        defer { running.stop() }
+        var lastGeneration = 0
+        func etag(_ text: String, _ k: Int) throws -> String { "\"\(try RuleSet(source: text, name: names[k]).contentVersion)\"" }
+        /// Installs the texts; the files whose text changed (their subscribers get it).
+        @discardableResult
+        func install() throws -> [Int] {
+            let before = running.service.servedFiles
+            try running.service.install(zip(names, texts).map { .init(name: $0, rules: try RuleSet(source: $1, name: $0)) })
+            let after = running.service.servedFiles
+            let changed = (0..<2).filter { k in before.count < 2 || before[k].etag != after[k].etag }
+            let generation = Int(running.service.version)!
+            // The generation only goes up, across restarts too; a file whose text did not
+            // change keeps its own.
+            #expect(changed.isEmpty ? generation == lastGeneration : generation > lastGeneration, "seed \(seed)")
+            for k in 0..<2 {
+                #expect(after[k].generation == (changed.contains(k) ? generation : before[k].generation), "seed \(seed)")
+                if changed.contains(k) { history[k].append((texts[k], generation)) }
+            }
+            lastGeneration = generation
+            return changed
+        }
+        try install()
+        var subscribers: [Subscriber] = []
+        for step in 0..<50 {
+            let service = running.service
+            switch g.next() % 10 {
+            case 0, 1, 2:
+                let file = [nil, 0, 1][Int(g.next() % 3)]
+                let version = service.version
+                let lastEventID = [nil, version, "old"][Int(g.next() % 3)]
+                // The text the subscriber says it holds: none, the one in force, an older
+                // one of the file (with its generation), or an unknown one.
+                var holding: (etag: String, generation: Int?)?
+                if let k = file {
+                    let current = service.servedFiles[k]
+                    switch g.next() % 4 {
+                    case 0: holding = nil
+                    case 1: holding = (current.etag, current.generation)
+                    case 2:
+                        let older = history[k][Int(g.next() % UInt64(history[k].count))]
+                        holding = (try etag(older.text, k), older.generation)
+                    default: holding = ("\"other\"", nil)
+                    }
+                }
+                let client = try TCPClient(port: running.server.port)
+                let query = file.map { "?rules=\(names[$0])" } ?? ""
+                var request = "GET /ofrep/v1/events\(query) HTTP/1.1\r\n"
+                if let lastEventID { request += "Last-Event-ID: \(lastEventID)\r\n" }
+                if let holding { request += "If-None-Match: \(holding.etag)\r\n" }
+                if let generation = holding?.generation { request += "X-Flags-Generation: \(generation)\r\n" }
+                client.send(request + "\r\n")
+                _ = try client.read(until: "text/event-stream")
+                let subscriber = Subscriber(client: client, file: file.map { names[$0] }, heldGeneration: holding?.generation ?? 0)
+                if let k = file {
+                    // A file's stream starts from its text in force, unless the one held is
+                    // it (or is not older); then says whether its update stands rejected.
+                    let current = service.servedFiles[k]
+                    if let holding, holding.etag != current.etag, current.generation > holding.generation ?? 0 {
+                        subscriber.expected.append("rules \(names[k]) \(current.etag) \(current.generation)")
+                    }
+                    subscriber.expected.append("\(standing.contains(names[k]) ? "rejected" : "accepted") \(names[k])")
+                }
+                if let lastEventID, lastEventID != version { subscriber.expected.append("refetch \(version)") }
+                subscribers.append(subscriber)
+            case 3, 4:
+                // A change to one file, or a revert to one of its earlier texts: its
+                // subscribers get its text, then everyone the refetch.
+                let k = Int(g.next() % 2)
+                let earlier = history[k].map(\.text).filter { $0 != texts[k] }
+                if g.next() % 2 == 0, let back = earlier.last {
+                    texts[k] = back
+                } else {
+                    counter += 1
+                    texts[k] = "flag \(k == 0 ? "a" : "b") = \(counter % 2 == 0)\nvalue n\(counter): int = \(counter)\n"
+                }
+                try install()
+                let file = service.servedFiles[k]
+                for s in subscribers {
+                    if s.file == names[k] { s.expected.append("rules \(names[k]) \(file.etag) \(file.generation)") }
+                    s.expected.append("refetch \(service.version)")
+                }
+            case 5:
+                try install()  // the same rules again: no event
+            case 6:
+                // A rejected update of one file: everyone is told, the rules stay.
+                let name = names[Int(g.next() % 2)]
+                service.reject(file: name, message: "\(name):1:1: expected a declaration")
+                standing.insert(name)
+                for s in subscribers { s.expected.append("rejected \(name)") }
+            case 7:
+                // A good text in force again: a standing rejection clears, and everyone is told.
+                let name = names[Int(g.next() % 2)]
+                service.accepted(file: name)
+                if standing.remove(name) != nil { for s in subscribers { s.expected.append("accepted \(name)") } }
+            case 8:
+                guard !subscribers.isEmpty else { continue }
+                let gone = subscribers.remove(at: Int(g.next() % UInt64(subscribers.count)))
+                gone.client.hangUp()
+            default:
+                // A restart: every subscriber is dropped; the new server starts from the same
+                // texts at a later generation, with no rejection standing.
+                running.stop()
+                subscribers = []
+                standing = []
+                running = try Running()
+                try install()
+            }
+            for (k, s) in subscribers.enumerated() {
+                let received = Self.events(try s.client.read(within: 30) { Self.events($0).count >= s.expected.count })
+                #expect(received == s.expected, "seed \(seed), step \(step), subscriber \(k)")
+                // Never a text older than one it held or was sent.
+                let generations = received.filter { $0.hasPrefix("rules ") }.compactMap { Int($0.split(separator: " ").last!) }
+                #expect(zip([s.heldGeneration] + generations, generations).allSatisfy { $0 < $1 }, "seed \(seed), step \(step)")
+            }
         }
     }
 
@@ -72,79 +220,6 @@ struct EventStreamSequenceTests {
         return String(decoding: received, as: UTF8.self)
     }
 
-    @Test(arguments: 0..<3) func randomSequencesMatchTheModel(seed: Int) throws {
-        var g = SeededGenerator(seed: UInt64(seed) &+ 4_242)
-        let service = OFREPService()
-        let names = ["a.flags", "b.flags"]
-        var texts = ["flag a = false\n", "flag b = false\n"]
-        var counter = 0
-        func install() throws {
-            try service.install(zip(names, texts).map { .init(name: $0, rules: try RuleSet(source: $1, name: $0)) })
-        }
-        func etag(_ k: Int) throws -> String { "\"\(try RuleSet(source: texts[k], name: names[k]).contentVersion)\"" }
-        try install()
-        let server = try HTTPServer(service: service, host: "127.0.0.1", port: 0)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            server.run()
-            done.signal()
-        }.start()
-        defer {
-            server.drain()
-            _ = done.wait(timeout: .now() + 30)
-        }
-        var subscribers: [Subscriber] = []
-        for step in 0..<40 {
-            switch g.next() % 6 {
-            case 0, 1:
-                let file = [nil, "a.flags", "b.flags"][Int(g.next() % 3)]
-                let version = service.version
-                let lastEventID = [nil, version, "old"][Int(g.next() % 3)]
-                // The text the subscriber says it holds: none, the one in force, or another.
-                let index = file.flatMap { names.firstIndex(of: $0) }
-                let holding = try [nil, index.map(etag), "\"other\""][Int(g.next() % 3)]
-                let client = try TCPClient(port: server.port)
-                let query = file.map { "?rules=\($0)" } ?? ""
-                client.send(
-                    "GET /ofrep/v1/events\(query) HTTP/1.1\r\n" + (lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? "")
-                        + (holding.map { "If-None-Match: \($0)\r\n" } ?? "") + "\r\n")
-                _ = try client.read(until: "text/event-stream")
-                let subscriber = Subscriber(client: client, file: file)
-                // A file's stream starts from its text in force, unless that is the one held.
-                if let index, let holding, holding != (try etag(index)) {
-                    subscriber.expected.append("rules \(names[index]) \(try etag(index))")
-                }
-                if let lastEventID, lastEventID != version { subscriber.expected.append("refetch \(version)") }
-                subscribers.append(subscriber)
-            case 2:
-                // A change to one file: its subscribers get its text, then everyone the refetch.
-                let k = Int(g.next() % 2)
-                counter += 1
-                texts[k] = "flag \(k == 0 ? "a" : "b") = \(counter % 2 == 0)\nvalue n\(counter): int = \(counter)\n"
-                try install()
-                for s in subscribers {
-                    if s.file == names[k] { s.expected.append("rules \(names[k]) \(try etag(k))") }
-                    s.expected.append("refetch \(service.version)")
-                }
-            case 3:
-                try install()  // the same rules again: no event
-            case 4:
-                // A rejected update of one file: everyone is told, the rules stay.
-                let name = names[Int(g.next() % 2)]
-                service.reject(file: name, message: "\(name):1:1: expected a declaration")
-                for s in subscribers { s.expected.append("rejected \(name)") }
-            default:
-                guard !subscribers.isEmpty else { continue }
-                let gone = subscribers.remove(at: Int(g.next() % UInt64(subscribers.count)))
-                gone.client.hangUp()
-            }
-            for (k, s) in subscribers.enumerated() {
-                let received = Self.events(try s.client.read(within: 30) { Self.events($0).count >= s.expected.count })
-                #expect(received == s.expected, "seed \(seed), step \(step), subscriber \(k)")
-            }
-        }
-    }
-
     /// A `?rules=` stream starts from the text in force only when the socket takes it at
     /// once: a text larger than half its send buffer is not sent in the head, and the head
     /// does not say the stream starts current (the client fetches).
@@ -153,16 +228,17 @@ struct EventStreamSequenceTests {
             let text = (0..<lines).map { "value v\($0): int = \($0)\n" }.joined()
             let service = OFREPService()
             service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
-            let streams = EventStreams(service: service)
+            let streams = EventStreams(served: service.served)
             defer { streams.stop() }
             let pair = try Self.socketPair()
             defer { close(pair[1]) }
             #expect(EventStreams.fitsAtOnce(text.utf8.count * 2, pair[0]) == inline, "\(text.utf8.count) bytes")
             #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags", holding: "\"other\""))
-            let expectedEnd = inline ? "\"}\n\n" : "\r\n\r\n"
-            let head = Self.receive(pair[1], chunk: 65_536) { $0.hasSuffix(expectedEnd) }
+            let head = Self.receive(pair[1], chunk: 65_536) { $0.contains("rulesAccepted") && $0.hasSuffix("\n\n") }
             #expect(head.contains("X-Flags-Rules: current\r\n") == inline, "\(lines) lines")
-            #expect(Self.events(head) == (inline ? ["rules a.flags \(service.servedFiles[0].etag)"] : []), "\(lines) lines")
+            let file = service.servedFiles[0]
+            #expect(
+                Self.events(head) == (inline ? ["rules a.flags \(file.etag) \(file.generation)"] : []) + ["accepted a.flags"], "\(lines) lines")
         }
     }
 
@@ -174,7 +250,7 @@ struct EventStreamSequenceTests {
         let large = try RuleSet(source: text, name: "a.flags")
         let service = OFREPService()
         service.install([.init(name: "a.flags", rules: small)])
-        let streams = EventStreams(service: service)
+        let streams = EventStreams(served: service.served)
         defer { streams.stop() }
         let pair = try Self.socketPair()
         defer { close(pair[1]) }
@@ -182,11 +258,12 @@ struct EventStreamSequenceTests {
         setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
-        _ = Self.receive(pair[1], chunk: 1_024) { $0.contains("\r\n\r\n") }
+        _ = Self.receive(pair[1], chunk: 1_024) { $0.contains("rulesAccepted") }
         // The large text goes out while nothing is read: the socket fills at once.
         service.install([.init(name: "a.flags", rules: large)])
         let stream = "HTTP/1.1 200 OK\r\n\r\n" + Self.receive(pair[1], chunk: 1_024, seconds: 60) { $0.contains("refetchEvaluation") }
-        #expect(Self.events(stream) == ["rules a.flags \(service.servedFiles[0].etag)", "refetch \(service.version)"])
+        let file = service.servedFiles[0]
+        #expect(Self.events(stream) == ["rules a.flags \(file.etag) \(file.generation)", "refetch \(service.version)"])
         let data = try #require(stream.components(separatedBy: "\n").first { $0.hasPrefix("data: ") && $0.contains("rulesChanged") })
         let event = try #require(try JSONSerialization.jsonObject(with: Data(data.dropFirst(6).utf8)) as? [String: Any])
         #expect(event["rules"] as? String == text)
@@ -202,7 +279,7 @@ struct EventStreamSequenceTests {
         for round in 0..<50 {
             let service = OFREPService()
             service.install([.init(name: "a.flags", rules: before)])
-            let streams = EventStreams(service: service)
+            let streams = EventStreams(served: service.served)
             defer { streams.stop() }
             let pair = try Self.socketPair()
             defer { close(pair[1]) }

@@ -75,43 +75,110 @@ extension FlagStore {
     }
 
     /// Subscribes to the event stream the source's server names, once the store has
-    /// started (a ``refreshNow()`` alone does not subscribe): each event, and each
-    /// (re)connection, looks at the source at once.
+    /// started (a ``refreshNow()`` alone does not subscribe). What the stream says is taken
+    /// in order, one thing at a time (``PushInbox``): a text, a fetch; its rejections and
+    /// connections are reported at once.
     private func subscribe(to events: URL, epoch: Int) {
         guard case .url(_, let headers) = source else { return }
         let subscription = state.withLock { s -> EventSubscription? in
             guard s.epoch == epoch, s.poller != nil, s.subscription?.url != events else { return nil }
             s.subscription?.cancel()
+            let inbox = PushInbox()
             let subscription = EventSubscription(
                 url: events, headers: headers, maximumSize: maximumSize,
-                holding: { [weak self] in self?.fetching?.heldETag },
-                changed: { [weak self] in
-                    guard let self else { return }
-                    Task.detached { _ = await self.look(epoch: epoch) }
-                },
-                delivered: { [weak self] text, etag in
-                    guard let self else { return }
-                    Task.detached { await self.take(delivered: text, etag: etag, epoch: epoch) }
-                })
+                holding: { [weak self] in self?.held },
+                heard: { [weak self] heard in self?.take(heard, from: events, into: inbox, epoch: epoch) })
             s.subscription = subscription
             return subscription
         }
         subscription?.start()
     }
 
+    /// The ETag and generation of the text last taken from the source.
+    private var held: (etag: String, generation: Int?)? {
+        guard let etag = fetching?.heldETag else { return nil }
+        return (etag, state.withLock { $0.heldGeneration })
+    }
+
+    /// What the event stream said: texts and fetches go through `inbox`, in turn with the
+    /// store's other looks; the rest is reported.
+    private func take(_ heard: EventSubscription.Heard, from events: URL, into inbox: PushInbox, epoch: Int) {
+        let origin = source.map { "\($0)" } ?? events.absoluteString
+        switch heard {
+        case .rules(let text, let etag, let generation):
+            if inbox.add(.rules(text: text, etag: etag, generation: generation)) { drain(inbox, epoch: epoch) }
+        case .fetch:
+            if inbox.add(.fetch) { drain(inbox, epoch: epoch) }
+        case .rejected(let message, let at):
+            let told = state.withLock { s -> Bool in
+                guard s.epoch == epoch, s.upstreamRejection != message else { return false }
+                s.upstreamRejection = message
+                s.noteProblem(StoreEvent.upstreamRejected(source: origin, message: message, at: at).description)
+                return true
+            }
+            if told { emit(.upstreamRejected(source: origin, message: message, at: at)) }
+        case .accepted:
+            let cleared = state.withLock { s -> Bool in
+                guard s.epoch == epoch, s.upstreamRejection != nil else { return false }
+                s.upstreamRejection = nil
+                return true
+            }
+            if cleared { emit(.upstreamAccepted(source: origin)) }
+        case .connected(let after):
+            // The server answers: the looks' outage is over.
+            state.withLock { $0.failures = 0 }
+            emit(.eventStreamConnected(url: events, after: after.map { Duration.milliseconds(Int($0 * 1_000)) }))
+        case .lost(let reason, let retry):
+            emit(.eventStreamLost(reason: reason, nextAttempt: .milliseconds(Int(retry * 1_000))))
+        }
+    }
+
+    /// Takes what `inbox` holds until it is empty, one thing at a time.
+    private func drain(_ inbox: PushInbox, epoch: Int) {
+        Task.detached { [weak self] in
+            while let work = inbox.next() {
+                guard let self, self.isCurrent(epoch) else {
+                    inbox.abandon()
+                    return
+                }
+                switch work {
+                case .rules(let text, let etag, let generation):
+                    await self.take(delivered: text, etag: etag, generation: generation, epoch: epoch)
+                case .fetch:
+                    _ = await self.look(epoch: epoch)
+                }
+            }
+        }
+    }
+
     /// Rules text the event stream carried, taken as a fetch of the source that answered
-    /// it with `etag` (the next conditional fetch sends it): checked, cached and put in
-    /// force as any fetched text, in turn with the fetches.
-    private func take(delivered text: [UInt8], etag: String, epoch: Int) async {
+    /// it with `etag` and `generation` (the next conditional fetch sends the ETag): checked,
+    /// cached and put in force as any fetched text, in turn with the fetches.
+    private func take(delivered text: [UInt8], etag: String, generation: Int?, epoch: Int) async {
         guard let fetching, let source, text.count <= maximumSize else {
             _ = await look(epoch: epoch)
             return
         }
         _ = await fetching.serially { fetcher in
             guard isCurrent(epoch) else { return refresh }
-            return take(.fetched(text, Seen(validators: Validators(etag: etag))), from: source, into: &fetcher, epoch: epoch)
+            return take(
+                .fetched(text, Seen(validators: Validators(etag: etag), generation: generation)), from: source, into: &fetcher, epoch: epoch)
         }
     }
+
+    /// How the link to the source's server stands: reachable (its stream is open, or the
+    /// latest look answered), connected (the stream), and when the rules were last known
+    /// current (now, while the stream is open).
+    package var upstream: (reachable: Bool, connected: Bool, lastSync: Date?) {
+        let s = state.withLock { $0 }
+        let connected = s.subscription?.isConnected ?? false
+        let answered = s.failures == 0 && !(s.subscription?.isFailing ?? false) && (s.confirmedAt != nil || s.origin == .source)
+        let synced = [s.confirmedAt, s.origin == .source ? s.fetchedAt : nil].compactMap { $0 }.max()
+        return (connected || answered, connected, connected ? Date() : synced)
+    }
+
+    /// The generation its server gave the text in force, if it gave one.
+    package var rulesGeneration: Int? { state.withLock { $0.inForceGeneration } }
 
     /// Whether the store holds an open connection to its source's event stream.
     package var isSubscribed: Bool { state.withLock { $0.subscription?.isConnected ?? false } }
@@ -122,20 +189,34 @@ extension FlagStore {
             state.withLock { s in
                 s.failures = 0
                 // The source still holds what was taken from it (or the cache's, whose validators went with the request).
+            // (A 304 from a cache in front of the server may be older than a pushed text; it
+            // changes nothing.)
                 if s.origin == .source || s.origin == .cache { s.confirmedAt = Date() }
             }
             return refresh
-        case .failed(let reason, let outage):
-            return failed(reason, outage: outage)
+        case .failed(let reason, let outage, let unreachable):
+            return failed(reason, outage: outage, unreachable: unreachable)
         case .fetched(let bytes, let seen):
             guard !bytes.isEmpty else {
                 // Not committed: the next look reads it again, whatever its stamp.
                 return failed("\(source) is empty: an empty file or body never replaces rules", outage: false)
             }
+            // A text older than one taken (a cache's, a late answer's) is not taken, nor its
+            // validators: the next look asks again for what is held.
+            let older = state.withLock { s -> Int? in
+                guard let generation = seen.generation, let held = s.heldGeneration, generation < held else { return nil }
+                s.failures = 0
+                return held
+            }
+            if let older {
+                emit(.olderRulesIgnored(generation: seen.generation!, holding: older))
+                return refresh
+            }
             fetcher.commit(seen)
             let digest = ContentDigest(bytes)
             let same = state.withLock { s in
                 s.failures = 0
+                if let generation = seen.generation { s.heldGeneration = max(s.heldGeneration ?? 0, generation) }
                 let same = s.lastSeen == digest
                 if same, s.inForceDigest == digest { s.confirmedAt = Date() }
                 return same
@@ -149,9 +230,9 @@ extension FlagStore {
                 reject(error, origin: .source)
                 return refresh
             }
-            let saved = save(bytes, validators: seen.validators, epoch: epoch)
+            let saved = save(bytes, validators: seen.validators, generation: seen.generation, events: fetcher.eventsURL, epoch: epoch)
             let inForceNow = swap(
-                origin: .source, etag: seen.validators.etag, digest: digest,
+                origin: .source, etag: seen.validators.etag, digest: digest, generation: seen.generation,
                 when: { s, current in s.epoch == epoch && (self.apply == .immediately || current.rules == nil) }
             ) { $0.with(rules: .some(rules), failure: .some(nil)) }
             guard !inForceNow, isCurrent(epoch) else { return refresh }
@@ -169,7 +250,7 @@ extension FlagStore {
     /// source that answered with something unusable (an empty or missing file, an empty
     /// body), it comes at the usual pace, so that a fix is taken within `refresh`. The same
     /// failure again in a row is not reported again.
-    private func failed(_ reason: String, outage: Bool) -> Duration {
+    private func failed(_ reason: String, outage: Bool, unreachable: Bool = false) -> Duration {
         let (failures, repeated) = state.withLock { s in
             s.failures += 1
             let repeated = s.failures > 1 && s.lastProblem == reason
@@ -178,7 +259,8 @@ extension FlagStore {
         }
         let delay =
             outage
-            ? FlagStore.retryDelay(after: failures, refresh: refresh, jitter: Double.random(in: 0..<1), hasRules: rules != nil)
+            ? FlagStore.retryDelay(
+                after: failures, refresh: refresh, jitter: Double.random(in: 0..<1), hasRules: rules != nil, unreachable: unreachable)
             : refresh
         if !repeated || outage { emit(.fetchFailed(reason: reason, nextAttempt: delay)) }
         return delay
@@ -187,9 +269,16 @@ extension FlagStore {
     /// The wait before the next look after `failures` failures in a row: `refresh`
     /// doubled for each failure after the first, at most ten minutes (or `refresh`), times
     /// a factor between 0.5 and 1 drawn from `jitter` (in 0..<1). Without rules in force,
-    /// a second doubled for each failure after the first, at most `refresh`.
-    static func retryDelay(after failures: Int, refresh: Duration, jitter: Double, hasRules: Bool = true) -> Duration {
-        let (first, cap) = hasRules ? (refresh, max(refresh, .seconds(600))) : (min(refresh, .seconds(1)), refresh)
+    /// a second doubled for each failure after the first, at most `refresh`; and while the
+    /// source cannot be reached at all (`unreachable`, not an HTTP error), half a second
+    /// doubled, at most 2 s, so that rules come within seconds of its return.
+    static func retryDelay(
+        after failures: Int, refresh: Duration, jitter: Double, hasRules: Bool = true, unreachable: Bool = false
+    ) -> Duration {
+        let (first, cap) =
+            hasRules
+            ? (refresh, max(refresh, .seconds(600)))
+            : unreachable ? (min(refresh, .milliseconds(500)), min(refresh, .seconds(2))) : (min(refresh, .seconds(1)), refresh)
         let doubled = first * (1 << min(max(failures - 1, 0), 20))
         return min(doubled, cap) * (0.5 + 0.5 * min(max(jitter, 0), 1))
     }
@@ -198,11 +287,11 @@ extension FlagStore {
 
     /// Writes fetched rules to the cache, unless the store stopped meanwhile; whether
     /// they were written.
-    private func save(_ bytes: [UInt8], validators: Validators, epoch: Int) -> Bool {
+    private func save(_ bytes: [UInt8], validators: Validators, generation: Int?, events: URL?, epoch: Int) -> Bool {
         guard let cacheDirectory, let source, isCurrent(epoch) else { return false }
         let entry = RulesCache.Entry(
             source: source.description, etag: validators.etag, lastModified: validators.lastModified, fetchedAt: Date(),
-            rules: String(decoding: bytes, as: UTF8.self))
+            rules: String(decoding: bytes, as: UTF8.self), generation: generation, events: events?.absoluteString)
         do {
             try RulesCache(directory: cacheDirectory, source: source).write(entry)
             return true
@@ -222,6 +311,8 @@ extension FlagStore {
             let origin: RulesOrigin
             let date: Date
             let validators: Validators?
+            var generation: Int?
+            var events: URL?
         }
         var candidates: [Candidate] = []
         if let cacheDirectory {
@@ -235,7 +326,10 @@ extension FlagStore {
                 do {
                     let rules = try RuleSet(source: SourceText(entry.rules, name: source.description), today: Date())
                     let validators = Validators(etag: entry.etag, lastModified: entry.lastModified)
-                    candidates.append(Candidate(rules: rules, origin: .cache, date: entry.fetchedAt, validators: validators))
+                    candidates.append(
+                        Candidate(
+                            rules: rules, origin: .cache, date: entry.fetchedAt, validators: validators, generation: entry.generation,
+                            events: entry.events.flatMap(URL.init(string:))))
                 } catch {
                     let reason = "the cached rules no longer compile: " + (error.errors.first?.message ?? "\(error)")
                     state.withLock { $0.noteProblem("cache ignored: \(reason)") }
@@ -255,9 +349,13 @@ extension FlagStore {
         guard let chosen = candidates.max(by: { $0.date < $1.date || ($0.date == $1.date && $0.origin == .cache) }) else { return }
         let loaded = swap(
             origin: chosen.origin, etag: chosen.validators?.etag, digest: ContentDigest(chosen.rules.source.bytes),
-            fetchedAt: chosen.date, when: { s, current in s.epoch == epoch && current.rules == nil }
+            fetchedAt: chosen.date, generation: chosen.generation, when: { s, current in s.epoch == epoch && current.rules == nil }
         ) { $0.with(rules: .some(chosen.rules), failure: .some(nil)) }
-        if loaded, let validators = chosen.validators { fetching?.sendNext(validators) }
+        guard loaded, let validators = chosen.validators else { return }
+        // The cache's text, its generation and its server's stream: a restart while the
+        // server is down subscribes at once and catches up as soon as it is back.
+        state.withLock { $0.heldGeneration = chosen.generation }
+        fetching?.sendNext(validators, events: chosen.events)
     }
 
     // MARK: Waiting for rules
@@ -348,9 +446,13 @@ final class SourceFetching: Sendable {
     /// The ETag of the last text taken from the source.
     var heldETag: String? { state.withLock { $0.fetcher.validators.etag } }
 
-    /// Validators to send with the next request (the cached rules').
-    func sendNext(_ validators: Validators) {
-        state.withLock { $0.fetcher.validators = validators }
+    /// Validators to send with the next request (the cached rules'), and the event stream
+    /// their server named.
+    func sendNext(_ validators: Validators, events: URL? = nil) {
+        state.withLock {
+            $0.fetcher.validators = validators
+            if let events { $0.fetcher.eventsURL = events }
+        }
     }
 
     /// Ends the fetcher's HTTP session.

@@ -65,8 +65,14 @@ public final class FlagStore: @unchecked Sendable {
         var origin: RulesOrigin?
         var fetchedAt: Date?
         var confirmedAt: Date?
-        /// The text of the rules in force.
+        /// The text of the rules in force, and the generation its server gave it.
         var inForceDigest: ContentDigest?
+        var inForceGeneration: Int?
+        /// The newest generation taken from the source (put in force, rejected or saved):
+        /// an older text is never put in force.
+        var heldGeneration: Int?
+        /// The rejection the source's server reports for the rules, while it stands.
+        var upstreamRejection: String?
 
         mutating func noteProblem(_ problem: String) {
             lastProblem = problem
@@ -338,7 +344,7 @@ public final class FlagStore: @unchecked Sendable {
     /// Whether it was replaced. What is no longer in force is released after the lock.
     @discardableResult
     func swap(
-        origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil, fetchedAt: Date? = nil,
+        origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil, fetchedAt: Date? = nil, generation: Int? = nil,
         when condition: (State, InForce) -> Bool = { _, _ in true },
         _ change: (InForce) -> InForce
     ) -> Bool {
@@ -355,6 +361,7 @@ public final class FlagStore: @unchecked Sendable {
                 s.fetchedAt = fetchedAt ?? Date()
                 s.confirmedAt = origin == .cache ? nil : s.fetchedAt
                 s.inForceDigest = digest ?? ContentDigest(rules.source.bytes)
+                s.inForceGeneration = generation
             }
             var waiters: [CheckedContinuation<RuleSet, any Error>] = []
             if origin != nil, let rules = now.rules {

@@ -14,6 +14,9 @@ struct RulesCache: Sendable {
         var lastModified: String?
         var fetchedAt: Date
         var rules: String
+        /// The generation its server gave the text, and the event stream it named.
+        var generation: Int?
+        var events: String?
     }
 
     let file: URL

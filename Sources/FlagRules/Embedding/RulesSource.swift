@@ -124,6 +124,21 @@ public enum StoreEvent: Sendable, CustomStringConvertible {
     /// Rules put in force differ from the keys the app was compiled with
     /// (``FlagStore/expectedKeys``): each drifted key reads its default with reason `ERROR`.
     case keysDrifted([FlagDrift])
+    /// The server the rules come from (`source`) rejected an update of them: it serves its
+    /// last good rules, the ones in force here.
+    case upstreamRejected(source: String, message: String, at: Date)
+    /// The server's rejection no longer stands: a good text of the rules is in force there
+    /// (a fix, or the last good text again).
+    case upstreamAccepted(source: String)
+    /// The event stream of the source's server is open; `after`: how long it had been
+    /// lost, when this is a reconnection.
+    case eventStreamConnected(url: URL, after: Duration?)
+    /// The event stream was lost; it is tried again after `nextAttempt` (and every few
+    /// seconds after that while the server cannot be reached).
+    case eventStreamLost(reason: String, nextAttempt: Duration)
+    /// A text older than the one held (by the generation its server gave it) was not put in
+    /// force: a cache or a late answer still held it.
+    case olderRulesIgnored(generation: Int, holding: Int)
 
     /// One line for a log.
     public var description: String {
@@ -146,6 +161,16 @@ public enum StoreEvent: Sendable, CustomStringConvertible {
             return "cache not written: \(reason)"
         case .keysDrifted(let drift):
             return "the rules differ from the app's keys: " + drift.map(\.description).joined(separator: "; ")
+        case .upstreamRejected(let source, let message, _):
+            return "\(source) rejected an update and serves its last good rules (those in force here): \(message)"
+        case .upstreamAccepted(let source):
+            return "\(source) no longer stands on a rejected update: good rules are in force there"
+        case .eventStreamConnected(let url, let after):
+            return "event stream \(url.absoluteString) connected" + (after.map { " after \($0.readable) without it" } ?? "")
+        case .eventStreamLost(let reason, let next):
+            return "event stream lost: \(reason); reconnecting in \(next.readable)"
+        case .olderRulesIgnored(let generation, let holding):
+            return "rules of generation \(generation) ignored: older than those held (\(holding)), as a cache or a late answer may give"
         }
     }
 }

@@ -53,38 +53,91 @@ import Testing
         #expect(chunked == whole)
     }
 
-    @Test func onlyARefetchEventAsksForAFetch() {
-        #expect(EventSubscription.isRefetch(.init(data: #"{"type": "refetchEvaluation", "etag": "x"}"#)))
-        #expect(!EventSubscription.isRefetch(.init(data: #"{"type": "somethingNew"}"#)))
-        #expect(!EventSubscription.isRefetch(.init(data: "not json")))
+    @Test func eventsReadAsTheProtocolWritesThem() {
+        let events: [PushProtocol.Event] = [
+            .refetch(version: "17", lastModified: 1_700_000_000),
+            .rulesChanged(file: "sub/a.flags", etag: "\"e\"", generation: 42, rules: "flag a = true\n"),
+            .rulesChanged(file: "a.flags", etag: "\"e\"", generation: nil, rules: ""),
+            .rulesRejected(file: "a.flags", message: "a.flags:1:1: expected a declaration", at: 1_700_000_001),
+            .rulesAccepted(file: "a.flags", etag: ""),
+        ]
+        for event in events {
+            let data = event.text.split(separator: "\n").first { $0.hasPrefix("data: ") }!.dropFirst(6)
+            #expect(PushProtocol.Event(data: String(data)) == event)
+        }
+        #expect(PushProtocol.Event(data: #"{"type": "somethingNew"}"#) == nil)
+        #expect(PushProtocol.Event(data: "not json") == nil)
+        #expect(PushProtocol.Event(data: #"{"type": "rulesChanged", "file": "a.flags"}"#) == nil)
+        #expect(PushProtocol.Event.refetch(version: "17", lastModified: 0).text.hasPrefix("id: 17\nevent: message\nretry: 1000\n"))
     }
 
     /// A stream that carries the file's text brings each change of it as text: its refetch
-    /// events (for any file's change) ask for no fetch; another stream's do.
+    /// events (for any file's change) ask for no fetch; another stream's do. Of several
+    /// texts only the last is taken; another file's rejections are not the store's.
     @Test func aStreamCarryingTheTextNeedsNoFetchOnARefetch() {
         let refetch = ServerSentEvents.Event(data: #"{"type": "refetchEvaluation", "etag": "v2"}"#)
-        let text = ServerSentEvents.Event(
-            data: #"{"type": "rulesChanged", "file": "a.flags", "etag": "\"e\"", "rules": "flag a = true\n"}"#)
-        let unknown = ServerSentEvents.Event(data: #"{"type": "rulesRejected", "file": "a.flags"}"#)
-        #expect(EventSubscription.action(for: [refetch], carriesRules: true) == .none)
-        #expect(EventSubscription.action(for: [refetch], carriesRules: false) == .fetch)
-        #expect(EventSubscription.action(for: [text, refetch], carriesRules: true) == .deliver(Array("flag a = true\n".utf8), "\"e\""))
-        #expect(EventSubscription.action(for: [unknown], carriesRules: false) == .none)
-        let subscription = EventSubscription(
-            url: URL(string: "http://127.0.0.1:1/ofrep/v1/events?rules=a.flags")!, headers: [:], maximumSize: 1 << 20, changed: {},
-            delivered: { _, _ in })
-        #expect(subscription.carriesRules)
+        let text = { (value: Bool, generation: Int) in
+            ServerSentEvents.Event(
+                data: #"{"type": "rulesChanged", "file": "a.flags", "etag": "\"e\#(generation)\"", "generation": \#(generation), "rules": "flag a = \#(value)\n"}"#
+            )
+        }
+        let rejected = ServerSentEvents.Event(data: #"{"type": "rulesRejected", "file": "a.flags", "message": "no", "at": 5}"#)
+        let otherRejected = ServerSentEvents.Event(data: #"{"type": "rulesRejected", "file": "b.flags", "message": "no", "at": 5}"#)
+        let accepted = ServerSentEvents.Event(data: #"{"type": "rulesAccepted", "file": "a.flags", "etag": ""}"#)
+        let unknown = ServerSentEvents.Event(data: #"{"type": "somethingNew", "file": "a.flags"}"#)
+        #expect(EventSubscription.actions(for: [refetch], file: "a.flags") == [])
+        #expect(EventSubscription.actions(for: [refetch], file: nil) == [.fetch])
         #expect(
-            !EventSubscription(
-                url: URL(string: "http://127.0.0.1:1/ofrep/v1/events")!, headers: [:], maximumSize: 1 << 20, changed: {},
-                delivered: { _, _ in }
-            ).carriesRules)
+            EventSubscription.actions(for: [text(false, 1), text(true, 2), refetch], file: "a.flags") == [
+                .rules(text: Array("flag a = true\n".utf8), etag: "\"e2\"", generation: 2)
+            ])
+        #expect(
+            EventSubscription.actions(for: [rejected, otherRejected, accepted], file: "a.flags") == [
+                .rejected(message: "no", at: Date(timeIntervalSince1970: 5)), .accepted,
+            ])
+        #expect(EventSubscription.actions(for: [unknown, otherRejected], file: "a.flags") == [])
+        #expect(EventSubscription.actions(for: [rejected], file: nil) == [])
+        let subscription = EventSubscription(
+            url: URL(string: "http://127.0.0.1:1/ofrep/v1/events?rules=sub%2Fa.flags")!, headers: [:], maximumSize: 1 << 20, heard: { _ in })
+        #expect(subscription.carriesRules && subscription.file == "sub/a.flags")
+        #expect(
+            !EventSubscription(url: URL(string: "http://127.0.0.1:1/ofrep/v1/events")!, headers: [:], maximumSize: 1 << 20, heard: { _ in })
+                .carriesRules)
     }
 
+    /// Reconnecting: within 2 s while the server cannot be reached, so that a stream is back
+    /// within seconds of its return; doubling to a minute when it answers with an error.
     @Test func reconnectionBacksOff() {
-        #expect(EventSubscription.reconnectDelay(after: 1, jitter: 1) == 1)
-        #expect(EventSubscription.reconnectDelay(after: 3, jitter: 1) == 4)
-        #expect(EventSubscription.reconnectDelay(after: 30, jitter: 1) == 60)
-        #expect(EventSubscription.reconnectDelay(after: 30, jitter: 0) == 30)
+        #expect(EventSubscription.reconnectDelay(after: 1, jitter: 1) == 0.25)
+        #expect(EventSubscription.reconnectDelay(after: 3, jitter: 1) == 1)
+        #expect(EventSubscription.reconnectDelay(after: 30, jitter: 1) == 2)
+        #expect(EventSubscription.reconnectDelay(after: 30, jitter: 0) == 1)
+        #expect(EventSubscription.reconnectDelay(after: 1, refused: true, jitter: 1) == 1)
+        #expect(EventSubscription.reconnectDelay(after: 3, refused: true, jitter: 1) == 4)
+        #expect(EventSubscription.reconnectDelay(after: 30, refused: true, jitter: 1) == 60)
+        #expect(EventSubscription.reconnectDelay(after: 30, refused: true, jitter: 0) == 30)
+    }
+
+    /// The store's inbox of pushed work: one taker at a time, the newest text (an older one
+    /// arriving late is dropped), fetches merged, a text before a fetch.
+    @Test func theInboxKeepsTheNewestTextAndOneFetch() {
+        let inbox = PushInbox()
+        let text = { (generation: Int?) in PushInbox.Work.rules(text: [UInt8(generation ?? 0)], etag: "e", generation: generation) }
+        #expect(inbox.add(text(2)))
+        #expect(!inbox.add(text(3)))
+        #expect(!inbox.add(text(1)))
+        #expect(!inbox.add(.fetch))
+        #expect(!inbox.add(.fetch))
+        #expect(inbox.next() == text(3))
+        #expect(inbox.next() == .fetch)
+        #expect(inbox.next() == nil)
+        // Stopped taking: the next add starts a taker again.
+        #expect(inbox.add(text(nil)))
+        #expect(!inbox.add(text(nil)))
+        #expect(inbox.next() == text(nil) && inbox.next() == nil)
+        #expect(inbox.add(.fetch))
+        inbox.abandon()
+        #expect(inbox.waiting.text == nil && !inbox.waiting.fetch)
+        #expect(inbox.add(.fetch))
     }
 }

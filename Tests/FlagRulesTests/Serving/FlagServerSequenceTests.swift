@@ -41,7 +41,7 @@ import Testing
         }
         let shared = try evaluate(service, "shared")
         #expect(shared == model.served.first.map { .bool(model.version[$0.store] % 2 == 1) }, "\(step): shared")
-        #expect(Set(service.standingRejections.standing.map(\.file)) == model.rejected, "\(step): rejections")
+        #expect(Set(service.served.standing.rejections.map(\.file)) == model.rejected, "\(step): rejections")
     }
 
     @Test(arguments: 0..<20) func randomSequencesAgreeWithTheModel(seed: UInt64) throws {
@@ -102,7 +102,7 @@ import Testing
             async let removal: Void = server.replaceFiles(with: [])
             async let broken = try? store.update(source: "value v0: int = \(round) +\n", name: "s0.flags")
             _ = await (removal, broken)
-            #expect(server.service.standingRejections.standing.isEmpty, "round \(round)")
+            #expect(server.service.served.standing.rejections.isEmpty, "round \(round)")
             _ = try store.update(source: Self.text(0, round + 1), name: "s0.flags")
         }
     }

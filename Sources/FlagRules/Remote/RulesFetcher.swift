@@ -20,13 +20,16 @@ enum FetchResult: Sendable {
     /// could not be reached (a timeout, a refused connection, an HTTP error status), and the
     /// next look backs off; otherwise it answered with something unusable (a missing or
     /// oversized file, an empty or oversized body) and the next look is at the usual pace.
-    case failed(String, outage: Bool)
+    /// `unreachable`: no answer at all (not an HTTP error): it may be back any second.
+    case failed(String, outage: Bool, unreachable: Bool = false)
 }
 
-/// What identifies a text read: a URL's validators, a file's stamp.
+/// What identifies a text read: a URL's validators, a file's stamp, and the generation its
+/// server gave it (see ``PushProtocol``).
 struct Seen: Sendable {
     var validators = Validators()
     var fileStamp: RulesFetcher.FileStamp?
+    var generation: Int?
 }
 
 /// Reads a store's source when asked, remembering what it last took: a file's
@@ -46,8 +49,9 @@ struct RulesFetcher: Sendable {
     /// One HTTP session for every request of a URL source.
     private let client: HTTPClient?
     /// The event stream the source's server named (`X-Flags-Events`), resolved against
-    /// the source's URL: the store subscribes to it.
-    private(set) var eventsURL: URL?
+    /// the source's URL (or kept in the cache from an earlier run): the store subscribes
+    /// to it.
+    var eventsURL: URL?
     /// For a source that is a server's base URL (no path), the file it names: the one file
     /// a `flags serve` lists at `/rules`, or the base URL itself for another server.
     private var resolved: URL?
@@ -130,7 +134,7 @@ struct RulesFetcher: Sendable {
                 resolved = file
                 url = file
             case .failure(let failure):
-                return .failed(failure.reason, outage: failure.outage)
+                return .failed(failure.reason, outage: failure.outage, unreachable: failure.unreachable)
             }
         } else {
             url = source
@@ -141,7 +145,7 @@ struct RulesFetcher: Sendable {
         if let date = validators.lastModified { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
         switch await client.get(request, timeout: timeout, maximumSize: maximumSize) {
         case .failure(let reason, let outage):
-            return .failed("\(url.absoluteString): \(reason)", outage: outage)
+            return .failed("\(url.absoluteString): \(reason)", outage: outage, unreachable: outage)
         case .success(let response, let body):
             let fields = Dictionary(
                 response.allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } },
@@ -154,7 +158,11 @@ struct RulesFetcher: Sendable {
                 return .unchanged
             case 200:
                 let lastModified = fields["last-modified"].flatMap { Validators.strongLastModified($0, date: fields["date"]) }
-                return .fetched(body, Seen(validators: Validators(etag: fields["etag"], lastModified: lastModified)))
+                return .fetched(
+                    body,
+                    Seen(
+                        validators: Validators(etag: fields["etag"], lastModified: lastModified),
+                        generation: PushProtocol.generation(fields[PushProtocol.generationHeader.lowercased()])))
             default:
                 // The file a base URL named may be gone (renamed): the next look asks again.
                 if url != source { resolved = nil }
@@ -169,6 +177,7 @@ struct RulesFetcher: Sendable {
     struct Unresolved: Error {
         let reason: String
         let outage: Bool
+        var unreachable = false
     }
 
     /// Whether `url` is a server's base URL: no path (or `/`), no query.
@@ -187,7 +196,7 @@ struct RulesFetcher: Sendable {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         switch await client.get(request, timeout: timeout, maximumSize: min(maximumSize, 1 << 20)) {
         case .failure(let reason, let outage):
-            return .failure(Unresolved(reason: "\(listURL.absoluteString): \(reason)", outage: outage))
+            return .failure(Unresolved(reason: "\(listURL.absoluteString): \(reason)", outage: outage, unreachable: outage))
         case .success(let response, let body):
             if [401, 403].contains(response.statusCode) {
                 return .failure(
@@ -200,24 +209,11 @@ struct RulesFetcher: Sendable {
 
     /// The names a `flags serve` rules list (`{"files": [{"name": …}, …]}`) holds; nil for
     /// any other body.
-    static func servedFiles(_ body: [UInt8]) -> [String]? {
-        guard case .object(let members)? = try? JSON.parse(bytes: body),
-            case .array(let files)? = members.first(where: { $0.0 == "files" })?.1
-        else { return nil }
-        let names = files.compactMap { file -> String? in
-            guard case .object(let fields) = file, case .string(let name)? = fields.first(where: { $0.0 == "name" })?.1 else { return nil }
-            return name
-        }
-        return names.count == files.count ? names : nil
-    }
+    static func servedFiles(_ body: [UInt8]) -> [String]? { PushProtocol.listedNames(body) }
 
     /// `root/rules/NAME` when `names` holds one name; else a failure naming them.
     static func file(of root: String, among names: [String]) -> Result<URL, Unresolved> {
-        func url(_ name: String) -> String {
-            let segment =
-                name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#"))) ?? name
-            return root + "/rules/" + segment
-        }
+        func url(_ name: String) -> String { root + PushProtocol.filePath(name) }
         switch names.count {
         case 1:
             guard let file = URL(string: url(names[0])) else {
@@ -248,8 +244,8 @@ extension Validators {
 }
 
 /// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
-enum HTTPDate {
-    static func parse(_ text: String) -> Date? {
+package enum HTTPDate {
+    package static func parse(_ text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()
@@ -259,6 +255,15 @@ enum HTTPDate {
             if let date = formatter.date(from: trimmed.replacingOccurrences(of: "  ", with: " ")) { return date }
         }
         return nil
+    }
+
+    /// `date` as an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+    package static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
     }
 }
 

@@ -1,0 +1,217 @@
+import FlagRules
+import Foundation
+
+/// The rules a server has in force, in one ordered history: the files served, the
+/// generation of the whole (a number that only goes up, see ``PushProtocol``), and the
+/// notices the event stream sends (an update rejected, a rejection cleared). Installs are
+/// made one at a time; waiters (the event hub) wake on a new generation or a new notice.
+package final class ServedRules: Sendable {
+    /// One served file.
+    package struct File: Sendable {
+        package let name: String
+        package let rules: RuleSet
+        /// When its text came in force: here, or upstream for a relayed file.
+        package fileprivate(set) var generation: Int
+        /// The ETag of its text, as `GET /rules/NAME` and the event stream give it: its
+        /// content's hash, the same on any host.
+        package var etag: String { "\"\(rules.contentVersion)\"" }
+        /// A file to serve; `generation`: the one upstream gave its text (0: none).
+        package init(name: String, rules: RuleSet, generation: Int = 0) {
+            self.name = name
+            self.rules = rules
+            self.generation = generation
+        }
+    }
+
+    /// What is in force at one instant.
+    package struct Snapshot: Sendable {
+        package fileprivate(set) var files: [File] = []
+        /// Every flag, variant and value: its file's position. The first file wins a name.
+        package fileprivate(set) var index: [String: Int] = [:]
+        /// The served names in order (files in order, declarations in order).
+        package fileprivate(set) var names: [String] = []
+        /// Goes up with every change of the files served or of their texts.
+        package fileprivate(set) var generation = 0
+        /// When `generation` came in force (the event stream's `lastModified`).
+        package fileprivate(set) var since = Date()
+        /// The generation as the protocol writes it (event ids, `metadata.version`).
+        package var version: String { String(generation) }
+    }
+
+    /// A name two files declare: served from `servedFrom`, not from `alsoIn`.
+    package struct Conflict: Sendable, Equatable {
+        package let name: String
+        package let servedFrom: String
+        package let alsoIn: String
+    }
+
+    /// An update of a served file that was rejected while its last good rules stay served.
+    package struct Rejection: Sendable, Equatable {
+        package let file: String
+        /// The rejection as the store logged it (the first error, with its place).
+        package let message: String
+        package let at: Date
+        /// Its position among every notice recorded (1 for the first).
+        package let number: Int
+    }
+
+    /// What the event stream tells every subscriber besides changes of the rules.
+    package enum Notice: Sendable, Equatable {
+        case rejected(Rejection)
+        /// The rejection of `file` no longer stands (a good text of it is in force).
+        case accepted(file: String, number: Int)
+
+        package var number: Int {
+            switch self {
+            case .rejected(let r): return r.number
+            case .accepted(_, let number): return number
+            }
+        }
+    }
+
+    private struct Notices {
+        var standing: [Rejection] = []
+        var latest: [Notice] = []
+        var count = 0
+        /// How many of the latest are kept for the event hub to send.
+        static let kept = 256
+
+        mutating func append(_ notice: Notice) {
+            latest.append(notice)
+            if latest.count > Self.kept { latest.removeFirst(latest.count - Self.kept) }
+        }
+    }
+
+    private struct State {
+        var now = Snapshot()
+        var notices = Notices()
+    }
+
+    private let state = Locked(State())
+    /// Installs one at a time: each reads what it installs inside (see ``install(_:)``).
+    private let installing = NSLock()
+    /// Waiters for the next generation or notice.
+    private let changed = NSCondition()
+
+    package init() {}
+
+    /// What is in force now.
+    package var snapshot: Snapshot { state.withLock { $0.now } }
+
+    /// Puts in force the files `read` gives, reading them only once every install before
+    /// has finished: of two callers racing, the later reads (and leaves in force) what the
+    /// stores hold by then, never the older. Returns the names two files declare.
+    @discardableResult
+    package func install(_ read: () -> [File]) -> [Conflict] {
+        installing.lock()
+        defer { installing.unlock() }
+        return put(read())
+    }
+
+    /// Puts `files` in force (see ``install(_:)``).
+    @discardableResult
+    package func install(_ files: [File]) -> [Conflict] { install { files } }
+
+    private func put(_ files: [File]) -> [Conflict] {
+        var conflicts: [Conflict] = []
+        var next = Snapshot()
+        for (i, file) in files.enumerated() {
+            for d in file.rules.declarations where d.kind != .segment {
+                if let first = next.index[d.name] {
+                    conflicts.append(Conflict(name: d.name, servedFrom: files[first].name, alsoIn: file.name))
+                    continue
+                }
+                next.index[d.name] = i
+                next.names.append(d.name)
+            }
+        }
+        let changed = state.withLock { s -> Bool in
+            let before = s.now
+            let changed =
+                files.map(\.name) != before.files.map(\.name)
+                || zip(files, before.files).contains { $0.rules.contentVersion != $1.rules.contentVersion }
+            next.generation = changed ? PushProtocol.generation(after: before.generation) : before.generation
+            next.since = changed ? Date() : before.since
+            next.files = files.map { file in
+                var file = file
+                let old = before.files.first { $0.name == file.name }
+                if let old, old.rules.contentVersion == file.rules.contentVersion {
+                    file.generation = max(old.generation, file.generation)
+                } else if file.generation <= (old?.generation ?? 0) {
+                    // A new text, with no generation from upstream (or an older one than
+                    // the text it replaces): it comes in force now.
+                    file.generation = next.generation
+                }
+                return file
+            }
+            s.now = next
+            return changed
+        }
+        if changed { wake() }
+        return conflicts
+    }
+
+    // MARK: Notices
+
+    /// Records that an update of `file` was rejected (its last good rules stay served).
+    package func reject(file: String, message: String) {
+        state.withLock { s in
+            s.notices.count += 1
+            let rejection = Rejection(file: file, message: message, at: Date(), number: s.notices.count)
+            s.notices.standing.removeAll { $0.file == file }
+            s.notices.standing.append(rejection)
+            s.notices.append(Notice.rejected(rejection))
+        }
+        wake()
+    }
+
+    /// Clears the rejection of `file`, if one stands (a good text of it is in force, or it
+    /// is no longer served): subscribers are told.
+    package func accept(file: String) {
+        let cleared = state.withLock { s -> Bool in
+            guard s.notices.standing.contains(where: { $0.file == file }) else { return false }
+            s.notices.standing.removeAll { $0.file == file }
+            s.notices.count += 1
+            s.notices.append(Notice.accepted(file: file, number: s.notices.count))
+            return true
+        }
+        if cleared { wake() }
+    }
+
+    /// The rejections standing, oldest first, and how many notices were ever recorded.
+    package var standing: (rejections: [Rejection], notices: Int) { state.withLock { ($0.notices.standing, $0.notices.count) } }
+
+    /// The standing rejection of `file`, if any.
+    package func rejection(of file: String) -> Rejection? { state.withLock { s in s.notices.standing.first { $0.file == file } } }
+
+    /// The notices recorded after the first `count`, up to `through`, oldest first (the
+    /// latest 256 at most).
+    package func notices(after count: Int, through last: Int = .max) -> [Notice] {
+        state.withLock { s in s.notices.latest.filter { $0.number > count && $0.number <= last } }
+    }
+
+    /// What is in force, and how many notices were recorded, at one instant.
+    package var current: (snapshot: Snapshot, notices: Int) { state.withLock { ($0.now, $0.notices.count) } }
+
+    // MARK: Waiting
+
+    /// Blocks until the generation is past `generation`, a notice is recorded after the
+    /// first `notices`, `timeout` passes or ``wake()`` is called; returns the generation and
+    /// the count of notices then.
+    package func waitForChange(from generation: Int, notices: Int, timeout: TimeInterval) -> (generation: Int, notices: Int) {
+        let deadline = Date().addingTimeInterval(timeout)
+        changed.lock()
+        defer { changed.unlock() }
+        let read = { self.state.withLock { ($0.now.generation, $0.notices.count) } }
+        let now = read()
+        if now.0 <= generation, now.1 <= notices { _ = changed.wait(until: deadline) }
+        return read()
+    }
+
+    /// Wakes every waiter (a change, or the server is draining).
+    package func wake() {
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
+    }
+}
