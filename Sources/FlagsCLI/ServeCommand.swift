@@ -23,10 +23,13 @@ enum ServeCommand {
           POST /ofrep/v1/evaluate/flags/KEY   one declaration: {key, value, reason, variant, metadata}
           POST /ofrep/v1/evaluate/flags       every declaration, with an ETag (If-None-Match: 304)
           GET  /ofrep/v1/events               server-sent events: refetchEvaluation on a change
-          GET  /rules, /rules/NAME            the served files' names, and one file's text (ETag)
+          GET  /rules, /rules/NAME            the served files' names, and one file's text (ETag,
+                                              Last-Modified, X-Flags-Generation)
           GET  /                              a page: declarations, a context form, explanations
-          GET  /metrics                       Prometheus text: evaluations, reloads, latency
-          GET  /healthz                       'ok'
+          GET  /metrics                       Prometheus text: evaluations, reloads, latency,
+                                              rejections standing, a relay's upstream
+          GET  /healthz                       'ok'; a relay adds a line for each upstream file
+                                              ('degraded' first while upstream is unreachable)
         A directory serves its .flags files, recursively (not in hidden directories), as
         'flags check' checks them, each named by its path in the directory (app.flags,
         sub/x.flags: GET /rules/sub/x.flags); a file alone is named by its file name. A name
@@ -36,13 +39,20 @@ enum ServeCommand {
         logged and the last good rules stay. A file added to the directory is served, and
         one removed is no longer served, within a second or two. Log lines on stderr start with the UTC time.
 
+        Each text put in force has a generation, a number that only goes up; a relay or a
+        store never takes a text older than the one it holds, whoever answered (a cache
+        that still holds an older text, an event that came late).
+
         With --source, it relays another 'flags serve' instead: it serves the files that
-        server serves, each fetched from its /rules/NAME and fetched again on each event of
-        its stream (and every 30 s), so that relays chain and an edit reaches every
-        subscriber within a second. Each file's last good rules stay while upstream is
-        down; with --cache they are kept on disk, and a relay starts from them. Upstream's
-        list of files is read again every --relist seconds: a file added there is served,
-        and one removed there is no longer served.
+        server serves, each taken from its stream as it changes (and checked every 30 s),
+        so that relays chain and an edit reaches every subscriber within a second. Each
+        file's last good rules stay while upstream is down; with --cache they are kept on
+        disk, and a relay starts from them. Upstream's rejected edits are served as its
+        own (logged, on the page, in /metrics and the stream) until upstream clears them.
+        While upstream is unreachable the stream is tried again every 2 s at most, and the
+        log says when it is lost and back. Upstream's list of files is read again every
+        --relist seconds: a file added there is served, and one removed there is no longer
+        served.
 
         options:
           --port N           the TCP port (default 8016; 0: any free port, printed)

@@ -45,9 +45,8 @@ import Testing
         defer { _ = relay.stop() }
         let list = try TCPClient(port: relay.port)
         list.send("GET /rules HTTP/1.1\r\n\r\n")
-        let name = try #require(try list.response().body.split(separator: "\"").dropFirst(5).first.map(String.init))
-        #expect(name.hasSuffix("app.flags"))
-        let url = URL(string: "http://127.0.0.1:\(relay.port)/rules/\(name.hasPrefix("/") ? "%2F" + name.dropFirst() : name[...])")!
+        #expect(PushProtocol.listedNames(Array(try list.response().body.utf8)) == ["app.flags"])
+        let url = URL(string: "http://127.0.0.1:\(relay.port)/rules/app.flags")!
         let stores = (0..<20).map { _ in FlagStore(source: .url(url), refresh: .seconds(120)) }
         for store in stores { store.start() }
         defer { for store in stores { store.stop() } }
@@ -209,17 +208,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try ServeProcess([directory.path])
         defer { _ = server.stop() }
-        let list = try TCPClient(port: server.port)
-        list.send("GET /rules HTTP/1.1\r\n\r\n")
-        let name = try #require(try list.response().body.split(separator: "\"").dropFirst(5).first.map(String.init))
-        let path = "/ofrep/v1/events?rules=" + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name)
+        let path = "/ofrep/v1/events?rules=app.flags"
         let file = try TCPClient(port: server.port)
-        file.send("GET /rules/\(name.hasPrefix("/") ? "%2F" + name.dropFirst() : name[...]) HTTP/1.1\r\n\r\n")
+        file.send("GET /rules/app.flags HTTP/1.1\r\n\r\n")
         let etag = try #require(try file.response().headers["etag"])
 
         let behind = try TCPClient(port: server.port)
         behind.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \"an-older-text\"\r\n\r\n")
-        let caughtUp = try behind.read(until: "}\n\n")
+        let caughtUp = try behind.read(until: "rulesAccepted")
         #expect(caughtUp.contains("X-Flags-Rules: current\r\n"))
         #expect(caughtUp.contains(#""type": "rulesChanged""#) && caughtUp.contains(#"flag f = false\n"#), "\(caughtUp)")
         #expect(caughtUp.contains(#""etag": "\#(etag.replacingOccurrences(of: "\"", with: "\\\""))""#), "\(caughtUp)")
@@ -228,12 +224,14 @@ import Testing
         current.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \(etag)\r\n\r\n")
         let unnamed = try TCPClient(port: server.port)
         unnamed.send("GET \(path) HTTP/1.1\r\n\r\n")
-        #expect(try current.read(until: "\r\n\r\n").contains("X-Flags-Rules: current\r\n"))
-        #expect(try unnamed.read(until: "\r\n\r\n").contains("X-Flags-Rules: current\r\n"))
+        for client in [current, unnamed] {
+            let head = try client.read(until: "rulesAccepted")
+            #expect(head.contains("X-Flags-Rules: current\r\n") && !head.contains("rulesChanged"), "\(head)")
+        }
         // The first text either is sent is the next one.
         try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
         for client in [current, unnamed] {
-            let next = try client.read(until: "}\n\n")
+            let next = try client.read(until: "refetchEvaluation")
             #expect(next.contains(#"flag f = true\n"#) && !next.contains(#"flag f = false"#), "\(next)")
         }
     }
@@ -241,15 +239,37 @@ import Testing
     @Test func rulesFilesAnswerWithTheirETag() throws {
         let directory = try Self.rulesDirectory("flag f = false\n")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServeProcess([directory.path])
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub dir"), withIntermediateDirectories: true)
+        try "flag g = true\n".write(to: directory.appendingPathComponent("sub dir/x.flags"), atomically: true, encoding: .utf8)
+        // Named by their paths in the directory, however it was typed.
+        let server = try ServeProcess([directory.path + "/"])
         defer { _ = server.stop() }
-        let path = "/rules/%2F" + directory.appendingPathComponent("app.flags").path.dropFirst()
+        let list = try TCPClient(port: server.port)
+        list.send("GET /rules HTTP/1.1\r\n\r\n")
+        let listed = try list.response()
+        #expect(PushProtocol.listedNames(Array(listed.body.utf8)) == ["app.flags", "sub dir/x.flags"], "\(listed.body)")
+        let listETag = try #require(listed.headers["etag"])
+        list.send("GET /rules HTTP/1.1\r\nIf-None-Match: \(listETag)\r\n\r\n")
+        #expect(try list.response().status == 304)
+        list.send("GET \(PushProtocol.filePath("sub dir/x.flags")) HTTP/1.1\r\n\r\n")
+        let nested = try list.response()
+        #expect(nested.status == 200 && nested.body == "flag g = true\n", "\(PushProtocol.filePath("sub dir/x.flags"))")
+        #expect(nested.headers["x-flags-events"] == "/ofrep/v1/events?rules=sub%20dir/x.flags")
+
+        let path = "/rules/app.flags"
         let client = try TCPClient(port: server.port)
         client.send("GET \(path) HTTP/1.1\r\n\r\n")
         let first = try client.response()
         #expect(first.status == 200 && first.body == "flag f = false\n")
         let events = try #require(first.headers["x-flags-events"])
-        #expect(events.hasPrefix("/ofrep/v1/events?rules=%2F") && events.hasSuffix("app%2Eflags"))
+        #expect(events == "/ofrep/v1/events?rules=app.flags")
+        // What a cache needs to keep and revalidate it, and the text's generation.
+        #expect(first.headers["cache-control"] == "max-age=0, s-maxage=1, must-revalidate")
+        #expect(first.headers["last-modified"].flatMap(HTTPDate.parse) != nil && first.headers["date"] != nil)
+        let generation = try #require(PushProtocol.generation(first.headers["x-flags-generation"]))
+        #expect(abs(Double(generation) / 1e6 - Date().timeIntervalSince1970) < 600)
+        client.send("GET \(path) HTTP/1.1\r\nIf-Modified-Since: \(first.headers["last-modified"]!)\r\n\r\n")
+        #expect(try client.response().status == 304)
         let etag = try #require(first.headers["etag"])
         client.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \(etag)\r\n\r\n")
         #expect(try client.response().status == 304)

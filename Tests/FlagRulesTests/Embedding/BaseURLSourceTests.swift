@@ -29,10 +29,11 @@ import Testing
     @Test func oneServedFileIsNamedAndSeveralAreAFailure() throws {
         let root = "http://127.0.0.1:8016"
         #expect(try RulesFetcher.file(of: root, among: ["app.flags"]).get().absoluteString == "http://127.0.0.1:8016/rules/app.flags")
-        // A name with a path keeps its slashes inside one segment.
+        // A name with a path keeps its slashes, each segment encoded (as the relay and the
+        // server write it: PushProtocol.filePath).
         #expect(
-            try RulesFetcher.file(of: root, among: ["/srv/rules/app flags.flags"]).get().absoluteString
-                == "http://127.0.0.1:8016/rules/%2Fsrv%2Frules%2Fapp%20flags.flags")
+            try RulesFetcher.file(of: root, among: ["sub dir/app;1.flags"]).get().absoluteString
+                == "http://127.0.0.1:8016/rules/sub%20dir/app%3B1.flags")
         guard case .failure(let several) = RulesFetcher.file(of: root, among: ["a.flags", "b.flags"]),
             case .failure(let none) = RulesFetcher.file(of: root, among: [])
         else {

@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+@testable import FlagRulesServer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Pushed rules never go back: the three ways a review found to end on an older text, each
+/// as a test, and a store's guard against a text older than the one it holds.
+@Suite struct PushOrderTests {
+    /// Two stores loading at once: each one's hook installs what every store holds, and
+    /// without installs made one at a time the slower could put back the other's older
+    /// text. After every round the server serves each store's newest rules.
+    @Test func storesLoadingAtOnceNeverLeaveAnOlderTextServed() async throws {
+        let stores = [FlagStore(), FlagStore()]
+        for (k, store) in stores.enumerated() { _ = try store.update(source: "value v\(k): int = 0\n", name: "s\(k).flags") }
+        let server = try FlagServer(files: [("s0.flags", stores[0]), ("s1.flags", stores[1])], options: .init(port: 0))
+        for round in 1...300 {
+            await withTaskGroup(of: Void.self) { group in
+                for (k, store) in stores.enumerated() {
+                    group.addTask { _ = try? store.update(source: "value v\(k): int = \(round)\n", name: "s\(k).flags") }
+                }
+            }
+            let served = server.service.servedFiles.map { String(decoding: $0.rules.source.bytes, as: UTF8.self) }
+            #expect(served == ["value v0: int = \(round)\n", "value v1: int = \(round)\n"], "round \(round)")
+            if served != ["value v0: int = \(round)\n", "value v1: int = \(round)\n"] { break }
+        }
+    }
+
+    /// The wait of the event hub follows the generation, not the text: A → B → A before the
+    /// hub looks is a change (content versions compared with `!=` saw none).
+    @Test func aRevertIsANewGeneration() throws {
+        let a = try RuleSet(source: "flag a = false\n", name: "a.flags")
+        let b = try RuleSet(source: "flag a = true\n", name: "a.flags")
+        let served = ServedRules()
+        served.install([.init(name: "a.flags", rules: a)])
+        let first = served.snapshot.generation
+        served.install([.init(name: "a.flags", rules: b)])
+        served.install([.init(name: "a.flags", rules: a)])
+        let woken = served.waitForChange(from: first, notices: 0, timeout: 5)
+        #expect(woken.generation > first)
+        #expect(served.snapshot.files[0].generation == woken.generation)
+        // The same text again is no change.
+        served.install([.init(name: "a.flags", rules: a)])
+        #expect(served.snapshot.generation == woken.generation)
+        // A relayed file keeps its upstream's generation when newer than its own.
+        served.install([.init(name: "a.flags", rules: b, generation: woken.generation + 1_000)])
+        #expect(served.snapshot.files[0].generation == woken.generation + 1_000)
+    }
+
+    /// A subscriber that connected during B, holding B, is sent A when A comes back, however
+    /// busy the hub: it is compared by generation. Each round races the revert with the
+    /// hub's thread.
+    @Test func aSubscriberHoldingTheRevertedTextGetsTheRevert() throws {
+        let a = try RuleSet(source: "flag a = false\n", name: "a.flags")
+        let b = try RuleSet(source: "flag a = true\n", name: "a.flags")
+        for round in 0..<100 {
+            let service = OFREPService()
+            service.install([.init(name: "a.flags", rules: a)])
+            let streams = EventStreams(served: service.served)
+            defer { streams.stop() }
+            let first = try Self.socketPair()
+            defer { close(first[1]) }
+            #expect(streams.subscribe(first[0], lastEventID: nil, file: "a.flags"))
+            service.install([.init(name: "a.flags", rules: b)])
+            let held = service.servedFiles[0]
+            let second = try Self.socketPair()
+            defer { close(second[1]) }
+            #expect(
+                streams.subscribe(second[0], lastEventID: nil, file: "a.flags", holding: held.etag, heldGeneration: held.generation))
+            service.install([.init(name: "a.flags", rules: a)])
+            let text = EventStreamReading.receive(second[1], seconds: 10) { $0.contains(#""rules": "flag a = false\n""#) }
+            let reached = text.contains(#""rules": "flag a = false\n""#)
+            #expect(reached, "round \(round): \(text)")
+            if !reached { break }
+        }
+    }
+
+    static func socketPair() throws -> [Int32] {
+        var pair: [Int32] = [0, 0]
+        #if canImport(Darwin)
+            let made = socketpair(AF_UNIX, SOCK_STREAM, 0, &pair)
+        #else
+            let made = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair)
+        #endif
+        try #require(made == 0)
+        return pair
+    }
+
+    /// A store never puts in force a text older than the one it holds: not an event that
+    /// came late, not a fetch a cache answered with an older text; a newer one it takes.
+    @Test func aStoreNeverTakesAnOlderGeneration() async throws {
+        struct Served: Sendable {
+            var text: String
+            var generation: Int
+        }
+        let file = Locked(Served(text: "value v: int = 3\n", generation: 30))
+        // Its stream sends a text of an older generation (a late event), then ends.
+        let late = PushProtocol.Event.rulesChanged(file: "app.flags", etag: "\"late\"", generation: 20, rules: "value v: int = 2\n")
+        let server = try TestHTTPServer { request in
+            if request.path.hasPrefix("/events") {
+                return TestHTTPServer.Response(
+                    status: 200, headers: ["Content-Type": "text/event-stream", "X-Flags-Rules": "current"], body: Array(late.text.utf8))
+            }
+            let served = file.withLock { $0 }
+            return TestHTTPServer.Response(
+                status: 200,
+                headers: [
+                    "ETag": "\"\(served.generation)\"", "X-Flags-Generation": String(served.generation),
+                    "X-Flags-Events": "/events?rules=app.flags",
+                ], body: Array(served.text.utf8))
+        }
+        let events = Locked<[StoreEvent]>([])
+        let store = FlagStore(source: .url(server.url), refresh: .seconds(600))
+        store.onEvent = { event in events.withLock { $0.append(event) } }
+        store.start()
+        defer { store.stop() }
+        _ = try await store.ready(timeout: .seconds(30))
+        func value() -> Value? { store.rules?.evaluate("v", in: [:]).value }
+        #expect(value() == .int(3) && store.rulesGeneration == 30)
+        // The late event is ignored, and said so.
+        let ignoredLate = await Self.until {
+            events.withLock { $0.contains { if case .olderRulesIgnored(20, 30) = $0 { true } else { false } } }
+        }
+        #expect(ignoredLate)
+        #expect(value() == .int(3))
+        // A cache still holding an older text.
+        file.withLock { $0 = Served(text: "value v: int = 1\n", generation: 10) }
+        await store.refreshNow()
+        #expect(value() == .int(3))
+        #expect(events.withLock { $0.contains { if case .olderRulesIgnored(10, 30) = $0 { true } else { false } } })
+        // A newer one.
+        file.withLock { $0 = Served(text: "value v: int = 4\n", generation: 40) }
+        await store.refreshNow()
+        #expect(value() == .int(4) && store.rulesGeneration == 40)
+    }
+
+    /// Waits (up to 30 s) for `condition`, as a task.
+    static func until(_ condition: () -> Bool) async -> Bool {
+        let start = Date()
+        while Date().timeIntervalSince(start) < 30 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+}
+
+/// Reads what a socket receives until a condition holds.
+enum EventStreamReading {
+    static func receive(_ fd: Int32, seconds: Double = 10, until done: (String) -> Bool) -> String {
+        var received = [UInt8]()
+        let deadline = Date().addingTimeInterval(seconds)
+        while !done(String(decoding: received, as: UTF8.self)), Date() < deadline {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 100) > 0 else { continue }
+            var bytes = [UInt8](repeating: 0, count: 65_536)
+            let n = read(fd, &bytes, bytes.count)
+            if n <= 0 { break }
+            received += bytes[..<n]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+}
