@@ -285,4 +285,140 @@ import Testing
         let missing = try client.response()
         #expect(missing.status == 404 && missing.body.contains("no served file 'app.flag'"))
     }
+
+    /// `GET path` on `port`: the response's body.
+    static func get(_ port: Int, _ path: String) throws -> String {
+        let client = try TCPClient(port: port)
+        client.send("GET \(path) HTTP/1.1\r\n\r\n")
+        return try client.response().body
+    }
+
+    /// Waits (up to `seconds`) as a task for `condition`; how long it took.
+    static func until(within seconds: Double = 30, _ condition: () throws -> Bool) async rethrows -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < seconds {
+            if try condition() { return Date().timeIntervalSince(start) }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    /// An edit the origin rejects is reported at every hop: the relay serves it as its own
+    /// standing rejection (page API, metrics, log), naming the origin, and a store of the
+    /// relay reports it (an event, `status.lastProblem`) while its rules stay. The last good
+    /// text restored clears it everywhere with an event, and so does a fix.
+    @Test func aRejectedEditIsReportedAtEveryHopAndClearedByTheFix() async throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("app.flags")
+        let origin = try ServeProcess([directory.path])
+        defer { _ = origin.stop() }
+        let relay = try ServeProcess(["--source", "http://127.0.0.1:\(origin.port)"])
+        defer { _ = relay.stop() }
+        let events = Locked<[StoreEvent]>([])
+        let store = FlagStore(source: .url(URL(string: "http://127.0.0.1:\(relay.port)/rules/app.flags")!), refresh: .seconds(120))
+        store.onEvent = { event in events.withLock { $0.append(event) } }
+        store.start()
+        defer { store.stop() }
+        #expect(await Self.until([store], see: false, within: 60) != nil)
+        #expect(await Self.subscribed([store]))
+        func told(_ kind: String) -> Int {
+            events.withLock { $0.filter { "\($0)".contains(kind) }.count }
+        }
+        func relayRejections() throws -> [JSON] {
+            try JSON.parse(Self.get(relay.port, "/api/rules"))["rejected"]?.elements ?? []
+        }
+
+        for (round, ending) in [(1, "flag f = false\n"), (2, "flag f = true\n")] {
+            // A broken edit: the store hears of it within a second or two of the write (the
+            // origin looks at its file every 250 ms), and keeps its rules.
+            try "flag f = \n".write(to: file, atomically: true, encoding: .utf8)
+            let reported = await Self.until { told("rejected an update") == round }
+            #expect(reported != nil && reported! < 3, "round \(round): the store heard in \(reported ?? -1) s")
+            print("round \(round): a store of the relay heard of the origin's rejection \(reported ?? -1) s after the write")
+            #expect(store.status.lastProblem?.contains("rejected an update") == true)
+            #expect(store.rules?.evaluate("f", in: [:]).value == .bool(false))
+            let standing = try relayRejections()
+            #expect(standing.count == 1 && standing.first?["file"]?.string == "app.flags", "\(standing)")
+            #expect(standing.first?["message"]?.string?.contains("rejected upstream (http://127.0.0.1:\(origin.port)/rules/app.flags)") == true)
+            #expect(try Self.get(relay.port, "/metrics").contains(#"flags_rules_rejected{file="app.flags"} 1"#))
+            #expect(relay.log.contains("app.flags: http://127.0.0.1:\(origin.port)/rules/app.flags rejected an update"))
+
+            // Round 1 restores the last good text (no change of the rules); round 2 fixes it.
+            try ending.write(to: file, atomically: true, encoding: .utf8)
+            let cleared = await Self.until { told("no longer stands") == round }
+            #expect(cleared != nil, "round \(round)")
+            #expect(try await Self.until { try relayRejections().isEmpty } != nil)
+            #expect(try Self.get(relay.port, "/metrics").contains(#"flags_rules_rejected{file="app.flags"} 0"#))
+        }
+        #expect(await Self.until([store], see: true, within: 30) != nil)
+    }
+
+    /// The origin is down for 20 s and its file is edited meanwhile: within 5 s of its
+    /// return every store (of the relay, and of the origin itself) and the relay hold the
+    /// edit. Meanwhile the relay says its upstream is unreachable (health, metrics, log).
+    @Test(slowTests) func afterATwentySecondOutageEveryHopHoldsTheEditWithinFiveSeconds() async throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var origin = try ServeProcess([directory.path])
+        let port = origin.port
+        let relay = try ServeProcess(["--source", "http://127.0.0.1:\(port)"])
+        defer { _ = relay.stop() }
+        let viaRelay = (0..<5).map { _ in
+            FlagStore(source: .url(URL(string: "http://127.0.0.1:\(relay.port)/rules/app.flags")!), refresh: .seconds(120))
+        }
+        let direct = FlagStore(source: .url(URL(string: "http://127.0.0.1:\(port)/rules/app.flags")!), refresh: .seconds(120))
+        let stores = viaRelay + [direct]
+        for store in stores { store.start() }
+        defer { for store in stores { store.stop() } }
+        #expect(await Self.until(stores, see: false, within: 60) != nil)
+        #expect(await Self.subscribed(stores))
+        #expect(try Self.get(relay.port, "/healthz").hasPrefix("ok\nupstream http://127.0.0.1:\(port)/rules/app.flags: connected"))
+
+        let down = Date()
+        #expect(origin.stop() == 0)
+        let noticed = try await Self.until { try Self.get(relay.port, "/healthz").hasPrefix("degraded\n") }
+        #expect(noticed != nil && noticed! < 5, "the relay said its upstream was down after \(noticed ?? -1) s")
+        #expect(try Self.get(relay.port, "/metrics").contains(#"flags_upstream_up{file="app.flags"} 0"#))
+        try await Task.sleep(for: .seconds(10))
+        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+        try await Task.sleep(for: .seconds(max(0, 20 - Date().timeIntervalSince(down))))
+        #expect(await Self.until(stores, see: true, within: 0.1) == nil)
+
+        origin = try ServeProcess([directory.path], port: port)
+        defer { _ = origin.stop() }
+        let back = Date()
+        let caughtUp = await Self.until(stores, see: true, within: 30)
+        #expect(caughtUp != nil && caughtUp! < 5, "every store held the edit \(caughtUp ?? -1) s after the origin's return")
+        let relayed = try await Self.until(within: 5) { try Self.get(relay.port, "/rules/app.flags") == "flag f = true\n" }
+        #expect(relayed != nil)
+        print("outage of \(Int(back.timeIntervalSince(down))) s: every store held the edit \(caughtUp ?? -1) s after the origin's return")
+        #expect(try await Self.until(within: 5) { try Self.get(relay.port, "/healthz").hasPrefix("ok\n") } != nil)
+        #expect(try Self.get(relay.port, "/metrics").contains(#"flags_upstream_up{file="app.flags"} 1"#))
+        #expect(relay.log.contains("app.flags: event stream lost"))
+        #expect(relay.log.contains("without it"), "\(relay.log)")
+    }
+
+    /// A relay restarted from its cache while its origin is down subscribes at once to the
+    /// stream it cached, and takes the edit made meanwhile within seconds of the origin's
+    /// return (not after its polling's back-off).
+    @Test func aRelayStartedFromItsCacheWhileTheOriginIsDownCatchesUpOnItsReturn() async throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("relay-cache")
+        var origin = try ServeProcess([directory.path])
+        let port = origin.port
+        var relay = try ServeProcess(["--source", "http://127.0.0.1:\(port)", "--cache", cache.path])
+        #expect(relay.stop() == 0)
+        #expect(origin.stop() == 0)
+        relay = try ServeProcess(["--source", "http://127.0.0.1:\(port)", "--cache", cache.path])
+        defer { _ = relay.stop() }
+        #expect(try Self.get(relay.port, "/rules/app.flags") == "flag f = false\n")
+        #expect(try Self.get(relay.port, "/healthz").hasPrefix("degraded\n"))
+        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+        origin = try ServeProcess([directory.path], port: port)
+        defer { _ = origin.stop() }
+        let caughtUp = try await Self.until(within: 30) { try Self.get(relay.port, "/rules/app.flags") == "flag f = true\n" }
+        #expect(caughtUp != nil && caughtUp! < 5, "the relay held the edit \(caughtUp ?? -1) s after the origin's return")
+    }
 }

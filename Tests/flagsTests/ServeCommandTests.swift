@@ -18,6 +18,11 @@ final class ServeProcess {
     /// What the server wrote to stderr up to its "listening on" line.
     let startup: String
     private let errors: FileHandle
+    private let written = Locked("")
+
+    /// Everything the server wrote to stderr so far (read as it comes, so that a server that
+    /// logs much never blocks on a full pipe).
+    var log: String { startup + written.withLock { $0 } }
 
     init(_ arguments: [String], port: Int = 0) throws {
         process.executableURL = flagsBinary
@@ -41,6 +46,11 @@ final class ServeProcess {
         let afterColon = address.drop { $0 != ":" }.dropFirst()
         self.port = Int(afterColon.prefix { $0.isNumber }) ?? 0
         startup = text
+        Thread { [errors, written] in
+            while case let data = errors.availableData, !data.isEmpty {
+                written.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }.start()
     }
 
     /// Sends SIGTERM and waits; returns the exit status.
