@@ -15,9 +15,10 @@ import Testing
 /// holding no text, the one in force, an older one of the file with its generation, or an
 /// unknown one), changes of one of two files, reverts of a file to an earlier text,
 /// reinstalls of the same rules, rejected updates and their clearing, hang-ups and restarts
-/// of the server, run against an in-process server; after each step every subscriber has
-/// received exactly the events a small model says, in order, and no subscriber was ever
-/// sent a text older than one it held.
+/// of the server, run against an in-process server, with two stores following one file;
+/// after each step every subscriber has received exactly the events a small model says, in
+/// order, no subscriber was ever sent a text older than one it held, and each store holds
+/// the file's text in force, having never put in force an older one than it held.
 struct EventStreamSequenceTests {
     /// A subscriber's events so far, as `refetch GEN`, `rules FILE ETAG GEN`, `rejected
     /// FILE` and `accepted FILE` lines (comments and the response's head left out).
@@ -48,13 +49,13 @@ struct EventStreamSequenceTests {
         }
     }
 
-    /// A server on a port of its own, running until `stop()`.
+    /// A server on a port of its own (or `port`, after a restart), running until `stop()`.
     final class Running {
         let service = OFREPService()
         let server: HTTPServer
         private let done = DispatchSemaphore(value: 0)
-        init() throws {
-            server = try HTTPServer(service: service, host: "127.0.0.1", port: 0)
+        init(port: Int = 0) throws {
+            server = try HTTPServer(service: service, host: "127.0.0.1", port: port)
             Thread { [server, done] in
                 server.run()
                 done.signal()
@@ -66,7 +67,7 @@ struct EventStreamSequenceTests {
         }
     }
 
-    @Test(arguments: 0..<4) func randomSequencesMatchTheModel(seed: Int) throws {
+    @Test(arguments: 0..<4) func randomSequencesMatchTheModel(seed: Int) async throws {
         var g = SeededGenerator(seed: UInt64(seed) &+ 4_242)
         let names = ["a.flags", "b.flags"]
         var texts = ["flag a = false\n", "flag b = false\n"]
@@ -97,6 +98,17 @@ struct EventStreamSequenceTests {
             return changed
         }
         try install()
+        // Two stores of a.flags: each generation it puts in force, in order.
+        let url = URL(string: "http://127.0.0.1:\(running.server.port)/rules/a.flags")!
+        let stores = (0..<2).map { _ in FlagStore(source: .url(url), refresh: .seconds(120)) }
+        let loaded = Locked<[[Int]]>([[], []])
+        for (k, store) in stores.enumerated() {
+            store.onEvent = { [weak store] event in
+                if case .rulesLoaded = event, let generation = store?.rulesGeneration { loaded.withLock { $0[k].append(generation) } }
+            }
+            store.start()
+        }
+        defer { for store in stores { store.stop() } }
         var subscribers: [Subscriber] = []
         for step in 0..<50 {
             let service = running.service
@@ -179,7 +191,7 @@ struct EventStreamSequenceTests {
                 running.stop()
                 subscribers = []
                 standing = []
-                running = try Running()
+                running = try Running(port: running.server.port)
                 try install()
             }
             for (k, s) in subscribers.enumerated() {
@@ -188,6 +200,18 @@ struct EventStreamSequenceTests {
                 // Never a text older than one it held or was sent.
                 let generations = received.filter { $0.hasPrefix("rules ") }.compactMap { Int($0.split(separator: " ").last!) }
                 #expect(zip([s.heldGeneration] + generations, generations).allSatisfy { $0 < $1 }, "seed \(seed), step \(step)")
+            }
+            // Each store holds a.flags's text in force (it came by its stream, or by a fetch
+            // after a restart), and never put an older generation in force.
+            let current = running.service.servedFiles[0]
+            for (k, store) in stores.enumerated() {
+                let start = Date()
+                while store.rules?.source.bytes != current.rules.source.bytes, Date().timeIntervalSince(start) < 30 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(store.rules?.source.bytes == current.rules.source.bytes, "seed \(seed), step \(step), store \(k)")
+                let history = loaded.withLock { $0[k] }
+                #expect(zip(history, history.dropFirst()).allSatisfy { $0 < $1 }, "seed \(seed), step \(step): \(history)")
             }
         }
     }
