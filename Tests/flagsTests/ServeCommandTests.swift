@@ -303,6 +303,18 @@ final class TCPClient {
         #expect(try status("b") == 200 && status("c") == 404)
         try "flag c = false\n".write(to: root.appendingPathComponent("c.flags"), atomically: true, encoding: .utf8)
         #expect(try until("c", answers: 200))
+        // A name two files declare is logged with both files; the shallower serves it.
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try "flag b = false\n".write(to: root.appendingPathComponent("sub/d.flags"), atomically: true, encoding: .utf8)
+        let start = Date()
+        while !server.log.contains("'b' is declared in"), Date().timeIntervalSince(start) < 20 { usleep(50_000) }
+        #expect(server.log.contains("'b' is declared in b.flags and in sub/d.flags; b.flags's is served"), "\(server.log)")
+        // The last files removed: none is served (not the last one kept).
+        for name in ["b.flags", "c.flags", "sub/d.flags"] { try FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
+        #expect(try until("b", answers: 404))
+        let list = try TCPClient(port: server.port)
+        list.send("GET /rules HTTP/1.1\r\n\r\n")
+        #expect(try list.response().body.contains(#""files": []"#))
     }
 
     @Test func theStartLineCountsAsCheckCounts() throws {

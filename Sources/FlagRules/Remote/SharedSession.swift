@@ -46,6 +46,12 @@ final class SharedSession: NSObject, URLSessionDataDelegate, @unchecked Sendable
         let configuration = URLSessionConfiguration.ephemeral
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
+        // Stores of several tenants share the session: a cookie or a credential one server
+        // sets must not go with another store's requests.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCredentialStorage = nil
         if streams { configuration.timeoutIntervalForResource = .infinity }
         configuration.httpMaximumConnectionsPerHost = 4_096
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)

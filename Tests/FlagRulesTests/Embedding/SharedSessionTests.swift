@@ -116,4 +116,22 @@ import Testing
         }
         #expect(reason == "the body is over 100 bytes, the limit" && !outage)
     }
+
+    /// Stores of several tenants share the sessions: a cookie one server sets never goes
+    /// with another store's request (nor with the same store's next one).
+    @Test func noCookieSetByOneServerGoesWithAnotherStoresRequests() async throws {
+        let server = try TestHTTPServer { request in
+            TestHTTPServer.Response(
+                status: 200, headers: ["Set-Cookie": "tenant=acme; Path=/", "ETag": "\"\(request.path)\""],
+                body: Array("value v: int = 1\n".utf8))
+        }
+        let first = FlagStore(source: .url(server.url), refresh: .seconds(600))
+        _ = try await first.ready(timeout: .seconds(30))
+        first.stop()
+        let second = FlagStore(source: .url(URL(string: "http://127.0.0.1:\(server.port)/other.flags")!), refresh: .seconds(600))
+        _ = try await second.ready(timeout: .seconds(30))
+        second.stop()
+        #expect(server.requests.count == 2)
+        #expect(server.requests.allSatisfy { $0.headers["cookie"] == nil }, "\(server.requests.map(\.headers))")
+    }
 }

@@ -1,0 +1,294 @@
+"""Debian's nginx in front of `flags serve`, configured as ServingOverOFREP.md says (the
+section "Behind a proxy or a CDN"; its two `nginx` blocks are what runs here):
+
+- nginx A runs the documented configuration, nginx B the same with the files' location of a
+  CDN that holds them for 60 s (its cache warmed before the edits, so that it holds an old
+  text);
+- one origin `flags serve DIR`, and three relays following it: R0 directly, R1 through
+  nginx A, R2 through nginx B;
+- six edits of the origin's file, 2 s apart: each must show in R1's and R2's
+  `/rules/app.flags` within a second of R0's, and each `refetchEvaluation` of the event
+  stream (`/ofrep/v1/events`, read on a raw socket through nginx A) must arrive within a
+  second of R0 showing the edit, so the stream is not buffered;
+- the relays are polled from the first edit until 65 s after the last (past the relays'
+  30 s check upstream and the 60 s cache): no relay may ever show a text older than one it
+  has shown;
+- through nginx A, the last text's ETag in `If-None-Match` is answered `304`.
+
+usage: python3 nginx_check.py FLAGS_BINARY DOC WORK_DIR
+"""
+
+import http.client
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+flags, doc, work = sys.argv[1:4]
+EDITS = 6
+SPACING = 2.0  # seconds between edits
+AFTER = 65.0  # seconds of polling after the last edit
+LIMIT = 1.0  # seconds an edit may be behind the direct relay
+children = []  # (name, process, log path)
+
+
+def fail(message):
+    print("nginx: " + message)
+    for name, process, log in children:
+        if os.path.exists(log):
+            lines = open(log, errors="replace").read().splitlines()[-8:]
+            print(f"--- {name} ({log}), last lines:\n" + "\n".join(lines))
+    sys.exit(1)
+
+
+def start(name, command, log):
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+    children.append((name, process, log))
+    return process
+
+
+def stop_all():
+    for _, process, _ in children:
+        if process.poll() is None:
+            process.terminate()
+    for _, process, _ in children:
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(name, arguments):
+    """Starts `flags serve ARGUMENTS --port 0`; returns its port, read from its first log line."""
+    log = os.path.join(work, name + ".log")
+    process = start(name, [flags, "serve", *arguments, "--port", "0"], log)
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", open(log, errors="replace").read())
+        if found:
+            return int(found.group(1))
+        if process.poll() is not None:
+            fail(f"{name} exited with status {process.returncode}")
+        time.sleep(0.05)
+    fail(f"{name} did not say where it listens within 15 s")
+
+
+# The doc's two nginx blocks: the configuration, then the files' location of a 60 s CDN.
+section = open(doc).read().split("## Behind a proxy or a CDN\n", 1)[-1].split("\n## ", 1)[0]
+blocks = re.findall(r"```nginx\n(.*?)```", section, re.S)
+if len(blocks) != 2:
+    fail(f"{doc}: expected 2 nginx blocks in 'Behind a proxy or a CDN', found {len(blocks)}")
+documented, cdn_location = blocks
+
+
+def nginx_config(name, upstream_port, port, with_cdn):
+    prefix = os.path.join(work, name)
+    os.makedirs(prefix)
+    text = documented
+    for pattern, replacement in [(r"server 127\.0\.0\.1:\d+;", f"server 127.0.0.1:{upstream_port};"),
+                                 (r"listen \d+;", f"listen 127.0.0.1:{port};"),
+                                 (r"proxy_cache_path \S+", f"proxy_cache_path {prefix}/cache")]:
+        text, count = re.subn(pattern, replacement, text)
+        if count != 1:
+            fail(f"{doc}: the nginx block has {count} '{pattern}' where 1 was expected")
+    if with_cdn:  # the CDN's location goes at the end of the server block
+        end = text.rstrip().rfind("}")
+        text = text[:end] + "\n    " + cdn_location.strip().replace("\n", "\n    ") + "\n}\n"
+    config = f"""worker_processes 1;
+error_log {prefix}/error.log info;
+events {{ worker_connections 1024; }}
+http {{
+log_format check '$time_iso8601 "$request" $status cache=$upstream_cache_status $request_time s';
+access_log {prefix}/access.log check;
+client_body_temp_path {prefix}/body;
+proxy_temp_path {prefix}/proxy;
+fastcgi_temp_path {prefix}/fastcgi;
+uwsgi_temp_path {prefix}/uwsgi;
+scgi_temp_path {prefix}/scgi;
+{text}}}
+"""
+    path = os.path.join(prefix, "nginx.conf")
+    open(path, "w").write(config)
+    test = subprocess.run(["nginx", "-t", "-p", prefix, "-e", f"{prefix}/error.log", "-c", path],
+                          capture_output=True, text=True)
+    if test.returncode != 0:
+        fail(f"nginx {name} refuses its configuration ({path}):\n{test.stderr}")
+    start("nginx " + name, ["nginx", "-p", prefix, "-e", f"{prefix}/error.log", "-c", path,
+                            "-g", f"daemon off; pid {prefix}/nginx.pid;"], f"{prefix}/error.log")
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return port
+        except OSError:
+            time.sleep(0.05)
+    fail(f"nginx {name} is not listening on {port}")
+
+
+class Client:
+    """GETs on one kept-alive connection, made again when the server closes it."""
+
+    def __init__(self, port):
+        self.port = port
+        self.connection = None
+
+    def get(self, path, headers=None):
+        for attempt in range(2):
+            try:
+                if self.connection is None:
+                    self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                self.connection.request("GET", path, headers=headers or {})
+                response = self.connection.getresponse()
+                return response.status, response.headers, response.read().decode()
+            except (OSError, http.client.HTTPException):
+                self.connection.close()
+                self.connection = None
+                if attempt:
+                    raise
+
+
+def shown(client):
+    """The k of `value n: int = k` a server serves as app.flags, or None."""
+    try:
+        status, _, body = client.get("/rules/app.flags")
+    except (OSError, http.client.HTTPException):
+        return None
+    found = re.search(r"value n: int = (\d+)", body) if status == 200 else None
+    return int(found.group(1)) if found else None
+
+
+def edit(k):
+    temporary = os.path.join(work, "origin", ".app.flags.new")
+    open(temporary, "w").write(f"value n: int = {k}\n")
+    os.rename(temporary, os.path.join(work, "origin", "app.flags"))
+
+
+def read_stream(port, arrivals):
+    """Reads GET /ofrep/v1/events (no query) through nginx, noting when each refetchEvaluation comes."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(f"GET /ofrep/v1/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n".encode())
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        raw += s.recv(65536)
+    head, raw = raw.split(b"\r\n\r\n", 1)
+    chunked = b"transfer-encoding: chunked" in head.lower()
+    body = b""
+    while True:
+        while chunked and b"\r\n" in raw:  # take the whole chunks out of raw
+            size_line, rest = raw.split(b"\r\n", 1)
+            size = int(size_line.split(b";")[0], 16)
+            if len(rest) < size + 2:
+                break
+            body, raw = body + rest[:size], rest[size + 2:]
+        if not chunked:
+            body, raw = body + raw, b""
+        while b"\n\n" in body:
+            event, body = body.split(b"\n\n", 1)
+            if b'"refetchEvaluation"' in event:
+                arrivals.append(time.time())
+        data = s.recv(65536)
+        if not data:
+            return
+        raw += data
+
+
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+try:
+    os.makedirs(os.path.join(work, "origin"))
+    edit(0)
+    origin = serve("origin", [os.path.join(work, "origin")])
+    port_a = nginx_config("a", origin, free_port(), with_cdn=False)
+    port_b = nginx_config("b", origin, free_port(), with_cdn=True)
+    relays = {"R0 (direct)": origin, "R1 (nginx)": port_a, "R2 (nginx, 60 s cache)": port_b}
+    clients = {name: Client(serve(name.split()[0], ["--source", f"http://127.0.0.1:{upstream}"]))
+               for name, upstream in relays.items()}
+
+    deadline = time.time() + 20
+    while any(shown(c) != 0 for c in clients.values()):
+        if time.time() > deadline:
+            fail("the relays do not all serve app.flags 20 s after starting: "
+                 + ", ".join(f"{n} shows {shown(c)}" for n, c in clients.items()))
+        time.sleep(0.1)
+    cdn = Client(port_b)
+    if shown(cdn) != 0:  # warm the 60 s cache with the first text
+        fail("nginx B does not serve app.flags")
+    arrivals = []
+    threading.Thread(target=read_stream, args=(port_a, arrivals), daemon=True).start()
+    time.sleep(0.5)
+
+    # The edits, and polling every 20 ms until AFTER s past the last.
+    first_seen = {name: {} for name in clients}  # k -> when the relay first showed k (or newer)
+    highest = {name: 0 for name in clients}
+    written = {}
+    cdn_held_old = cdn_asked = 0
+    begin = time.time()
+    while time.time() < begin + (EDITS - 1) * SPACING + AFTER:
+        k = len(written) + 1
+        if k <= EDITS and time.time() >= begin + (k - 1) * SPACING:
+            edit(k)
+            written[k] = time.time()
+        for name, client in clients.items():
+            seen, now = shown(client), time.time()
+            if seen is None:
+                fail(f"{name} did not serve app.flags at {now - begin:.2f} s")
+            if seen < highest[name]:
+                fail(f"{name} went back: at {now - begin:.2f} s after the first edit it shows n = {seen}, "
+                     f"having shown n = {highest[name]}")
+            for j in range(highest[name] + 1, seen + 1):
+                first_seen[name][j] = now
+            highest[name] = max(highest[name], seen)
+        # Once the direct relay shows an edit, ask the 60 s cache once: it should hold an older text.
+        latest = highest["R0 (direct)"]
+        if latest > cdn_asked:
+            cdn_asked = latest
+            cdn_held_old += (shown(cdn) or 0) < latest
+        time.sleep(0.02)
+
+    # Each edit's time behind R0, through each nginx and on the stream.
+    direct = first_seen.pop("R0 (direct)")
+    gaps = {"R1 (nginx)": [], "R2 (nginx, 60 s cache)": [], "stream": []}
+    for k in range(1, EDITS + 1):
+        if k not in direct:
+            fail(f"R0 (direct) never showed edit {k}")
+        for name in ("R1 (nginx)", "R2 (nginx, 60 s cache)"):
+            if k not in first_seen[name]:
+                fail(f"{name} never showed edit {k}")
+            gaps[name].append(first_seen[name][k] - direct[k])
+        came = [t for t in arrivals if t >= written[k]]
+        if not came:
+            fail(f"no refetchEvaluation came through nginx for edit {k} (the stream is buffered or lost)")
+        gaps["stream"].append(came[0] - direct[k])
+    for name, values in gaps.items():
+        worst = max(values)
+        if worst > LIMIT:
+            edit_number = values.index(worst) + 1
+            fail(f"{name} was {worst * 1000:.0f} ms behind the direct relay on edit {edit_number} "
+                 f"(all: {', '.join(f'{v * 1000:.0f}' for v in values)} ms)")
+    if cdn_held_old == 0:
+        fail("nginx B never served an older text after an edit: its 60 s cache is not in effect")
+
+    # A conditional GET of the last text through nginx A.
+    _, headers, _ = Client(origin).get("/rules/app.flags")
+    status, _, _ = Client(port_a).get("/rules/app.flags", {"If-None-Match": headers["ETag"]})
+    if status != 304:
+        fail(f"GET /rules/app.flags through nginx A with If-None-Match: {headers['ETag']} answered {status}, not 304")
+
+    def ms(values):
+        return f"{max(0, max(values)) * 1000:.0f} ms"
+
+    print(f"nginx: {EDITS} edits; through nginx at most {ms(gaps['R1 (nginx)'])} behind direct, "
+          f"through a 60 s cache at most {ms(gaps['R2 (nginx, 60 s cache)'])}; the stream through nginx at most "
+          f"{ms(gaps['stream'])}; no relay went back ({AFTER:.0f} s after the last edit; "
+          f"the cache held an older text after {cdn_held_old} of {EDITS} edits)")
+finally:
+    stop_all()
