@@ -110,6 +110,7 @@ package final class HTTPServer: @unchecked Sendable {
                 return true
             }
             guard admitted else {
+                service.metrics.request(status: 503, seconds: 0)
                 write(fd, HTTPResponse(status: 503, headers: [("Retry-After", "1")]).serialized(keepAlive: false))
                 close(fd)
                 continue
@@ -155,6 +156,7 @@ package final class HTTPServer: @unchecked Sendable {
                 request = try parser.next()
             } catch {
                 let response = HTTPResponse.json(error.status, .object([("errorDetails", .string(error.message))]))
+                service.metrics.request(status: error.status, seconds: requestStarted.map { Date().timeIntervalSince($0) } ?? 0)
                 write(fd, response.serialized(keepAlive: false))
                 return false
             }
@@ -162,6 +164,7 @@ package final class HTTPServer: @unchecked Sendable {
                 requestStarted = nil
                 if request.path == OFREPService.eventsPath, request.method == "GET" {
                     if let refusal = service.authorize(request) {
+                        service.metrics.request(status: refusal.status, seconds: 0)
                         write(fd, refusal.serialized(keepAlive: false))
                         return false
                     }
@@ -191,6 +194,7 @@ package final class HTTPServer: @unchecked Sendable {
             guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
             let now = Date()
             if let started = requestStarted, now.timeIntervalSince(started) > HTTPServer.requestDeadline {
+                service.metrics.request(status: 408, seconds: now.timeIntervalSince(started))
                 write(fd, HTTPResponse(status: 408).serialized(keepAlive: false))
                 return false
             }

@@ -109,6 +109,9 @@ struct EventStreamSequenceTests {
             store.start()
         }
         defer { for store in stores { store.stop() } }
+        // Beside the whole suite, whose blocking tests may hold the few threads tasks share,
+        // a first fetch can wait a while.
+        for store in stores { _ = try await store.ready(timeout: .seconds(120)) }
         var subscribers: [Subscriber] = []
         for step in 0..<50 {
             let service = running.service

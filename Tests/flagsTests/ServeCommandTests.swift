@@ -346,6 +346,14 @@ final class TCPClient {
         big.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nContent-Length: \(2 << 20)\r\n\r\n")
         big.send([UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20))
         #expect(try big.response().status == 413)
+        let chunked = try TCPClient(port: server.port)
+        chunked.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        #expect(try chunked.response().status == 501)
+        // Every answer is counted by its status, those the parser gives too.
+        let metrics = try TCPClient(port: server.port)
+        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+        let counted = try metrics.response().body
+        for status in [200, 413, 501] { #expect(counted.contains(#"flags_http_requests_total{status="\#(status)"} 1"#), "\(status)") }
         let unauthorized = try ServeProcess(["examples/app.flags", "--api-key", "secret"])
         let client = try TCPClient(port: unauthorized.port)
         client.post("/ofrep/v1/evaluate/flags/darkMode", "{}")
