@@ -84,9 +84,13 @@ final class EventStreams: @unchecked Sendable {
     private var subscribers: [Subscriber] = []
     private var running = false
     private var stopped = false
+    /// The most subscribers held at once here: `maxSubscribers`, or fewer when the process
+    /// has fewer descriptors (room is left for requests).
+    let limit: Int
 
-    init(served: ServedRules) {
+    init(served: ServedRules, limit: Int = EventStreams.maxSubscribers) {
         self.served = served
+        self.limit = max(1, min(limit, EventStreams.maxSubscribers))
     }
 
     /// How many subscribers are held.
@@ -113,7 +117,7 @@ final class EventStreams: @unchecked Sendable {
             setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
         let admitted = lock.withLock { () -> Bool? in
-            guard !stopped, subscribers.count < EventStreams.maxSubscribers else { return nil }
+            guard !stopped, subscribers.count < limit else { return nil }
             let (now, notices) = served.current
             if !running {
                 // The thread starts from what this first subscriber is told of: a change (or a
@@ -162,12 +166,14 @@ final class EventStreams: @unchecked Sendable {
 
     /// Closes every subscriber's connection and ends the thread.
     func stop() {
-        let held = lock.withLock { () -> [Subscriber] in
-            stopped = true
-            defer { subscribers = [] }
-            return subscribers
-        }
+        // Under `writing` first: a broadcast under way closes the subscribers it drops, and
+        // the list read after it no longer holds them (a descriptor is closed once).
         writing.withLock {
+            let held = lock.withLock { () -> [Subscriber] in
+                stopped = true
+                defer { subscribers = [] }
+                return subscribers
+            }
             for subscriber in held { close(subscriber.fd) }
         }
         served.wake()

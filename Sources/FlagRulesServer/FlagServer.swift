@@ -170,6 +170,14 @@ public final class FlagServer: Sendable {
     /// The port listened on (the one asked for, or the one the system chose for 0).
     public var port: Int { http.port }
 
+    /// The connections the server holds at once (requests and event-stream subscribers):
+    /// the process's descriptor limit, raised to its hard limit at start, less those kept
+    /// for its own files. A connection beyond is answered 503 at once.
+    public var capacity: Int { http.capacity }
+
+    /// The process's limit on open descriptors, once the server raised it.
+    public var descriptorLimit: Int { http.descriptorLimit }
+
     /// Answers requests until ``drain()``; then waits for the requests in flight and stops
     /// the stores.
     public func run() {

@@ -34,12 +34,29 @@ package final class HTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private var active = 0
     private var draining = false
+    /// A descriptor kept open for the moment the process has no other: closed to accept a
+    /// connection over the limit and answer it 503, then opened again.
+    private var reserve: Int32 = -1
+
+    /// The descriptors the process may hold (its soft limit, raised to the hard limit when
+    /// the server starts) and the connections it takes at once: that limit less what the
+    /// process keeps for its files and stores, and at most `maxConnections` requests and
+    /// `EventStreams.maxSubscribers` subscribers. A connection beyond is answered 503.
+    package let descriptorLimit: Int
+    package let capacity: Int
+    /// Descriptors kept for the process's own use (rules files, stores' connections, logs).
+    static let reservedDescriptors = 64
 
     package struct StartError: Error { package let message: String }
 
     package init(service: OFREPService, host: String, port: Int) throws(StartError) {
         self.service = service
-        streams = EventStreams(served: service.served)
+        descriptorLimit = HTTPServer.raiseDescriptorLimit()
+        capacity = max(2, min(HTTPServer.maxConnections + EventStreams.maxSubscribers, descriptorLimit - HTTPServer.reservedDescriptors))
+        // Subscribers never take the room requests need: an eighth of the capacity, at most
+        // `maxConnections`, stays for them.
+        streams = EventStreams(served: service.served, limit: capacity - min(HTTPServer.maxConnections, max(1, capacity / 8)))
+        reserve = open("/dev/null", O_RDONLY)
         #if canImport(Darwin)
             let fd = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -75,10 +92,39 @@ package final class HTTPServer: @unchecked Sendable {
         self.port = Int(UInt16(bigEndian: actual.sin_port))
     }
 
-    /// Accepts connections until ``drain()``; then waits (up to 10 s) for those in flight.
     /// Connections waiting to be accepted (the system caps it at `net.core.somaxconn`).
     static let backlog: Int32 = 4_096
 
+    /// Raises the soft limit on open descriptors to the hard limit (a shell or a systemd
+    /// unit starts a process at 1,024, which a fleet of subscribers outgrows); the limit
+    /// in force then.
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        #if canImport(Darwin)
+            let resource = RLIMIT_NOFILE
+            let most = rlim_t(OPEN_MAX)
+        #else
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            let most = rlim_t(1 << 20)
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return 1_024 }
+        let wanted = min(limit.rlim_max, most)
+        if limit.rlim_cur < wanted {
+            var raised = limit
+            raised.rlim_cur = wanted
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return Int(min(limit.rlim_cur, most))
+    }
+
+    /// Answers a connection the server cannot take 503 and closes it.
+    private func refuse(_ fd: Int32) {
+        service.metrics.request(status: 503, seconds: 0)
+        write(fd, HTTPResponse(status: 503, headers: [("Retry-After", "1")]).serialized(keepAlive: false))
+        close(fd)
+    }
+
+    /// Accepts connections until ``drain()``; then waits (up to 10 s) for those in flight.
     package func run() {
         defer { close(listener) }
         while true {
@@ -95,7 +141,15 @@ package final class HTTPServer: @unchecked Sendable {
             }
             if fd < 0 {
                 if isDraining { break }
-                if errno != EINTR { usleep(10_000) }
+                if errno == EMFILE || errno == ENFILE, reserve >= 0 {
+                    // Out of descriptors: the reserve one takes the connection, to say so.
+                    close(reserve)
+                    let over = accept(listener, nil, nil)
+                    if over >= 0 { refuse(over) }
+                    reserve = open("/dev/null", O_RDONLY)
+                } else if errno != EINTR {
+                    usleep(10_000)
+                }
                 continue
             }
             var noDelay: Int32 = 1
@@ -104,15 +158,14 @@ package final class HTTPServer: @unchecked Sendable {
             var address = peer.sin_addr
             inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
             let peerName = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let subscribers = streams.count
             let admitted: Bool = lock.withLock {
-                guard active < HTTPServer.maxConnections, !draining else { return false }
+                guard active < HTTPServer.maxConnections, active + subscribers < capacity, !draining else { return false }
                 active += 1
                 return true
             }
             guard admitted else {
-                service.metrics.request(status: 503, seconds: 0)
-                write(fd, HTTPResponse(status: 503, headers: [("Retry-After", "1")]).serialized(keepAlive: false))
-                close(fd)
+                refuse(fd)
                 continue
             }
             let thread = Thread { [self] in
@@ -126,6 +179,7 @@ package final class HTTPServer: @unchecked Sendable {
         streams.stop()
         let deadline = Date().addingTimeInterval(10)
         while lock.withLock({ active }) > 0, Date() < deadline { usleep(10_000) }
+        if reserve >= 0 { close(reserve) }
     }
 
     package var isDraining: Bool { lock.withLock { draining } }
@@ -184,20 +238,21 @@ package final class HTTPServer: @unchecked Sendable {
             }
             if isDraining, !parser.hasPartialRequest { return false }
             let n = recv(fd, &buffer, buffer.count, 0)
-            if n > 0 {
-                if requestStarted == nil { requestStarted = Date() }
-                parser.append(buffer[0..<n])
-                lastActivity = Date()
-                continue
-            }
-            if n == 0 { return false }
-            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
             let now = Date()
+            // The request's deadline runs from its first byte, however its bytes trickle in.
             if let started = requestStarted, now.timeIntervalSince(started) > HTTPServer.requestDeadline {
                 service.metrics.request(status: 408, seconds: now.timeIntervalSince(started))
                 write(fd, HTTPResponse(status: 408).serialized(keepAlive: false))
                 return false
             }
+            if n > 0 {
+                if requestStarted == nil { requestStarted = now }
+                parser.append(buffer[0..<n])
+                lastActivity = now
+                continue
+            }
+            if n == 0 { return false }
+            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
             let busy = lock.withLock { active > HTTPServer.maxConnections / 2 }
             let idle = busy ? HTTPServer.busyIdleTimeout : HTTPServer.idleTimeout
             if requestStarted == nil, now.timeIntervalSince(lastActivity) > idle { return false }

@@ -254,7 +254,9 @@ enum ServeCommand {
             sources.append(source)
         }
         let serving = what.isEmpty ? "" : "\(what), "
-        log("listening on http://\(options.host):\(server.port) (\(serving)\(summary(stores.compactMap(\.1.rules))))")
+        log(
+            "listening on http://\(options.host):\(server.port) (\(serving)\(summary(stores.compactMap(\.1.rules)))); "
+                + "up to \(server.capacity) connections at once (descriptor limit \(server.descriptorLimit))")
         let held = started(server)
         server.run()
         withExtendedLifetime((sources, held)) {}

@@ -24,9 +24,18 @@ final class ServeProcess {
     /// logs much never blocks on a full pipe).
     var log: String { startup + written.withLock { $0 } }
 
-    init(_ arguments: [String], port: Int = 0) throws {
-        process.executableURL = flagsBinary
-        process.arguments = ["serve", "--port", "\(port)"] + arguments
+    /// `descriptors`: the soft and hard limits on open descriptors to start it with (as a
+    /// shell's `ulimit -Sn` and `-Hn` set them).
+    init(_ arguments: [String], port: Int = 0, descriptors: (soft: Int, hard: Int)? = nil) throws {
+        if let descriptors {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments =
+                ["-c", "ulimit -Sn \(descriptors.soft) && ulimit -Hn \(descriptors.hard) && exec \"$0\" \"$@\"", flagsBinary.path]
+                + ["serve", "--port", "\(port)"] + arguments
+        } else {
+            process.executableURL = flagsBinary
+            process.arguments = ["serve", "--port", "\(port)"] + arguments
+        }
         process.currentDirectoryURL = packageRoot
         let err = Pipe()
         process.standardError = err
