@@ -118,13 +118,20 @@ package struct HTTPRequestParser: Sendable {
     }
 
     private var buffer: [UInt8] = []
+    /// Where the next request starts; the bytes before it were read.
     private var start = 0
+    /// Where the search for the end of the next request's head resumes: bytes before it
+    /// hold no blank line, and are not searched again when more arrive.
+    private var searched = 0
 
     package init() {}
 
     package mutating func append(_ bytes: some Sequence<UInt8>) {
-        if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+        // Requests read are let go once they are half the buffer (pipelined requests do not
+        // pile up until the last is read).
+        if start > 0, start * 2 >= buffer.count {
+            buffer.removeFirst(start)
+            searched = max(0, searched - start)
             start = 0
         }
         buffer.append(contentsOf: bytes)
@@ -138,6 +145,8 @@ package struct HTTPRequestParser: Sendable {
         // Blank lines before a request are allowed (RFC 9112 §2.2).
         while start + 1 < buffer.count, buffer[start] == 13, buffer[start + 1] == 10 { start += 2 }
         guard let end = headerEnd() else {
+            // The last three bytes may begin the blank line.
+            searched = max(start, buffer.count - 3)
             if buffer.count - start > HTTPRequestParser.maxHeaderBytes {
                 throw Failure(status: 431, message: "the request's header block is over \(HTTPRequestParser.maxHeaderBytes) bytes")
             }
@@ -151,6 +160,7 @@ package struct HTTPRequestParser: Sendable {
         var whole = request
         whole.body = Array(buffer[bodyStart..<(bodyStart + length)])
         start = bodyStart + length
+        searched = start
         return whole
     }
 
@@ -233,6 +243,10 @@ package struct HTTPRequestParser: Sendable {
     }
 
     private func headerEnd() -> Int? {
-        ASCII.blankLine(in: buffer, from: start, within: HTTPRequestParser.maxHeaderBytes)
+        let from = max(start, searched)
+        return ASCII.blankLine(in: buffer, from: from, within: HTTPRequestParser.maxHeaderBytes - (from - start))
     }
+
+    /// The bytes held (what was read and not yet let go, and what waits), for tests.
+    var heldBytes: Int { buffer.count }
 }

@@ -200,6 +200,9 @@ package final class OFREPService: Sendable {
         return options.apiKeys.contains(given) ? nil : HTTPResponse(status: 403)
     }
 
+    /// The most client addresses the rate limit tracks at once.
+    static let trackedClients = 10_000
+
     /// A token bucket per client: nil when a request may go, else the seconds to wait.
     func throttle(_ peer: String, limit: Int) -> Int? {
         let now = Date().timeIntervalSinceReferenceDate
@@ -207,7 +210,17 @@ package final class OFREPService: Sendable {
             var bucket = buckets[peer] ?? (Double(limit), now)
             bucket.tokens = min(Double(limit), bucket.tokens + (now - bucket.at) * Double(limit))
             bucket.at = now
-            if buckets.count > 10_000 { buckets.removeAll() }
+            if buckets.count > OFREPService.trackedClients {
+                // Let go of the clients whose bucket is full again (a full bucket is what a new
+                // client gets); if more are left than half, of the fullest: a client held back
+                // is the last to be forgotten.
+                let level = { (b: (tokens: Double, at: Double)) in min(Double(limit), b.tokens + (now - b.at) * Double(limit)) }
+                buckets = buckets.filter { level($0.value) < Double(limit) }
+                if buckets.count > OFREPService.trackedClients / 2 {
+                    let emptiest = buckets.sorted { level($0.value) < level($1.value) }.prefix(OFREPService.trackedClients / 2)
+                    buckets = Dictionary(uniqueKeysWithValues: emptiest.map { ($0.key, $0.value) })
+                }
+            }
             guard bucket.tokens >= 1 else {
                 buckets[peer] = bucket
                 return max(1, Int(((1 - bucket.tokens) / Double(limit)).rounded(.up)))

@@ -297,6 +297,57 @@ import Testing
         #expect(failure("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n{}") == nil)
     }
 
+    /// Past the clients it tracks, the rate limit forgets those whose bucket is full, then
+    /// the fullest: a client it holds back stays held back (it once forgot every client).
+    @Test func aClientHeldBackStaysHeldBackPastTheClientsTracked() {
+        let service = OFREPService(options: .init(rateLimit: 5))
+        for _ in 0..<5 { #expect(service.throttle("hog", limit: 5) == nil) }
+        #expect(service.throttle("hog", limit: 5) != nil)
+        for k in 0...OFREPService.trackedClients { _ = service.throttle("client-\(k)", limit: 5) }
+        #expect(service.throttle("hog", limit: 5) != nil)
+    }
+
+    /// Bytes in any chunks give the requests (or the failure) they give whole; requests
+    /// read are let go as more arrive, so pipelined requests do not pile up.
+    @Test(arguments: 0..<20) func chunksGiveWhatTheWholeGives(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(seed) &+ 77)
+        let pieces = [
+            "POST /ofrep/v1/evaluate/flags/a HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", "GET /b?x=1 HTTP/1.1\r\nX-A: b\r\n\r\n",
+            "\r\nGET /c HTTP/1.1\r\n\r\n", "GET /d HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+        ]
+        let text = (0..<200).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
+            + (seed % 2 == 0 ? "" : "GET / HTTP/1.1\r\nbad header\r\n\r\n")
+        func read(_ chunks: [[UInt8]]) -> (requests: [String], failure: Int?, held: Int) {
+            var parser = HTTPRequestParser()
+            var requests: [String] = []
+            var held = 0
+            for chunk in chunks {
+                parser.append(chunk)
+                held = max(held, parser.heldBytes)
+                do {
+                    while let r = try parser.next() { requests.append("\(r.method) \(r.path) \(r.body.count)") }
+                } catch {
+                    return (requests, error.status, held)
+                }
+            }
+            return (requests, nil, held)
+        }
+        let bytes = Array(text.utf8)
+        let whole = read([bytes])
+        var chunks: [[UInt8]] = []
+        var i = 0
+        while i < bytes.count {
+            let n = 1 + Int(random.next() % 40)
+            chunks.append(Array(bytes[i..<min(bytes.count, i + n)]))
+            i += n
+        }
+        let chunked = read(chunks)
+        #expect(chunked.requests == whole.requests && chunked.failure == whole.failure)
+        #expect(whole.requests.count == 200 && whole.failure == (seed % 2 == 0 ? nil : 400))
+        // Held: about one request and a chunk, not all 200 read before.
+        #expect(chunked.held < 400, "\(chunked.held) bytes held")
+    }
+
     /// 10,000 random requests, from random bytes and from mutated real ones: every one is a
     /// request, a wait for more, or a failure status; the service answers every request.
     @Test func randomRequestsNeverCrash() throws {
