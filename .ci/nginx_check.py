@@ -13,7 +13,11 @@ section "Behind a proxy or a CDN"; its two `nginx` blocks are what runs here):
 - the relays are polled from the first edit until 65 s after the last (past the relays'
   30 s check upstream and the 60 s cache): no relay may ever show a text older than one it
   has shown;
+- nginx B served an older text after an edit at least once (else its cache was not tested);
 - through nginx A, the last text's ETag in `If-None-Match` is answered `304`.
+
+The stream is also read directly from the origin, so that a failure's table of timings
+tells nginx from the server.
 
 usage: python3 nginx_check.py FLAGS_BINARY DOC WORK_DIR
 """
@@ -229,17 +233,18 @@ try:
     threading.Thread(target=read_stream, args=(origin, direct_arrivals), daemon=True).start()
     time.sleep(0.5)
 
-    # The edits, and polling every 20 ms until AFTER s past the last.
+    # The edits, SPACING s apart, and polling every 20 ms until AFTER s past the last.
     first_seen = {name: {} for name in clients}  # k -> when the relay first showed k (or newer)
     highest = {name: 0 for name in clients}
     written, generation = {}, {}
     cdn_held_old = cdn_asked = 0
-    begin = time.time()
-    while time.time() < begin + (EDITS - 1) * SPACING + AFTER:
+    begin = next_edit = time.time()
+    while len(written) < EDITS or time.time() < written[EDITS] + AFTER:
         k = len(written) + 1
-        if k <= EDITS and time.time() >= begin + (k - 1) * SPACING:
+        if k <= EDITS and time.time() >= next_edit:
+            written[k] = time.time()  # before the rename, so no arrival can come before it
             edit(k)
-            written[k] = time.time()
+            next_edit = written[k] + SPACING  # never closer, or the server would take two at once
         for name, client in clients.items():
             (seen, seen_generation), now = shown(client), time.time()
             if seen is None:
