@@ -16,29 +16,30 @@ enum HTTPGet {
     /// The largest body read (32 MiB).
     static let maxBytes = 32 << 20
 
-    /// The body of a `200` answer to `GET url`, or why not.
+    /// The body of a `200` answer to `GET url`, or why not: on the library's HTTP client
+    /// (what stores fetch with), waited for here.
     static func body(_ url: URL, headers: [String: String] = [:], timeout: TimeInterval = 5) -> Result<Data, Failure> {
-        var request = URLRequest(url: url, timeoutInterval: timeout)
+        var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let done = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<Data, Failure>>(.failure(Failure(message: "no answer")))
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            defer { done.signal() }
-            let result: Result<Data, Failure>
-            if let error {
-                result = .failure(Failure(message: error.localizedDescription))
-            } else if let status = (response as? HTTPURLResponse)?.statusCode, status != 200 {
-                let hint = status == 401 || status == 403 ? " (the server asks for an API key)" : ""
-                result = .failure(Failure(message: "HTTP \(status)\(hint)"))
-            } else if let data, data.count <= maxBytes {
-                result = .success(data)
-            } else {
-                result = .failure(Failure(message: "the answer is over \(maxBytes >> 20) MiB"))
-            }
-            outcome.withLock { $0 = result }
-        }.resume()
+        let outcome = Locked<HTTPClient.Outcome>(.failure("no answer"))
+        let sendable = request
+        Task.detached {
+            let answer = await HTTPClient().get(sendable, timeout: .milliseconds(Int(timeout * 1_000)), maximumSize: maxBytes)
+            outcome.withLock { $0 = answer }
+            done.signal()
+        }
         done.wait()
-        return outcome.withLock { $0 }
+        switch outcome.withLock({ $0 }) {
+        case .failure(let reason, _):
+            return .failure(Failure(message: reason))
+        case .success(let response, let body):
+            guard response.statusCode == 200 else {
+                let hint = response.statusCode == 401 || response.statusCode == 403 ? " (the server asks for an API key)" : ""
+                return .failure(Failure(message: "HTTP \(response.statusCode)\(hint)"))
+            }
+            return .success(Data(body))
+        }
     }
 
     /// The body of a `200` answer, as UTF-8 text.

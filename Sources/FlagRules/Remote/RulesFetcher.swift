@@ -267,11 +267,11 @@ package enum HTTPDate {
     }
 }
 
-/// A store's HTTP requests, on the process's shared fetch session (``SharedSession``):
-/// each read up to a limit (a larger body cancels the request) and failed after a deadline
-/// or when its task is cancelled, whatever the server does.
-final class HTTPClient: Sendable {
-    enum Outcome: Sendable {
+/// The HTTP requests of stores and of the `flags` command, on the process's shared fetch
+/// session (``SharedSession``): each read up to a limit (a larger body cancels the request)
+/// and failed after a deadline or when its task is cancelled, whatever the server does.
+package final class HTTPClient: Sendable {
+    package enum Outcome: Sendable {
         case success(HTTPURLResponse, [UInt8])
         /// Why there is no response; `outage` unless the body was refused (over the limit).
         case failure(String, outage: Bool = true)
@@ -280,10 +280,12 @@ final class HTTPClient: Sendable {
     /// The transfers in flight, for ``cancelAll()``.
     private let inFlight = Locked<[ObjectIdentifier: Transfer]>([:])
 
+    package init() {}
+
     /// Ends every transfer in flight (the session is the process's, shared).
     func close() { cancelAll() }
 
-    func get(_ request: URLRequest, timeout: Duration, maximumSize: Int) async -> Outcome {
+    package func get(_ request: URLRequest, timeout: Duration, maximumSize: Int) async -> Outcome {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         var request = request
         // The deadline below is the timeout; the request's own (whole seconds with some
