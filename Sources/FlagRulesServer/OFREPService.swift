@@ -295,7 +295,7 @@ package final class OFREPService: Sendable {
         }
         let state = served.snapshot
         // The same context in any key order has the same ETag.
-        let etag = "\"\(state.version)-\(OFREPService.hash(given.canonical.serialized()))\""
+        let etag = "\"\(state.contentVersion)-\(OFREPService.hash(given.canonical.serialized()))\""
         if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])
         }

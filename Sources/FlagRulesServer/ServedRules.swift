@@ -36,6 +36,14 @@ package final class ServedRules: Sendable {
         package fileprivate(set) var since = Date()
         /// The generation as the protocol writes it (event ids, `metadata.version`).
         package var version: String { String(generation) }
+        /// A hash of every file's text: the same rules give the same one on any host (the
+        /// bulk evaluation's ETag is made of it, so that instances behind one load balancer
+        /// answer each other's `If-None-Match`).
+        package var contentVersion: String {
+            var hash = FNV1a.offsetBasis
+            for file in files { hash = FNV1a.hash(file.rules.contentVersion.utf8, from: hash) }
+            return String(hash, radix: 36)
+        }
     }
 
     /// A name two files declare: served from `servedFrom`, not from `alsoIn`.
