@@ -20,16 +20,33 @@ import Foundation
 ///   force (`X-Flags-Rules: current`), asked with the ETag and generation the store holds
 ///   (`If-None-Match`, `X-Flags-Generation`): a newer text is then its first event.
 ///
+/// A stream of `http://` is read on a plain socket, every stream of the process on one
+/// thread (``PlainStreams``); one of `https://` on the process's shared URL session.
 /// A connection that fails or ends is made again after a short wait while the server
 /// cannot be reached (a quarter of a second, doubling to 2 s), and after a longer one when
 /// it answers with an error (1 s, doubling to a minute); each is drawn between half and all
 /// of that, so that a fleet does not reconnect in step. The store's polling goes on
 /// meanwhile.
-final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
+final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @unchecked Sendable {
     // Unchecked: everything that changes is behind `state`.
+    /// The connection: a plain socket for `http://` (``PlainStreams``), a URL session task
+    /// otherwise.
+    private enum Link {
+        case session(URLSessionDataTask)
+        case plain(PlainStreams.Stream)
+
+        func isSame(as other: Link?) -> Bool {
+            switch (self, other) {
+            case (.session(let a), .session(let b)?): return a === b
+            case (.plain(let a), .plain(let b)?): return a === b
+            default: return false
+            }
+        }
+    }
+
     private struct State {
         var reader = ServerSentEvents()
-        var task: URLSessionDataTask?
+        var task: Link?
         /// Connections in a row that failed, and whether the latest was answered with an error.
         var failures = 0
         var refused = false
@@ -97,41 +114,67 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
 
     /// Closes the stream for good.
     func cancel() {
-        let task = state.withLock { s -> URLSessionDataTask? in
+        let task = state.withLock { s -> Link? in
             s.cancelled = true
             s.connected = false
             return s.task
         }
-        if let task { SharedSession.streams.cancel(task) }
+        switch task {
+        case .session(let task)?: SharedSession.streams.cancel(task)
+        case .plain(let stream)?: PlainStreams.shared.close(stream)
+        case nil: break
+        }
     }
 
     private func connect() {
         // The server sends a comment every 15 s: a minute of silence is a dead connection.
-        var request = URLRequest(url: url, timeoutInterval: 60)
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        var fields: [(String, String)] = headers.map { ($0.key, $0.value) }
+        fields.append(("Accept", "text/event-stream"))
         let held = carriesRules ? holding() : nil
         if let held {
-            request.setValue(held.etag, forHTTPHeaderField: "If-None-Match")
-            if let generation = held.generation { request.setValue(String(generation), forHTTPHeaderField: PushProtocol.generationHeader) }
+            fields.append(("If-None-Match", held.etag))
+            if let generation = held.generation { fields.append((PushProtocol.generationHeader, String(generation))) }
         }
+        let plain = url.scheme?.lowercased() == "http" ? PlainStreams.shared.stream(url) : nil
         let go = state.withLock { s in
             guard !s.cancelled else { return false }
             s.namedHeld = held != nil
-            if let id = s.reader.lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
+            if let id = s.reader.lastEventID { fields.append(("Last-Event-ID", id)) }
             s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
+            if let plain { s.task = .plain(plain) }
             return true
         }
-        if go { SharedSession.streams.start(request, handler: self) }
+        guard go else { return }
+        if let plain {
+            PlainStreams.shared.open(plain, headers: fields, receiver: self)
+            return
+        }
+        var request = URLRequest(url: url, timeoutInterval: PlainStreams.idleLimit)
+        for (name, value) in fields { request.setValue(value, forHTTPHeaderField: name) }
+        SharedSession.streams.start(request, handler: self)
     }
 
     func started(_ task: URLSessionDataTask) -> Bool {
         state.withLock { s in
             guard !s.cancelled else { return false }
-            s.task = task
+            s.task = .session(task)
             return true
         }
     }
+
+    // MARK: A plain stream's reports
+
+    func opened(_ stream: PlainStreams.Stream, status: Int, headers: [String: String]) -> Bool {
+        guard state.withLock({ Link.plain(stream).isSame(as: $0.task) }) else { return false }
+        return opened(status: status, headers: headers)
+    }
+
+    func received(_ stream: PlainStreams.Stream, _ bytes: [UInt8]) {
+        guard state.withLock({ Link.plain(stream).isSame(as: $0.task) }) else { return }
+        if !take(bytes) { PlainStreams.shared.close(stream); ended(.plain(stream), error: "an event's line is too long") }
+    }
+
+    func ended(_ stream: PlainStreams.Stream, error: String?) { ended(.plain(stream), error: error) }
 
     /// The wait before reconnecting after `failures` failures in a row, times a factor
     /// between 0.5 and 1 drawn from `jitter`: while the server cannot be reached, a quarter
@@ -146,10 +189,17 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
 
     func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         let http = response as? HTTPURLResponse
-        let type = (http?.allHeaderFields.first { ($0.key as? String)?.lowercased() == "content-type" }?.value as? String) ?? ""
-        guard http?.statusCode == 200, type.hasPrefix("text/event-stream") else {
+        var fields: [String: String] = [:]
+        for (name, value) in http?.allHeaderFields ?? [:] { if let name = name as? String { fields[name.lowercased()] = "\(value)" } }
+        return opened(status: http?.statusCode ?? 0, headers: fields) ? .allow : .cancel
+    }
+
+    /// A response's head: a stream (`200`, `text/event-stream`) is connected; anything else
+    /// is refused (false: close it).
+    private func opened(status: Int, headers: [String: String]) -> Bool {
+        guard status == 200, (headers["content-type"] ?? "").hasPrefix("text/event-stream") else {
             state.withLock { $0.refused = true }
-            return .cancel
+            return false
         }
         let (namedHeld, lostFor) = state.withLock { s in
             s.connected = true
@@ -161,11 +211,9 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         heard(.connected(after: lostFor))
         // Connected (again): what changed while it was not is fetched now, unless the stream
         // starts from the text in force and was told the one held.
-        let current = http?.allHeaderFields.contains {
-            ($0.key as? String)?.lowercased() == PushProtocol.rulesHeader.lowercased() && "\($0.value)" == "current"
-        }
-        if !Self.startsCurrent(namedHeld: namedHeld, rulesHeader: current == true) { heard(.fetch) }
-        return .allow
+        let current = headers[PushProtocol.rulesHeader.lowercased()] == "current"
+        if !Self.startsCurrent(namedHeld: namedHeld, rulesHeader: current) { heard(.fetch) }
+        return true
     }
 
     /// Whether a connection needs no fetch: the stream said it starts from the text in
@@ -174,19 +222,22 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
     static func startsCurrent(namedHeld: Bool, rulesHeader: Bool) -> Bool { namedHeld && rulesHeader }
 
     func received(_ data: Data, on dataTask: URLSessionDataTask) {
+        if !take(data) { SharedSession.streams.cancel(dataTask) }
+    }
+
+    /// Reads a stream's bytes and tells the store what its events ask; false when the
+    /// stream must be dropped (a line over the limit).
+    private func take(_ bytes: some Sequence<UInt8>) -> Bool {
         let outcome = state.withLock { s -> Result<[ServerSentEvents.Event], ServerSentEvents.Failure> in
             do throws(ServerSentEvents.Failure) {
-                return .success(try s.reader.feed(data))
+                return .success(try s.reader.feed(bytes))
             } catch {
                 return .failure(error)
             }
         }
-        switch outcome {
-        case .success(let events):
-            for action in Self.actions(for: events, file: file) { heard(action) }
-        case .failure:
-            SharedSession.streams.cancel(dataTask)
-        }
+        guard case .success(let events) = outcome else { return false }
+        for action in Self.actions(for: events, file: file) { heard(action) }
+        return true
     }
 
     /// What `events` ask of the store, in order: of the texts they carry only the last
@@ -217,8 +268,15 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
     }
 
     func completed(_ task: URLSessionTask, error: (any Error)?) {
+        guard let task = task as? URLSessionDataTask else { return }
+        ended(.session(task), error: error.map { ($0 as NSError).localizedDescription })
+    }
+
+    /// The connection `link` ended (`error`: why, nil when the server closed it): it is
+    /// made again after the back-off.
+    private func ended(_ link: Link, error: String?) {
         let outcome = state.withLock { s -> (failures: Int, refused: Bool)? in
-            guard !s.cancelled, s.task === task else { return nil }
+            guard !s.cancelled, link.isSame(as: s.task) else { return nil }
             if s.connected || s.lostAt == nil { s.lostAt = Date() }
             s.connected = false
             s.task = nil
@@ -227,7 +285,7 @@ final class EventSubscription: SessionTaskHandler, @unchecked Sendable {
         }
         guard let outcome else { return }
         let delay = Self.reconnectDelay(after: outcome.failures, refused: outcome.refused, jitter: Double.random(in: 0..<1))
-        let reason = outcome.refused ? "the server refused the stream" : error.map { ($0 as NSError).localizedDescription } ?? "the stream ended"
+        let reason = outcome.refused ? "the server refused the stream" : error ?? "the stream ended"
         // Told once, when a connection is lost (or the first fails); the attempts after are not.
         if outcome.failures == 1 { heard(.lost(reason: reason, retry: delay)) }
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.connect() }

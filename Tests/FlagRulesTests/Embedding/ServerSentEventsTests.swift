@@ -141,3 +141,73 @@ import Testing
         #expect(inbox.add(.fetch))
     }
 }
+
+/// Event streams over plain `http://` (``PlainStreams``): a body in chunks, as a proxy
+/// sends it, is de-chunked whatever the pieces it comes in.
+@Suite struct PlainStreamsTests {
+    static func chunked(_ text: String, sizes: [Int]) -> [UInt8] {
+        var out: [UInt8] = []
+        var rest = Array(text.utf8)[...]
+        var k = 0
+        while !rest.isEmpty {
+            let n = min(rest.count, max(1, sizes[k % sizes.count]))
+            out += Array(String(n, radix: 16).utf8) + (k % 3 == 0 ? Array(";ext=1".utf8) : []) + [13, 10] + rest.prefix(n) + [13, 10]
+            rest = rest.dropFirst(n)
+            k += 1
+        }
+        return out + Array("0\r\nX-Trailer: t\r\n\r\n".utf8)
+    }
+
+    @Test(arguments: 0..<20) func chunksAreReadInAnyPieces(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(seed) &+ 9)
+        let text = (0..<50).map { "data: {\"n\": \($0)}\n\n" }.joined()
+        let body = Self.chunked(text, sizes: (0..<7).map { _ in 1 + Int(random.next() % 90) })
+        var decoder = ChunkedDecoder()
+        var out: [UInt8] = []
+        var i = 0
+        while i < body.count {
+            let n = 1 + Int(random.next() % 30)
+            out += try decoder.feed(Array(body[i..<min(body.count, i + n)]))
+            i += n
+        }
+        #expect(String(decoding: out, as: UTF8.self) == text)
+        #expect(decoder.isDone)
+    }
+
+    @Test func malformedChunksAreRefused() {
+        for bad in ["zz\r\nab\r\n", "2\r\nabc\r\n", "2\r\nabXY", String(repeating: "1", count: 2_000) + "\r\n"] {
+            var decoder = ChunkedDecoder()
+            #expect(throws: ChunkedDecoder.Malformed.self, "\(bad)") { try decoder.feed(Array(bad.utf8)) }
+        }
+    }
+
+    @Test func aRequestCarriesItsHeadersAndNoLineBreaksOfTheirs() throws {
+        let url = try #require(URL(string: "http://flags.internal:8016/ofrep/v1/events?rules=sub/a.flags"))
+        let text = String(decoding: PlainStreams.request(url, headers: [("If-None-Match", "\"e\""), ("X-Bad", "a\r\nInjected: 1")]), as: UTF8.self)
+        #expect(text == "GET /ofrep/v1/events?rules=sub/a.flags HTTP/1.1\r\nHost: flags.internal:8016\r\nIf-None-Match: \"e\"\r\n\r\n")
+    }
+
+    /// A store whose server's stream comes in chunks (a proxy's) takes the text it carries.
+    @Test func aStoreTakesAChunkedStream() async throws {
+        let event = PushProtocol.Event.rulesChanged(file: "app.flags", etag: "\"5\"", generation: 50, rules: "value v: int = 5\n")
+        let server = try TestHTTPServer { request in
+            if request.path.hasPrefix("/events") {
+                return TestHTTPServer.Response(
+                    status: 200,
+                    headers: ["Content-Type": "text/event-stream", "Transfer-Encoding": "chunked", "X-Flags-Rules": "current"],
+                    body: Self.chunked(event.text, sizes: [7, 30, 1]))
+            }
+            return TestHTTPServer.Response(
+                status: 200, headers: ["ETag": "\"1\"", "X-Flags-Generation": "10", "X-Flags-Events": "/events?rules=app.flags"],
+                body: Array("value v: int = 1\n".utf8))
+        }
+        let store = FlagStore(source: .url(server.url), refresh: .seconds(600))
+        store.start()
+        defer { store.stop() }
+        let start = Date()
+        while store.rules?.evaluate("v", in: [:]).value != .int(5), Date().timeIntervalSince(start) < 30 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(store.rules?.evaluate("v", in: [:]).value == .int(5) && store.rulesGeneration == 50)
+    }
+}
