@@ -84,8 +84,8 @@ func relayFigures() -> RelayFigures? {
     defer { origin.stop() }
     guard let relay = ServeChild(["--source", "http://127.0.0.1:\(origin.port)"]) else { return nil }
     defer { relay.stop() }
-    let name = "%2F" + file.path.dropFirst()
-    guard let url = URL(string: "http://127.0.0.1:\(relay.port)/rules/\(name)") else { return nil }
+    // flags serve DIR names a file by its path in DIR.
+    guard let url = URL(string: "http://127.0.0.1:\(relay.port)" + PushProtocol.filePath("app.flags")) else { return nil }
     var figures = RelayFigures()
     let stores = (0..<options.relayStores).map { _ in FlagStore(source: .url(url), refresh: .seconds(600)) }
     figures.stores = stores.count
