@@ -49,9 +49,11 @@ import Foundation
 /// that reconnects with `Last-Event-ID` naming another generation gets the refetch at once.
 /// What a subscriber's socket will not take at once is kept and sent as it takes it (an
 /// event of a large file on a slow link arrives whole); a subscriber whose socket is
-/// closed, or takes nothing of what it holds back for a minute, is dropped (it reconnects
-/// and catches up). The head says `X-Accel-Buffering: no`, so that nginx passes events on
-/// as they come.
+/// closed, that holds back more than a mebibyte (or twice its largest event), or that has
+/// held some back for 30 s, however slowly it reads, is dropped (it reconnects and catches
+/// up). The thread waits in `poll` for a change (a pipe it is woken by), for the sockets of
+/// those behind to take more, and for the next keep-alive; nothing wakes it otherwise. The
+/// head says `X-Accel-Buffering: no`, so that nginx passes events on as they come.
 final class EventStreams: @unchecked Sendable {
     // Unchecked: `subscribers`, `running` and `stopped` are read and written only under `lock`.
     /// The most subscribers held at once; more are answered 503.
@@ -84,13 +86,27 @@ final class EventStreams: @unchecked Sendable {
     private var subscribers: [Subscriber] = []
     private var running = false
     private var stopped = false
+    /// The longest a subscriber may hold events back before it is dropped.
+    let maxBehind: TimeInterval
+    /// Wakes the thread on a change of the rules or the notices.
+    private let wakeUp = WakePipe()
+    /// How many times the thread has woken (what a test reads to see it does not poll).
+    private let wakeups = Locked(0)
+    var wakeCount: Int { wakeups.withLock { $0 } }
     /// The most subscribers held at once here: `maxSubscribers`, or fewer when the process
     /// has fewer descriptors (room is left for requests).
     let limit: Int
 
-    init(served: ServedRules, limit: Int = EventStreams.maxSubscribers) {
+    init(served: ServedRules, limit: Int = EventStreams.maxSubscribers, maxBehind: TimeInterval = 30) {
         self.served = served
         self.limit = max(1, min(limit, EventStreams.maxSubscribers))
+        self.maxBehind = maxBehind
+        served.onChange { [wakeUp] in wakeUp.poke() }
+    }
+
+    /// The most bytes a subscriber may hold back: a mebibyte, or twice its largest event.
+    static func backlogLimit(_ pending: [[UInt8]]) -> Int {
+        max(1 << 20, 2 * (pending.map(\.count).max() ?? 0))
     }
 
     /// How many subscribers are held.
@@ -176,6 +192,8 @@ final class EventStreams: @unchecked Sendable {
             }
             for subscriber in held { close(subscriber.fd) }
         }
+        // The thread closes its pipe as it ends; with no thread, it is closed here.
+        if !lock.withLock({ running }) { wakeUp.close() }
         served.wake()
     }
 
@@ -183,49 +201,64 @@ final class EventStreams: @unchecked Sendable {
         var generation = start
         var notices = first
         var lastKeepAlive = Date()
-        var pending = false
         while true {
-            // While a socket holds back an event, its rest goes as the socket takes it.
-            let quiet = EventStreams.keepAlive - Date().timeIntervalSince(lastKeepAlive)
-            let next = served.waitForChange(from: generation, notices: notices, timeout: pending ? 0.05 : max(quiet, 0.05))
-            if lock.withLock({ stopped }) { return }
-            if pending { pending = broadcast { _ in [] } }
-            let woken = next.notices != notices
-            if next.notices > notices {
-                let news = served.notices(after: notices, through: next.notices)
-                notices = next.notices
-                pending = broadcast { subscriber in
+            if lock.withLock({ stopped }) {
+                wakeUp.close()
+                return
+            }
+            let (now, count) = served.current
+            if count > notices {
+                let news = served.notices(after: notices, through: count)
+                notices = count
+                broadcast { subscriber in
                     let untold = news.filter { $0.number > subscriber.seenNotices }
-                    subscriber.seenNotices = max(subscriber.seenNotices, next.notices)
+                    subscriber.seenNotices = max(subscriber.seenNotices, count)
                     return untold.isEmpty ? [] : [Array(untold.map(Self.event(notice:)).joined().utf8)]
                 }
             }
-            if next.generation <= generation {
-                if !woken, Date().timeIntervalSince(lastKeepAlive) >= EventStreams.keepAlive {
-                    pending = sendKeepAlive()
-                    lastKeepAlive = Date()
-                }
-                continue
+            if now.generation > generation {
+                generation = now.generation
+                broadcastChange(now)
             }
-            let now = served.snapshot
-            generation = now.generation
-            var files: [String: (file: ServedRules.File, event: [UInt8])] = [:]
-            for file in now.files { files[file.name] = (file, Array(Self.event(rulesOf: file).utf8)) }
-            let event = Array(Self.event(refetch: now).utf8)
-            pending = broadcast { subscriber in
-                // One that subscribed after this generation came in force was told of it.
-                guard subscriber.seenGeneration < now.generation else { return [] }
-                subscriber.seenGeneration = now.generation
-                var out: [[UInt8]] = []
-                // A file's newer text goes first to those that asked for it.
-                if let name = subscriber.file, let (file, text) = files[name], file.generation > subscriber.heldGeneration {
-                    if file.etag != subscriber.heldETag { out.append(text) }
-                    subscriber.heldETag = file.etag
-                    subscriber.heldGeneration = file.generation
-                }
-                out.append(event)
-                return out
+            if Date().timeIntervalSince(lastKeepAlive) >= EventStreams.keepAlive {
+                sendKeepAlive()
+                lastKeepAlive = Date()
             }
+            // Wait for a change, for a socket behind to take more, for one behind too long
+            // to be dropped, or for the next keep-alive.
+            let behind = lock.withLock { subscribers.compactMap { s in s.pendingSince.map { (s.fd, $0) } } }
+            var deadline = lastKeepAlive.addingTimeInterval(EventStreams.keepAlive)
+            for (_, since) in behind { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
+            var fds = [pollfd(fd: wakeUp.readEnd, events: Int16(POLLIN), revents: 0)]
+            fds += behind.map { pollfd(fd: $0.0, events: Int16(POLLOUT), revents: 0) }
+            let wait = max(1, min(60_000, Int32((deadline.timeIntervalSinceNow * 1_000).rounded(.up))))
+            _ = poll(&fds, nfds_t(fds.count), wait)
+            wakeups.withLock { $0 += 1 }
+            wakeUp.drain()
+            let ready = Set(fds.dropFirst().filter { $0.revents != 0 }.map(\.fd))
+            let overdue = Set(behind.filter { Date().timeIntervalSince($0.1) > maxBehind }.map(\.0))
+            if !ready.isEmpty || !overdue.isEmpty { broadcast(only: ready.union(overdue)) { _ in [] } }
+        }
+    }
+
+    /// Tells every subscriber of the generation `now` (a file's newer text first to those
+    /// that asked for it).
+    private func broadcastChange(_ now: ServedRules.Snapshot) {
+        var files: [String: (file: ServedRules.File, event: [UInt8])] = [:]
+        for file in now.files { files[file.name] = (file, Array(Self.event(rulesOf: file).utf8)) }
+        let event = Array(Self.event(refetch: now).utf8)
+        broadcast { subscriber in
+            // One that subscribed after this generation came in force was told of it.
+            guard subscriber.seenGeneration < now.generation else { return [] }
+            subscriber.seenGeneration = now.generation
+            var out: [[UInt8]] = []
+            if let name = subscriber.file, let (file, text) = files[name], file.generation > subscriber.heldGeneration {
+                if file.etag != subscriber.heldETag { out.append(text) }
+                subscriber.heldETag = file.etag
+                subscriber.heldGeneration = file.generation
+            }
+            out.append(event)
+            return out
         }
     }
 
@@ -256,17 +289,15 @@ final class EventStreams: @unchecked Sendable {
         }
     }
 
-    /// Writes to every subscriber what `news` gives it (nothing: it is skipped), marking it
-    /// told as `news` says; drops those that have closed or will not take the bytes.
-    /// Hands each subscriber its news (after what it has pending) and sends what its socket
-    /// takes. A subscriber that hung up, or whose socket has taken nothing of its pending
-    /// events for a minute (or holds more than 64 of them), is dropped (it reconnects and
-    /// catches up). Returns whether any subscriber still has events pending.
+    /// Hands each subscriber (of `only`, when given) its news (after what it has pending)
+    /// and sends what its socket takes. A subscriber that hung up, that has held events back
+    /// for `maxBehind`, or that holds back more than ``backlogLimit(_:)``, is dropped (it
+    /// reconnects and catches up). Returns whether any subscriber still has events pending.
     @discardableResult
-    private func broadcast(_ news: (inout Subscriber) -> [[UInt8]]) -> Bool {
+    private func broadcast(only: Set<Int32>? = nil, _ news: (inout Subscriber) -> [[UInt8]]) -> Bool {
         writing.lock()
         defer { writing.unlock() }
-        let held = lock.withLock { stopped ? [] : subscribers }
+        let held = lock.withLock { stopped ? [] : subscribers }.filter { only?.contains($0.fd) ?? true }
         var dropped = Set<Int32>()
         var told: [Int32: Subscriber] = [:]
         var scratch = [UInt8](repeating: 0, count: 512)
@@ -292,12 +323,17 @@ final class EventStreams: @unchecked Sendable {
                 dropped.insert(fd)
                 continue
             }
+            _ = sent
             if subscriber.pending.isEmpty {
                 subscriber.pendingSince = nil
-            } else if sent > 0 || subscriber.pendingSince == nil {
+            } else if subscriber.pendingSince == nil {
                 subscriber.pendingSince = now
             }
-            if let since = subscriber.pendingSince, now.timeIntervalSince(since) > 60 || subscriber.pending.count > 64 {
+            // Behind too long (however slowly it reads), or holding back too much.
+            let backlog = subscriber.pending.reduce(0) { $0 + $1.count } - subscriber.pendingOffset
+            if let since = subscriber.pendingSince,
+                now.timeIntervalSince(since) > maxBehind || backlog > Self.backlogLimit(subscriber.pending)
+            {
                 dropped.insert(fd)
                 continue
             }
@@ -339,11 +375,10 @@ final class EventStreams: @unchecked Sendable {
         return sent
     }
 
-    /// A comment to every subscriber, so that proxies keep idle connections; whether any
-    /// subscriber has events pending.
-    private func sendKeepAlive() -> Bool {
+    /// A comment to every subscriber, so that proxies keep idle connections.
+    private func sendKeepAlive() {
         let comment = Array(": keep-alive\n\n".utf8)
-        return broadcast { _ in [comment] }
+        broadcast { _ in [comment] }
     }
 
     /// Writes all of `bytes`; false when the peer is gone (or, on a socket that does not
@@ -364,4 +399,62 @@ final class EventStreams: @unchecked Sendable {
         }
         return true
     }
+}
+
+/// A pipe that wakes a thread waiting in `poll`: any thread pokes it; the waiting thread
+/// drains it. Closed once, after which a poke does nothing (its descriptors may be another
+/// file's by then).
+final class WakePipe: @unchecked Sendable {
+    // Unchecked: `fds` and `open` are read and written under `lock`.
+    private let lock = NSLock()
+    private var fds: [Int32] = [-1, -1]
+    private var open = true
+
+    init() {
+        var made: [Int32] = [-1, -1]
+        if pipe(&made) == 0 {
+            for fd in made { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+            fds = made
+        }
+    }
+
+    /// The end to wait on.
+    var readEnd: Int32 { lock.withLock { fds[0] } }
+
+    func poke() {
+        lock.withLock {
+            guard open, fds[1] >= 0 else { return }
+            var byte: UInt8 = 1
+            _ = write(fds[1], &byte, 1)
+        }
+    }
+
+    /// Reads what pokes left.
+    func drain() {
+        let fd = readEnd
+        guard fd >= 0 else { return }
+        var bytes = [UInt8](repeating: 0, count: 256)
+        while read(fd, &bytes, bytes.count) > 0 {}
+    }
+
+    func close() {
+        lock.withLock {
+            guard open else { return }
+            open = false
+            for fd in fds where fd >= 0 { closeDescriptor(fd) }
+        }
+    }
+
+    deinit { close() }
+}
+
+/// `close(2)`, for types with a `close()` of their own.
+private func closeDescriptor(_ fd: Int32) {
+    #if canImport(Darwin)
+        _ = Darwin.close(fd)
+    #elseif canImport(Glibc)
+        _ = Glibc.close(fd)
+    #else
+        _ = Musl.close(fd)
+    #endif
 }

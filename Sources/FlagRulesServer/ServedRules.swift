@@ -100,6 +100,8 @@ package final class ServedRules: Sendable {
     private let installing = NSLock()
     /// Waiters for the next generation or notice.
     private let changed = NSCondition()
+    /// Called on every change (the event hub's wake-up).
+    private let observers = Locked<[@Sendable () -> Void]>([])
 
     package init() {}
 
@@ -221,5 +223,11 @@ package final class ServedRules: Sendable {
         changed.lock()
         changed.broadcast()
         changed.unlock()
+        for observer in observers.withLock({ $0 }) { observer() }
+    }
+
+    /// Calls `observer` on every change from now on (and on ``wake()``).
+    package func onChange(_ observer: @escaping @Sendable () -> Void) {
+        observers.withLock { $0.append(observer) }
     }
 }

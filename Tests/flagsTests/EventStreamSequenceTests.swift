@@ -318,4 +318,60 @@ struct EventStreamSequenceTests {
             if !reached { break }
         }
     }
+
+    /// A subscriber that reads, but too slowly to take what it is sent, is dropped once it
+    /// has held events back for `maxBehind`, however many bytes it takes meanwhile; while it
+    /// is behind the hub waits for its socket, not on a timer.
+    @Test func aSubscriberThatReadsTooSlowlyIsDroppedAndTheHubDoesNotPoll() throws {
+        let text = (0..<20_000).map { "value v\($0): int = \($0)\n" }.joined()
+        let service = OFREPService()
+        service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
+        let streams = EventStreams(served: service.served, maxBehind: 2)
+        defer { streams.stop() }
+        let pair = try Self.socketPair()
+        defer { close(pair[1]) }
+        var size: Int32 = 4_096
+        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
+        _ = Self.receive(pair[1], chunk: 1_024) { $0.contains("rulesAccepted") }
+        service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
+        // Behind, and not reading: the hub sleeps until the deadline.
+        Thread.sleep(forTimeInterval: 0.5)
+        let woken = streams.wakeCount
+        Thread.sleep(forTimeInterval: 1)
+        #expect(streams.wakeCount - woken <= 2, "the hub woke \(streams.wakeCount - woken) times in a second")
+        // A byte every 50 ms: progress, but never caught up.
+        let start = Date()
+        var byte: UInt8 = 0
+        while streams.count == 1, Date().timeIntervalSince(start) < 10 {
+            _ = read(pair[1], &byte, 1)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(streams.count == 0, "still held after \(Date().timeIntervalSince(start)) s")
+        #expect(Date().timeIntervalSince(start) < 5)
+    }
+
+    /// A subscriber that never reads is dropped once it holds back more than its limit in
+    /// bytes (a mebibyte, or twice its largest event), not after a count of events.
+    @Test func aSubscriberHoldingBackTooManyBytesIsDropped() throws {
+        let service = OFREPService()
+        service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
+        let streams = EventStreams(served: service.served)
+        defer { streams.stop() }
+        let pair = try Self.socketPair()
+        defer { close(pair[1]) }
+        #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
+        _ = Self.receive(pair[1], chunk: 1_024) { $0.contains("rulesAccepted") }
+        for edit in 1...6 {
+            let text = (0..<15_000).map { "value v\($0): int = \($0 + edit)\n" }.joined()
+            service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let start = Date()
+        while streams.count == 1, Date().timeIntervalSince(start) < 5 { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(streams.count == 0)
+        #expect(EventStreams.backlogLimit([[UInt8](repeating: 0, count: 10)]) == 1 << 20)
+        #expect(EventStreams.backlogLimit([[UInt8](repeating: 0, count: 3 << 20)]) == 6 << 20)
+    }
 }
