@@ -1,7 +1,10 @@
-// libFuzzer target: JSON contexts. Any bytes are parsed as a JSON context; one that parses
-// is evaluated against a rule set with a schema and one without, by name and prepared (the
-// two must agree), and its problems listed. Built with the library's sources and the
-// other targets as one module: Tests/Fuzz/run.sh.
+// libFuzzer target: JSON contexts, and what a store reads from a server. Any bytes are
+// parsed as a JSON context; one that parses is evaluated against a rule set with a schema
+// and one without, by name and prepared (the two must agree), and its problems listed. The
+// same bytes are read as a push event's data (one that parses must read back the same from
+// the text it writes), as an event stream (its actions for a store), as a chunked body and
+// as a response head. Built with the library's sources and the other targets as one
+// module: Tests/Fuzz/run.sh.
 import Foundation
 
 /// The rules each input is evaluated against, loaded for each input: held in a global, the
@@ -34,6 +37,7 @@ func contextFuzzRules() -> (typed: RuleSet, untyped: RuleSet) {
 /// One input, 0 when it is done with it (a finding traps); called by `FuzzMain.swift`.
 func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    pushFuzz(text, Array(UnsafeBufferPointer(start: data, count: size)))
     guard let context = try? EvaluationContext(json: text) else { return 0 }
     let loaded = contextFuzzRules()
     for rules in [loaded.typed, loaded.untyped] {
@@ -46,4 +50,20 @@ func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+/// What a store reads from a server, from any bytes: nothing traps, an event reads back as
+/// written, a chunked body never gives more bytes than it holds.
+func pushFuzz(_ text: String, _ bytes: [UInt8]) {
+    if let event = PushProtocol.Event(data: text) {
+        let line = event.text.split(separator: "\n").first { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
+        if line.flatMap(PushProtocol.Event.init(data:)) != event { fatalError("\(text.debugDescription) does not read back as written") }
+    }
+    var reader = ServerSentEvents(lineLimit: 4_096)
+    if let events = try? reader.feed(bytes) {
+        for file in [nil, "a.flags"] { _ = EventSubscription.actions(for: events, file: file) }
+    }
+    var decoder = ChunkedDecoder()
+    if let out = try? decoder.feed(bytes), out.count > bytes.count { fatalError("chunks gave more bytes than they hold") }
+    _ = PlainStreams.parseHead(bytes[...])
 }
