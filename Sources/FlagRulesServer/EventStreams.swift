@@ -143,6 +143,7 @@ final class EventStreams: @unchecked Sendable {
                 thread.stackSize = 256 << 10
                 thread.start()
             }
+            let requested = file
             let file = file.flatMap { name in now.files.first { $0.name == name } }
             // The text in force, when the client holds another, older one (or names none:
             // it fetches). A text the socket cannot take at once is not sent, and the head
@@ -167,10 +168,12 @@ final class EventStreams: @unchecked Sendable {
             // The text it holds now, or fetches on connecting, is the one in force now (or
             // the newer one it named).
             let held = file.map { f in (heldGeneration ?? 0) > f.generation ? (holding, heldGeneration!) : (f.etag, f.generation) }
+            // Marked with the name it asked for, served yet or not: a file served later (a
+            // relay still loading, a rename) reaches it as any change does.
             subscribers.append(
                 Subscriber(
-                    fd: fd, file: file?.name, heldETag: held?.0, heldGeneration: held?.1 ?? 0, seenGeneration: now.generation,
-                    seenNotices: notices))
+                    fd: fd, file: requested, heldETag: held?.0 ?? holding, heldGeneration: held?.1 ?? heldGeneration ?? 0,
+                    seenGeneration: now.generation, seenNotices: notices))
             return true
         }
         guard let admitted else {

@@ -106,7 +106,8 @@ public final class FlagServer: Sendable {
     private func install() {
         let conflicts = service.served.install {
             files.withLock { $0 }.compactMap { name, store in
-                store.rules.map { ServedRules.File(name: name, rules: $0, generation: store.rulesGeneration ?? 0) }
+                let (rules, generation) = store.rulesAndGeneration
+                return rules.map { ServedRules.File(name: name, rules: $0, generation: generation ?? 0) }
             }
         }
         for c in conflicts where reported.withLock({ $0.insert(c.name).inserted }) {

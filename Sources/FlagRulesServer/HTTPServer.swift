@@ -128,6 +128,8 @@ package final class HTTPServer: @unchecked Sendable {
     package func run() {
         defer { close(listener) }
         while true {
+            // The reserve descriptor, if it could not be had again after its last use.
+            if reserve < 0 { reserve = open("/dev/null", O_RDONLY) }
             // Waits for a connection a fifth of a second at a time, so that a drain is seen
             // however the system treats a listener shut down under `accept`.
             var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)

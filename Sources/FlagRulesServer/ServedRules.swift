@@ -149,8 +149,9 @@ package final class ServedRules: Sendable {
                     file.generation = max(old.generation, file.generation)
                 } else if file.generation <= (old?.generation ?? 0) {
                     // A new text, with no generation from upstream (or an older one than
-                    // the text it replaces): it comes in force now.
-                    file.generation = next.generation
+                    // the text it replaces): it comes in force now, and after the one it
+                    // replaces whatever this host's clock says.
+                    file.generation = max(next.generation, (old?.generation ?? 0) + 1)
                 }
                 return file
             }
@@ -165,6 +166,8 @@ package final class ServedRules: Sendable {
 
     /// Records that an update of `file` was rejected (its last good rules stay served).
     package func reject(file: String, message: String) {
+        // A message's first 2,000 characters: a stream's head that carries it stays small.
+        let message = message.count > 2_000 ? String(message.prefix(2_000)) + "…" : message
         state.withLock { s in
             s.notices.count += 1
             let rejection = Rejection(file: file, message: message, at: Date(), number: s.notices.count)

@@ -374,4 +374,20 @@ struct EventStreamSequenceTests {
         #expect(EventStreams.backlogLimit([[UInt8](repeating: 0, count: 10)]) == 1 << 20)
         #expect(EventStreams.backlogLimit([[UInt8](repeating: 0, count: 3 << 20)]) == 6 << 20)
     }
+
+    /// A subscriber of a file not served yet (a relay still loading, a rename) gets its text
+    /// once it is served, as any change.
+    @Test func aSubscriberOfAFileNotServedYetGetsItOnceServed() throws {
+        let service = OFREPService()
+        let a = try RuleSet(source: "flag a = true\n", name: "a.flags")
+        service.install([.init(name: "a.flags", rules: a)])
+        let streams = EventStreams(served: service.served)
+        defer { streams.stop() }
+        let pair = try Self.socketPair()
+        defer { close(pair[1]) }
+        #expect(streams.subscribe(pair[0], lastEventID: nil, file: "c.flags", holding: "\"old\""))
+        service.install([.init(name: "a.flags", rules: a), .init(name: "c.flags", rules: try RuleSet(source: "flag c = true\n", name: "c.flags"))])
+        let text = Self.receive(pair[1]) { $0.contains("refetchEvaluation") }
+        #expect(text.contains(#""type": "rulesChanged", "file": "c.flags""#), "\(text)")
+    }
 }

@@ -180,6 +180,10 @@ extension FlagStore {
     /// The generation its server gave the text in force, if it gave one.
     package var rulesGeneration: Int? { state.withLock { $0.inForceGeneration } }
 
+    /// The rules in force and their generation, read at one instant (both change under the
+    /// state lock).
+    package var rulesAndGeneration: (RuleSet?, Int?) { state.withLock { (inForce.current.rules, $0.inForceGeneration) } }
+
     /// Whether the store holds an open connection to its source's event stream.
     package var isSubscribed: Bool { state.withLock { $0.subscription?.isConnected ?? false } }
 

@@ -56,6 +56,10 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         var namedHeld = false
         /// When the latest connection was lost (nil while connected, or before the first).
         var lostAt: Date?
+        /// When the connection open now was made, and whether it has brought an event: one
+        /// that ends at once (a proxy that answers and hangs up) is a failure in a row.
+        var connectedAt: Date?
+        var broughtEvent = false
     }
 
     /// What the stream told the store.
@@ -81,7 +85,10 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
     var carriesRules: Bool { file != nil }
     private let headers: [String: String]
     private let holding: @Sendable () -> (etag: String, generation: Int?)?
-    private let heard: @Sendable (Heard) -> Void
+    private let hear: @Sendable (Heard) -> Void
+    /// Where what the stream says is handed to the store, in order: never on the thread
+    /// that reads every stream of the process (the store's hooks run user code).
+    private let telling: DispatchQueue
     private let lineLimit: Int
     private let state = Locked(State())
 
@@ -100,7 +107,8 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         self.holding = holding
         file = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "rules" }?.value
         self.headers = headers
-        self.heard = heard
+        self.hear = heard
+        telling = DispatchQueue(label: "FlagRules.EventSubscription", target: .global())
         lineLimit = max(ServerSentEvents.maxLineBytes, min(maximumSize, Int.max / 8) * 6 + 4_096)
     }
 
@@ -111,6 +119,11 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
     var isFailing: Bool { state.withLock { $0.failures > 0 } }
 
     func start() { connect() }
+
+    /// Hands `what` to the store, after what came before it.
+    private func heard(_ what: Heard) {
+        telling.async { [hear] in hear(what) }
+    }
 
     /// Closes the stream for good.
     func cancel() {
@@ -139,6 +152,7 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         let go = state.withLock { s in
             guard !s.cancelled else { return false }
             s.namedHeld = held != nil
+            s.refused = false
             if let id = s.reader.lastEventID { fields.append(("Last-Event-ID", id)) }
             s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
             if let plain { s.task = .plain(plain) }
@@ -203,7 +217,8 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         }
         let (namedHeld, lostFor) = state.withLock { s in
             s.connected = true
-            s.failures = 0
+            s.connectedAt = Date()
+            s.broughtEvent = false
             s.refused = false
             defer { s.lostAt = nil }
             return (s.namedHeld, s.lostAt.map { Date().timeIntervalSince($0) })
@@ -236,6 +251,7 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
             }
         }
         guard case .success(let events) = outcome else { return false }
+        if !events.isEmpty { state.withLock { $0.broughtEvent = true } }
         for action in Self.actions(for: events, file: file) { heard(action) }
         return true
     }
@@ -247,11 +263,11 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
     static func actions(for events: [ServerSentEvents.Event], file: String?) -> [Heard] {
         var out: [Heard] = []
         let parsed = events.compactMap { PushProtocol.Event(data: $0.data) }
-        let lastText = parsed.lastIndex { if case .rulesChanged = $0 { true } else { false } }
+        let lastText = parsed.lastIndex { if case .rulesChanged(let name, _, _, _) = $0 { name == file } else { false } }
         var fetch = false
         for (i, event) in parsed.enumerated() {
             switch event {
-            case .rulesChanged(_, let etag, let generation, let rules) where i == lastText:
+            case .rulesChanged(let name, let etag, let generation, let rules) where i == lastText && name == file:
                 out.append(.rules(text: Array(rules.utf8), etag: etag, generation: generation))
             case .refetch where file == nil:
                 fetch = true
@@ -278,7 +294,12 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         let outcome = state.withLock { s -> (failures: Int, refused: Bool)? in
             guard !s.cancelled, link.isSame(as: s.task) else { return nil }
             if s.connected || s.lostAt == nil { s.lostAt = Date() }
+            // A connection that lasted, or brought an event, ends a run of failures; one that
+            // ended at once adds to it (so a server that answers and hangs up is not asked
+            // again four times a second).
+            if s.connected, s.broughtEvent || (s.connectedAt.map { Date().timeIntervalSince($0) > 5 } ?? false) { s.failures = 0 }
             s.connected = false
+            s.connectedAt = nil
             s.task = nil
             s.failures += 1
             return (s.failures, s.refused)

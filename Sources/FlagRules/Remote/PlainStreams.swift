@@ -52,24 +52,47 @@ final class PlainStreams: @unchecked Sendable {
     private enum Phase {
         case connecting
         case sending([UInt8])
-        case head([UInt8])
+        /// The head so far, and how far it was searched for its end.
+        case head([UInt8], searched: Int)
         case body
+    }
+
+    /// One address a host name resolved to.
+    fileprivate struct Address: Sendable {
+        let family: Int32
+        let type: Int32
+        let proto: Int32
+        let bytes: [UInt8]
     }
 
     private struct Open {
         let stream: Stream
-        let fd: Int32
+        var fd: Int32
         let receiver: any PlainStreamReceiver
         /// The request, sent once connected.
         let request: [UInt8]
+        /// The host's other addresses, tried in turn when a connection fails.
+        var others: [Address]
         var phase = Phase.connecting
         var chunks: ChunkedDecoder?
+        /// When the connection was begun (its head is due within `openLimit` of it), and
+        /// when a byte last came.
+        let openedAt: Date
         var lastActivity: Date
     }
 
     private let lock = NSLock()
-    private var pending: [(Stream, Int32, [UInt8], any PlainStreamReceiver)] = []
+    private var pending: [(Stream, Int32, [Address], [UInt8], any PlainStreamReceiver)] = []
     private var closing: Set<Int> = []
+    /// Streams being resolved and connected off the thread.
+    private var connecting: Set<Int> = []
+    /// Where host names are resolved (a lookup blocks its thread): a few at a time.
+    private let resolving: OperationQueue = {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 8
+        queue.name = "FlagRules.PlainStreams.resolving"
+        return queue
+    }()
     private var nextID = 0
     private var running = false
     /// Wakes the thread: a stream to add or to close.
@@ -91,16 +114,22 @@ final class PlainStreams: @unchecked Sendable {
     /// streams' thread. Resolving the host and connecting happen off the caller's thread.
     func open(_ stream: Stream, headers: [(String, String)], receiver: any PlainStreamReceiver) {
         let url = stream.url
-        DispatchQueue.global().async { [self] in
-            switch Self.connect(url) {
+        lock.withLock { _ = connecting.insert(stream.id) }
+        resolving.addOperation { [self] in
+            let made = Self.request(url, headers: headers).flatMap { request in Self.connect(url).map { (request, $0) } }
+            switch made {
             case .failure(let failure):
                 // Closed meanwhile: it hears nothing.
-                if lock.withLock({ closing.remove(stream.id) }) == nil { receiver.ended(stream, error: failure.reason) }
-            case .success(let fd):
-                let request = Self.request(url, headers: headers)
+                let closed = lock.withLock { () -> Bool in
+                    connecting.remove(stream.id)
+                    return closing.remove(stream.id) != nil
+                }
+                if !closed { receiver.ended(stream, error: failure.reason) }
+            case .success(let (request, (fd, others))):
                 let added = lock.withLock { () -> Bool in
+                    connecting.remove(stream.id)
                     if closing.remove(stream.id) != nil { return false }
-                    pending.append((stream, fd, request, receiver))
+                    pending.append((stream, fd, others, request, receiver))
                     startIfNeeded()
                     return true
                 }
@@ -119,11 +148,11 @@ final class PlainStreams: @unchecked Sendable {
 
     /// A non-blocking socket connecting to `url`'s host and port (the connection completes
     /// on the thread), or why not.
-    private struct ConnectFailure: Error {
+    fileprivate struct ConnectFailure: Error {
         let reason: String
     }
 
-    private static func connect(_ url: URL) -> Result<Int32, ConnectFailure> {
+    private static func connect(_ url: URL) -> Result<(Int32, [Address]), ConnectFailure> {
         guard let host = url.host, !host.isEmpty else { return .failure(ConnectFailure(reason: "\(url.absoluteString) names no host")) }
         let port = url.port ?? 80
         var hints = addrinfo()
@@ -136,36 +165,72 @@ final class PlainStreams: @unchecked Sendable {
         var found: UnsafeMutablePointer<addrinfo>?
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let status = getaddrinfo(bare, String(port), &hints, &found)
-        guard status == 0, let first = found else { return .failure(ConnectFailure(reason: "cannot resolve \(host): \(String(cString: gai_strerror(status)))")) }
-        defer { freeaddrinfo(first) }
-        var reason = "cannot connect to \(host):\(port)"
+        guard status == 0, let first = found else {
+            return .failure(ConnectFailure(reason: "cannot resolve \(host): \(String(cString: gai_strerror(status)))"))
+        }
+        var addresses: [Address] = []
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let info = next {
             next = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-            guard fd >= 0 else { continue }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            #if canImport(Darwin)
-                var one: Int32 = 1
-                setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-            #endif
-            if Glue.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 || errno == EINPROGRESS { return .success(fd) }
-            reason = "cannot connect to \(host):\(port): \(String(cString: strerror(errno)))"
-            Glue.close(fd)
+            guard let address = info.pointee.ai_addr else { continue }
+            let bytes = Array(UnsafeRawBufferPointer(start: address, count: Int(info.pointee.ai_addrlen)))
+            addresses.append(Address(family: info.pointee.ai_family, type: info.pointee.ai_socktype, proto: info.pointee.ai_protocol, bytes: bytes))
+        }
+        freeaddrinfo(first)
+        var reason = "cannot connect to \(host):\(port)"
+        while !addresses.isEmpty {
+            let address = addresses.removeFirst()
+            switch begin(address) {
+            case .success(let fd): return .success((fd, addresses))
+            case .failure(let failure): reason = "cannot connect to \(host):\(port): \(failure.reason)"
+            }
         }
         return .failure(ConnectFailure(reason: reason))
     }
 
-    /// The request's bytes: `GET` with the given headers, `Host`, and no body.
-    static func request(_ url: URL, headers: [(String, String)]) -> [UInt8] {
-        var target = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { target += "?" + query }
+    /// A non-blocking socket connecting to `address` (the connection completes later).
+    fileprivate static func begin(_ address: Address) -> Result<Int32, ConnectFailure> {
+        let fd = socket(address.family, address.type, address.proto)
+        guard fd >= 0 else { return .failure(ConnectFailure(reason: String(cString: strerror(errno)))) }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        #if canImport(Darwin)
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        let status = address.bytes.withUnsafeBytes { raw in
+            Glue.connect(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(address.bytes.count))
+        }
+        if status == 0 || errno == EINPROGRESS { return .success(fd) }
+        let reason = String(cString: strerror(errno))
+        Glue.close(fd)
+        return .failure(ConnectFailure(reason: reason))
+    }
+
+    /// The request's bytes: `GET` with the given headers, `Host`, and no body; a failure
+    /// when the target or a header would not make one request (a line break, a space, a
+    /// control character: what a hostile `X-Flags-Events` could hold).
+    fileprivate static func request(_ url: URL, headers: [(String, String)]) -> Result<[UInt8], ConnectFailure> {
+        let parts = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        var target = parts?.percentEncodedPath ?? ""
+        if target.isEmpty { target = "/" }
+        if let query = parts?.percentEncodedQuery { target += "?" + query }
+        let isPlain = { (text: String) in text.utf8.allSatisfy { $0 > 32 && $0 < 127 } }
+        guard isPlain(target), target.hasPrefix("/") else { return .failure(ConnectFailure(reason: "'\(target)' is not a request target")) }
         let name = url.host ?? ""
         let host = url.port.map { "\(name):\($0)" } ?? name
+        guard isPlain(host) else { return .failure(ConnectFailure(reason: "'\(host)' is not a host")) }
         var text = "GET \(target) HTTP/1.1\r\nHost: \(host)\r\n"
-        for (name, value) in headers where !value.contains("\r") && !value.contains("\n") { text += "\(name): \(value)\r\n" }
-        return Array((text + "\r\n").utf8)
+        for (field, value) in headers {
+            guard isPlain(field), !field.contains(":"), value.utf8.allSatisfy({ $0 >= 32 && $0 != 127 || $0 == 9 }) else {
+                return .failure(ConnectFailure(reason: "the header '\(field)' cannot be sent"))
+            }
+            text += "\(field): \(value)\r\n"
+        }
+        return .success(Array((text + "\r\n").utf8))
     }
+
+    /// The request's bytes (`request(_:headers:)`), for tests: nil when it cannot be made.
+    static func requestBytes(_ url: URL, headers: [(String, String)]) -> [UInt8]? { try? request(url, headers: headers).get() }
 
     // MARK: The thread
 
@@ -193,7 +258,7 @@ final class PlainStreams: @unchecked Sendable {
         let wakeFD = lock.withLock { wake[0] }
         var scratch = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let (added, closed) = lock.withLock { () -> ([(Stream, Int32, [UInt8], any PlainStreamReceiver)], Set<Int>) in
+            let (added, closed) = lock.withLock { () -> ([(Stream, Int32, [Address], [UInt8], any PlainStreamReceiver)], Set<Int>) in
                 defer {
                     pending = []
                     closing = []
@@ -202,12 +267,13 @@ final class PlainStreams: @unchecked Sendable {
             }
             let now = Date()
             var unknown = closed
-            for (stream, fd, request, receiver) in added {
+            for (stream, fd, others, request, receiver) in added {
                 if unknown.remove(stream.id) != nil {
                     Glue.close(fd)
                     continue
                 }
-                streams[stream.id] = Open(stream: stream, fd: fd, receiver: receiver, request: request, lastActivity: now)
+                streams[stream.id] = Open(
+                    stream: stream, fd: fd, receiver: receiver, request: request, others: others, openedAt: now, lastActivity: now)
             }
             for id in closed {
                 if let open = streams.removeValue(forKey: id) {
@@ -216,13 +282,15 @@ final class PlainStreams: @unchecked Sendable {
                 }
             }
             // Closed while still connecting, off this thread: it is not added when it comes.
-            if !unknown.isEmpty { lock.withLock { closing.formUnion(unknown) } }
+            // (Another, ended already, is forgotten.)
+            if !unknown.isEmpty { lock.withLock { closing.formUnion(unknown.intersection(connecting)) } }
             // Deadlines: opening, and silence once open.
             var timeout = 60_000.0
             for (id, open) in streams {
-                var limit = PlainStreams.openLimit
-                if case .body = open.phase { limit = PlainStreams.idleLimit }
-                let left = limit - now.timeIntervalSince(open.lastActivity)
+                // Opening: from its start, however its bytes trickle; open: since the last byte.
+                var (limit, since) = (PlainStreams.openLimit, open.openedAt)
+                if case .body = open.phase { (limit, since) = (PlainStreams.idleLimit, open.lastActivity) }
+                let left = limit - now.timeIntervalSince(since)
                 if left <= 0 {
                     end(id, error: "nothing came within \(Int(limit)) s")
                     continue
@@ -255,7 +323,20 @@ final class PlainStreams: @unchecked Sendable {
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(open.fd, SOL_SOCKET, SO_ERROR, &error, &length)
-            guard error == 0 else { return end(id, error: "cannot connect to \(open.stream.url.host ?? ""): \(String(cString: strerror(error)))") }
+            guard error == 0 else {
+                // The host's next address, if it has one.
+                Glue.close(open.fd)
+                while !open.others.isEmpty {
+                    if case .success(let fd) = Self.begin(open.others.removeFirst()) {
+                        open.fd = fd
+                        streams[id] = open
+                        return
+                    }
+                }
+                open.fd = -1
+                streams[id] = open
+                return end(id, error: "cannot connect to \(open.stream.url.host ?? ""): \(String(cString: strerror(error)))")
+            }
             open.phase = .sending(open.request)
             streams[id] = open
             step(id, scratch: &scratch)
@@ -265,7 +346,7 @@ final class PlainStreams: @unchecked Sendable {
                 if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
                 return end(id, error: "the request could not be sent: \(String(cString: strerror(errno)))")
             }
-            open.phase = n == bytes.count ? .head([]) : .sending(Array(bytes[n...]))
+            open.phase = n == bytes.count ? .head([], searched: 0) : .sending(Array(bytes[n...]))
             streams[id] = open
         case .head, .body:
             let n = Glue.read(open.fd, &scratch, scratch.count)
@@ -284,11 +365,12 @@ final class PlainStreams: @unchecked Sendable {
     private func take(_ id: Int, _ bytes: [UInt8]) {
         guard var open = streams[id] else { return }
         var body = bytes
-        if case .head(let sofar) = open.phase {
+        if case .head(let sofar, let searched) = open.phase {
             let head = sofar + bytes
-            guard let end = ASCII.blankLine(in: head, from: 0, within: PlainStreams.maxHead) else {
+            guard let end = ASCII.blankLine(in: head, from: searched, within: PlainStreams.maxHead - searched) else {
                 if head.count > PlainStreams.maxHead { return self.end(id, error: "the response's head is over 16 KiB") }
-                open.phase = .head(head)
+                // The last three bytes may begin the blank line.
+                open.phase = .head(head, searched: max(0, head.count - 3))
                 streams[id] = open
                 return
             }
@@ -320,7 +402,7 @@ final class PlainStreams: @unchecked Sendable {
 
     private func end(_ id: Int, error: String?) {
         guard let open = streams.removeValue(forKey: id) else { return }
-        Glue.close(open.fd)
+        if open.fd >= 0 { Glue.close(open.fd) }
         open.receiver.ended(open.stream, error: error)
     }
 
@@ -353,6 +435,16 @@ struct ChunkedDecoder: Sendable {
     }
 
     private var state = State.size([])
+
+    private static func hexValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case 48...57: return Int(byte - 48)
+        case 65...70: return Int(byte - 55)
+        case 97...102: return Int(byte - 87)
+        default: return nil
+        }
+    }
+
     /// Whether the last chunk and its trailer have come.
     var isDone: Bool { state == .done }
 
@@ -367,8 +459,13 @@ struct ChunkedDecoder: Sendable {
                 if byte == 10 {
                     if line.last == 13 { line.removeLast() }
                     let digits = line.prefix { $0 != 59 && $0 != 32 && $0 != 9 }
-                    guard !digits.isEmpty, digits.count <= 15, let size = Int(String(decoding: digits, as: UTF8.self), radix: 16)
-                    else { throw Malformed() }
+                    // Hex digits only (`Int(_:radix:)` would take a sign).
+                    guard !digits.isEmpty, digits.count <= 15 else { throw Malformed() }
+                    var size = 0
+                    for digit in digits {
+                        guard let value = Self.hexValue(digit) else { throw Malformed() }
+                        size = size * 16 + value
+                    }
                     state = size == 0 ? .trailer([]) : .data(size)
                 } else {
                     guard line.count < 1_024 else { throw Malformed() }

@@ -2,8 +2,8 @@
 /// complete events out. Lines end with LF, CR or CR LF; a blank line ends an event; `data`
 /// lines are joined with newlines; a line starting with `:` is a comment; `id` is kept
 /// across events (what `Last-Event-ID` sends on reconnecting); `retry` sets the reconnection
-/// delay. A line longer than `lineLimit` is an error: the stream is dropped rather than
-/// held without bound.
+/// delay. A line longer than `lineLimit`, or an event whose data is, is an error: the
+/// stream is dropped rather than held without bound.
 struct ServerSentEvents: Sendable {
     struct Event: Sendable, Equatable {
         var type = "message"
@@ -23,6 +23,8 @@ struct ServerSentEvents: Sendable {
     private var line: [UInt8] = []
     private var sawCR = false
     private var data: [String] = []
+    /// The bytes of `data` so far: an event's data is bounded by `lineLimit` too.
+    private var dataBytes = 0
     private var type = ""
     private var hasData = false
     /// The last event id seen (kept across events, as the format says).
@@ -46,7 +48,7 @@ struct ServerSentEvents: Sendable {
             }
             if b == 10 || b == 13 {
                 sawCR = b == 13
-                if let event = endLine() { events.append(event) }
+                if let event = try endLine() { events.append(event) }
                 continue
             }
             guard line.count < lineLimit else { throw .lineTooLong(lineLimit) }
@@ -55,12 +57,13 @@ struct ServerSentEvents: Sendable {
         return events
     }
 
-    private mutating func endLine() -> Event? {
+    private mutating func endLine() throws(Failure) -> Event? {
         defer { line.removeAll(keepingCapacity: true) }
         guard !line.isEmpty else {
             // A blank line dispatches the event, when it has data.
             defer {
                 data = []
+                dataBytes = 0
                 type = ""
                 hasData = false
             }
@@ -79,6 +82,9 @@ struct ServerSentEvents: Sendable {
         let text = String(decoding: value, as: UTF8.self)
         switch String(decoding: field, as: UTF8.self) {
         case "data":
+            // Each line counts its newline: endless empty `data:` lines are bounded too.
+            dataBytes += value.count + 1
+            guard dataBytes <= lineLimit else { throw .lineTooLong(lineLimit) }
             data.append(text)
             hasData = true
         case "event": type = text

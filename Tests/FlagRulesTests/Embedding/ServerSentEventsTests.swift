@@ -96,6 +96,9 @@ import Testing
                 .rejected(message: "no", at: Date(timeIntervalSince1970: 5)), .accepted,
             ])
         #expect(EventSubscription.actions(for: [unknown, otherRejected], file: "a.flags") == [])
+        // Another file's text, or a text on a stream that asked for none, is not the store's.
+        #expect(EventSubscription.actions(for: [text(true, 3)], file: "b.flags") == [])
+        #expect(EventSubscription.actions(for: [text(true, 3)], file: nil) == [])
         #expect(EventSubscription.actions(for: [rejected], file: nil) == [])
         let subscription = EventSubscription(
             url: URL(string: "http://127.0.0.1:1/ofrep/v1/events?rules=sub%2Fa.flags")!, headers: [:], maximumSize: 1 << 20, heard: { _ in })
@@ -175,16 +178,35 @@ import Testing
     }
 
     @Test func malformedChunksAreRefused() {
-        for bad in ["zz\r\nab\r\n", "2\r\nabc\r\n", "2\r\nabXY", String(repeating: "1", count: 2_000) + "\r\n"] {
+        for bad in ["zz\r\nab\r\n", "2\r\nabc\r\n", "2\r\nabXY", String(repeating: "1", count: 2_000) + "\r\n", "-1\r\nab", "+2\r\nab"] {
             var decoder = ChunkedDecoder()
             #expect(throws: ChunkedDecoder.Malformed.self, "\(bad)") { try decoder.feed(Array(bad.utf8)) }
         }
     }
 
+    /// An event's data is bounded as a line is: endless empty `data:` lines are an error,
+    /// not memory without bound.
+    @Test func anEventsDataIsBounded() {
+        var reader = ServerSentEvents(lineLimit: 1_000)
+        #expect(throws: ServerSentEvents.Failure.self) { try reader.feed(Array(String(repeating: "data:\n", count: 2_000).utf8)) }
+        var fine = ServerSentEvents(lineLimit: 1_000)
+        #expect((try? fine.feed(Array((String(repeating: "data: x\n", count: 100) + "\n").utf8)))?.count == 1)
+    }
+
+    /// The request is one request whatever the URL and headers hold: its target stays
+    /// percent-encoded, and a line break, a space or a control character (a hostile
+    /// `X-Flags-Events` could name one) makes no request at all.
     @Test func aRequestCarriesItsHeadersAndNoLineBreaksOfTheirs() throws {
-        let url = try #require(URL(string: "http://flags.internal:8016/ofrep/v1/events?rules=sub/a.flags"))
-        let text = String(decoding: PlainStreams.request(url, headers: [("If-None-Match", "\"e\""), ("X-Bad", "a\r\nInjected: 1")]), as: UTF8.self)
-        #expect(text == "GET /ofrep/v1/events?rules=sub/a.flags HTTP/1.1\r\nHost: flags.internal:8016\r\nIf-None-Match: \"e\"\r\n\r\n")
+        let url = try #require(URL(string: "http://flags.internal:8016/ofrep/v1/events?rules=sub%2Fa%20b.flags"))
+        let bytes = try #require(PlainStreams.requestBytes(url, headers: [("If-None-Match", "\"e\"")]))
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == "GET /ofrep/v1/events?rules=sub%2Fa%20b.flags HTTP/1.1\r\nHost: flags.internal:8016\r\nIf-None-Match: \"e\"\r\n\r\n")
+        #expect(PlainStreams.requestBytes(url, headers: [("X-Bad", "a\r\nInjected: 1")]) == nil)
+        #expect(PlainStreams.requestBytes(url, headers: [("X Bad", "a")]) == nil)
+        let injected = try #require(URL(string: "http://flags.internal:8016/x%0D%0AEvil:%201"))
+        let decoded = String(decoding: try #require(PlainStreams.requestBytes(injected, headers: [])), as: UTF8.self)
+        #expect(decoded.hasPrefix("GET /x%0D%0AEvil:%201 HTTP/1.1\r\n") && !decoded.contains("\r\nEvil"))
     }
 
     /// A store whose server's stream comes in chunks (a proxy's) takes the text it carries.
@@ -209,5 +231,26 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(store.rules?.evaluate("v", in: [:]).value == .int(5) && store.rulesGeneration == 50)
+    }
+
+    /// A server (or a proxy) that answers the stream and hangs up at once is not asked again
+    /// four times a second: a connection that brought nothing and ended at once is a
+    /// failure in a row, and the waits grow.
+    @Test func aServerThatAnswersAndHangsUpIsNotStormed() async throws {
+        let server = try TestHTTPServer { request in
+            if request.path.hasPrefix("/events") {
+                return TestHTTPServer.Response(status: 200, headers: ["Content-Type": "text/event-stream"], body: [])
+            }
+            return TestHTTPServer.Response(
+                status: 200, headers: ["ETag": "\"1\"", "X-Flags-Events": "/events?rules=app.flags"], body: Array("value v: int = 1\n".utf8))
+        }
+        let store = FlagStore(source: .url(server.url), refresh: .seconds(600))
+        store.start()
+        defer { store.stop() }
+        _ = try await store.ready(timeout: .seconds(30))
+        try await Task.sleep(for: .seconds(4))
+        let streams = server.requests.filter { $0.path.hasPrefix("/events") }.count
+        // 0.25, 0.5, 1, 2, 2 s at most (drawn down to half): not the 16-32 of a storm.
+        #expect(streams >= 2 && streams <= 9, "\(streams) connections in 4 s")
     }
 }

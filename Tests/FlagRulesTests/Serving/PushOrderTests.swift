@@ -49,8 +49,11 @@ import Testing
         served.install([.init(name: "a.flags", rules: a)])
         #expect(served.snapshot.generation == woken.generation)
         // A relayed file keeps its upstream's generation when newer than its own.
-        served.install([.init(name: "a.flags", rules: b, generation: woken.generation + 1_000)])
-        #expect(served.snapshot.files[0].generation == woken.generation + 1_000)
+        served.install([.init(name: "a.flags", rules: b, generation: woken.generation + 1_000_000_000)])
+        #expect(served.snapshot.files[0].generation == woken.generation + 1_000_000_000)
+        // A new text whose upstream generation is older (another clock) still comes after.
+        served.install([.init(name: "a.flags", rules: a, generation: 5)])
+        #expect(served.snapshot.files[0].generation == woken.generation + 1_000_000_001)
     }
 
     /// A subscriber that connected during B, holding B, is sent A when A comes back, however
