@@ -105,7 +105,9 @@ package final class OFREPService: Sendable {
         out += "# TYPE flags_rules_generation gauge\nflags_rules_generation \(snapshot.generation)\n"
         out += "# HELP flags_rules_rejected Whether a served file's latest update stands rejected (its last good rules are served).\n"
         out += "# TYPE flags_rules_rejected gauge\n"
-        for file in snapshot.files { out += "flags_rules_rejected{file=\"\(ServeMetrics.escape(file.name))\"} \(rejected.contains(file.name) ? 1 : 0)\n" }
+        for file in snapshot.files {
+            out += "flags_rules_rejected{file=\"\(ServeMetrics.escape(file.name))\"} \(rejected.contains(file.name) ? 1 : 0)\n"
+        }
         let upstreams = healthReport.withLock({ $0 })?().upstreams ?? []
         guard !upstreams.isEmpty else { return out }
         out += "# HELP flags_upstream_up Whether the server a relayed file comes from is reachable.\n# TYPE flags_upstream_up gauge\n"
@@ -113,7 +115,10 @@ package final class OFREPService: Sendable {
         out += "# HELP flags_upstream_last_sync_timestamp_seconds When a relayed file was last known current (Unix time).\n"
         out += "# TYPE flags_upstream_last_sync_timestamp_seconds gauge\n"
         for u in upstreams {
-            if let at = u.lastSync { out += "flags_upstream_last_sync_timestamp_seconds{file=\"\(ServeMetrics.escape(u.file))\"} \(Int(at.timeIntervalSince1970))\n" }
+            if let at = u.lastSync {
+                out +=
+                    "flags_upstream_last_sync_timestamp_seconds{file=\"\(ServeMetrics.escape(u.file))\"} \(Int(at.timeIntervalSince1970))\n"
+            }
         }
         return out
     }

@@ -265,7 +265,8 @@ struct EventStreamSequenceTests {
             #expect(head.contains("X-Flags-Rules: current\r\n") == inline, "\(lines) lines")
             let file = service.servedFiles[0]
             #expect(
-                Self.events(head) == (inline ? ["rules a.flags \(file.etag) \(file.generation)"] : []) + ["accepted a.flags"], "\(lines) lines")
+                Self.events(head) == (inline ? ["rules a.flags \(file.etag) \(file.generation)"] : []) + ["accepted a.flags"],
+                "\(lines) lines")
         }
     }
 
@@ -386,7 +387,9 @@ struct EventStreamSequenceTests {
         let pair = try Self.socketPair()
         defer { close(pair[1]) }
         #expect(streams.subscribe(pair[0], lastEventID: nil, file: "c.flags", holding: "\"old\""))
-        service.install([.init(name: "a.flags", rules: a), .init(name: "c.flags", rules: try RuleSet(source: "flag c = true\n", name: "c.flags"))])
+        service.install([
+            .init(name: "a.flags", rules: a), .init(name: "c.flags", rules: try RuleSet(source: "flag c = true\n", name: "c.flags")),
+        ])
         let text = Self.receive(pair[1]) { $0.contains("refetchEvaluation") }
         #expect(text.contains(#""type": "rulesChanged", "file": "c.flags""#), "\(text)")
     }

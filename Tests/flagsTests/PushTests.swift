@@ -340,7 +340,8 @@ import Testing
             #expect(store.rules?.evaluate("f", in: [:]).value == .bool(false))
             let standing = try relayRejections()
             #expect(standing.count == 1 && standing.first?["file"]?.string == "app.flags", "\(standing)")
-            #expect(standing.first?["message"]?.string?.contains("rejected upstream (http://127.0.0.1:\(origin.port)/rules/app.flags)") == true)
+            #expect(
+                standing.first?["message"]?.string?.contains("rejected upstream (http://127.0.0.1:\(origin.port)/rules/app.flags)") == true)
             #expect(try Self.get(relay.port, "/metrics").contains(#"flags_rules_rejected{file="app.flags"} 1"#))
             #expect(relay.log.contains("app.flags: http://127.0.0.1:\(origin.port)/rules/app.flags rejected an update"))
 

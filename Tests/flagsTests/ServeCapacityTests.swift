@@ -111,7 +111,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try ServeProcess([directory.path])
         defer { _ = server.stop() }
-        let request = Array("POST /ofrep/v1/evaluate/flags/f HTTP/1.1\r\nContent-Length: 200\r\n\r\n".utf8) + [UInt8](repeating: 32, count: 200)
+        let request =
+            Array("POST /ofrep/v1/evaluate/flags/f HTTP/1.1\r\nContent-Length: 200\r\n\r\n".utf8) + [UInt8](repeating: 32, count: 200)
         let clients = try (0..<20).map { _ in try TCPClient(port: server.port) }
         let start = Date()
         var answered = [Double?](repeating: nil, count: clients.count)

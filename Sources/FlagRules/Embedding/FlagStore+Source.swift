@@ -162,7 +162,8 @@ extension FlagStore {
         _ = await fetching.serially { fetcher in
             guard isCurrent(epoch) else { return refresh }
             return take(
-                .fetched(text, Seen(validators: Validators(etag: etag), generation: generation)), from: source, into: &fetcher, epoch: epoch)
+                .fetched(text, Seen(validators: Validators(etag: etag), generation: generation)), from: source, into: &fetcher, epoch: epoch
+            )
         }
     }
 
@@ -193,8 +194,8 @@ extension FlagStore {
             state.withLock { s in
                 s.failures = 0
                 // The source still holds what was taken from it (or the cache's, whose validators went with the request).
-            // (A 304 from a cache in front of the server may be older than a pushed text; it
-            // changes nothing.)
+                // (A 304 from a cache in front of the server may be older than a pushed text; it
+                // changes nothing.)
                 if s.origin == .source || s.origin == .cache { s.confirmedAt = Date() }
             }
             return refresh

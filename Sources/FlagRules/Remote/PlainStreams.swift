@@ -174,7 +174,8 @@ final class PlainStreams: @unchecked Sendable {
             next = info.pointee.ai_next
             guard let address = info.pointee.ai_addr else { continue }
             let bytes = Array(UnsafeRawBufferPointer(start: address, count: Int(info.pointee.ai_addrlen)))
-            addresses.append(Address(family: info.pointee.ai_family, type: info.pointee.ai_socktype, proto: info.pointee.ai_protocol, bytes: bytes))
+            addresses.append(
+                Address(family: info.pointee.ai_family, type: info.pointee.ai_socktype, proto: info.pointee.ai_protocol, bytes: bytes))
         }
         freeaddrinfo(first)
         var reason = "cannot connect to \(host):\(port)"

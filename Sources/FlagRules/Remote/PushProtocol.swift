@@ -107,7 +107,9 @@ package enum PushProtocol {
                 members.append(("rules", .string(rules)))
                 return .object(members)
             case .rulesRejected(let file, let message, let at):
-                return .object([("type", .string("rulesRejected")), ("file", .string(file)), ("message", .string(message)), ("at", .int(at))])
+                return .object([
+                    ("type", .string("rulesRejected")), ("file", .string(file)), ("message", .string(message)), ("at", .int(at)),
+                ])
             case .rulesAccepted(let file, let etag):
                 return .object([("type", .string("rulesAccepted")), ("file", .string(file)), ("etag", .string(etag))])
             }

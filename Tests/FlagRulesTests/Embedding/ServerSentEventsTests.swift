@@ -78,7 +78,8 @@ import Testing
         let refetch = ServerSentEvents.Event(data: #"{"type": "refetchEvaluation", "etag": "v2"}"#)
         let text = { (value: Bool, generation: Int) in
             ServerSentEvents.Event(
-                data: #"{"type": "rulesChanged", "file": "a.flags", "etag": "\"e\#(generation)\"", "generation": \#(generation), "rules": "flag a = \#(value)\n"}"#
+                data:
+                    #"{"type": "rulesChanged", "file": "a.flags", "etag": "\"e\#(generation)\"", "generation": \#(generation), "rules": "flag a = \#(value)\n"}"#
             )
         }
         let rejected = ServerSentEvents.Event(data: #"{"type": "rulesRejected", "file": "a.flags", "message": "no", "at": 5}"#)
@@ -101,7 +102,8 @@ import Testing
         #expect(EventSubscription.actions(for: [text(true, 3)], file: nil) == [])
         #expect(EventSubscription.actions(for: [rejected], file: nil) == [])
         let subscription = EventSubscription(
-            url: URL(string: "http://127.0.0.1:1/ofrep/v1/events?rules=sub%2Fa.flags")!, headers: [:], maximumSize: 1 << 20, heard: { _ in })
+            url: URL(string: "http://127.0.0.1:1/ofrep/v1/events?rules=sub%2Fa.flags")!, headers: [:], maximumSize: 1 << 20, heard: { _ in }
+        )
         #expect(subscription.carriesRules && subscription.file == "sub/a.flags")
         #expect(
             !EventSubscription(url: URL(string: "http://127.0.0.1:1/ofrep/v1/events")!, headers: [:], maximumSize: 1 << 20, heard: { _ in })
@@ -242,7 +244,8 @@ import Testing
                 return TestHTTPServer.Response(status: 200, headers: ["Content-Type": "text/event-stream"], body: [])
             }
             return TestHTTPServer.Response(
-                status: 200, headers: ["ETag": "\"1\"", "X-Flags-Events": "/events?rules=app.flags"], body: Array("value v: int = 1\n".utf8))
+                status: 200, headers: ["ETag": "\"1\"", "X-Flags-Events": "/events?rules=app.flags"], body: Array("value v: int = 1\n".utf8)
+            )
         }
         let store = FlagStore(source: .url(server.url), refresh: .seconds(600))
         store.start()

@@ -315,7 +315,8 @@ import Testing
             "POST /ofrep/v1/evaluate/flags/a HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", "GET /b?x=1 HTTP/1.1\r\nX-A: b\r\n\r\n",
             "\r\nGET /c HTTP/1.1\r\n\r\n", "GET /d HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
         ]
-        let text = (0..<200).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
+        let text =
+            (0..<200).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
             + (seed % 2 == 0 ? "" : "GET / HTTP/1.1\r\nbad header\r\n\r\n")
         func read(_ chunks: [[UInt8]]) -> (requests: [String], failure: Int?, held: Int) {
             var parser = HTTPRequestParser()
