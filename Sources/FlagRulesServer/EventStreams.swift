@@ -450,14 +450,3 @@ final class WakePipe: @unchecked Sendable {
 
     deinit { close() }
 }
-
-/// `close(2)`, for types with a `close()` of their own.
-private func closeDescriptor(_ fd: Int32) {
-    #if canImport(Darwin)
-        _ = Darwin.close(fd)
-    #elseif canImport(Glibc)
-        _ = Glibc.close(fd)
-    #else
-        _ = Musl.close(fd)
-    #endif
-}

@@ -231,6 +231,18 @@ struct EventStreamSequenceTests {
         return pair
     }
 
+    /// A subscriber of a.flags on a socket pair whose buffers are 4 KB (a slow link), its
+    /// head read: the hub's end and the subscriber's.
+    static func smallSubscriber(of streams: EventStreams) throws -> [Int32] {
+        let pair = try socketPair()
+        var size: Int32 = 4_096
+        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
+        _ = receive(pair[1], chunk: 1_024) { $0.contains("rulesAccepted") }
+        return pair
+    }
+
     /// What `fd` receives, read `chunk` bytes at a time, until `done` holds of it, the peer
     /// closes, or `seconds` pass.
     static func receive(_ fd: Int32, chunk: Int = 4_096, seconds: Double = 10, until done: (String) -> Bool) -> String {
@@ -280,13 +292,8 @@ struct EventStreamSequenceTests {
         service.install([.init(name: "a.flags", rules: small)])
         let streams = EventStreams(served: service.served)
         defer { streams.stop() }
-        let pair = try Self.socketPair()
+        let pair = try Self.smallSubscriber(of: streams)
         defer { close(pair[1]) }
-        var size: Int32 = 4_096
-        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
-        _ = Self.receive(pair[1], chunk: 1_024) { $0.contains("rulesAccepted") }
         // The large text goes out while nothing is read: the socket fills at once.
         service.install([.init(name: "a.flags", rules: large)])
         let stream = "HTTP/1.1 200 OK\r\n\r\n" + Self.receive(pair[1], chunk: 1_024, seconds: 60) { $0.contains("refetchEvaluation") }
@@ -329,13 +336,8 @@ struct EventStreamSequenceTests {
         service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
         let streams = EventStreams(served: service.served, maxBehind: 2)
         defer { streams.stop() }
-        let pair = try Self.socketPair()
+        let pair = try Self.smallSubscriber(of: streams)
         defer { close(pair[1]) }
-        var size: Int32 = 4_096
-        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        setsockopt(pair[1], SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags"))
-        _ = Self.receive(pair[1], chunk: 1_024) { $0.contains("rulesAccepted") }
         service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
         // Behind, and not reading: the hub sleeps until the deadline.
         Thread.sleep(forTimeInterval: 0.5)

@@ -516,15 +516,7 @@ private enum Glue {
             Musl.connect(fd, address, length)
         #endif
     }
-    static func close(_ fd: Int32) {
-        #if canImport(Darwin)
-            _ = Darwin.close(fd)
-        #elseif canImport(Glibc)
-            _ = Glibc.close(fd)
-        #else
-            _ = Musl.close(fd)
-        #endif
-    }
+    static func close(_ fd: Int32) { closeDescriptor(fd) }
     static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
         #if canImport(Darwin)
             Darwin.read(fd, buffer, count)
@@ -552,4 +544,15 @@ private enum Glue {
             Musl.send(fd, buffer, count, Int32(MSG_NOSIGNAL))
         #endif
     }
+}
+
+/// `close(2)`, for types with a `close()` of their own.
+package func closeDescriptor(_ fd: Int32) {
+    #if canImport(Darwin)
+        _ = Darwin.close(fd)
+    #elseif canImport(Glibc)
+        _ = Glibc.close(fd)
+    #else
+        _ = Musl.close(fd)
+    #endif
 }
