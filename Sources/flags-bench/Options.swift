@@ -49,6 +49,9 @@ struct Options {
     /// `--idle-subscribers`).
     var relayStores = 1_000
     var idleSubscribers = 10_000
+    /// The event-stream subscribers `flags serve` is asked to hold from a soft limit of
+    /// 1,024 descriptors (`--subscribers`).
+    var subscribers = 3_000
     /// The operands of the long `and` chain that is loaded, evaluated, explained and released.
     var longChain = 1_000_000
 
@@ -123,6 +126,9 @@ struct Options {
             case "--relay-stores" where i + 1 < arguments.count:
                 i += 1
                 relayStores = max(1, min(5_000, Int(arguments[i]) ?? relayStores))
+            case "--subscribers" where i + 1 < arguments.count:
+                i += 1
+                subscribers = max(31, min(15_000, Int(arguments[i]) ?? subscribers))
             case "--idle-subscribers" where i + 1 < arguments.count:
                 i += 1
                 idleSubscribers = max(0, min(15_000, Int(arguments[i]) ?? idleSubscribers))
@@ -140,7 +146,7 @@ struct Options {
                 inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
                 print(
-                    "usage: flags-bench [--counts [--markdown]] [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N] [--relay-stores N] [--idle-subscribers N]"
+                    "usage: flags-bench [--counts [--markdown]] [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N] [--relay-stores N] [--idle-subscribers N] [--subscribers N]"
                 )
                 exit(0)
             default:

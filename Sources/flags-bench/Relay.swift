@@ -35,11 +35,18 @@ final class ServeChild {
     let process = Process()
     let port: Int
 
-    init?(_ arguments: [String]) {
+    /// `softDescriptorLimit`: the soft limit it starts with (a shell's `ulimit -Sn`).
+    init?(_ arguments: [String], softDescriptorLimit: Int? = nil) {
         let flags = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flags")
         guard FileManager.default.isExecutableFile(atPath: flags.path) else { return nil }
-        process.executableURL = flags
-        process.arguments = ["serve", "--port", "0"] + arguments
+        if let softDescriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments =
+                ["-c", "ulimit -Sn \(softDescriptorLimit) && exec \"$0\" \"$@\"", flags.path, "serve", "--port", "0"] + arguments
+        } else {
+            process.executableURL = flags
+            process.arguments = ["serve", "--port", "0"] + arguments
+        }
         let errors = Pipe()
         process.standardError = errors
         guard (try? process.run()) != nil else { return nil }

@@ -107,6 +107,17 @@ func printReport() {
                     ])
                 ))
         }
+        if let held {
+            out.append(
+                (
+                    "subscribers",
+                    .object([
+                        ("asked", .int(held.asked)), ("held", .int(held.held)), ("refused", .int(held.refused)),
+                        ("kilobytesPerSubscriber", .double(held.kilobytesPerSubscriber)), ("editSeconds", .double(held.editSeconds)),
+                        ("evaluationP99Milliseconds", .double(held.evaluationP99Milliseconds)),
+                    ])
+                ))
+        }
         out.append(
             ("check10k", .object([("loadMilliseconds", .double(checkTimes.load)), ("lintMilliseconds", .double(checkTimes.lint))])))
         out.append(("lspChangeMilliseconds", .double(lspChangeMilliseconds)))
@@ -198,6 +209,11 @@ func printReport() {
         if let relay, relay.problem == nil {
             print(
                 "push through a relay: \(relay.stores) stores load and subscribe in \(f(relay.secondsToSubscribe, 1)) s; an edit reaches them in p50 \(f(relay.p50 * 1000, 0)) ms, p99 \(f(relay.p99 * 1000, 0)) ms, max \(f(relay.maximum * 1000, 0)) ms (5 edits); \(relay.idleSubscribers) idle subscribers take the relay from \(f(relay.relayMegabytesBefore)) MB to \(f(relay.relayMegabytesAfter)) MB, and an edit then reaches the stores in p99 \(f(relay.p99WithIdle * 1000, 0)) ms; with the origin stopped, \(relay.keptAfterOriginStopped) of \(relay.stores) stores keep their rules"
+            )
+        }
+        if let held, held.problem == nil {
+            print(
+                "flags serve from a soft limit of 1,024 descriptors: \(held.held) of \(held.asked) subscribers held (\(held.refused) answered 503), \(f(held.kilobytesPerSubscriber, 1)) KB each; an edit reaches the \(held.held - 30) reading ones (30 never read) in \(f(held.editSeconds * 1000, 0)) ms from the write; evaluations meanwhile p99 \(f(held.evaluationP99Milliseconds, 2)) ms"
             )
         }
         if !checkTimes.load.isNaN {

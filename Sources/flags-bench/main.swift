@@ -431,6 +431,7 @@ let evalProcess = processMilliseconds()
 
 let serve = serveFigures()
 let relay = relayFigures()
+let held = subscriberFigures()
 
 // MARK: A long rule
 
@@ -573,6 +574,14 @@ if let problem = relay?.problem {
     if relay.keptAfterOriginStopped != relay.stores {
         failures.append("relay: \(relay.stores - relay.keptAfterOriginStopped) stores lost their rules when the origin stopped")
     }
+}
+
+if let problem = held?.problem {
+    failures.append("subscribers: \(problem)")
+} else if let held {
+    targets.append(("flags serve from 1,024 descriptors holds \(held.asked) subscribers", held.held == held.asked))
+    targets.append(("an edit reaches \(held.held - 30) reading subscribers (30 never reading) within 3 s", held.editSeconds < 3))
+    targets.append(("evaluations beside \(held.held) subscribers: p99 under 100 ms", held.evaluationP99Milliseconds < 100))
 }
 
 printReport()

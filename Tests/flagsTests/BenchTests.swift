@@ -15,7 +15,7 @@ import Testing
                 bench,
                 [
                     "--contexts", "3000", "--runs", "1", "--long-chain", "20000", "--relay-stores", "40", "--idle-subscribers", "200",
-                    "--json",
+                    "--subscribers", "100", "--json",
                 ])
         }
         #expect(result.status == 0)
@@ -60,6 +60,11 @@ import Testing
         let relay = try #require(report["relay"] as? [String: Any])
         #expect(relay["stores"] as? Int == 40 && relay["keptAfterOriginStopped"] as? Int == 40, "\(relay)")
         #expect((relay["p99Seconds"] as? Double ?? 0) > 0 && (relay["secondsToSubscribe"] as? Double ?? 0) > 0)
+        // The subscribers row: every one held from a soft limit of 1,024, the edit reached the
+        // readers, and evaluations were answered meanwhile.
+        let subscribers = try #require(report["subscribers"] as? [String: Any])
+        #expect(subscribers["held"] as? Int == 100 && subscribers["refused"] as? Int == 0, "\(subscribers)")
+        #expect((subscribers["editSeconds"] as? Double ?? 99) < 30 && (subscribers["evaluationP99Milliseconds"] as? Double ?? 0) > 0)
         let load = try #require(report["load10k"] as? [String: Any])
         let held = try #require(load["bytes"] as? Int), peak = try #require(load["peakBytesWhileLoading"] as? Int)
         if BenchTests.countsAllocations {
@@ -82,7 +87,10 @@ import Testing
     @Test func withoutAllocationCounting() throws {
         let result = try run(
             bench,
-            ["--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--relay-stores", "20", "--idle-subscribers", "50", "--json"],
+            [
+                "--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--relay-stores", "20", "--idle-subscribers", "50",
+                "--subscribers", "60", "--json",
+            ],
             environment: ["FLAGS_BENCH_NO_ALLOCATION_COUNTING": "1"])
         #expect(result.status == 0)
         let report = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
