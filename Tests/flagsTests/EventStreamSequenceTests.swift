@@ -233,7 +233,7 @@ struct EventStreamSequenceTests {
 
     /// A subscriber of a.flags on a socket pair whose buffers are 4 KB (a slow link), its
     /// head read: the hub's end and the subscriber's.
-    static func smallSubscriber(of streams: EventStreams) throws -> [Int32] {
+    static func smallSubscriber(of streams: EventHub) throws -> [Int32] {
         let pair = try socketPair()
         var size: Int32 = 4_096
         setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -267,11 +267,11 @@ struct EventStreamSequenceTests {
             let text = (0..<lines).map { "value v\($0): int = \($0)\n" }.joined()
             let service = OFREPService()
             service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
-            let streams = EventStreams(served: service.served)
+            let streams = EventHub(served: service.served)
             defer { streams.stop() }
             let pair = try Self.socketPair()
             defer { close(pair[1]) }
-            #expect(EventStreams.fitsAtOnce(text.utf8.count * 2, pair[0]) == inline, "\(text.utf8.count) bytes")
+            #expect(EventHub.fitsAtOnce(text.utf8.count * 2, pair[0]) == inline, "\(text.utf8.count) bytes")
             #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags", holding: "\"other\""))
             let head = Self.receive(pair[1], chunk: 65_536) { $0.contains("rulesAccepted") && $0.hasSuffix("\n\n") }
             #expect(head.contains("X-Flags-Rules: current\r\n") == inline, "\(lines) lines")
@@ -290,7 +290,7 @@ struct EventStreamSequenceTests {
         let large = try RuleSet(source: text, name: "a.flags")
         let service = OFREPService()
         service.install([.init(name: "a.flags", rules: small)])
-        let streams = EventStreams(served: service.served)
+        let streams = EventHub(served: service.served)
         defer { streams.stop() }
         let pair = try Self.smallSubscriber(of: streams)
         defer { close(pair[1]) }
@@ -314,7 +314,7 @@ struct EventStreamSequenceTests {
         for round in 0..<50 {
             let service = OFREPService()
             service.install([.init(name: "a.flags", rules: before)])
-            let streams = EventStreams(served: service.served)
+            let streams = EventHub(served: service.served)
             defer { streams.stop() }
             let pair = try Self.socketPair()
             defer { close(pair[1]) }
@@ -334,7 +334,7 @@ struct EventStreamSequenceTests {
         let text = (0..<20_000).map { "value v\($0): int = \($0)\n" }.joined()
         let service = OFREPService()
         service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
-        let streams = EventStreams(served: service.served, maxBehind: 2)
+        let streams = EventHub(served: service.served, maxBehind: 2)
         defer { streams.stop() }
         let pair = try Self.smallSubscriber(of: streams)
         defer { close(pair[1]) }
@@ -360,7 +360,7 @@ struct EventStreamSequenceTests {
     @Test func aSubscriberHoldingBackTooManyBytesIsDropped() throws {
         let service = OFREPService()
         service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
-        let streams = EventStreams(served: service.served)
+        let streams = EventHub(served: service.served)
         defer { streams.stop() }
         let pair = try Self.socketPair()
         defer { close(pair[1]) }
@@ -374,8 +374,8 @@ struct EventStreamSequenceTests {
         let start = Date()
         while streams.count == 1, Date().timeIntervalSince(start) < 5 { Thread.sleep(forTimeInterval: 0.05) }
         #expect(streams.count == 0)
-        #expect(EventStreams.backlogLimit([[UInt8](repeating: 0, count: 10)]) == 1 << 20)
-        #expect(EventStreams.backlogLimit([[UInt8](repeating: 0, count: 3 << 20)]) == 6 << 20)
+        #expect(EventHub.backlogLimit([[UInt8](repeating: 0, count: 10)]) == 1 << 20)
+        #expect(EventHub.backlogLimit([[UInt8](repeating: 0, count: 3 << 20)]) == 6 << 20)
     }
 
     /// A subscriber of a file not served yet (a relay still loading, a rename) gets its text
@@ -384,7 +384,7 @@ struct EventStreamSequenceTests {
         let service = OFREPService()
         let a = try RuleSet(source: "flag a = true\n", name: "a.flags")
         service.install([.init(name: "a.flags", rules: a)])
-        let streams = EventStreams(served: service.served)
+        let streams = EventHub(served: service.served)
         defer { streams.stop() }
         let pair = try Self.socketPair()
         defer { close(pair[1]) }

@@ -65,7 +65,7 @@ import Testing
         for round in 0..<100 {
             let service = OFREPService()
             service.install([.init(name: "a.flags", rules: a)])
-            let streams = EventStreams(served: service.served)
+            let streams = EventHub(served: service.served)
             defer { streams.stop() }
             let first = try Self.socketPair()
             defer { close(first[1]) }

@@ -30,7 +30,7 @@ package final class HTTPServer: @unchecked Sendable {
     /// The port listened on (the one given, or the one the system chose for 0).
     package let port: Int
     /// The event stream's subscribers, held by one thread.
-    let streams: EventStreams
+    let hub: EventHub
     private let lock = NSLock()
     private var active = 0
     private var draining = false
@@ -41,7 +41,7 @@ package final class HTTPServer: @unchecked Sendable {
     /// The descriptors the process may hold (its soft limit, raised to the hard limit when
     /// the server starts) and the connections it takes at once: that limit less what the
     /// process keeps for its files and stores, and at most `maxConnections` requests and
-    /// `EventStreams.maxSubscribers` subscribers. A connection beyond is answered 503.
+    /// `EventHub.maxSubscribers` subscribers. A connection beyond is answered 503.
     package let descriptorLimit: Int
     package let capacity: Int
     /// Descriptors kept for the process's own use (rules files, stores' connections, logs).
@@ -52,10 +52,10 @@ package final class HTTPServer: @unchecked Sendable {
     package init(service: OFREPService, host: String, port: Int) throws(StartError) {
         self.service = service
         descriptorLimit = HTTPServer.raiseDescriptorLimit()
-        capacity = max(2, min(HTTPServer.maxConnections + EventStreams.maxSubscribers, descriptorLimit - HTTPServer.reservedDescriptors))
+        capacity = max(2, min(HTTPServer.maxConnections + EventHub.maxSubscribers, descriptorLimit - HTTPServer.reservedDescriptors))
         // Subscribers never take the room requests need: an eighth of the capacity, at most
         // `maxConnections`, stays for them.
-        streams = EventStreams(served: service.served, limit: capacity - min(HTTPServer.maxConnections, max(1, capacity / 8)))
+        hub = EventHub(served: service.served, limit: capacity - min(HTTPServer.maxConnections, max(1, capacity / 8)))
         reserve = open("/dev/null", O_RDONLY)
         #if canImport(Darwin)
             let fd = socket(AF_INET, SOCK_STREAM, 0)
@@ -160,7 +160,7 @@ package final class HTTPServer: @unchecked Sendable {
             var address = peer.sin_addr
             inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
             let peerName = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let subscribers = streams.count
+            let subscribers = hub.count
             let admitted: Bool = lock.withLock {
                 guard active < HTTPServer.maxConnections, active + subscribers < capacity, !draining else { return false }
                 active += 1
@@ -171,14 +171,14 @@ package final class HTTPServer: @unchecked Sendable {
                 continue
             }
             let thread = Thread { [self] in
-                // A connection that subscribed to the event stream is held by `streams`.
+                // A connection that subscribed to the event stream is held by the hub.
                 if !serve(fd, peer: peerName) { close(fd) }
                 lock.withLock { active -= 1 }
             }
             thread.stackSize = 512 << 10
             thread.start()
         }
-        streams.stop()
+        hub.stop()
         let deadline = Date().addingTimeInterval(10)
         while lock.withLock({ active }) > 0, Date() < deadline { usleep(10_000) }
         if reserve >= 0 { close(reserve) }
@@ -226,7 +226,7 @@ package final class HTTPServer: @unchecked Sendable {
                     }
                     service.metrics.request(status: 200, seconds: 0)
                     let file = request.query.first { $0.0 == "rules" }?.1
-                    return streams.subscribe(
+                    return hub.subscribe(
                         fd, lastEventID: request.header("Last-Event-ID"), file: file, holding: request.header("If-None-Match"),
                         heldGeneration: PushProtocol.generation(request.header(PushProtocol.generationHeader)))
                 }
@@ -263,5 +263,5 @@ package final class HTTPServer: @unchecked Sendable {
 
     /// Writes all of `bytes`; false when the client is gone.
     @discardableResult
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool { EventStreams.write(fd, bytes) }
+    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool { EventHub.write(fd, bytes) }
 }

@@ -54,7 +54,7 @@ import Foundation
 /// up). The thread waits in `poll` for a change (a pipe it is woken by), for the sockets of
 /// those behind to take more, and for the next keep-alive; nothing wakes it otherwise. The
 /// head says `X-Accel-Buffering: no`, so that nginx passes events on as they come.
-final class EventStreams: @unchecked Sendable {
+final class EventHub: @unchecked Sendable {
     // Unchecked: `subscribers`, `running` and `stopped` are read and written only under `lock`.
     /// The most subscribers held at once; more are answered 503.
     static let maxSubscribers = 16_000
@@ -97,9 +97,9 @@ final class EventStreams: @unchecked Sendable {
     /// has fewer descriptors (room is left for requests).
     let limit: Int
 
-    init(served: ServedRules, limit: Int = EventStreams.maxSubscribers, maxBehind: TimeInterval = 30) {
+    init(served: ServedRules, limit: Int = EventHub.maxSubscribers, maxBehind: TimeInterval = 30) {
         self.served = served
-        self.limit = max(1, min(limit, EventStreams.maxSubscribers))
+        self.limit = max(1, min(limit, EventHub.maxSubscribers))
         self.maxBehind = maxBehind
         served.onChange { [wakeUp] in wakeUp.poke() }
     }
@@ -223,14 +223,14 @@ final class EventStreams: @unchecked Sendable {
                 generation = now.generation
                 broadcastChange(now)
             }
-            if Date().timeIntervalSince(lastKeepAlive) >= EventStreams.keepAlive {
+            if Date().timeIntervalSince(lastKeepAlive) >= EventHub.keepAlive {
                 sendKeepAlive()
                 lastKeepAlive = Date()
             }
             // Wait for a change, for a socket behind to take more, for one behind too long
             // to be dropped, or for the next keep-alive.
             let behind = lock.withLock { subscribers.compactMap { s in s.pendingSince.map { (s.fd, $0) } } }
-            var deadline = lastKeepAlive.addingTimeInterval(EventStreams.keepAlive)
+            var deadline = lastKeepAlive.addingTimeInterval(EventHub.keepAlive)
             for (_, since) in behind { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
             var fds = [pollfd(fd: wakeUp.readEnd, events: Int16(POLLIN), revents: 0)]
             fds += behind.map { pollfd(fd: $0.0, events: Int16(POLLOUT), revents: 0) }
