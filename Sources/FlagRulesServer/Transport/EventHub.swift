@@ -164,7 +164,7 @@ final class EventHub: @unchecked Sendable {
                 head += state.text
             }
             if let lastEventID, lastEventID != now.version { head += Self.event(refetch: now) }
-            guard Self.write(fd, Array(head.utf8)) else { return false }
+            guard Socket.writeAll(fd, Array(head.utf8)) else { return false }
             // The text it holds now, or fetches on connecting, is the one in force now (or
             // the newer one it named).
             let held = file.map { f in (heldGeneration ?? 0) > f.generation ? (holding, heldGeneration!) : (f.etag, f.generation) }
@@ -177,7 +177,7 @@ final class EventHub: @unchecked Sendable {
             return true
         }
         guard let admitted else {
-            _ = Self.write(fd, HTTPResponse(status: 503, headers: [("Retry-After", "5")]).serialized(keepAlive: false))
+            _ = Socket.writeAll(fd, HTTPResponse(status: 503, headers: [("Retry-After", "5")]).serialized(keepAlive: false))
             return false
         }
         return admitted
@@ -384,24 +384,6 @@ final class EventHub: @unchecked Sendable {
         broadcast { _ in [comment] }
     }
 
-    /// Writes all of `bytes`; false when the peer is gone (or, on a socket that does not
-    /// block, when its buffer is full).
-    static func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            #if canImport(Darwin)
-                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, 0) }
-            #else
-                let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            #endif
-            if n <= 0 {
-                if n < 0, errno == EINTR { continue }
-                return false
-            }
-            sent += n
-        }
-        return true
-    }
 }
 
 /// A pipe that wakes a thread waiting in `poll`: any thread pokes it; the waiting thread

@@ -263,5 +263,5 @@ package final class HTTPServer: @unchecked Sendable {
 
     /// Writes all of `bytes`; false when the client is gone.
     @discardableResult
-    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool { EventHub.write(fd, bytes) }
+    private func write(_ fd: Int32, _ bytes: [UInt8]) -> Bool { Socket.writeAll(fd, bytes) }
 }
