@@ -25,8 +25,8 @@ extension FlagStore: FlagEvaluating {
         // The common case (no hook, no local override, rules loaded) answers as the rule
         // set's own call, borrowed; the rest resolves, then reports after the borrow, with
         // what is in force retained from the same read.
-        var held: InForce?
-        let answer = withInForce { (s: InForce) -> Bool in
+        var held: RulesInForce?
+        let answer = withInForce { (s: RulesInForce) -> Bool in
             if s.answersDirectly { return s.evaluated.isEnabled(name, in: context, default: fallback) }
             guard s.answersAsRules else {
                 held = s
@@ -94,7 +94,7 @@ extension FlagStore: FlagEvaluating {
 
     /// Whether a flag is on, by handle against a prepared context.
     public func isEnabled(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: Bool = false) -> Bool {
-        let answer = withInForce { (s: InForce) -> Bool? in
+        let answer = withInForce { (s: RulesInForce) -> Bool? in
             guard s.answersAsRules else { return nil }
             return s.evaluated.isEnabled(handle, in: context, default: fallback)
         }
@@ -141,7 +141,7 @@ extension FlagStore: FlagEvaluating {
     /// A flag by name, when the hook or the layers are in play: as `byName`, the resolution
     /// moved into the hook's event (a flag is never split: no assignment or exposure).
     @inline(never)
-    private func flagByName(_ s: InForce, _ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
+    private func flagByName(_ s: RulesInForce, _ name: String, _ context: EvaluationContext, _ fallback: Bool) -> Bool {
         let merged = s.merged(context), rules = s.evaluated
         // The resolution is made in the event, not copied into it.
         let event = FlagEvaluation(

@@ -92,7 +92,7 @@ struct ObservedRead: Hashable, Sendable {
     let scope: FlagOverrides?
 
     /// What it gives with `now` in force, under its own scope.
-    func resolve(_ now: FlagStore.InForce) -> Resolution {
+    func resolve(_ now: FlagStore.RulesInForce) -> Resolution {
         FlagOverrides.$scoped.withValue(scope) { now.resolve(name, context, expecting: kind, fallback) }
     }
 }
@@ -115,7 +115,7 @@ struct ObservedReads {
     }
 
     /// The reads whose answer differs with `now` in force (now recorded as theirs).
-    mutating func changed(in now: FlagStore.InForce) -> [ObservedRead] {
+    mutating func changed(in now: FlagStore.RulesInForce) -> [ObservedRead] {
         guard !reads.isEmpty else { return [] }
         var changed: [ObservedRead] = []
         for (read, last) in reads {

@@ -25,7 +25,7 @@ extension FlagStore {
             guard s.poller == nil, s.epoch == epoch else { return }
             s.poller = Task.detached { [weak self] in
                 while !Task.isCancelled {
-                    guard let delay = await self?.look(epoch: epoch) else { return }
+                    guard let delay = await self?.checkSource(epoch: epoch) else { return }
                     try? await Task.sleep(for: delay)
                 }
             }
@@ -53,7 +53,7 @@ extension FlagStore {
     /// first. Nothing for a store with no source.
     public func refreshNow() async {
         let epoch = state.withLock { $0.epoch }
-        _ = await look(epoch: epoch)
+        _ = await checkSource(epoch: epoch)
     }
 
     /// Whether `epoch` is still the store's: no `stop()` since.
@@ -63,14 +63,14 @@ extension FlagStore {
 
     /// One look at the source, after any under way; returns how long to wait before the
     /// next.
-    func look(epoch: Int) async -> Duration {
+    func checkSource(epoch: Int) async -> Duration {
         guard let fetching, let source else { return refresh }
-        return await fetching.serially { fetcher in
+        return await fetching.oneAtATime { fetcher in
             guard isCurrent(epoch) else { return refresh }
             let result = await fetcher.fetch()
             guard isCurrent(epoch) else { return refresh }
             if let events = fetcher.eventsURL { subscribe(to: events, epoch: epoch) }
-            return take(result, from: source, into: &fetcher, epoch: epoch)
+            return settle(result, from: source, into: &fetcher, epoch: epoch)
         }
     }
 
@@ -87,7 +87,7 @@ extension FlagStore {
             let subscription = EventSubscription(
                 url: events, headers: headers, maximumSize: maximumSize,
                 holding: { [weak self] in self?.held },
-                heard: { [weak self] heard in self?.take(heard, from: events, into: inbox, epoch: epoch) })
+                heard: { [weak self] heard in self?.handle(heard, from: events, into: inbox, epoch: epoch) })
             s.subscription = subscription
             return subscription
         }
@@ -102,7 +102,7 @@ extension FlagStore {
 
     /// What the event stream said: texts and fetches go through `inbox`, in turn with the
     /// store's other looks; the rest is reported.
-    private func take(_ heard: EventSubscription.Heard, from events: URL, into inbox: PushInbox, epoch: Int) {
+    private func handle(_ heard: EventSubscription.Heard, from events: URL, into inbox: PushInbox, epoch: Int) {
         let origin = source.map { "\($0)" } ?? events.absoluteString
         switch heard {
         case .rules(let text, let etag, let generation):
@@ -143,9 +143,9 @@ extension FlagStore {
                 }
                 switch work {
                 case .rules(let text, let etag, let generation):
-                    await self.take(delivered: text, etag: etag, generation: generation, epoch: epoch)
+                    await self.apply(delivered: text, etag: etag, generation: generation, epoch: epoch)
                 case .fetch:
-                    _ = await self.look(epoch: epoch)
+                    _ = await self.checkSource(epoch: epoch)
                 }
             }
         }
@@ -154,14 +154,14 @@ extension FlagStore {
     /// Rules text the event stream carried, taken as a fetch of the source that answered
     /// it with `etag` and `generation` (the next conditional fetch sends the ETag): checked,
     /// cached and put in force as any fetched text, in turn with the fetches.
-    private func take(delivered text: [UInt8], etag: String, generation: Int?, epoch: Int) async {
+    private func apply(delivered text: [UInt8], etag: String, generation: Int?, epoch: Int) async {
         guard let fetching, let source, text.count <= maximumSize else {
-            _ = await look(epoch: epoch)
+            _ = await checkSource(epoch: epoch)
             return
         }
-        _ = await fetching.serially { fetcher in
+        _ = await fetching.oneAtATime { fetcher in
             guard isCurrent(epoch) else { return refresh }
-            return take(
+            return settle(
                 .fetched(text, Seen(validators: Validators(etag: etag), generation: generation)), from: source, into: &fetcher, epoch: epoch
             )
         }
@@ -188,7 +188,7 @@ extension FlagStore {
     /// Whether the store holds an open connection to its source's event stream.
     package var isSubscribed: Bool { state.withLock { $0.subscription?.isConnected ?? false } }
 
-    private func take(_ result: FetchResult, from source: RulesSource, into fetcher: inout RulesFetcher, epoch: Int) -> Duration {
+    private func settle(_ result: FetchResult, from source: RulesSource, into fetcher: inout RulesFetcher, epoch: Int) -> Duration {
         switch result {
         case .unchanged:
             state.withLock { s in
@@ -422,7 +422,7 @@ final class SourceFetching: Sendable {
     init(_ fetcher: RulesFetcher) { state = Locked(State(fetcher: fetcher)) }
 
     /// Runs `body` with the fetcher once no other look is under way.
-    func serially<R: Sendable>(_ body: (inout RulesFetcher) async -> R) async -> R {
+    func oneAtATime<R: Sendable>(_ body: (inout RulesFetcher) async -> R) async -> R {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             let free = state.withLock { s in
                 if s.busy {

@@ -34,7 +34,7 @@ public final class FlagStore: @unchecked Sendable {
         let continuation: AsyncStream<Resolution>.Continuation
 
         /// The resolution now, under the subscription's own scope.
-        func resolve(_ now: InForce) -> Resolution {
+        func resolve(_ now: RulesInForce) -> Resolution {
             FlagOverrides.$scoped.withValue(scope) { now.resolve(name, context, expecting: nil, fallback) }
         }
     }
@@ -90,7 +90,7 @@ public final class FlagStore: @unchecked Sendable {
         }
     }
 
-    let inForce: CachedReference<InForce>
+    let inForce: CachedReference<RulesInForce>
     let state = Locked(State())
     /// Reads and writes the source, one fetch at a time.
     let fetching: SourceFetching?
@@ -100,10 +100,10 @@ public final class FlagStore: @unchecked Sendable {
     /// Runs `body` with what evaluations read now, borrowed (see `CachedReference`): the
     /// entry points' one read.
     @inline(__always)
-    func withInForce<R>(_ body: (InForce) -> R) -> R { inForce.withCurrent(body) }
+    func withInForce<R>(_ body: (RulesInForce) -> R) -> R { inForce.withCurrent(body) }
 
     /// What evaluations read now, retained.
-    func inForceSnapshot() -> InForce { inForce.current }
+    func inForceSnapshot() -> RulesInForce { inForce.current }
 
     /// Where the rules come from; nil for a store fed only by `update(source:name:)`.
     public let source: RulesSource?
@@ -151,7 +151,7 @@ public final class FlagStore: @unchecked Sendable {
         self.apply = apply
         self.timeout = timeout
         self.maximumSize = max(maximumSize, 1)
-        inForce = CachedReference(InForce(rules: nil, base: baseContext))
+        inForce = CachedReference(RulesInForce(rules: nil, base: baseContext))
         fetching = SourceFetching(RulesFetcher(source: source, timeout: timeout, maximumSize: self.maximumSize))
         observation = FlagStore.makeRegistrar()
     }
@@ -171,7 +171,7 @@ public final class FlagStore: @unchecked Sendable {
         timeout = .seconds(10)
         maximumSize = 16 << 20
         bundled = nil
-        inForce = CachedReference(InForce(rules: rules, base: baseContext))
+        inForce = CachedReference(RulesInForce(rules: rules, base: baseContext))
         if let rules {
             state.withLock { s in
                 s.origin = .update
@@ -345,12 +345,13 @@ public final class FlagStore: @unchecked Sendable {
     @discardableResult
     func swap(
         origin: RulesOrigin?, etag: String? = nil, digest: ContentDigest? = nil, fetchedAt: Date? = nil, generation: Int? = nil,
-        when condition: (State, InForce) -> Bool = { _, _ in true },
-        _ change: (InForce) -> InForce
+        when condition: (State, RulesInForce) -> Bool = { _, _ in true },
+        _ change: (RulesInForce) -> RulesInForce
     ) -> Bool {
         let outcome = state.withLock {
             s -> (
-                old: InForce, now: InForce, hook: (@Sendable (StoreEvent) -> Void)?, waiters: [CheckedContinuation<RuleSet, any Error>],
+                old: RulesInForce, now: RulesInForce, hook: (@Sendable (StoreEvent) -> Void)?,
+                waiters: [CheckedContinuation<RuleSet, any Error>],
                 keys: [AnyFlagKey], observed: [ObservedRead]
             )? in
             guard condition(s, inForce.current) else { return nil }

@@ -211,10 +211,10 @@ final class EventHub: @unchecked Sendable {
             }
             let (now, count) = served.current
             if count > notices {
-                let news = served.notices(after: notices, through: count)
+                let recorded = served.notices(after: notices, through: count)
                 notices = count
                 broadcast { subscriber in
-                    let untold = news.filter { $0.number > subscriber.seenNotices }
+                    let untold = recorded.filter { $0.number > subscriber.seenNotices }
                     subscriber.seenNotices = max(subscriber.seenNotices, count)
                     return untold.isEmpty ? [] : [Array(untold.map(Self.event(notice:)).joined().utf8)]
                 }
@@ -292,21 +292,21 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
-    /// Hands each subscriber (of `only`, when given) its news (after what it has pending)
+    /// Hands each subscriber (of `only`, when given) the events `eventsFor` gives it (after what it has pending)
     /// and sends what its socket takes. A subscriber that hung up, that has held events back
     /// for `maxBehind`, or that holds back more than ``backlogLimit(_:)``, is dropped (it
     /// reconnects and catches up). Returns whether any subscriber still has events pending.
     @discardableResult
-    private func broadcast(only: Set<Int32>? = nil, _ news: (inout Subscriber) -> [[UInt8]]) -> Bool {
+    private func broadcast(only: Set<Int32>? = nil, _ eventsFor: (inout Subscriber) -> [[UInt8]]) -> Bool {
         writing.lock()
         defer { writing.unlock() }
         let held = lock.withLock { stopped ? [] : subscribers }.filter { only?.contains($0.fd) ?? true }
         var dropped = Set<Int32>()
-        var told: [Int32: Subscriber] = [:]
+        var kept: [Int32: Subscriber] = [:]
         var scratch = [UInt8](repeating: 0, count: 512)
         let now = Date()
         for var subscriber in held {
-            let messages = news(&subscriber)
+            let messages = eventsFor(&subscriber)
             guard !messages.isEmpty || !subscriber.pending.isEmpty else { continue }
             let fd = subscriber.fd
             // A subscriber sends nothing after its request: readable means closed (or talking
@@ -340,15 +340,15 @@ final class EventHub: @unchecked Sendable {
                 dropped.insert(fd)
                 continue
             }
-            told[fd] = subscriber
+            kept[fd] = subscriber
         }
         lock.withLock {
             subscribers.removeAll { dropped.contains($0.fd) }
-            // Only those held here were told; one that subscribed meanwhile keeps its own marks.
-            for k in subscribers.indices { if let updated = told[subscribers[k].fd] { subscribers[k] = updated } }
+            // Only those held here were written to; one that subscribed meanwhile keeps its own marks.
+            for k in subscribers.indices { if let updated = kept[subscribers[k].fd] { subscribers[k] = updated } }
         }
         for fd in dropped { close(fd) }
-        return told.values.contains { !$0.pending.isEmpty }
+        return kept.values.contains { !$0.pending.isEmpty }
     }
 
     /// Sends `subscriber`'s pending events until its socket is full or they are all sent;

@@ -1,7 +1,7 @@
 extension FlagStore {
     /// What evaluations read, swapped whole: the rules in force, the base context, the
     /// local overrides and the evaluation hook.
-    final class InForce: Sendable {
+    final class RulesInForce: Sendable {
         let rules: RuleSet?
         /// Why the latest update failed, if it did.
         let failure: RuleSetError?
@@ -53,8 +53,8 @@ extension FlagStore {
             rules: RuleSet?? = nil, failure: RuleSetError?? = nil, base: EvaluationContext? = nil, local: FlagOverrides? = nil,
             onEvaluation: (@Sendable (FlagEvaluation) -> Void)?? = nil, exposures: ExposureLog?? = nil,
             assignments: (any AssignmentStorage)?? = nil
-        ) -> InForce {
-            InForce(
+        ) -> RulesInForce {
+            RulesInForce(
                 rules: rules ?? self.rules, failure: failure ?? self.failure, base: base ?? self.base, local: local ?? self.local,
                 onEvaluation: onEvaluation ?? self.onEvaluation, exposures: exposures ?? self.exposures,
                 assignments: assignments ?? self.assignments)
