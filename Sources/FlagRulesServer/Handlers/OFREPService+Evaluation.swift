@@ -1,0 +1,159 @@
+import FlagRules
+import FlagRulesTooling
+import Foundation
+
+/// OpenFeature's Remote Evaluation Protocol: one evaluation, every evaluation with an
+/// ETag, and the answer's shape.
+extension OFREPService {
+    // MARK: OFREP
+
+    /// The context of an OFREP body, or the failure to answer with.
+    enum ContextFailure: Error {
+        case parse(String)
+        case invalid(String)
+    }
+
+    func context(of request: HTTPRequest) -> Result<(EvaluationContext, JSON), ContextFailure> {
+        let body: JSON
+        do {
+            body = try JSON.parse(bytes: request.body)
+        } catch {
+            return .failure(.parse("the body is not JSON: \(error)"))
+        }
+        guard case .object = body else { return .failure(.parse("the body is \(body.kindName), not an object with a context")) }
+        let given = body["context"] ?? .object([])
+        guard case .object(var members) = given else {
+            return .failure(.invalid("'context' is \(given.kindName), not an object"))
+        }
+        if let i = members.firstIndex(where: { $0.0 == "targetingKey" }) {
+            let key = members.remove(at: i).1
+            if !members.contains(where: { $0.0 == options.targetingKey }) { members.append((options.targetingKey, key)) }
+        }
+        do {
+            return .success((try EvaluationContext(jsonMembers: members), given))
+        } catch {
+            return .failure(.invalid(error.message))
+        }
+    }
+
+    func single(_ key: String, _ request: HTTPRequest) -> HTTPResponse {
+        let context: EvaluationContext
+        switch self.context(of: request) {
+        case .failure(.parse(let message)):
+            return .json(400, failure(key, "PARSE_ERROR", message))
+        case .failure(.invalid(let message)):
+            return .json(400, failure(key, "INVALID_CONTEXT", message))
+        case .success(let (c, _)):
+            context = c
+        }
+        let state = served.snapshot
+        guard let file = state.index[key] else {
+            let suggestion = Suggestions.closest(to: key, in: state.names).map { "; did you mean '\($0)'?" } ?? ""
+            return .json(404, failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)"))
+        }
+        let (status, json) = evaluate(key, in: state.files[file].rules, context)
+        return .json(status, json)
+    }
+
+    func bulk(_ request: HTTPRequest) -> HTTPResponse {
+        let context: EvaluationContext
+        let given: JSON
+        switch self.context(of: request) {
+        case .failure(.parse(let message)):
+            return .json(400, .object([("errorCode", .string("PARSE_ERROR")), ("errorDetails", .string(message))]))
+        case .failure(.invalid(let message)):
+            return .json(400, .object([("errorCode", .string("INVALID_CONTEXT")), ("errorDetails", .string(message))]))
+        case .success(let (c, g)):
+            context = c
+            given = g
+        }
+        let state = served.snapshot
+        // The same context in any key order has the same ETag.
+        let etag = "\"\(state.contentVersion)-\(OFREPService.hash(given.canonical.serialized()))\""
+        if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
+            return HTTPResponse(status: 304, headers: [("ETag", etag)])
+        }
+        let flags: [JSON] = state.names.map { name in evaluate(name, in: state.files[state.index[name]!].rules, context).1 }
+        return .json(
+            200,
+            .object([
+                ("flags", .array(flags)),
+                ("metadata", .object([("version", .string(state.version))])),
+                ("eventStreams", .array([OFREPService.eventStream])),
+            ]), headers: [("ETag", etag)])
+    }
+
+    /// The bulk response's `eventStreams` entry: this server's stream, on its own origin.
+    static let eventStream: JSON = .object([
+        ("type", .string("sse")), ("endpoint", .object([("requestUri", .string(OFREPService.eventsPath))])),
+        ("inactivityDelaySec", .int(120)),
+    ])
+    /// Where the event stream is served.
+    package static let eventsPath = PushProtocol.eventsPath
+    /// The header a served rules file names the event stream with, so that a store
+    /// fetching it subscribes (`FlagStore` reads it).
+    package static let eventsHeader = PushProtocol.eventsHeader
+
+    func failure(_ key: String, _ code: String, _ details: String) -> JSON {
+        .object([("key", .string(key)), ("errorCode", .string(code)), ("errorDetails", .string(details))])
+    }
+
+    /// One declaration's OFREP answer: 200 and a success, or 400 and a failure.
+    func evaluate(_ key: String, in rules: RuleSet, _ context: EvaluationContext) -> (Int, JSON) {
+        guard let info = rules.declaration(named: key) else { return (404, failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")) }
+        // A value of the wrong type for an attribute the declaration reads fails it; other
+        // attributes are not its concern.
+        for read in info.reads {
+            guard let value = context[read.name] else { continue }
+            let fits: Bool
+            if read.name == "now" {
+                if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
+            } else if let type = rules.schema?[read.name]?.type {
+                fits = Coercion(type).apply(value) != nil
+            } else {
+                fits = true
+            }
+            if !fits {
+                metrics.evaluation(key, reason: "ERROR")
+                let problem = ContextProblem(
+                    attribute: read.name,
+                    kind: .mistyped(expected: read.name == "now" ? "an ISO 8601 datetime" : ContextSchema.describe(read.type)))
+                return (400, failure(key, "INVALID_CONTEXT", problem.description))
+            }
+        }
+        let r = rules.evaluate(key, in: context)
+        metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
+        if r.reason == .error {
+            return (400, failure(key, "GENERAL", r.errorMessage ?? "evaluation failed"))
+        }
+        var metadata: [(String, JSON)] = [("kind", .string(info.kind.rawValue))]
+        if let rule = r.rule { metadata.append(("rule", .int(rule))) }
+        if let line = r.line { metadata.append(("line", .int(line))) }
+        if let owner = info.owner { metadata.append(("owner", .string(owner))) }
+        // A rollout or split whose unit is absent does not match (the language's rule, the
+        // same in Swift and `flags eval`); say so, so that a keyless context is not taken
+        // for an assignment.
+        let absent = rules.absentUnits(of: key, resolution: r, in: context)
+        if !absent.isEmpty { metadata.append(("absentUnits", .string(absent.joined(separator: ",")))) }
+        return (
+            200,
+            .object([
+                ("key", .string(key)), ("value", r.value.json), ("reason", .string(r.reason.rawValue)),
+                ("variant", .string(OFREPService.variant(r))), ("metadata", .object(metadata)),
+            ])
+        )
+    }
+
+    /// The OFREP variant: a variant's name; for a flag or value, what decided, as a stable
+    /// name (`rule2`, `default`, `static`, `disabled`).
+    static func variant(_ r: Resolution) -> String {
+        if let v = r.variant { return v }
+        if let rule = r.rule { return "rule\(rule)" }
+        return r.reason.rawValue.lowercased()
+    }
+
+    /// FNV-1a of a text, in base 36.
+    static func hash(_ text: String) -> String {
+        String(FNV1a.hash(text.utf8), radix: 36)
+    }
+}

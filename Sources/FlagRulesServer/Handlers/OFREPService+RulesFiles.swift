@@ -1,0 +1,78 @@
+import FlagRules
+import FlagRulesTooling
+import Foundation
+
+/// The served files, as a relay or a subscribed store fetches them: `/rules` and
+/// `/rules/NAME`, with their validators.
+extension OFREPService {
+    // MARK: Rules files (what a relay or a subscribed store fetches)
+
+    /// How a cache may keep `/rules` and `/rules/NAME`: a shared cache (a CDN, nginx's
+    /// `proxy_cache`) for a second and then revalidates with `If-None-Match` (a 304 costs
+    /// no body); a client's own cache revalidates each time. A `no-cache` would keep
+    /// nginx from caching at all, and every look would download the whole file.
+    static let cacheControl = "max-age=0, s-maxage=1, must-revalidate"
+
+    /// The served files' names, ETags and generations, with an ETag of its own.
+    func rulesList(_ request: HTTPRequest) -> HTTPResponse {
+        let state = served.snapshot
+        let body = PushProtocol.list(state.files.map { .init(name: $0.name, etag: $0.etag, generation: $0.generation) })
+        let text = body.serialized()
+        let etag = "\"\(OFREPService.hash(text))\""
+        return conditional(
+            request, etag: etag, modified: state.since,
+            headers: [(OFREPService.eventsHeader, OFREPService.eventsPath)],
+            body: Array(text.utf8), type: "application/json")
+    }
+
+    /// One served file's text, with its ETag, generation and modification time (`304`
+    /// when `If-None-Match` names it) and the event-stream header.
+    func rulesFile(_ name: String, _ request: HTTPRequest) -> HTTPResponse {
+        let files = served.snapshot.files
+        guard let file = files.first(where: { $0.name == name }) else {
+            let suggestion = Suggestions.closest(to: name, in: files.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+            return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))
+        }
+        // The stream a store of this file subscribes to carries the file's new text.
+        return conditional(
+            request, etag: file.etag, modified: Date(timeIntervalSince1970: Double(file.generation) / 1e6),
+            headers: [
+                (OFREPService.eventsHeader, PushProtocol.streamPath(file: name)),
+                (PushProtocol.generationHeader, String(file.generation)),
+            ],
+            body: file.rules.source.bytes, type: "text/plain; charset=utf-8")
+    }
+
+    /// A `GET` answered with its validators: `304` when `If-None-Match` names `etag` (or,
+    /// without one, `If-Modified-Since` is not before `modified`), else `200` and `body`.
+    func conditional(
+        _ request: HTTPRequest, etag: String, modified: Date, headers: [(String, String)], body: [UInt8], type: String
+    ) -> HTTPResponse {
+        let validators = [
+            ("ETag", etag), ("Last-Modified", HTTPDate.format(modified)), ("Cache-Control", OFREPService.cacheControl),
+            ("Date", HTTPDate.format(Date())),
+        ]
+        let notModified: Bool
+        if let match = request.header("If-None-Match") {
+            notModified = OFREPService.matches(match, etag)
+        } else if let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse) {
+            notModified = modified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
+        } else {
+            notModified = false
+        }
+        if notModified { return HTTPResponse(status: 304, headers: validators + headers) }
+        return HTTPResponse(status: 200, headers: validators + headers + [("Content-Type", type)], body: body)
+    }
+
+    /// Whether an `If-None-Match` list names `etag`: `*`, or a tag equal to it by the weak
+    /// comparison (RFC 9110 §13.1.2: a proxy that compresses a body weakens its ETag to
+    /// `W/"…"`).
+    static func matches(_ list: String, _ etag: String) -> Bool {
+        list.split(separator: ",").contains { item in
+            var tag = item.trimmingCharacters(in: .whitespaces)
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            return tag == etag
+        }
+    }
+}
