@@ -9,10 +9,16 @@ import Foundation
     import Darwin
 #endif
 
-/// A small HTTP/1.1 server on blocking sockets: one thread per connection (at most
-/// `maxConnections`; more are answered 503), keep-alive and pipelining, a deadline for each
-/// request's bytes (a slow or half-open client holds only its own thread), and a drain on
-/// SIGTERM: the listener closes, requests in flight are answered, then the process ends.
+/// A small HTTP/1.1 server: one thread, waiting in `poll`, holds the listener and every
+/// connection (at most `maxConnections`; more are answered 503) on non-blocking sockets.
+/// Each connection is a channel: the bytes read and parsed (keep-alive and pipelining), the
+/// answers not yet written (sent as its socket takes them, when `poll` says it can), and
+/// its deadlines: a request must arrive within 10 s of its first byte (`408`, however it
+/// trickles), an answer must be taken within 10 s (a client that stops reading is closed),
+/// and an idle connection closes after 30 s (2 s while more than half the connections are
+/// taken). A request is answered on the thread (an evaluation takes microseconds); one for
+/// the event stream hands its connection to the ``EventHub``. On SIGTERM (``drain()``) it
+/// stops accepting, answers the requests in flight, then returns.
 package final class HTTPServer: @unchecked Sendable {
     package static let maxConnections = 2_048
     /// The longest a request may take to arrive once its first byte has.
@@ -32,8 +38,23 @@ package final class HTTPServer: @unchecked Sendable {
     /// The event stream's subscribers, held by one thread.
     let hub: EventHub
     private let lock = NSLock()
-    private var active = 0
     private var draining = false
+    /// Wakes the thread in `poll` (a drain).
+    private let wakeUp = WakePipe()
+    /// The longest an answer may wait for its client to take it.
+    static let writeDeadline: TimeInterval = 10
+
+    /// The deadlines a server keeps: `requestDeadline` and `writeDeadline`, unless a test
+    /// asks for shorter ones.
+    package struct Deadlines: Sendable {
+        package var request: TimeInterval = HTTPServer.requestDeadline
+        package var write: TimeInterval = HTTPServer.writeDeadline
+        package init(request: TimeInterval = HTTPServer.requestDeadline, write: TimeInterval = HTTPServer.writeDeadline) {
+            self.request = request
+            self.write = write
+        }
+    }
+    let deadlines: Deadlines
     /// A descriptor kept open for the moment the process has no other: closed to accept a
     /// connection over the limit and answer it 503, then opened again.
     private var reserve: Int32 = -1
@@ -49,8 +70,9 @@ package final class HTTPServer: @unchecked Sendable {
 
     package struct StartError: Error { package let message: String }
 
-    package init(service: OFREPService, host: String, port: Int) throws(StartError) {
+    package init(service: OFREPService, host: String, port: Int, deadlines: Deadlines = Deadlines()) throws(StartError) {
         self.service = service
+        self.deadlines = deadlines
         descriptorLimit = HTTPServer.raiseDescriptorLimit()
         capacity = max(2, min(HTTPServer.maxConnections + EventHub.maxSubscribers, descriptorLimit - HTTPServer.reservedDescriptors))
         // Subscribers never take the room requests need: an eighth of the capacity, at most
@@ -124,141 +146,263 @@ package final class HTTPServer: @unchecked Sendable {
         close(fd)
     }
 
-    /// Accepts connections until ``drain()``; then waits (up to 10 s) for those in flight.
+    /// One connection: what was read of it, what waits to be written, its deadlines.
+    private struct Channel {
+        let fd: Int32
+        let peer: String
+        var parser = HTTPRequestParser()
+        var outbound: [UInt8] = []
+        var written = 0
+        /// When the request being read began (its first byte), if one is.
+        var requestStarted: Date?
+        /// When a byte last came, or the last answer was all written.
+        var lastActivity: Date
+        /// When the answer waiting began to wait, or last made progress.
+        var lastWrite: Date?
+        /// Close once what waits is written (an error, `Connection: close`, a drain).
+        var closeAfterWrite = false
+        /// The client will send nothing more (it half-closed).
+        var readClosed = false
+        /// A request for the event stream, handed to the hub once the answers before it
+        /// are written.
+        var subscription: HTTPRequest?
+
+        var hasOutbound: Bool { written < outbound.count }
+    }
+
+    /// Serves connections until ``drain()``; then answers those in flight (up to 10 s) and
+    /// returns.
     package func run() {
-        defer { close(listener) }
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+        var channels: [Int32: Channel] = [:]
+        var drainStarted: Date?
+        var scratch = [UInt8](repeating: 0, count: 65_536)
+        defer {
+            for fd in channels.keys { close(fd) }
+            hub.stop()
+            close(listener)
+            if reserve >= 0 { close(reserve) }
+            wakeUp.close()
+        }
         while true {
+            let now = Date()
+            if isDraining, drainStarted == nil {
+                drainStarted = now
+                // Idle connections close now; the others once their request is answered.
+                for (fd, channel) in channels where !channel.parser.hasPartialRequest && !channel.hasOutbound {
+                    close(fd)
+                    channels[fd] = nil
+                }
+            }
+            if let started = drainStarted, channels.isEmpty || now.timeIntervalSince(started) > 10 { return }
             // The reserve descriptor, if it could not be had again after its last use.
             if reserve < 0 { reserve = open("/dev/null", O_RDONLY) }
-            // Waits for a connection a fifth of a second at a time, so that a drain is seen
-            // however the system treats a listener shut down under `accept`.
-            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, 200)
-            if isDraining { break }
-            if polled <= 0 { continue }
+            // What to wait for, and until when.
+            var deadline = now.addingTimeInterval(60)
+            let idle = channels.count > HTTPServer.maxConnections / 2 ? HTTPServer.busyIdleTimeout : HTTPServer.idleTimeout
+            var fds = [pollfd(fd: wakeUp.readEnd, events: Int16(POLLIN), revents: 0)]
+            if drainStarted == nil { fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+            for (fd, channel) in channels {
+                var events: Int16 = 0
+                if !channel.readClosed, !channel.closeAfterWrite, channel.subscription == nil { events |= Int16(POLLIN) }
+                if channel.hasOutbound { events |= Int16(POLLOUT) }
+                fds.append(pollfd(fd: fd, events: events, revents: 0))
+                if let started = channel.requestStarted {
+                    deadline = min(deadline, started.addingTimeInterval(deadlines.request))
+                }
+                if let wrote = channel.lastWrite { deadline = min(deadline, wrote.addingTimeInterval(deadlines.write)) }
+                if channel.requestStarted == nil, !channel.hasOutbound {
+                    deadline = min(deadline, channel.lastActivity.addingTimeInterval(idle))
+                }
+            }
+            if drainStarted != nil { deadline = min(deadline, now.addingTimeInterval(0.1)) }
+            let wait = Int32(max(1, min(60_000, (deadline.timeIntervalSince(now) * 1_000).rounded(.up))))
+            _ = poll(&fds, nfds_t(fds.count), wait)
+            wakeUp.drain()
+            for ready in fds.dropFirst() where ready.revents != 0 {
+                if ready.fd == listener {
+                    acceptWaiting(into: &channels)
+                } else if var channel = channels[ready.fd] {
+                    if ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                        guard read(&channel, &scratch) else {
+                            close(channel.fd)
+                            channels[ready.fd] = nil
+                            continue
+                        }
+                    }
+                    channels[ready.fd] = advance(&channel) ? channel : nil
+                }
+            }
+            // Deadlines, whatever each client did or did not send.
+            let later = Date()
+            for (fd, var channel) in channels {
+                if let started = channel.requestStarted, later.timeIntervalSince(started) > deadlines.request {
+                    service.metrics.request(status: 408, seconds: later.timeIntervalSince(started))
+                    channel.requestStarted = nil
+                    channel.subscription = nil
+                    queue(HTTPResponse(status: 408), keepAlive: false, on: &channel)
+                    channels[fd] = advance(&channel) ? channel : nil
+                } else if let wrote = channel.lastWrite, later.timeIntervalSince(wrote) > deadlines.write {
+                    // It stopped reading its answers.
+                    close(fd)
+                    channels[fd] = nil
+                } else if channel.requestStarted == nil, !channel.hasOutbound, channel.subscription == nil,
+                    later.timeIntervalSince(channel.lastActivity) > idle
+                {
+                    close(fd)
+                    channels[fd] = nil
+                }
+            }
+        }
+    }
+
+    /// Accepts every connection waiting: each a channel, or answered 503 when the server is
+    /// full (or has no descriptor left: the reserve one takes it).
+    private func acceptWaiting(into channels: inout [Int32: Channel]) {
+        while true {
             var peer = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let fd = withUnsafeMutablePointer(to: &peer) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
             }
             if fd < 0 {
-                if isDraining { break }
                 if errno == EMFILE || errno == ENFILE, reserve >= 0 {
-                    // Out of descriptors: the reserve one takes the connection, to say so.
                     close(reserve)
                     let over = accept(listener, nil, nil)
                     if over >= 0 { refuse(over) }
                     reserve = open("/dev/null", O_RDONLY)
-                } else if errno != EINTR {
-                    usleep(10_000)
+                    continue
                 }
-                continue
+                return  // EAGAIN: none left waiting (or an error: tried again at the next wake)
             }
-            var noDelay: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-            var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
-            var address = peer.sin_addr
-            inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
-            let peerName = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let subscribers = hub.count
-            let admitted: Bool = lock.withLock {
-                guard active < HTTPServer.maxConnections, active + subscribers < capacity, !draining else { return false }
-                active += 1
-                return true
-            }
-            guard admitted else {
+            guard channels.count < HTTPServer.maxConnections, channels.count + hub.count < capacity else {
                 refuse(fd)
                 continue
             }
-            let thread = Thread { [self] in
-                // A connection that subscribed to the event stream is held by the hub.
-                if !serve(fd, peer: peerName) { close(fd) }
-                lock.withLock { active -= 1 }
-            }
-            thread.stackSize = 512 << 10
-            thread.start()
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            var noDelay: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            #if canImport(Darwin)
+                var one: Int32 = 1
+                setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+            #endif
+            var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+            var address = peer.sin_addr
+            inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
+            let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            channels[fd] = Channel(fd: fd, peer: name, lastActivity: Date())
         }
-        hub.stop()
-        let deadline = Date().addingTimeInterval(10)
-        while lock.withLock({ active }) > 0, Date() < deadline { usleep(10_000) }
-        if reserve >= 0 { close(reserve) }
+    }
+
+    /// Reads what the channel's socket holds (one read's worth, so that no client holds
+    /// the thread); false when the connection is gone.
+    private func read(_ channel: inout Channel, _ scratch: inout [UInt8]) -> Bool {
+        let n = recv(channel.fd, &scratch, scratch.count, 0)
+        if n > 0 {
+            let now = Date()
+            if channel.requestStarted == nil { channel.requestStarted = now }
+            channel.parser.append(scratch[0..<n])
+            channel.lastActivity = now
+            return true
+        }
+        if n == 0 {
+            // Half-closed: what it asked is answered; a request it left unfinished never
+            // will be, and is not answered.
+            channel.readClosed = true
+            return channel.hasOutbound || channel.subscription != nil
+        }
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
+    }
+
+    /// Answers the whole requests a channel holds, writes what its socket takes, and hands
+    /// a subscription to the hub once the answers before it are out; false when the channel
+    /// is done with (closed, or now the hub's).
+    private func advance(_ channel: inout Channel) -> Bool {
+        while channel.subscription == nil, !channel.closeAfterWrite {
+            let request: HTTPRequest?
+            do {
+                request = try channel.parser.next()
+            } catch {
+                service.metrics.request(status: error.status, seconds: channel.requestStarted.map { Date().timeIntervalSince($0) } ?? 0)
+                channel.requestStarted = nil
+                queue(.json(error.status, .object([("errorDetails", .string(error.message))])), keepAlive: false, on: &channel)
+                break
+            }
+            guard let request else { break }
+            channel.requestStarted = channel.parser.hasPartialRequest ? Date() : nil
+            if request.path == OFREPService.eventsPath, request.method == "GET" {
+                if let refusal = service.authorize(request) {
+                    service.metrics.request(status: refusal.status, seconds: 0)
+                    queue(refusal, keepAlive: false, on: &channel)
+                } else {
+                    channel.subscription = request
+                    channel.requestStarted = nil
+                }
+                break
+            }
+            let response = service.respond(request, peer: channel.peer)
+            queue(response, keepAlive: request.keepsAlive && !isDraining, headOnly: request.method == "HEAD", on: &channel)
+        }
+        // Write what the socket takes.
+        while channel.hasOutbound {
+            let count = channel.outbound.count - channel.written
+            let start = channel.written
+            #if canImport(Darwin)
+                let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, 0) }
+            #else
+                let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, Int32(MSG_NOSIGNAL)) }
+            #endif
+            if n > 0 {
+                channel.written += n
+                channel.lastWrite = Date()
+                continue
+            }
+            if n < 0, errno == EINTR { continue }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
+            close(channel.fd)
+            return false
+        }
+        if !channel.outbound.isEmpty {
+            channel.outbound.removeAll(keepingCapacity: true)
+            channel.written = 0
+            channel.lastWrite = nil
+            channel.lastActivity = Date()
+        }
+        if channel.closeAfterWrite || (channel.readClosed && channel.subscription == nil && !channel.parser.hasPartialRequest) {
+            close(channel.fd)
+            return false
+        }
+        if let subscription = channel.subscription {
+            service.metrics.request(status: 200, seconds: 0)
+            let file = subscription.query.first { $0.0 == "rules" }?.1
+            let held = hub.subscribe(
+                channel.fd, lastEventID: subscription.header("Last-Event-ID"), file: file, holding: subscription.header("If-None-Match"),
+                heldGeneration: PushProtocol.generation(subscription.header(PushProtocol.generationHeader)))
+            if !held { close(channel.fd) }
+            return false
+        }
+        if isDraining, !channel.parser.hasPartialRequest {
+            close(channel.fd)
+            return false
+        }
+        return true
+    }
+
+    /// Queues `response` on the channel (closing after it unless `keepAlive`).
+    private func queue(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, on channel: inout Channel) {
+        channel.outbound += response.serialized(keepAlive: keepAlive, headOnly: headOnly)
+        if channel.lastWrite == nil { channel.lastWrite = Date() }
+        if !keepAlive { channel.closeAfterWrite = true }
     }
 
     package var isDraining: Bool { lock.withLock { draining } }
 
-    /// Stops accepting; connections finish the request in hand and close.
+    /// Stops accepting; connections finish the request in hand and close. Safe from any
+    /// thread (a signal handler's queue).
     package func drain() {
         lock.withLock { draining = true }
         service.served.wake()
-        shutdown(listener, Int32(SHUT_RDWR))
-    }
-
-    /// Reads requests from one connection and answers them, until the client closes, a
-    /// deadline passes or the server drains. True when the connection subscribed to the
-    /// event stream, which now holds it.
-    private func serve(_ fd: Int32, peer: String) -> Bool {
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        // A client that stops reading gives up its connection after 10 s.
-        var sendTimeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
-        var parser = HTTPRequestParser()
-        var buffer = [UInt8](repeating: 0, count: 16_384)
-        var lastActivity = Date()
-        var requestStarted: Date?
-        while true {
-            let request: HTTPRequest?
-            do {
-                request = try parser.next()
-            } catch {
-                let response = HTTPResponse.json(error.status, .object([("errorDetails", .string(error.message))]))
-                service.metrics.request(status: error.status, seconds: requestStarted.map { Date().timeIntervalSince($0) } ?? 0)
-                write(fd, response.serialized(keepAlive: false))
-                return false
-            }
-            if let request {
-                requestStarted = nil
-                if request.path == OFREPService.eventsPath, request.method == "GET" {
-                    if let refusal = service.authorize(request) {
-                        service.metrics.request(status: refusal.status, seconds: 0)
-                        write(fd, refusal.serialized(keepAlive: false))
-                        return false
-                    }
-                    service.metrics.request(status: 200, seconds: 0)
-                    let file = request.query.first { $0.0 == "rules" }?.1
-                    return hub.subscribe(
-                        fd, lastEventID: request.header("Last-Event-ID"), file: file, holding: request.header("If-None-Match"),
-                        heldGeneration: PushProtocol.generation(request.header(PushProtocol.generationHeader)))
-                }
-                let response = service.respond(request, peer: peer)
-                let keepAlive = request.keepsAlive && !isDraining
-                guard write(fd, response.serialized(keepAlive: keepAlive, headOnly: request.method == "HEAD")), keepAlive else {
-                    return false
-                }
-                lastActivity = Date()
-                continue
-            }
-            if isDraining, !parser.hasPartialRequest { return false }
-            let n = recv(fd, &buffer, buffer.count, 0)
-            let now = Date()
-            // The request's deadline runs from its first byte, however its bytes trickle in.
-            if let started = requestStarted, now.timeIntervalSince(started) > HTTPServer.requestDeadline {
-                service.metrics.request(status: 408, seconds: now.timeIntervalSince(started))
-                write(fd, HTTPResponse(status: 408).serialized(keepAlive: false))
-                return false
-            }
-            if n > 0 {
-                if requestStarted == nil { requestStarted = now }
-                parser.append(buffer[0..<n])
-                lastActivity = now
-                continue
-            }
-            if n == 0 { return false }
-            guard errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR else { return false }
-            let busy = lock.withLock { active > HTTPServer.maxConnections / 2 }
-            let idle = busy ? HTTPServer.busyIdleTimeout : HTTPServer.idleTimeout
-            if requestStarted == nil, now.timeIntervalSince(lastActivity) > idle { return false }
-        }
+        wakeUp.poke()
     }
 
     /// Writes all of `bytes`; false when the client is gone.
