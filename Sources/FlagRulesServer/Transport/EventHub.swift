@@ -10,10 +10,11 @@ import Foundation
 #endif
 
 /// OFREP's event stream (server-sent events, as open-feature/protocol's
-/// `service/event-streams.yaml` describes them) for every subscriber, from one thread: a
-/// connection that asks for the stream is answered its headers and then held here, not by a
-/// thread of its own, so that thousands of idle subscribers cost a descriptor and a few
-/// bytes each.
+/// `service/event-streams.yaml` describes them) for every subscriber: a connection that asks
+/// for the stream is answered its headers and then held here, so that thousands of idle
+/// subscribers cost a descriptor and a few bytes each. The hub is stepped by the server's
+/// one loop (``step(ready:)``: its descriptors are in the same `poll` as the connections'),
+/// or, made on its own, by a thread of its own.
 ///
 /// Each new generation of the rules in force (``ServedRules``; a revert to an earlier text
 /// is a new generation like any change) sends every subscriber
@@ -51,9 +52,8 @@ import Foundation
 /// event of a large file on a slow link arrives whole); a subscriber whose socket is
 /// closed, that holds back more than a mebibyte (or twice its largest event), or that has
 /// held some back for 30 s, however slowly it reads, is dropped (it reconnects and catches
-/// up). The thread waits in `poll` for a change (a pipe it is woken by), for the sockets of
-/// those behind to take more, and for the next keep-alive; nothing wakes it otherwise. The
-/// head says `X-Accel-Buffering: no`, so that nginx passes events on as they come.
+/// up). It waits for a change (a pipe it is woken by), for the sockets of those behind to
+/// take more, and for the next keep-alive; nothing wakes it otherwise. The head says `X-Accel-Buffering: no`, so that nginx passes events on as they come.
 final class EventHub: @unchecked Sendable {
     // Unchecked: `subscribers`, `running` and `stopped` are read and written only under `lock`.
     /// The most subscribers held at once; more are answered 503.
@@ -97,10 +97,32 @@ final class EventHub: @unchecked Sendable {
     /// has fewer descriptors (room is left for requests).
     let limit: Int
 
-    init(served: ServedRules, limit: Int = EventHub.maxSubscribers, maxBehind: TimeInterval = 30) {
+    /// What the hub has told of: the generation and the notices, and when the last
+    /// keep-alive went. Read and written by whichever thread steps the hub.
+    private struct Cursor {
+        var generation: Int
+        var notices: Int
+        var lastKeepAlive = Date()
+    }
+    private let cursor: Locked<Cursor>
+    /// Whether a server's loop steps the hub (``step(ready:)``); otherwise the hub runs a
+    /// thread of its own from its first subscriber.
+    let driven: Bool
+
+    /// What the hub waits for next: its descriptors (the pipe it is woken by, the sockets of
+    /// the subscribers behind) and when it must step even if none is ready.
+    struct Wait {
+        var descriptors: [pollfd]
+        var deadline: Date
+    }
+
+    init(served: ServedRules, limit: Int = EventHub.maxSubscribers, maxBehind: TimeInterval = 30, driven: Bool = false) {
         self.served = served
         self.limit = max(1, min(limit, EventHub.maxSubscribers))
         self.maxBehind = maxBehind
+        self.driven = driven
+        let (now, notices) = served.current
+        cursor = Locked(Cursor(generation: now.generation, notices: notices))
         served.onChange { [wakeUp] in wakeUp.poke() }
     }
 
@@ -135,11 +157,9 @@ final class EventHub: @unchecked Sendable {
         let admitted = lock.withLock { () -> Bool? in
             guard !stopped, subscribers.count < limit else { return nil }
             let (now, notices) = served.current
-            if !running {
-                // The thread starts from what this first subscriber is told of: a change (or a
-                // notice) made before the thread runs is still news to it.
+            if !running, !driven {
                 running = true
-                let thread = Thread { [self] in loop(from: now.generation, notices: notices) }
+                let thread = Thread { [self] in loop() }
                 thread.stackSize = 256 << 10
                 thread.start()
             }
@@ -183,7 +203,8 @@ final class EventHub: @unchecked Sendable {
         return admitted
     }
 
-    /// Closes every subscriber's connection and ends the thread.
+    /// Closes every subscriber's connection and ends the thread (a driven hub's is closed
+    /// by its server once it stops stepping it).
     func stop() {
         // Under `writing` first: a broadcast under way closes the subscribers it drops, and
         // the list read after it no longer holds them (a descriptor is closed once).
@@ -195,53 +216,70 @@ final class EventHub: @unchecked Sendable {
             }
             for subscriber in held { close(subscriber.fd) }
         }
-        // The thread closes its pipe as it ends; with no thread, it is closed here.
-        if !lock.withLock({ running }) { wakeUp.close() }
+        // The thread closes its pipe as it ends; with no thread, it is closed here (a driven
+        // hub's, by its server: ``closePipe()``).
+        if !lock.withLock({ running }), !driven { wakeUp.close() }
         served.wake()
     }
 
-    private func loop(from start: Int, notices first: Int) {
-        var generation = start
-        var notices = first
-        var lastKeepAlive = Date()
-        while true {
-            if lock.withLock({ stopped }) {
-                wakeUp.close()
-                return
-            }
-            let (now, count) = served.current
-            if count > notices {
-                let recorded = served.notices(after: notices, through: count)
-                notices = count
-                broadcast { subscriber in
-                    let untold = recorded.filter { $0.number > subscriber.seenNotices }
-                    subscriber.seenNotices = max(subscriber.seenNotices, count)
-                    return untold.isEmpty ? [] : [Array(untold.map(Self.event(notice:)).joined().utf8)]
-                }
-            }
-            if now.generation > generation {
-                generation = now.generation
-                broadcastChange(now)
-            }
-            if Date().timeIntervalSince(lastKeepAlive) >= EventHub.keepAlive {
-                sendKeepAlive()
-                lastKeepAlive = Date()
-            }
-            // Wait for a change, for a socket behind to take more, for one behind too long
-            // to be dropped, or for the next keep-alive.
-            let behind = lock.withLock { subscribers.compactMap { s in s.pendingSince.map { (s.fd, $0) } } }
-            var deadline = lastKeepAlive.addingTimeInterval(EventHub.keepAlive)
-            for (_, since) in behind { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
-            var fds = [pollfd(fd: wakeUp.readEnd, events: Int16(POLLIN), revents: 0)]
-            fds += behind.map { pollfd(fd: $0.0, events: Int16(POLLOUT), revents: 0) }
-            let wait = max(1, min(60_000, Int32((deadline.timeIntervalSinceNow * 1_000).rounded(.up))))
-            _ = poll(&fds, nfds_t(fds.count), wait)
-            wakeups.withLock { $0 += 1 }
-            wakeUp.drain()
-            let ready = Set(fds.dropFirst().filter { $0.revents != 0 }.map(\.fd))
-            let overdue = Set(behind.filter { Date().timeIntervalSince($0.1) > maxBehind }.map(\.0))
-            if !ready.isEmpty || !overdue.isEmpty { broadcast(only: ready.union(overdue)) { _ in [] } }
+    /// Closes the wake-up pipe of a driven hub, once its server no longer polls it.
+    func closePipe() { wakeUp.close() }
+
+    /// The hub's own thread (when no server drives it): steps it until it stops.
+    private func loop() {
+        var ready: [pollfd] = []
+        while !lock.withLock({ stopped }) {
+            let wait = step(ready: ready)
+            var descriptors = wait.descriptors
+            let timeout = Int32(max(1, min(60_000, (wait.deadline.timeIntervalSinceNow * 1_000).rounded(.up))))
+            _ = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            ready = descriptors
         }
+        wakeUp.close()
+    }
+
+    /// One step: sends what the sockets that became writable (`ready`, as `poll` left
+    /// them) now take, drops those behind too long, tells every subscriber of a new
+    /// generation or notice, sends the keep-alive when it is due; returns what to wait for
+    /// next. Nothing wakes the hub but its pipe, a socket of one behind, or that deadline.
+    func step(ready: [pollfd]) -> Wait {
+        wakeups.withLock { $0 += 1 }
+        wakeUp.drain()
+        guard !lock.withLock({ stopped }) else { return Wait(descriptors: [], deadline: .distantFuture) }
+        let pipe = wakeUp.readEnd
+        let writable = Set(ready.filter { $0.fd != pipe && $0.revents != 0 }.map(\.fd))
+        let overdue = Set(
+            lock.withLock { subscribers.compactMap { s in s.pendingSince.map { (s.fd, $0) } } }
+                .filter { Date().timeIntervalSince($0.1) > maxBehind }.map(\.0))
+        if !writable.isEmpty || !overdue.isEmpty { broadcast(only: writable.union(overdue)) { _ in [] } }
+        var at = cursor.withLock { $0 }
+        let (now, count) = served.current
+        if count > at.notices {
+            let recorded = served.notices(after: at.notices, through: count)
+            at.notices = count
+            broadcast { subscriber in
+                let untold = recorded.filter { $0.number > subscriber.seenNotices }
+                subscriber.seenNotices = max(subscriber.seenNotices, count)
+                return untold.isEmpty ? [] : [Array(untold.map(Self.event(notice:)).joined().utf8)]
+            }
+        }
+        if now.generation > at.generation {
+            at.generation = now.generation
+            broadcastChange(now)
+        }
+        if Date().timeIntervalSince(at.lastKeepAlive) >= EventHub.keepAlive {
+            sendKeepAlive()
+            at.lastKeepAlive = Date()
+        }
+        cursor.withLock { $0 = at }
+        // Wait for a change, for a socket behind to take more, for one behind too long to be
+        // dropped, or for the next keep-alive.
+        let behind = lock.withLock { subscribers.compactMap { s in s.pendingSince.map { (s.fd, $0) } } }
+        var deadline = at.lastKeepAlive.addingTimeInterval(EventHub.keepAlive)
+        for (_, since) in behind { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
+        var descriptors = [pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)]
+        descriptors += behind.map { pollfd(fd: $0.0, events: Int16(POLLOUT), revents: 0) }
+        return Wait(descriptors: descriptors, deadline: deadline)
     }
 
     /// Tells every subscriber of the generation `now` (a file's newer text first to those

@@ -17,8 +17,9 @@ import Foundation
 /// trickles), an answer must be taken within 10 s (a client that stops reading is closed),
 /// and an idle connection closes after 30 s (2 s while more than half the connections are
 /// taken). A request is answered on the thread (an evaluation takes microseconds); one for
-/// the event stream hands its connection to the ``EventHub``. On SIGTERM (``drain()``) it
-/// stops accepting, answers the requests in flight, then returns.
+/// the event stream hands its connection to the ``EventHub``, which the same loop steps:
+/// its subscribers' sockets and its wake-up pipe are in the same `poll`. On SIGTERM
+/// (``drain()``) it stops accepting, answers the requests in flight, then returns.
 package final class HTTPServer: @unchecked Sendable {
     package static let maxConnections = 2_048
     /// The longest a request may take to arrive once its first byte has.
@@ -77,7 +78,7 @@ package final class HTTPServer: @unchecked Sendable {
         capacity = max(2, min(HTTPServer.maxConnections + EventHub.maxSubscribers, descriptorLimit - HTTPServer.reservedDescriptors))
         // Subscribers never take the room requests need: an eighth of the capacity, at most
         // `maxConnections`, stays for them.
-        hub = EventHub(served: service.served, limit: capacity - min(HTTPServer.maxConnections, max(1, capacity / 8)))
+        hub = EventHub(served: service.served, limit: capacity - min(HTTPServer.maxConnections, max(1, capacity / 8)), driven: true)
         reserve = open("/dev/null", O_RDONLY)
         #if canImport(Darwin)
             let fd = socket(AF_INET, SOCK_STREAM, 0)
@@ -177,9 +178,12 @@ package final class HTTPServer: @unchecked Sendable {
         var channels: [Int32: Channel] = [:]
         var drainStarted: Date?
         var scratch = [UInt8](repeating: 0, count: 65_536)
+        // The hub's descriptors as the last poll left them.
+        var hubReady: [pollfd] = []
         defer {
             for fd in channels.keys { close(fd) }
             hub.stop()
+            hub.closePipe()
             close(listener)
             if reserve >= 0 { close(reserve) }
             wakeUp.close()
@@ -195,6 +199,8 @@ package final class HTTPServer: @unchecked Sendable {
                 }
             }
             if let started = drainStarted, channels.isEmpty || now.timeIntervalSince(started) > 10 { return }
+            // The event hub's step: what became writable, changes to tell, keep-alives.
+            let hubWait = hub.step(ready: hubReady)
             // The reserve descriptor, if it could not be had again after its last use.
             if reserve < 0 { reserve = open("/dev/null", O_RDONLY) }
             // What to wait for, and until when.
@@ -216,10 +222,14 @@ package final class HTTPServer: @unchecked Sendable {
                 }
             }
             if drainStarted != nil { deadline = min(deadline, now.addingTimeInterval(0.1)) }
+            deadline = min(deadline, hubWait.deadline)
+            let serverCount = fds.count
+            fds += hubWait.descriptors
             let wait = Int32(max(1, min(60_000, (deadline.timeIntervalSince(now) * 1_000).rounded(.up))))
             _ = poll(&fds, nfds_t(fds.count), wait)
             wakeUp.drain()
-            for ready in fds.dropFirst() where ready.revents != 0 {
+            hubReady = Array(fds[serverCount...])
+            for ready in fds[1..<serverCount] where ready.revents != 0 {
                 if ready.fd == listener {
                     acceptWaiting(into: &channels)
                 } else if var channel = channels[ready.fd] {
