@@ -67,7 +67,9 @@ enum PatternFuzz {
     /// Patterns whose meaning is the same in both engines: ASCII, without the features
     /// whose semantics differ on purpose (case-insensitivity's Unicode folding, `\b`), and
     /// without a repeated group, on which Swift's Regex (a backtracking engine) can take
-    /// exponential time: `(|)Int(|){32}In` did not finish in 100 s.
+    /// exponential time: `(|)Int(|){32}In` did not finish in 100 s. Nor with `--`, `&&` or
+    /// `~~`, which Regex reads in a class as set operations (`[0'--9]` is `[0']` less `[9]`
+    /// there; here, as in RE2, `'--` is a range).
     static func comparable(_ source: String) -> Bool {
         let scalars = Array(source.unicodeScalars)
         let repeatedGroup = zip(scalars, scalars.dropFirst()).contains { $0 == ")" && "*+?{".unicodeScalars.contains($1) }
@@ -77,5 +79,6 @@ enum PatternFuzz {
             && !source.contains("\\b")
             && !source.contains("\\B") && !source.contains("\\X") && !source.contains("\\R") && !source.contains("\\N")
             && !(source.contains("{") && source.contains(" "))
+            && !["--", "&&", "~~"].contains { source.contains($0) }
     }
 }
