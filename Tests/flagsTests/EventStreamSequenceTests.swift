@@ -49,24 +49,6 @@ struct EventStreamSequenceTests {
         }
     }
 
-    /// A server on a port of its own (or `port`, after a restart), running until `stop()`.
-    final class Running {
-        let service = OFREPService()
-        let server: HTTPServer
-        private let done = DispatchSemaphore(value: 0)
-        init(port: Int = 0) throws {
-            server = try HTTPServer(service: service, host: "127.0.0.1", port: port)
-            Thread { [server, done] in
-                server.run()
-                done.signal()
-            }.start()
-        }
-        func stop() {
-            server.drain()
-            _ = done.wait(timeout: .now() + 30)
-        }
-    }
-
     @Test(arguments: 0..<4) func randomSequencesMatchTheModel(seed: Int) async throws {
         var g = SeededGenerator(seed: UInt64(seed) &+ 4_242)
         let names = ["a.flags", "b.flags"]
@@ -75,7 +57,7 @@ struct EventStreamSequenceTests {
         var history: [[(text: String, generation: Int)]] = [[], []]
         var standing: Set<String> = []
         var counter = 0
-        var running = try Running()
+        var running = try RunningServer()
         defer { running.stop() }
         var lastGeneration = 0
         func etag(_ text: String, _ k: Int) throws -> String { "\"\(try RuleSet(source: text, name: names[k]).contentVersion)\"" }
@@ -194,7 +176,7 @@ struct EventStreamSequenceTests {
                 running.stop()
                 subscribers = []
                 standing = []
-                running = try Running(port: running.server.port)
+                running = try RunningServer(port: running.server.port)
                 try install()
             }
             for (k, s) in subscribers.enumerated() {
@@ -394,5 +376,25 @@ struct EventStreamSequenceTests {
         ])
         let text = Self.receive(pair[1]) { $0.contains("refetchEvaluation") }
         #expect(text.contains(#""type": "rulesChanged", "file": "c.flags""#), "\(text)")
+    }
+}
+
+/// An in-process HTTP server on a port of its own (or `port`, after a restart), running on
+/// a thread until `stop()`.
+final class RunningServer {
+    let service: OFREPService
+    let server: HTTPServer
+    private let done = DispatchSemaphore(value: 0)
+    init(service: OFREPService = OFREPService(), port: Int = 0, deadlines: HTTPServer.Deadlines = .init()) throws {
+        self.service = service
+        server = try HTTPServer(service: service, host: "127.0.0.1", port: port, deadlines: deadlines)
+        Thread { [server, done] in
+            server.run()
+            done.signal()
+        }.start()
+    }
+    func stop() {
+        server.drain()
+        _ = done.wait(timeout: .now() + 30)
     }
 }

@@ -18,25 +18,12 @@ import Testing
 /// step a fresh client is answered; at the end the server's count of answers by status is
 /// exactly the model's.
 struct HTTPLoopSequenceTests {
-    /// A server on its own thread, with short deadlines.
-    final class Running {
-        let service: OFREPService
-        let server: HTTPServer
-        private let done = DispatchSemaphore(value: 0)
-        init() throws {
-            service = OFREPService()
-            let text = "flag f = true\n" + (0..<3_000).map { "value v\($0): int = \($0)\n" }.joined()
-            service.install([.init(name: "app.flags", rules: try RuleSet(source: text, name: "app.flags"))])
-            server = try HTTPServer(service: service, host: "127.0.0.1", port: 0, deadlines: .init(request: 1, write: 5))
-            Thread { [server, done] in
-                server.run()
-                done.signal()
-            }.start()
-        }
-        func stop() {
-            server.drain()
-            _ = done.wait(timeout: .now() + 30)
-        }
+    /// A server with a large file and short deadlines.
+    static func running() throws -> RunningServer {
+        let service = OFREPService()
+        let text = "flag f = true\n" + (0..<3_000).map { "value v\($0): int = \($0)\n" }.joined()
+        service.install([.init(name: "app.flags", rules: try RuleSet(source: text, name: "app.flags"))])
+        return try RunningServer(service: service, deadlines: .init(request: 1, write: 5))
     }
 
     static let health = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -76,7 +63,7 @@ struct HTTPLoopSequenceTests {
         var problems: [String] = []
         func expect(_ condition: Bool, _ what: @autoclosure () -> String) { if !condition { problems.append(what()) } }
         var g = SeededGenerator(seed: UInt64(seed) &+ 31)
-        let running = try Running()
+        let running = try Self.running()
         defer { running.stop() }
         let port = running.server.port
         var expected: [Int: Int] = [:]
