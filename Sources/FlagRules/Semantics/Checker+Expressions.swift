@@ -33,7 +33,7 @@ extension Checker {
         if case .operand(let other?) = position, let cases = other.cases, cases.contains(name) {
             return Bound(kind: .constant(.string(name)), type: other, range: range)
         }
-        let declared = names.index(of: name)
+        let declared = declarationIndex[name]
         if let i = declared {
             if i == current {
                 diagnostics.error(
@@ -170,7 +170,7 @@ extension Checker {
                 refer(arguments[0].range, to: .attribute(attribute))
                 return Bound(kind: .has(attribute, slot: a.slot), type: .bool, range: range)
             }
-            if names.index(of: attribute) != nil {
+            if declarationIndex[attribute] != nil {
                 diagnostics.error(
                     "invalid-call", "has() tests a context attribute; '\(attribute)' is a declaration", at: arguments[0].range)
                 return nil

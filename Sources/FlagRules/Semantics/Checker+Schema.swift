@@ -21,7 +21,7 @@ extension Checker {
                     help: "pass 'now' in the context to override the evaluation time")
                 continue
             }
-            if let d = names.index(of: name) {
+            if let d = declarationIndex[name] {
                 diagnostics.error(
                     "duplicate-name", "'\(name)' is both a context attribute and a declaration", at: f.name.range,
                     notes: [.init("the declaration is here", at: declarations[d].header.name.range)])

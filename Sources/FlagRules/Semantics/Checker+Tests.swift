@@ -100,7 +100,7 @@ extension Checker {
 
     mutating func expectation(_ e: ExpectationSyntax, _ checked: [CheckedDeclaration]) -> TestExpectation? {
         let name = e.subject.name
-        guard let i = names.index(of: name) else {
+        guard let i = declarationIndex[name] else {
             diagnostics.error(
                 "unknown-name", "unknown declaration '\(name)'" + didYouMean(name, declarations.map(\.header.name.name)),
                 at: e.subject.range)

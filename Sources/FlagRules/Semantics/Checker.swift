@@ -22,11 +22,15 @@ package struct Checker {
     var diagnostics = DiagnosticBag()
     var schema: ContextSchema?
     var declarations: [DeclarationSyntax] = []
-    /// The declarations' names by position: the lookup of every name read in an
-    /// expression (most are attributes, a miss here), without SipHash. The program keeps it.
+    /// The declarations' names by position, for the program's lookups at evaluation.
     var names = LiteralSet([])
     /// The declarations' names, by position.
-    var declarationNames: [String] = []
+    var declarationNames: [String] = [] {
+        didSet { declarationIndex = Dictionary(declarationNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a }) }
+    }
+    /// Each declaration's position by its name: the checker's own table (a plain
+    /// dictionary: whether a name is declared, and where, is decided here).
+    var declarationIndex: [String: Int] = [:]
     var types: [FlagType] = []
     var edges: [[(target: Int, range: SourceRange)]] = []
     var current = 0
@@ -95,8 +99,7 @@ package struct Checker {
                 firstContext = c
             }
         }
-        // One table of every declaration's name: a name whose first position is not its
-        // own is declared twice. Without duplicates (the usual case) it is the final table.
+        // A name already in the table is declared twice.
         var candidates: [DeclarationSyntax] = []
         for d in file.declarations {
             if case .context = d { continue }
@@ -106,20 +109,21 @@ package struct Checker {
             }
             candidates.append(d)
         }
-        let all = LiteralSet(candidates.map { $0.name.name })
+        var firstDeclared: [String: DeclarationSyntax] = [:]
         declarations.reserveCapacity(candidates.count)
-        for (k, d) in candidates.enumerated() {
+        for d in candidates {
             let name = d.name
-            if let first = all.index(of: name.name), first != k {
+            if let first = firstDeclared[name.name] {
                 diagnostics.error(
                     "duplicate-name", "'\(name.name)' is declared twice", at: name.range,
-                    notes: [.init("the first declaration is here", at: candidates[first].header.name.range)])
+                    notes: [.init("the first declaration is here", at: first.header.name.range)])
                 continue
             }
+            firstDeclared[name.name] = d
             declarations.append(d)
         }
         declarationNames = declarations.map { $0.name.name }
-        names = declarations.count == candidates.count ? all : LiteralSet(declarationNames)
+        names = LiteralSet(declarationNames)
         if let c = firstContext { schema = buildSchema(c) }
         types = declarations.map(declaredType)
         edges = Array(repeating: [], count: declarations.count)

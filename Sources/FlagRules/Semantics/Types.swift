@@ -108,17 +108,21 @@ public struct ContextSchema: Sendable {
 
     /// The attributes in declaration order.
     public let attributes: [Attribute]
-    /// The attributes' names by slot (a name listed twice keeps its first slot): looked
-    /// up for every attribute a rule reads, without SipHash.
+    /// The attributes' names by slot, for evaluation's lookups (a program reads its
+    /// context's keys through it).
     let slots: LiteralSet
+    /// Each attribute's slot by its name (a name listed twice keeps its first slot): the
+    /// checker's table.
+    private let slotByName: [String: Int]
 
     init(_ attributes: [(String, FlagType)]) {
         self.attributes = attributes.enumerated().map { Attribute(name: $1.0, type: $1.1, slot: $0) }
         slots = LiteralSet(attributes.map(\.0))
+        slotByName = Dictionary(attributes.enumerated().map { ($1.0, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The attribute called `name`.
     public subscript(name: String) -> Attribute? {
-        slots.index(of: name).map { attributes[$0] }
+        slotByName[name].map { attributes[$0] }
     }
 }

@@ -113,7 +113,10 @@ package struct LiteralSet: Sendable {
         }
         starts.append(UInt32(truncatingIfNeeded: bytes.count))
         guard strings.count > Self.scanLimit else {
-            storage = Storage(bytes: bytes, starts: starts, strings: strings)
+            // A string listed again is kept as its first occurrence, so that the identity
+            // shortcut finds the first position too.
+            let kept = strings.map { s in strings.first { $0 == s } ?? s }
+            storage = Storage(bytes: bytes, starts: starts, strings: kept)
             return
         }
         var capacity = 16

@@ -32,6 +32,29 @@ import Testing
         for i in 0..<(count / 2) { #expect(set.index(of: "d\(i)") == i) }
     }
 
+    /// Random lists with duplicates, short and long strings, looked up by copies that share
+    /// no storage with the listed strings and by the listed strings themselves: every
+    /// answer is the plain dictionary's (a string's first position).
+    @Test(arguments: [1, 2, 3, 5, 8, 9, 17, 200])
+    func agreesWithADictionary(_ count: Int) {
+        var random = SeededGenerator(seed: UInt64(count) &* 7_919)
+        for _ in 0..<40 {
+            let pool = (0..<max(1, count / 2)).map { k in
+                String(repeating: "n", count: Int.random(in: 0...40, using: &random)) + "\(k)"
+            }
+            let strings = (0..<count).map { _ in pool.randomElement(using: &random)! }
+            var plain: [String: Int] = [:]
+            for (i, s) in strings.enumerated() where plain[s] == nil { plain[s] = i }
+            let set = LiteralSet(strings)
+            for s in strings + pool + ["", "n", "nn0x"] {
+                let copy = String(decoding: Array(s.utf8), as: UTF8.self)
+                #expect(set.index(of: s) == plain[s], "\(s) in \(strings)")
+                #expect(set.index(of: copy) == plain[s], "\(s) in \(strings)")
+                #expect(set.contains(s) == (plain[s] != nil))
+            }
+        }
+    }
+
     /// A lookup given the string's hash (as a prepared context gives it) answers as one
     /// that hashes the string, in scanned and hashed sets; the hash of a string is that of
     /// its bytes, however the string is held.
