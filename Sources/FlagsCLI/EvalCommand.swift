@@ -129,6 +129,9 @@ enum EvalCommand {
         }
         guard let schema else { return context }
         for (key, value) in context.entries.sorted(by: { $0.name < $1.name }) {
+            if let path = schema.firstUndeclared(key, value) {
+                throw UsageError(message: "\(origin): \(schema.undeclared(path).message)")
+            }
             do {
                 try schema.validate(key, value)
             } catch {
@@ -154,12 +157,12 @@ enum EvalCommand {
             let text = String(assignment[assignment.index(after: eq)...])
             if let schema {
                 do {
-                    context[key] = try schema.value(for: key, text: text)
+                    context.set(try schema.value(for: key, text: text), atPath: key)
                 } catch {
                     throw UsageError(message: error.message)
                 }
             } else {
-                context[key] = Value.inferred(from: text)
+                context.set(Value.inferred(from: text), atPath: key)
             }
         }
     }

@@ -13,7 +13,7 @@ extension ContextSchema {
             }
             return .string(text)
         }
-        guard let attribute = self[name] else { throw unknown(name) }
+        guard let attribute = self[name] else { throw undeclared(name) }
         // A quoted value is a string without its quotes (and JSON's escapes).
         let quoted = Value.unquoted(text)
         let text = quoted ?? text
@@ -70,6 +70,15 @@ extension ContextSchema {
                 throw mismatch()
             }
             return value
+        case .object:
+            guard quoted == nil, case .object(let members)? = try? JSON.parse(text) else {
+                throw ContextError(
+                    message: "attribute '\(name)' expects an object, got '\(text)'; write a JSON object, as in '{\"plan\": \"team\"}', or give its fields one by one, as in \(name).field=value"
+                )
+            }
+            let value = Value.object(json: members)
+            try validate(name, value)
+            return value
         case .variant, .symbol, .dynamic:
             return quoted.map(Value.string) ?? Value.inferred(from: text)
         }
@@ -85,7 +94,7 @@ extension ContextSchema {
             default: throw ContextError(message: "'now' expects an ISO 8601 datetime, got \(value)")
             }
         }
-        guard let attribute = self[name] else { throw unknown(name) }
+        guard let attribute = self[name] else { throw undeclared(name) }
         // An attribute whose type was not understood (reported where it is declared) takes any value.
         if attribute.type == .dynamic { return }
         let fits: Bool
@@ -98,6 +107,10 @@ extension ContextSchema {
         case (.enumeration(let cases), .string(let s)): fits = cases.contains(s)
         case (.ip, .string(let s)): fits = IPAddress(s) != nil
         case (.list, .list): fits = Coercion(attribute.type).apply(value) != nil
+        case (.object, .object(let fields)):
+            // Each field against its own declaration, by its path.
+            for (field, v) in fields.sorted(by: { $0.key < $1.key }) { try validate(name + "." + field, v) }
+            fits = true
         default: fits = false
         }
         if !fits {
@@ -109,8 +122,30 @@ extension ContextSchema {
         }
     }
 
-    private func unknown(_ name: String) -> ContextError {
+    /// The first attribute or field path in `value` given for `name` that the schema does
+    /// not declare (`now` is always declared); nil when every one is.
+    package func firstUndeclared(_ name: String, _ value: Value) -> String? {
+        if name == "now" { return nil }
+        guard let attribute = self[name] else { return name }
+        guard attribute.type.fields != nil, case .object(let fields) = value else { return nil }
+        for (field, v) in fields.sorted(by: { $0.key < $1.key }) {
+            if let path = firstUndeclared(name + "." + field, v) { return path }
+        }
+        return nil
+    }
+
+    /// The error for an attribute or field path the schema does not declare.
+    package func undeclared(_ name: String) -> ContextError {
         let suggestion = Suggestions.closest(to: name, in: attributes.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+        if let dot = name.lastIndex(of: "."), let object = self[String(name[..<dot])] {
+            let field = name[name.index(after: dot)...]
+            guard object.type.fields != nil else {
+                return ContextError(message: "'\(object.name)' is \(object.type), not an object: it has no field '\(field)'")
+            }
+            let names = object.type.fields?.map(\.name) ?? []
+            let closest = Suggestions.closest(to: String(field), in: names).map { "; did you mean '\($0)'?" } ?? ""
+            return ContextError(message: "'\(object.name)' declares no field '\(field)'" + closest)
+        }
         return ContextError(message: "the context declares no attribute '\(name)'" + suggestion)
     }
 
@@ -144,6 +179,7 @@ extension Value {
         if text.hasPrefix("["), case .array(let items)? = try? JSON.parse(text) {
             return .list(items.map { Value(jsonElement: $0) })
         }
+        if text.hasPrefix("{"), case .object(let members)? = try? JSON.parse(text) { return .object(json: members) }
         guard isJSONNumber(text) else { return .string(text) }
         if !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let i = Int(text) { return .int(i) }
         if let d = Double(text), d.isFinite { return .double(d) }
@@ -194,7 +230,27 @@ extension Value {
         case .version(let v): return .string(v.description)
         case .datetime(let d): return .string(DateTime.format(d))
         case .list(let elements): return .array(elements.map(\.json))
+        case .object(let fields): return .object(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })
         }
+    }
+
+    /// A JSON value as a context value: nil for `null`; an object's `null` fields are
+    /// absent; an array is a list (`init(jsonElement:)`).
+    package init?(json j: JSON) {
+        switch j {
+        case .null: return nil
+        case .object(let members): self = .object(json: members)
+        case .double(let d) where !d.isFinite: return nil
+        default: self = Value(jsonElement: j)
+        }
+    }
+
+    /// A JSON object's members as an object value (a member given twice keeps its last
+    /// value, as everywhere JSON is read here).
+    package static func object(json members: [(String, JSON)]) -> Value {
+        var fields: [String: Value] = [:]
+        for (key, member) in members { fields[key] = Value(json: member) }
+        return .object(fields)
     }
 
     /// An element of a JSON array as a list element: a scalar as itself, a nested array as

@@ -33,13 +33,20 @@ public struct PreparedContext: Sendable {
     }
 
     /// The attribute's value as given; setting nil removes it. A value of the wrong type
-    /// is kept as present (for `has`) but reads as absent in comparisons.
+    /// is kept as present (for `has`) but reads as absent in comparisons. A path
+    /// (`org.plan`) reads or sets a field of an object attribute.
     public subscript(name: String) -> Value? {
         get {
             if let slot = program.schema?.slots.index(of: name) { return storage.given(slot) }
-            return extra[name]
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            return extra[parts[0]]?.value(at: parts.dropFirst())
         }
         set {
+            if name.utf8.contains(UInt8(ascii: ".")) {
+                let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                self[parts[0]] = Value.placing(newValue, in: self[parts[0]], at: parts.dropFirst())
+                return
+            }
             let (slot, hasSchema) = withStorage { storage in storage.withProgram { ($0.attributeNames.index(of: name), $0.schema != nil) } }
             guard let slot else {
                 guard !hasSchema || name == "now" else { return }
@@ -49,6 +56,19 @@ public struct PreparedContext: Sendable {
             }
             if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
             box.buffer.set(slot, given: newValue)
+            setFields(of: slot, newValue)
+        }
+    }
+
+    /// Lays out an object's declared fields, at every depth, in their own slots (each
+    /// absent when the object is absent, not an object, or lacks it), so that reading a
+    /// path costs what reading an attribute does.
+    private mutating func setFields(of slot: Int, _ value: Value?) {
+        let fields = withStorage { storage in storage.withProgram { $0.fieldSlots[slot] } }
+        for (name, field) in fields {
+            let v = value?.objectValue?[name]
+            box.buffer.set(field, given: v)
+            setFields(of: field, v)
         }
     }
 
@@ -61,8 +81,8 @@ public struct PreparedContext: Sendable {
     /// The context as a plain dictionary.
     public var dictionary: EvaluationContext {
         var values = extra
-        for (slot, attribute) in (program.schema?.attributes ?? []).enumerated() {
-            if let v = storage.given(slot) { values[attribute.name] = v }
+        for attribute in program.schema?.attributes ?? [] where attribute.parent == nil {
+            if let v = storage.given(attribute.slot) { values[attribute.name] = v }
         }
         return values
     }

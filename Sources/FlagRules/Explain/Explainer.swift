@@ -236,6 +236,23 @@ package struct Explainer {
 
     // MARK: Values
 
+    /// The value of an attribute or a path (`org.billing.country`), or why it is absent:
+    /// `org is absent`, `org is "acme" (string), not an object`, `org has no field plan`.
+    func read(_ name: String) -> (Value?, why: String) {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard var current = values[parts[0]] else { return (nil, "\(parts[0]) is absent") }
+        var path = parts[0]
+        for field in parts.dropFirst() {
+            guard case .object(let fields) = current else {
+                return (nil, "\(path) is \(current) (\(current.typeName)), not an object")
+            }
+            guard let next = fields[field] else { return (nil, "\(path) has no field \(field)") }
+            current = next
+            path += "." + field
+        }
+        return (current, "")
+    }
+
     package func value(_ b: Bound) -> (Value?, ExpressionTrace) {
         let t = text(b.range)
         switch b.kind {
@@ -244,8 +261,9 @@ package struct Explainer {
         case .percent(let p):
             return (.double(Double(p) / 1000), ExpressionTrace(text: t, result: t, note: nil, children: []))
         case .attribute(let name, _, let type):
-            guard let raw = values[name] else {
-                return (nil, ExpressionTrace(text: t, result: "absent", note: "\(name) is absent", children: []))
+            let (found, why) = read(name)
+            guard let raw = found else {
+                return (nil, ExpressionTrace(text: t, result: "absent", note: why, children: []))
             }
             guard let v = Coercion(type).apply(raw) else {
                 let expected = type.cases != nil ? "one of \(type.cases!.joined(separator: ", "))" : "\(type)"
@@ -393,8 +411,8 @@ package struct Explainer {
             }
             return make(result, traces)
         case .has(let name, _):
-            let present = values[name] != nil
-            return make(Truth(present), [], note: "\(name) is \(present ? "present" : "absent")")
+            let (found, why) = read(name)
+            return make(Truth(found != nil), [], note: found != nil ? "\(name) is present" : why)
         case .compare(let op, let l, let r):
             if case .rollout = l.kind, let th = r.rolloutThreshold {
                 let (v, trace) = value(l)

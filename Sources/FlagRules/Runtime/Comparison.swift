@@ -198,7 +198,7 @@ enum MemberKey: Hashable, Sendable {
         case .string(let s): self = .string(ByteString(s))
         case .version(let x): self = .version(x)
         case .datetime(let d): self = .datetime(d.timeIntervalSince1970)
-        case .list: self = .list
+        case .list, .object: self = .list
         }
     }
 

@@ -74,6 +74,17 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         return merged
     }
 
+    /// Sets the attribute or field a path names (`org.billing.country`): the objects on the
+    /// way are made, or replace a value that is not an object; nil removes the field.
+    public mutating func set(_ value: FlagRules.Value?, atPath path: String) {
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1 else {
+            self[path] = value
+            return
+        }
+        self[parts[0]] = FlagRules.Value.placing(value, in: self[parts[0]], at: parts.dropFirst())
+    }
+
     /// Sets `key` with its hash given (tests give many keys one hash, as crafted
     /// collisions would).
     mutating func set(_ value: FlagRules.Value?, for key: String, hash: UInt64) {
@@ -115,10 +126,10 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     public static let maxJSONKeys = 100_000
 
     /// A context from a JSON object whose values are strings, numbers, booleans, arrays
-    /// (lists) or null, of at most `maxJSONBytes` bytes and `maxJSONKeys` keys.
-    /// Throws a `ContextError` naming the offending key for a nested object, or for
-    /// malformed JSON. An array element that is `null` or an object makes its list
-    /// mistyped (read as unknown), as a wrong-typed element does.
+    /// (lists), objects or null, of at most `maxJSONBytes` bytes and `maxJSONKeys` keys.
+    /// Throws a `ContextError` for malformed JSON or a number that is not finite, naming the
+    /// attribute. An object's `null` fields are absent; an array element that is `null` or
+    /// an object makes its list mistyped (read as unknown), as a wrong-typed element does.
     public init(json: String) throws(ContextError) {
         let size = json.utf8.count
         guard size <= EvaluationContext.maxJSONBytes else {
@@ -152,10 +163,27 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
                 storage.set(.double(d), for: key)
             case .string(let s): storage.set(.string(s), for: key)
             case .array(let items): storage.set(.list(items.map { FlagRules.Value(jsonElement: $0) }), for: key)
-            case .object:
-                throw ContextError(message: "attribute '\(key)' must be a string, number, boolean or array, not \(value.kindName)")
+            case .object(let fields):
+                if let path = Self.nonFinitePath(fields) {
+                    throw ContextError(message: "attribute '\(key).\(path)' is not a finite number")
+                }
+                storage.set(.object(json: fields), for: key)
             }
         }
+    }
+}
+
+extension EvaluationContext {
+    /// The path below an object of its first field holding a number that is not finite.
+    static func nonFinitePath(_ members: [(String, JSON)]) -> String? {
+        for (key, member) in members {
+            switch member {
+            case .double(let d) where !d.isFinite: return key
+            case .object(let inner): if let path = nonFinitePath(inner) { return key + "." + path }
+            default: continue
+            }
+        }
+        return nil
     }
 }
 

@@ -57,19 +57,30 @@ struct Frame {
         program._withUnsafeGuaranteedRef { $0.withDeclaration(i, body) }
     }
 
-    /// An attribute by name.
+    /// An attribute by name, or the field its path names.
     @inline(__always)
     func value(named name: Key) -> Value? {
-        context?._withUnsafeGuaranteedRef { $0.value(for: name.name, hash: name.hash) }
+        guard let v = context?._withUnsafeGuaranteedRef({ $0.value(for: name.name, hash: name.hash) }) else { return nil }
+        if name.fields.isEmpty { return v }
+        return Frame.field(of: v, name.fields)
     }
 
-    /// An attribute name with its hash, computed once when the rules compile.
+    /// The field at `path` below an attribute's value (out of line: most reads are flat).
+    @inline(never)
+    static func field(of v: Value, _ path: [String]) -> Value? { v.value(at: path) }
+
+    /// An attribute name with its hash, computed once when the rules compile; for a path
+    /// (`org.billing.country`), the top-level attribute's name and the fields below it.
     struct Key: Sendable {
         let name: String
         let hash: UInt64
+        /// The fields below the attribute, for a path (empty for an attribute).
+        let fields: [String]
 
-        init(_ name: String) {
-            self.name = name
+        init(_ path: String) {
+            let parts = path.split(separator: ".", omittingEmptySubsequences: false)
+            name = String(parts[0])
+            fields = parts.dropFirst().map(String.init)
             hash = ContextStorage.hash(name)
         }
     }
@@ -90,6 +101,8 @@ package enum Coercion: Sendable {
     case enumeration(EnumTable)
     /// A list whose every element fits the element coercion (`string`, `int` or an enum).
     indirect case list(Coercion)
+    /// An object (its fields are read through their own slots).
+    case object
 
     package init(_ type: FlagType) {
         switch type {
@@ -102,6 +115,7 @@ package enum Coercion: Sendable {
         case .enumeration(let cases): self = .enumeration(EnumTable(cases))
         case .ip: self = .ip
         case .list(let element): self = .list(Coercion(element))
+        case .object: self = .object
         case .variant, .symbol, .dynamic: self = .any
         }
     }
@@ -110,7 +124,7 @@ package enum Coercion: Sendable {
     package func apply(_ v: Value) -> Value? {
         switch (self, v) {
         case (.any, _), (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
-            (.version, .version), (.datetime, .datetime):
+            (.version, .version), (.datetime, .datetime), (.object, .object):
             return v
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
         case (.datetime, .string(let s)): return DateTime.parse(s).map { .datetime($0) }
@@ -255,6 +269,8 @@ final class Program: Sendable {
     let coercions: [Coercion]
     /// Schema attribute names by slot.
     let attributeNames: LiteralSet
+    /// By slot, an object attribute's fields: each one's name and slot (empty for others).
+    let fieldSlots: [[(name: String, slot: Int)]]
 
     /// A program of `declarations` over `schema`, whose attributes' coercions are
     /// `coercions` by slot (made from the schema when nil), and whose names are `names` by
@@ -266,6 +282,11 @@ final class Program: Sendable {
         let coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
         self.coercions = coercions
         self.attributeNames = schema?.slots ?? LiteralSet([])
+        var fieldSlots = [[(name: String, slot: Int)]](repeating: [], count: schema?.attributes.count ?? 0)
+        for a in schema?.attributes ?? [] {
+            if let parent = a.parent { fieldSlots[parent].append((a.fieldName, a.slot)) }
+        }
+        self.fieldSlots = fieldSlots
     }
 
     /// Runs `body` with the declaration at `i` borrowed: calling its closures then retains

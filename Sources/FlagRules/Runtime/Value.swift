@@ -3,9 +3,9 @@ import Foundation
 /// A value in an evaluation context or a resolution: what an attribute holds and what a
 /// declaration resolves to.
 ///
-/// Contexts built from JSON or dictionary literals hold `bool`, `int`, `double`, `string`
-/// and `list`; a `string` read through a `version`, `datetime` or `ip` attribute is parsed
-/// then. `version` and `datetime` values can also be given directly from Swift.
+/// Contexts built from JSON or dictionary literals hold `bool`, `int`, `double`, `string`,
+/// `list` and `object`; a `string` read through a `version`, `datetime` or `ip` attribute is
+/// parsed then. `version` and `datetime` values can also be given directly from Swift.
 public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// A boolean.
     case bool(Bool)
@@ -23,6 +23,9 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// list whose elements are not all of the attribute's element type is mistyped; a JSON
     /// `null` element is held as an empty list, which no element type accepts.
     case list([Value])
+    /// An object (a JSON object, a nested dictionary or an encoded struct), whose fields
+    /// rules read as `org.plan`. A field that is absent reads as absent.
+    case object([String: Value])
 
     /// The value as a split's unit, as text: a string as it is, an int in decimal, anything
     /// else as written (what exposures and sticky assignments record).
@@ -55,6 +58,9 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .version(let v): return "\"\(v)\""
         case .datetime(let d): return "\"\(DateTime.format(d))\""
         case .list(let elements): return "[" + elements.map(\.description).joined(separator: ", ") + "]"
+        case .object(let fields):
+            guard !fields.isEmpty else { return "{}" }
+            return "{ " + fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + " }"
         }
     }
 
@@ -68,6 +74,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case .version: return "version"
         case .datetime: return "datetime"
         case .list: return "list"
+        case .object: return "object"
         }
     }
 
@@ -90,6 +97,28 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
     /// The elements, when this is a `list`.
     public var listValue: [Value]? { if case .list(let l) = self { return l } else { return nil } }
+    /// The fields, when this is an `object`.
+    public var objectValue: [String: Value]? { if case .object(let o) = self { return o } else { return nil } }
+
+    /// `object` with `value` at `path` below it (nil: the field removed): the objects on the
+    /// way are made, or replace a value that is not an object.
+    package static func placing(_ value: Value?, in object: Value?, at path: ArraySlice<String>) -> Value? {
+        guard let field = path.first else { return value }
+        var fields = object?.objectValue ?? [:]
+        fields[field] = placing(value, in: fields[field], at: path.dropFirst())
+        return .object(fields)
+    }
+
+    /// The value at `path` below this one (`["billing", "country"]`): nil when a step is
+    /// not an object or lacks the field. An empty path is the value itself.
+    public func value(at path: some Collection<String>) -> Value? {
+        var current = self
+        for field in path {
+            guard case .object(let fields) = current, let next = fields[field] else { return nil }
+            current = next
+        }
+        return current
+    }
 
     /// Shortest round-tripping text for a double, always with a decimal point (`2.0`, `0.15`).
     package static func format(_ d: Double) -> String {
@@ -159,6 +188,9 @@ extension Value {
         case .list(let elements) where elements.contains(where: { $0.refusingNonFinite == nil }):
             // A non-finite element is held as a mistyped one, as a JSON null is.
             return .list(elements.map { $0.refusingNonFinite ?? .list([]) })
+        case .object(let fields) where fields.values.contains(where: { $0.refusingNonFinite != $0 }):
+            // A non-finite field is absent.
+            return .object(fields.compactMapValues(\.refusingNonFinite))
         default: return self
         }
     }

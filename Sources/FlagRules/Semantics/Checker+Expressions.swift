@@ -29,7 +29,57 @@ extension Checker {
         case operand(of: FlagType?)
     }
 
+    /// A path (`org.billing.country`): its field's slot and type with a schema (each step
+    /// checked, an unknown field with "did you mean" among that object's fields), or a
+    /// dynamic read without one. Nil after an error (reported).
+    mutating func resolvePath(_ path: String, _ range: SourceRange) -> (slot: Int?, type: FlagType)? {
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let root = parts[0]
+        var rootEnd = range.start
+        rootEnd.offset += root.utf8.count
+        rootEnd.column += root.unicodeScalars.count
+        let rootRange = SourceRange(start: range.start, end: rootEnd)
+        if declarationIndex[root] != nil || root == "now" {
+            let what = root == "now" ? "'now' is the evaluation time" : "'\(root)' is a declaration"
+            diagnostics.error(
+                "invalid-path", "\(what), which has no fields: '\(path)' reads nothing", at: range,
+                help: "a path reads a field of an object attribute of the context, as in org.plan")
+            return nil
+        }
+        guard let schema else {
+            refer(range, to: .attribute(path))
+            return (nil, .dynamic)
+        }
+        guard var current = schema[root], current.parent == nil else {
+            let suggestion = didYouMean(root, schema.topLevel.map(\.name))
+            diagnostics.error("unknown-name", "unknown context attribute '\(root)'" + suggestion, at: rootRange)
+            return nil
+        }
+        for field in parts.dropFirst() {
+            guard let fields = current.type.fields else {
+                diagnostics.error(
+                    "invalid-path", "'\(current.name)' is \(current.type), not an object: it has no field '\(field)'", at: range,
+                    help: "only an attribute declared as an object, as in org : { plan : string }, has fields")
+                return nil
+            }
+            guard let next = schema[current.name + "." + field] else {
+                let names = fields.map(\.name)
+                diagnostics.error(
+                    "unknown-name", "'\(current.name)' has no field '\(field)'" + didYouMean(field, names), at: range,
+                    help: "the fields of \(current.name) are " + names.joined(separator: ", "))
+                return nil
+            }
+            current = next
+        }
+        refer(range, to: .attribute(path))
+        return (current.slot, current.type)
+    }
+
     mutating func resolveName(_ name: String, _ range: SourceRange, _ position: NamePosition) -> Bound? {
+        if name.utf8.contains(UInt8(ascii: ".")) {
+            guard let (slot, type) = resolvePath(name, range) else { return nil }
+            return Bound(kind: .attribute(name, slot: slot, type), type: type, range: range)
+        }
         if case .operand(let other?) = position, let cases = other.cases, cases.contains(name) {
             return Bound(kind: .constant(.string(name)), type: other, range: range)
         }
@@ -160,6 +210,10 @@ extension Checker {
             guard arguments.count == 1, case .name(let attribute) = arguments[0].kind else {
                 diagnostics.error("invalid-call", "has() takes one attribute name, as in has(email)", at: range)
                 return nil
+            }
+            if attribute.utf8.contains(UInt8(ascii: ".")) {
+                guard let (slot, _) = resolvePath(attribute, arguments[0].range) else { return nil }
+                return Bound(kind: .has(attribute, slot: slot), type: .bool, range: range)
             }
             if let schema {
                 guard let a = schema[attribute] else {

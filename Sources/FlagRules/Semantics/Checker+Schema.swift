@@ -28,14 +28,45 @@ extension Checker {
             }
             // An attribute whose type has an error is still declared, untyped, so that its
             // uses are not reported as unknown names too (the file does not load anyway).
-            fields.append((name, resolveType(f.type) ?? .dynamic))
-            schemaRanges.append(f.name.range)
+            let type = resolveType(f.type) ?? .dynamic
+            fields.append((name, type))
+            appendRanges(f, type)
         }
         return ContextSchema(fields)
     }
 
+    /// Where the attribute `f` and, for an object, each of its fields kept in `type` are
+    /// written, in the schema's slot order (an object, then its fields, depth first).
+    private mutating func appendRanges(_ f: ContextFieldSyntax, _ type: FlagType) {
+        schemaRanges.append(f.name.range)
+        guard let fields = type.fields, case .object(let written) = f.type.kind else { return }
+        for field in fields {
+            if let syntax = written.first(where: { $0.name.name == field.name }) { appendRanges(syntax, field.type) }
+        }
+    }
+
     mutating func resolveType(_ t: TypeSyntax) -> FlagType? {
         switch t.kind {
+        case .object(let written):
+            if written.isEmpty {
+                diagnostics.error(
+                    "empty-object", "an object type needs at least one field", at: t.range,
+                    help: "write its fields, as in { id : string, plan : enum(free, team) }")
+                return nil
+            }
+            var seen: [String: SourceRange] = [:]
+            var fields: [FlagType.Field] = []
+            for f in written {
+                if let first = seen[f.name.name] {
+                    diagnostics.error(
+                        "duplicate-attribute", "field '\(f.name.name)' is declared twice", at: f.name.range,
+                        notes: [.init("the first declaration is here", at: first)])
+                    continue
+                }
+                seen[f.name.name] = f.name.range
+                fields.append(FlagType.Field(name: f.name.name, type: resolveType(f.type) ?? .dynamic))
+            }
+            return .object(fields)
         case .enumeration(let cases):
             if cases.isEmpty {
                 diagnostics.error("empty-enum", "an enum needs at least one case", at: t.range)

@@ -20,6 +20,9 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
     case ip
     /// `[string]`, `[int]` or `[enum(…)]`: a list whose elements are all of one type.
     case list(FlagType)
+    /// `{ plan : enum(free, team), seats : int }`: an object, whose fields rules read as
+    /// `org.plan`. An object is never compared as a whole.
+    case object([Field])
     /// Without a schema, a bare name in a case position: its own name as a string.
     case symbol
     /// Without a schema: an attribute of unknown type, checked at evaluation.
@@ -38,9 +41,24 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
         case .variant(let name, _): return "variant of '\(name)'"
         case .ip: return "ip"
         case .list(let element): return "[\(element)]"
+        case .object(let fields): return "{ " + fields.map { "\($0.name): \($0.type)" }.joined(separator: ", ") + " }"
         case .symbol: return "symbol"
         case .dynamic: return "dynamic"
         }
+    }
+
+    /// A field of an object type.
+    public struct Field: Sendable, Hashable {
+        /// The field's name.
+        public let name: String
+        /// Its type.
+        public let type: FlagType
+    }
+
+    /// The fields, for an object type.
+    public var fields: [Field]? {
+        if case .object(let fields) = self { return fields }
+        return nil
     }
 
     package var isNumeric: Bool { self == .int || self == .double }
@@ -84,6 +102,7 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
     /// checked), a variant with the same variant, and neither with a string or another
     /// enum or variant.
     func isComparable(with other: FlagType) -> Bool {
+        if self.fields != nil || other.fields != nil { return false }
         if self == other || isDynamic || other.isDynamic { return true }
         if isNumeric && other.isNumeric { return true }
         switch (self, other) {
@@ -95,19 +114,31 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The `context { … }` schema: each attribute's type and its slot.
+///
+/// An object attribute's fields, at any depth, are attributes too, named by their path
+/// (`org.plan`, `org.billing.country`), each with a slot of its own, listed after the
+/// object that holds them.
 public struct ContextSchema: Sendable {
-    /// One declared attribute.
+    /// One declared attribute, or a field of an object attribute.
     public struct Attribute: Sendable {
-        /// Its name.
+        /// Its name: the attribute's, or a field's path (`org.billing.country`).
         public let name: String
         /// Its type.
         public let type: FlagType
         /// Its position in the schema (the slot of a slotted context).
         public let slot: Int
+        /// The slot of the object it is a field of; nil for a top-level attribute.
+        public let parent: Int?
+        /// The field's own name (`country`); the name for a top-level attribute.
+        public var fieldName: String { name.split(separator: ".").last.map(String.init) ?? name }
+        /// The fields' names from the top-level attribute (`["billing", "country"]`).
+        public var fieldPath: [String] { name.split(separator: ".").dropFirst().map(String.init) }
     }
 
-    /// The attributes in declaration order.
+    /// The attributes in declaration order, each object followed by its fields.
     public let attributes: [Attribute]
+    /// The top-level attributes (a context's keys), in declaration order.
+    public var topLevel: [Attribute] { attributes.filter { $0.parent == nil } }
     /// The attributes' names by slot, for evaluation's lookups (a program reads its
     /// context's keys through it).
     let slots: LiteralSet
@@ -115,10 +146,18 @@ public struct ContextSchema: Sendable {
     /// checker's table.
     private let slotByName: [String: Int]
 
-    init(_ attributes: [(String, FlagType)]) {
-        self.attributes = attributes.enumerated().map { Attribute(name: $1.0, type: $1.1, slot: $0) }
-        slots = LiteralSet(attributes.map(\.0))
-        slotByName = Dictionary(attributes.enumerated().map { ($1.0, $0) }, uniquingKeysWith: { a, _ in a })
+    /// The schema of these top-level attributes, their objects' fields flattened after them.
+    init(_ topLevel: [(String, FlagType)]) {
+        var attributes: [Attribute] = []
+        func add(_ name: String, _ type: FlagType, parent: Int?) {
+            let slot = attributes.count
+            attributes.append(Attribute(name: name, type: type, slot: slot, parent: parent))
+            for field in type.fields ?? [] { add(name + "." + field.name, field.type, parent: slot) }
+        }
+        for (name, type) in topLevel { add(name, type, parent: nil) }
+        self.attributes = attributes
+        slots = LiteralSet(attributes.map(\.name))
+        slotByName = Dictionary(attributes.map { ($0.name, $0.slot) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The attribute called `name`.

@@ -180,6 +180,8 @@ package struct TypeSyntax: Sendable {
         case enumeration([Identifier])
         /// `[element]`.
         case list(TypeSyntax)
+        /// `{ name : type, … }`: an object's fields.
+        case object([ContextFieldSyntax])
     }
     /// What the type is.
     package var kind: Kind
@@ -357,7 +359,8 @@ package struct ExprSyntax: Sendable {
     package enum Kind: Sendable {
         /// A literal.
         case literal(LiteralValue)
-        /// A name: attribute, declaration, segment, `now`, or a case/symbol.
+        /// A name: attribute, declaration, segment, `now`, or a case/symbol; or a path to an
+        /// object attribute's field, its names joined by dots (`org.billing.country`).
         case name(String)
         /// `[a, b, …]` (only as the right side of `in`).
         case list([ExprSyntax])

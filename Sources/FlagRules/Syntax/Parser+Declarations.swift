@@ -177,6 +177,7 @@ extension Parser {
         case .named(let i): return i.name
         case .enumeration(let cases): return "enum(" + cases.map(\.name).joined(separator: ", ") + ")"
         case .list(let element): return "[" + typeText(element) + "]"
+        case .object(let fields): return "{ " + fields.map { "\($0.name.name) : \(typeText($0.type))" }.joined(separator: ", ") + " }"
         }
     }
 
@@ -200,6 +201,13 @@ extension Parser {
     }
 
     mutating func parseType() throws(Recovery) -> TypeSyntax {
+        if isPunctuation(.leftBrace) {
+            let open = current
+            try enterType(open.range)
+            defer { depth -= 1 }
+            let fields = try parseFields(of: "the object type opened at \(open.range.start)")
+            return TypeSyntax(kind: .object(fields), range: range(from: open.range.start))
+        }
         if isPunctuation(.leftBracket) {
             let open = advance()
             newlineSuppression += 1
@@ -210,7 +218,7 @@ extension Parser {
             _ = try expect(.rightBracket, "to close the list type", help: "a list type is written [string], [int] or [enum(a, b)]")
             return TypeSyntax(kind: .list(element), range: range(from: open.range.start))
         }
-        let name = try expectIdentifier("a type (string, int, double, bool, version, datetime, ip, enum(…) or [string])")
+        let name = try expectIdentifier("a type (string, int, double, bool, version, datetime, ip, enum(…), [string] or { field : type })")
         if name.name != "enum", isPunctuation(.leftParen) {
             let help =
                 ["list", "array", "set", "List", "Array", "Set"].contains(name.name)
@@ -237,13 +245,19 @@ extension Parser {
     }
 
     mutating func parseContextFields() throws(Recovery) -> [ContextFieldSyntax] {
-        _ = try expect(.leftBrace, "after 'context'")
+        try parseFields(of: "the context block")
+    }
+
+    /// `{ name : type … }`, fields separated by new lines, commas or semicolons: the
+    /// context block's, or an object type's.
+    mutating func parseFields(of what: String) throws(Recovery) -> [ContextFieldSyntax] {
+        _ = try expect(.leftBrace, what == "the context block" ? "after 'context'" : "to open \(what)")
         var fields: [ContextFieldSyntax] = []
         var progress = LoopProgress()
         while true {
             while tags[index] == TokenTag.newline || isPunctuation(.semicolon) || isPunctuation(.comma) { advance() }
             if isPunctuation(.rightBrace) { advance(); break }
-            if current.kind == .endOfFile { throw fail("expected '}' to close the context block") }
+            if current.kind == .endOfFile { throw fail("expected '}' to close \(what)") }
             guard progress.advanced(index) else { advance(); continue }
             do {
                 let name = try expectIdentifier("an attribute name")

@@ -171,6 +171,24 @@ extension Parser {
         return ExprSyntax(kind: .coalesce(operands), range: first.range.union(operands[operands.count - 1].range))
     }
 
+    /// `org.billing.country`: a name followed, with no space between, by `.field`s.
+    private mutating func parsePath(_ first: String, _ start: SourceRange) throws(Recovery) -> ExprSyntax {
+        var path = first
+        var end = start
+        var progress = LoopProgress()
+        while isPunctuation(.dot), current.range.start == end.end, progress.advanced(index) {
+            let dot = advance()
+            guard case .identifier(let field) = current.kind, current.range.start == dot.range.end else {
+                throw fail(
+                    "expected a field name right after '\(path).', found \(describe(current))",
+                    help: "a path reads an object attribute's field, as in org.plan, with no space around the dot")
+            }
+            end = advance().range
+            path += "." + field
+        }
+        return ExprSyntax(kind: .name(path), range: start.union(end))
+    }
+
     private mutating func parsePrimary() throws(Recovery) -> ExprSyntax {
         let t = current
         switch t.kind {
@@ -179,6 +197,7 @@ extension Parser {
             return ExprSyntax(kind: .literal(literal.value), range: literal.range)
         case .identifier(let name):
             advance()
+            if isPunctuation(.dot), current.range.start == t.range.end { return try parsePath(name, t.range) }
             guard isPunctuation(.leftParen) else {
                 return ExprSyntax(kind: .name(name), range: t.range)
             }

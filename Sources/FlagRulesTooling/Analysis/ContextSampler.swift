@@ -97,7 +97,10 @@ package struct ContextSampler: Sendable {
                     values[name] = c.values[Int.random(in: 0..<c.values.count, using: &random)]
                 }
             }
-            out.append(EvaluationContext(values))
+            // A path's value goes into its objects (sorted: an object before its fields).
+            var context = EvaluationContext()
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) { context.set(value, atPath: name) }
+            out.append(context)
         }
         return out
     }
@@ -119,7 +122,7 @@ package struct ContextSampler: Sendable {
         case .list(let element):
             c.isList = true
             if let cases = element.cases { for name in cases { c.addElement(.string(name)) } }
-        case .datetime, .symbol, .dynamic: break
+        case .datetime, .object, .symbol, .dynamic: break
         }
     }
 
@@ -203,7 +206,7 @@ package struct ContextSampler: Sendable {
         case .datetime(let d):
             return [d.addingTimeInterval(-1), d, d.addingTimeInterval(1)].map { .string(DateTime.format($0)) }
         case .bool: return [.bool(true), .bool(false)]
-        case .list: return []
+        case .list, .object: return []
         }
     }
 }

@@ -1,8 +1,10 @@
 import FlagRules
 
 extension Lint {
-    /// FR107: an attribute of the schema that no rule reads: the app sends it for nothing,
-    /// or a rule that should read it reads another.
+    /// FR107: an attribute of the schema, or a field of an object attribute, that no rule
+    /// reads: the app sends it for nothing, or a rule that should read it reads another. A
+    /// path read (`org.billing.country`) reads the objects on its way; an object that is
+    /// not read at all is named once, not with each of its fields.
     static let unusedAttribute = Lint(
         code: "FR107", name: "unused-attribute", summary: "a context attribute that no rule reads"
     ) { input in
@@ -10,15 +12,31 @@ extension Lint {
         for condition in input.conditions {
             condition.forEach { b in
                 switch b.kind {
-                case .attribute(let name, _, _), .has(let name, _): read.insert(name)
+                case .attribute(let name, _, _), .has(let name, _):
+                    var path = Substring(name)
+                    read.insert(String(path))
+                    while let dot = path.lastIndex(of: ".") {
+                        path = path[..<dot]
+                        read.insert(String(path))
+                    }
                 default: break
                 }
             }
         }
         var out: [Diagnostic] = []
-        for attribute in input.checked.schema?.attributes ?? [] where !read.contains(attribute.name) {
+        let attributes = input.checked.schema?.attributes ?? []
+        for attribute in attributes where !read.contains(attribute.name) {
             let ranges = input.checked.symbols.attributeRanges
             guard ranges.indices.contains(attribute.slot) else { continue }
+            if let parent = attribute.parent {
+                // An unread object is named itself.
+                guard read.contains(attributes[parent].name) else { continue }
+                out.append(
+                    .warning(
+                        "FR107", "field '\(attribute.fieldName)' of '\(attributes[parent].name)' is read by no rule",
+                        at: ranges[attribute.slot], help: "remove it from the object's type, or read it in a rule"))
+                continue
+            }
             out.append(
                 .warning(
                     "FR107", "context attribute '\(attribute.name)' is read by no rule", at: ranges[attribute.slot],
