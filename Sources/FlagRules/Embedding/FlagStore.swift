@@ -436,6 +436,28 @@ public final class FlagStore: @unchecked Sendable {
     }
 }
 
+extension FlagStore {
+    /// The typed resolution of `key` in `context` (over the base context) now, and then
+    /// each time it changes, as ``changes(of:in:default:)`` gives them by name: the key's
+    /// default when the rules cannot give a value of its type.
+    ///
+    /// ```swift
+    /// for await checkout in store.changes(of: AppFlags.checkout, in: ["userId": id]) {
+    ///     show(checkout.value)   // an AppFlags.Checkout
+    /// }
+    /// ```
+    public func changes<Wrapped>(of key: FlagKey<Wrapped>, in context: EvaluationContext = [:]) -> AsyncStream<TypedResolution<Wrapped>> {
+        let resolutions = changes(of: key.name, in: context, default: key.defaultValue.flagValue)
+        let (stream, continuation) = AsyncStream.makeStream(of: TypedResolution<Wrapped>.self, bufferingPolicy: .bufferingNewest(1))
+        let forwarding = Task {
+            for await r in resolutions { continuation.yield(key.typed(r)) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in forwarding.cancel() }
+        return stream
+    }
+}
+
 extension Resolution {
     /// Whether two resolutions give the same answer: value, variant, reason and error code
     /// (not the rule's position, which an edit elsewhere in the file moves).

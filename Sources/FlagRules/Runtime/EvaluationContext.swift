@@ -31,10 +31,18 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     private static let empty = StorageBox(buffer: ContextStorage.make(capacity: 0))
 
     /// A context from a literal, whose values may be literals, variables or ``Value``s:
-    /// `["build": "alpha", "age": 31, "userId": user.id, "groups": user.groups]`.
+    /// `["build": "alpha", "age": 31, "userId": user.id, "groups": user.groups]`. A nil
+    /// optional leaves its key out; a dictionary is an object.
     public init(dictionaryLiteral elements: (String, any ContextValueConvertible)...) {
         box = StorageBox(buffer: ContextStorage.make(capacity: elements.count))
-        for (k, v) in elements { storage.set(v.contextValue, for: k) }
+        for (k, v) in elements { storage.set(v.contextValueIfPresent, for: k) }
+    }
+
+    /// A context holding a dictionary's values: `EvaluationContext(["userId": id, "country": cc])`
+    /// for a `[String: String]`, or any other values that can be attributes.
+    public init<V: ContextValueConvertible>(_ values: [String: V]) {
+        box = StorageBox(buffer: ContextStorage.make(capacity: values.count))
+        for (k, v) in values { storage.set(v.contextValueIfPresent, for: k) }
     }
 
     /// The attributes, as names and values. (Names are distinct by their bytes: two

@@ -152,6 +152,13 @@ extension Value: ExpressibleByArrayLiteral {
     public init(arrayLiteral elements: Value...) { self = .list(elements) }
 }
 
+extension Value: ExpressibleByDictionaryLiteral {
+    /// An `object` value: `["plan": "team", "seats": 7]` (a key given twice keeps its last value).
+    public init(dictionaryLiteral elements: (String, Value)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
 extension Value: ExpressibleByBooleanLiteral {
     /// A `bool` value.
     public init(booleanLiteral value: Bool) { self = .bool(value) }

@@ -82,7 +82,8 @@ extension Checker {
     mutating func given(_ g: GivenSyntax, into context: inout EvaluationContext) {
         let key = g.key.name
         if schema == nil || schema?[key] != nil { refer(g.key.range, to: .attribute(key)) }
-        if context[key] != nil {
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        if let given = context[parts[0]], parts.count == 1 || given.value(at: parts.dropFirst()) != nil {
             diagnostics.error("duplicate-given", "'\(key)' is given twice", at: g.key.range)
             return
         }
@@ -95,7 +96,7 @@ extension Checker {
                 return
             }
         }
-        context[key] = value
+        context.set(value, atPath: key)
     }
 
     mutating func expectation(_ e: ExpectationSyntax, _ checked: [CheckedDeclaration]) -> TestExpectation? {

@@ -325,7 +325,17 @@ extension Parser {
         var entries: [GivenSyntax] = []
         var progress = LoopProgress()
         while !isPunctuation(.rightBrace), current.kind != .endOfFile, progress.advanced(index) {
-            let key = try expectIdentifier("a context attribute")
+            var key = try expectIdentifier("a context attribute")
+            // A path (`org.plan: team`) gives a field of an object attribute.
+            while isPunctuation(.dot), current.range.start == key.range.end {
+                let dot = advance()
+                guard case .identifier(let field) = current.kind, current.range.start == dot.range.end else {
+                    throw fail(
+                        "expected a field name right after '\(key.name).', found \(describe(current))",
+                        help: "a path gives an object attribute's field, as in org.plan: team")
+                }
+                key = Identifier(name: key.name + "." + field, range: key.range.union(advance().range))
+            }
             _ = try expect(.colon, "after '\(key.name)'", help: "write key: value")
             let value = try parseGivenValue(allowList: true)
             entries.append(GivenSyntax(key: key, value: value, range: range(from: key.range.start)))

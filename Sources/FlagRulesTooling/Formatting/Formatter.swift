@@ -285,19 +285,44 @@ struct Printer {
         endLine(
             at: c.header.keyword.range.start.line, offset: c.header.keyword.range.end.offset,
             before: c.fields.first?.range.start.offset ?? Int.max)
-        let width = c.fields.map(\.name.name.count).max() ?? 0
         indent = "  "
-        for f in c.fields {
-            flushComments(before: f.range.start.offset)
-            startLine(at: f.range.start.line)
-            out += f.name.name + String(repeating: " ", count: width - f.name.name.count) + " : " + Parser.typeText(f.type)
-            endLine(at: f.range.end.line, offset: f.range.end.offset)
-        }
+        printFields(c.fields)
         flushComments(before: c.header.range.end.offset - 1)
         indent = ""
         startLine(at: c.header.range.end.line)
         out += "}"
         endLine(at: c.header.range.end.line, offset: c.header.range.end.offset)
+    }
+
+    /// Fields, one a line, their types aligned; an object type stays on its line when it
+    /// was written on one, fits in 100 columns and holds no comment, else takes a line a
+    /// field, indented.
+    mutating func printFields(_ fields: [ContextFieldSyntax]) {
+        let width = fields.map(\.name.name.count).max() ?? 0
+        for f in fields {
+            flushComments(before: f.range.start.offset)
+            startLine(at: f.range.start.line)
+            out += f.name.name + String(repeating: " ", count: width - f.name.name.count) + " : "
+            let inline = Parser.typeText(f.type)
+            guard case .object(let inner) = f.type.kind,
+                f.type.range.start.line != f.type.range.end.line || hasComments(in: f.type.range)
+                    || indent.count + width + 3 + inline.count > 100
+            else {
+                out += inline
+                endLine(at: f.range.end.line, offset: f.range.end.offset)
+                continue
+            }
+            out += "{"
+            endLine(at: f.type.range.start.line, offset: f.type.range.start.offset + 1, before: inner.first?.range.start.offset ?? Int.max)
+            let outer = indent
+            indent += "  "
+            printFields(inner)
+            flushComments(before: f.type.range.end.offset - 1)
+            indent = outer
+            startLine(at: f.type.range.end.line)
+            out += "}"
+            endLine(at: f.range.end.line, offset: f.range.end.offset)
+        }
     }
 
     mutating func printSegment(_ s: SegmentSyntax) {

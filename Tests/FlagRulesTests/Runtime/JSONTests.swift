@@ -46,8 +46,11 @@ import Testing
         let c = try EvaluationContext(json: #"{"userId": "u1", "age": 31, "score": 0.5, "beta": true, "country": null}"#)
         #expect(c == ["userId": .string("u1"), "age": .int(31), "score": .double(0.5), "beta": .bool(true)])
         #expect(try EvaluationContext(json: #"{"tags": []}"#) == ["tags": .list([])])
-        #expect(throws: ContextError(message: "attribute 'tags' must be a string, number, boolean or array, not an object")) {
-            try EvaluationContext(json: #"{"tags": {}}"#)
+        #expect(try EvaluationContext(json: #"{"tags": {}}"#) == ["tags": .object([:])])
+        #expect(try EvaluationContext(json: #"{"org": {"plan": "team", "billing": {"country": null}}}"#)
+            == ["org": .object(["plan": "team", "billing": .object([:])])])
+        #expect(throws: ContextError.self) {
+            try EvaluationContext(json: #"{"org": {"billing": {"seats": 1e999}}}"#)
         }
         #expect(throws: ContextError(message: "the context must be a JSON object, as in {\"userId\": \"u-1\"}")) {
             try EvaluationContext(json: "[]")

@@ -219,7 +219,8 @@ let targetingSchema = """
         #expect(context["ids"] == [1, 2])
         #expect(context["odd"] == ["qa", .list([])])
         #expect(context["nested"] == .list([[1]]))
-        #expect(throws: ContextError.self) { try EvaluationContext(json: #"{"groups": {"a": 1}}"#) }
+        #expect(try EvaluationContext(json: #"{"groups": {"a": 1}}"#)["groups"] == .object(["a": 1]))
+        #expect(try EvaluationContext(json: #"{"list": [{"a": 1}]}"#)["list"] == .list([.list([])]))
         let rules = try RuleSet(
             source:
                 "context { groups: [string]; odd: [string] }\nflag f { enabled when groups contains \"qa\" }\nflag g { enabled when odd contains \"qa\" }"
