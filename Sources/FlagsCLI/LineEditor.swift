@@ -174,10 +174,13 @@ struct LineEditor {
         draft = []
     }
 
-    /// The word before the cursor: identifier characters, with a leading ':' for commands.
+    /// The word before the cursor: identifier characters and the dots of a path
+    /// (`org.pl`), with a leading ':' for commands.
     var wordBeforeCursor: String {
         var start = cursor
-        while start > 0, buffer[start - 1].isLetter || buffer[start - 1].isNumber || buffer[start - 1] == "_" { start -= 1 }
+        while start > 0, buffer[start - 1].isLetter || buffer[start - 1].isNumber || buffer[start - 1] == "_" || buffer[start - 1] == "." {
+            start -= 1
+        }
         if start > 0, buffer[start - 1] == ":", start == 1 { start -= 1 }
         return String(buffer[start..<cursor])
     }

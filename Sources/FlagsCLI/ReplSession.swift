@@ -16,7 +16,8 @@ struct ReplSession {
     static let help = """
         Type an expression (build == alpha and rollout(userId, "darkMode") < 20%) or a
         declaration's name to see its value.
-          :set key=value    set a context attribute (typed by the file's schema)
+          :set key=value    set a context attribute (typed by the file's schema), or a
+                            field by its path: :set org.plan=team (or :set org.plan team)
           :unset key        remove it
           :context          show the context
           :load FILE        load rules from a file
@@ -91,26 +92,29 @@ struct ReplSession {
         let argument = line.dropFirst(command.count).trimmingCharacters(in: .whitespaces)
         switch command {
         case ":set":
-            guard let eq = argument.firstIndex(of: "="), eq != argument.startIndex else {
-                out.stderr += "error: :set expects key=value, as in :set build=alpha\n"
+            // `key=value`, or `key value` (the key has no space).
+            let separator = argument.firstIndex { $0 == "=" || $0 == " " }
+            guard let eq = separator, eq != argument.startIndex else {
+                out.stderr += "error: :set expects key=value, as in :set build=alpha or :set org.plan=team\n"
                 break
             }
             let key = argument[..<eq].trimmingCharacters(in: .whitespaces)
             let text = argument[argument.index(after: eq)...].trimmingCharacters(in: .whitespaces)
             if let schema = rules.schema {
                 do {
-                    context[key] = try schema.value(for: key, text: text)
+                    context.set(try schema.value(for: key, text: text), atPath: key)
                 } catch {
                     out.stderr += "error: \(error.message)\n"
                 }
             } else {
-                context[key] = Value.inferred(from: text)
+                context.set(Value.inferred(from: text), atPath: key)
             }
         case ":unset":
-            if context[argument] == nil {
+            let parts = argument.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            if context[parts[0]]?.value(at: parts.dropFirst()) == nil {
                 out.stderr += "error: '\(argument)' is not set\n"
             } else {
-                context[argument] = nil
+                context.set(nil, atPath: argument)
             }
         case ":context":
             if context.count == 0 {
@@ -213,7 +217,7 @@ struct ReplSession {
     /// The cases a case position before the cursor expects, if it is one.
     func casesExpected(before text: String) -> [String]? {
         var chars = Substring(text)
-        while let last = chars.last, last.isLetter || last.isNumber || last == "_" { chars.removeLast() }  // the word being typed
+        while let last = chars.last, last.isLetter || last.isNumber || last == "_" || last == "." { chars.removeLast() }  // the word being typed
         let head = String(chars)
         func cases(of name: String) -> [String]? {
             if case .enumeration(let cases)? = rules.schema?[name]?.type { return cases }
@@ -225,7 +229,7 @@ struct ReplSession {
         }
         func lastName(_ s: Substring) -> String? {
             let trimmed = s.reversed().drop { $0 == " " }.reversed()
-            let name = String(trimmed.reversed().prefix { $0.isLetter || $0.isNumber || $0 == "_" }.reversed())
+            let name = String(trimmed.reversed().prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." }.reversed())
             return name.isEmpty ? nil : name
         }
         // `:set build=`

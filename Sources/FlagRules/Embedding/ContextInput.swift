@@ -161,6 +161,7 @@ extension ContextSchema {
         case .ip: return "an IPv4 or IPv6 address such as 10.1.2.3"
         case .list(.enumeration(let cases)): return "a list of " + cases.joined(separator: ", ")
         case .list(let element): return "a list of \(element)s, such as [" + (element == .int ? "1, 2" : "\"a\", \"b\"") + "]"
+        case .object(let fields): return "an object (with fields " + fields.map(\.name).joined(separator: ", ") + ")"
         default: return type.description
         }
     }

@@ -10,7 +10,7 @@ public struct ContextProblem: Sendable, Hashable, CustomStringConvertible {
         case mistyped(expected: String)
     }
 
-    /// The attribute's name, as the context spells it.
+    /// The attribute's name, as the context spells it, or a field's path (`org.plan`).
     public let attribute: String
     /// What is wrong with it.
     public let kind: Kind
@@ -54,11 +54,27 @@ extension RuleSet {
                 found.append(ContextProblem(attribute: name, kind: .unknownAttribute(suggestion: suggestion)))
                 continue
             }
-            if Coercion(attribute.type).apply(value) == nil {
-                found.append(ContextProblem(attribute: name, kind: .mistyped(expected: ContextSchema.describe(attribute.type))))
-            }
+            check(attribute, value, schema, into: &found)
         }
         return found
+    }
+
+    /// The problems of `value` for `attribute`: its type, and for an object each field's,
+    /// by path (a field the object's type lacks is an unknown attribute).
+    private func check(_ attribute: ContextSchema.Attribute, _ value: Value, _ schema: ContextSchema, into found: inout [ContextProblem]) {
+        guard Coercion(attribute.type).apply(value) != nil else {
+            found.append(ContextProblem(attribute: attribute.name, kind: .mistyped(expected: ContextSchema.describe(attribute.type))))
+            return
+        }
+        guard let declared = attribute.type.fields, case .object(let fields) = value else { return }
+        for (name, v) in fields.sorted(by: { $0.key < $1.key }) {
+            guard let field = schema[attribute.name + "." + name] else {
+                let suggestion = Suggestions.closest(to: name, in: declared.map(\.name)).map { attribute.name + "." + $0 }
+                found.append(ContextProblem(attribute: attribute.name + "." + name, kind: .unknownAttribute(suggestion: suggestion)))
+                continue
+            }
+            check(field, v, schema, into: &found)
+        }
     }
 
     /// The first problem of `context` when this rule set checks contexts strictly; nil

@@ -82,6 +82,13 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         return merged
     }
 
+    /// The attribute or field a path names (`org.billing.country`): nil when an object on
+    /// the way is absent or not an object, or lacks the field.
+    public func value(atPath path: String) -> FlagRules.Value? {
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false)
+        return self[String(parts[0])]?.value(at: parts.dropFirst().map(String.init))
+    }
+
     /// Sets the attribute or field a path names (`org.billing.country`): the objects on the
     /// way are made, or replace a value that is not an object; nil removes the field.
     public mutating func set(_ value: FlagRules.Value?, atPath path: String) {

@@ -104,7 +104,7 @@ extension OFREPService {
         // A value of the wrong type for an attribute the declaration reads fails it; other
         // attributes are not its concern.
         for read in info.reads {
-            guard let value = context[read.name] else { continue }
+            guard let value = context.value(atPath: read.name) else { continue }
             let fits: Bool
             if read.name == "now" {
                 if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
