@@ -121,8 +121,27 @@ package final class DocumentAnalysis: Sendable {
         for s in declarationSymbols where contains(s.nameRange) {
             if let i = s.index { return (s.nameRange, .declaration(i)) }
         }
-        for f in schemaFields where contains(f.name.range) { return (f.name.range, .attribute(f.name.name)) }
-        return nil
+        func field(in fields: [ContextFieldSyntax], _ prefix: String) -> (SourceRange, SymbolReference.Target)? {
+            for f in fields {
+                let path = prefix + f.name.name
+                if contains(f.name.range) { return (f.name.range, .attribute(path)) }
+                if case .object(let inner) = f.type.kind, let found = field(in: inner, path + ".") { return found }
+            }
+            return nil
+        }
+        return field(in: schemaFields, "")
+    }
+
+    /// Where the schema declares the attribute or field a path names.
+    func declaration(of path: String) -> ContextFieldSyntax? {
+        var fields = schemaFields
+        var found: ContextFieldSyntax?
+        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
+            guard let f = fields.first(where: { $0.name.name == part }) else { return nil }
+            found = f
+            if case .object(let inner) = f.type.kind { fields = inner } else { fields = [] }
+        }
+        return found
     }
 
     /// Where a target is defined: a declaration's name, or the attribute's in the schema.
@@ -132,7 +151,7 @@ package final class DocumentAnalysis: Sendable {
             let name = program.symbols.declarationNames[i]
             return declarationSymbols.first { $0.name == name }?.nameRange
         case .attribute(let name):
-            return schemaFields.first { $0.name.name == name }?.name.range
+            return declaration(of: name)?.name.range
         }
     }
 

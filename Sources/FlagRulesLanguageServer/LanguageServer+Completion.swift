@@ -5,6 +5,19 @@ import FlagRulesTooling
 extension LanguageServer {
     /// Where the cursor is, as far as completion cares.
     enum CompletionPlace: Equatable {
+        static func == (a: CompletionPlace, b: CompletionPlace) -> Bool {
+            switch (a, b) {
+            case (.topLevel, .topLevel), (.givenKey, .givenKey), (.testLine, .testLine), (.expectSubject, .expectSubject),
+                (.type, .type), (.none, .none):
+                return true
+            case (.expression(let x), .expression(let y)): return x == y
+            case (.cases(let x), .cases(let y)): return x == y
+            case (.ruleStart(let k, let v), .ruleStart(let l, let w)): return k == l && v == w
+            case (.fields(let x), .fields(let y)): return x.map(\.name) == y.map(\.name) && x.map(\.type) == y.map(\.type)
+            default: return false
+            }
+        }
+
         /// Between declarations: the declaration keywords.
         case topLevel
         /// An expression: attributes, declarations, functions; not the declaration it is
@@ -22,6 +35,8 @@ extension LanguageServer {
         case expectSubject
         /// A type in the schema.
         case type
+        /// After `org.` (a path's dot): the fields of the object it names, with their types.
+        case fields([(name: String, type: String)])
         /// Nowhere to complete.
         case none
     }
@@ -32,8 +47,10 @@ extension LanguageServer {
         var items: [(String, Int, String?)] = []
         let program = analysis.program
         let attributes: [(String, String)] =
-            program.schema?.attributes.map { ($0.name, $0.type.description) }
-            ?? Array(Set(program.references.compactMap { if case .attribute(let n) = $0.target { return n } else { return nil } }))
+            program.schema?.topLevel.map { ($0.name, $0.type.description) }
+            ?? Array(
+                Set(program.references.compactMap { if case .attribute(let n) = $0.target, !n.contains(".") { return n } else { return nil } })
+            )
             .sorted().map { ($0, "attribute") }
         let declarations = analysis.declarationSymbols
         switch place {
@@ -60,6 +77,8 @@ extension LanguageServer {
             items = declarations.filter { $0.kind != .segment }.map { ($0.name, 21, $0.kind.rawValue) } + [("not", 14, nil)]
         case .type:
             items = Checker.typeNames.map { ($0, 7, nil) }
+        case .fields(let fields):
+            items = fields.map { ($0.name, 5, $0.type) }
         case .none:
             items = []
         }
@@ -114,6 +133,8 @@ extension LanguageServer {
                 let before = i > 0 ? tokens[i - 1] : nil
                 if case .identifier("given")? = before?.kind {
                     blocks.append(.given)
+                } else if case .context? = blocks.last {
+                    blocks.append(.context)  // an object type's fields
                 } else if blocks.isEmpty {
                     switch declarationKeyword {
                     case "context": blocks.append(.context)
@@ -148,11 +169,43 @@ extension LanguageServer {
         func casesLeft(of i: Int) -> [String]? {
             var j = i - 1
             while j >= 0, case .newline = tokens[j].kind { j -= 1 }
-            guard j >= 0, case .identifier(let name) = tokens[j].kind else { return nil }
+            guard j >= 0, case .identifier(var name) = tokens[j].kind else { return nil }
+            // A path (`org.plan`): its names joined, the dots written with no space.
+            while j >= 2, tokens[j - 1].kind == .punctuation(.dot), tokens[j - 1].range.end == tokens[j].range.start,
+                case .identifier(let before) = tokens[j - 2].kind, tokens[j - 2].range.end == tokens[j - 1].range.start
+            {
+                name = before + "." + name
+                j -= 2
+            }
             if let k = program.symbols.declarationNames.firstIndex(of: name), k < program.symbols.types.count {
                 return program.symbols.types[k].cases
             }
             return program.schema?[name]?.type.cases ?? program.schema?[name]?.type.element?.cases
+        }
+        // `org.` or `org.billing.`: the fields of the object the path before the dot names.
+        if case .punctuation(.dot)? = previous?.kind, end >= 2, case .identifier = tokens[end - 2].kind,
+            tokens[end - 2].range.end == tokens[end - 1].range.start
+        {
+            var parts: [String] = []
+            var j = end - 2
+            while j >= 0, case .identifier(let name) = tokens[j].kind {
+                parts.insert(name, at: 0)
+                guard j >= 2, tokens[j - 1].kind == .punctuation(.dot), tokens[j - 1].range.end == tokens[j].range.start,
+                    tokens[j - 2].range.end == tokens[j - 1].range.start
+                else { break }
+                j -= 2
+            }
+            let path = parts.joined(separator: ".")
+            if let schema = program.schema {
+                return .fields(schema[path]?.type.fields?.map { ($0.name, $0.type.description) } ?? [])
+            }
+            // Without a schema: the fields other paths in the file read.
+            var seen: [String] = []
+            for case .attribute(let read) in program.references.map(\.target) where read.hasPrefix(path + ".") {
+                let field = String(read.dropFirst(path.count + 1).prefix { $0 != "." })
+                if !seen.contains(field) { seen.append(field) }
+            }
+            return .fields(seen.sorted().map { ($0, "field") })
         }
         switch blocks.last {
         case nil:

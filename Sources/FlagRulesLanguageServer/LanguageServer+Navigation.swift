@@ -47,7 +47,10 @@ extension LanguageServer {
         switch target {
         case .attribute(let name):
             if let a = analysis.program.schema?[name] {
-                return "```flags\n\(name): \(a.type)\n```\ncontext attribute"
+                guard let parent = a.parent, let object = analysis.program.schema?.attributes[parent] else {
+                    return "```flags\n\(name): \(a.type)\n```\ncontext attribute"
+                }
+                return "```flags\n\(name): \(a.type)\n```\nfield of '\(object.name)', read as \(name)"
             }
             return "```flags\n\(name)\n```\ncontext attribute (no schema: its type is the value's)"
         case .declaration(let i):

@@ -47,7 +47,7 @@ extension Checker {
             return nil
         }
         guard let schema else {
-            refer(range, to: .attribute(path))
+            referPath(path, range)
             return (nil, .dynamic)
         }
         guard var current = schema[root], current.parent == nil else {
@@ -71,7 +71,7 @@ extension Checker {
             }
             current = next
         }
-        refer(range, to: .attribute(path))
+        referPath(path, range)
         return (current.slot, current.type)
     }
 

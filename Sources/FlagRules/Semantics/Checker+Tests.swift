@@ -81,7 +81,7 @@ extension Checker {
 
     mutating func given(_ g: GivenSyntax, into context: inout EvaluationContext) {
         let key = g.key.name
-        if schema == nil || schema?[key] != nil { refer(g.key.range, to: .attribute(key)) }
+        if schema == nil || schema?[key] != nil { referPath(key, g.key.range) }
         let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         if let given = context[parts[0]], parts.count == 1 || given.value(at: parts.dropFirst()) != nil {
             diagnostics.error("duplicate-given", "'\(key)' is given twice", at: g.key.range)

@@ -64,6 +64,25 @@ package struct Checker {
         if recordsReferences { references.append(SymbolReference(range: range, target: target)) }
     }
 
+    /// Records each name of a path written at `range` (`org.billing.country`, no spaces):
+    /// `org` refers to the attribute, `billing` to `org.billing`, `country` to the field,
+    /// so that renaming an object or a field edits just its own name everywhere.
+    mutating func referPath(_ path: String, _ range: SourceRange) {
+        guard recordsReferences else { return }
+        var start = range.start
+        var prefix = ""
+        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
+            prefix += prefix.isEmpty ? String(part) : "." + part
+            var end = start
+            end.offset += part.utf8.count
+            end.column += part.unicodeScalars.count
+            references.append(SymbolReference(range: SourceRange(start: start, end: end), target: .attribute(prefix)))
+            start = end
+            start.offset += 1
+            start.column += 1
+        }
+    }
+
     /// Checks a file; returns the program when there are no errors, and all diagnostics.
     static func check(
         _ file: FileSyntax, source: SourceText? = nil, today: Date = Date()
