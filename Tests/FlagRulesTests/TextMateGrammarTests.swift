@@ -101,6 +101,9 @@ import Testing
         ("==", "keyword.operator.comparison.flags"),
         ("??", "keyword.operator.coalesce.flags"),
         ("userId", "variable.other.flags"),
+        ("org.plan == team", "variable.other.path.flags"),
+        ("org.billing.country", "variable.other.path.flags"),
+        ("org.version", "variable.other.path.flags"),
     ])
     func scopes(_ text: String, _ expected: String) throws {
         #expect(try scope(of: text) == expected)

@@ -17,16 +17,19 @@ func contextFuzzRules() -> (typed: RuleSet, untyped: RuleSet) {
             try RuleSet(
                 source: """
                     context { build: enum(debug, release); userId: string; age: int; score: double; beta: bool; v: version; at: datetime
-                      groups: [string]; roles: [enum(admin, editor)]; ids: [int]; ip: ip }
+                      groups: [string]; roles: [enum(admin, editor)]; ids: [int]; ip: ip
+                      org: { id: string, plan: enum(free, team), seats: int, billing: { country: string } } }
                     flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" or at < "2026-01-01" }
                     value n: int = 1 { 2 when beta; 3 when has(userId); 4 when groups contains any ["qa", "x"] or roles contains all [admin]
                       5 when count(ids) > 1 or ip in ["10.0.0.0/8", "::1"] or lower(userId) == "u" }
+                    value o: int = 0 { 1 when org.plan == team and org.seats > 3; 2 when rollout(org.id) < 30%; 3 when has(org.billing.country) }
                     """),
             try RuleSet(
                 source: """
                     flag f { enabled when build == debug and rollout(userId) < 50% or age > 30 and score < 2.5 or v >= "2.0" }
                     value n: int = 1 { 2 when beta == true; 3 when has(userId); 4 when groups contains "qa" or count(ids) == 2
                       5 when ip in ["10.0.0.0/8", "1.2.3.4"] or groups contains all ["a", "b"] }
+                    value o: int = 0 { 1 when org.plan == "team" and org.seats > 3; 2 when rollout(org.id) < 30%; 3 when has(org.billing.country) }
                     """)
         )
     } catch {
@@ -43,7 +46,7 @@ func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for rules in [loaded.typed, loaded.untyped] {
         _ = rules.problems(in: context)
         let prepared = rules.prepare(context)
-        for name in ["f", "n"] {
+        for name in ["f", "n", "o"] {
             let plain = rules.evaluate(name, in: context)
             let fast = rules.evaluate(name, in: prepared)
             if plain != fast { fatalError("plain and prepared disagree on \(name) in \(text.debugDescription): \(plain) vs \(fast)") }

@@ -63,8 +63,9 @@ func pipelineFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 enum PipelineFuzz {
-    /// A few contexts for the rule set's attributes (the schema's, else the names the
-    /// input spells), with values drawn from the input's bytes.
+    /// A few contexts for the rule set's attributes (the schema's, fields by their paths,
+    /// else the names and paths the input spells), with values drawn from the input's
+    /// bytes: a path's value goes into its objects (or replaces a value that is not one).
     static func contexts(for rules: RuleSet, from bytes: [UInt8]) -> [EvaluationContext] {
         let names = rules.schema?.attributes.map(\.name) ?? words(in: bytes)
         var seed = UInt64(bytes.count)
@@ -78,15 +79,15 @@ enum PipelineFuzz {
                 let words = self.words(in: bytes)
                 switch pick % 10 {
                 case 0: continue
-                case 7: c[name] = .list((0..<(pick % 4)).map { k in .string(words.isEmpty ? "x" : words[(pick + k) % words.count]) })
-                case 8: c[name] = .list((0..<(pick % 4)).map { k in .int(pick % 7 + k) })
-                case 9: c[name] = .string(["10.1.2.3", "::ffff:10.1.2.3", "2001:db8::1", "010.1.1.1", "::1"][pick % 5])
-                case 1: c[name] = .int(pick % 200 - 100)
-                case 2: c[name] = .double(Double(pick % 1000) / 10)
-                case 3: c[name] = .bool(pick % 2 == 0)
-                case 4: c[name] = .string(words.isEmpty ? "x" : words[pick % words.count])
-                case 5: c[name] = .string("\(pick % 4).\(pick % 11).\(pick % 3)")
-                default: c[name] = .string("2026-0\(1 + pick % 9)-1\(pick % 10)")
+                case 7: c.set(.list((0..<(pick % 4)).map { k in .string(words.isEmpty ? "x" : words[(pick + k) % words.count]) }), atPath: name)
+                case 8: c.set(.list((0..<(pick % 4)).map { k in .int(pick % 7 + k) }), atPath: name)
+                case 9: c.set(.string(["10.1.2.3", "::ffff:10.1.2.3", "2001:db8::1", "010.1.1.1", "::1"][pick % 5]), atPath: name)
+                case 1: c.set(.int(pick % 200 - 100), atPath: name)
+                case 2: c.set(.double(Double(pick % 1000) / 10), atPath: name)
+                case 3: c.set(.bool(pick % 2 == 0), atPath: name)
+                case 4: c.set(.string(words.isEmpty ? "x" : words[pick % words.count]), atPath: name)
+                case 5: c.set(.string("\(pick % 4).\(pick % 11).\(pick % 3)"), atPath: name)
+                default: c.set(.string("2026-0\(1 + pick % 9)-1\(pick % 10)"), atPath: name)
                 }
             }
             contexts.append(c)
@@ -100,7 +101,9 @@ enum PipelineFuzz {
         var seen = Set<String>()
         var current: [UInt8] = []
         for b in bytes + [0x20] {
+            // A dot joins the names of a path (`org.plan`); a word ends at any other byte.
             let isWord = (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x5F
+                || (b == 0x2E && !current.isEmpty)
             if isWord {
                 current.append(b)
             } else if !current.isEmpty {
