@@ -3,8 +3,9 @@ import Testing
 @testable import FlagRules
 
 /// The explainer is an evaluator of its own: on seeded random programs (every operator,
-/// `??`, literal lists, list attributes, `lower`, networks, ramps, segments and declarations read as operands, splits, disabled declarations)
-/// and random contexts (absent and mistyped values among them), its resolutions must equal
+/// `??`, literal lists, list attributes, `lower`, networks, ramps, segments and declarations read as operands, splits, disabled declarations,
+/// paths into an object attribute) and random contexts (absent and mistyped values among
+/// them; objects absent, partial, mistyped or not objects at all), its resolutions must equal
 /// the compiled closures', by name on a dictionary context and by handle on a prepared one.
 @Suite struct DifferentialTests {
     struct Generator {
@@ -36,6 +37,7 @@ import Testing
           roles   : [enum(admin, editor, viewer)]
           ids     : [int]
           clientIP : ip
+          org     : { id : string, plan : enum(free, team, enterprise), seats : int, billing : { country : string } }
         }
         """
     static let countries = ["US", "CA", "FR", "DE", "JP"]
@@ -52,7 +54,14 @@ import Testing
             let joined = parts.joined(separator: " \(op) ")
             return g.chance(30) ? "not (\(joined))" : "(\(joined))"
         }
-        switch g.int(23) {
+        switch g.int(24) {
+        case 23:
+            return g.pick([
+                "org.plan \(g.pick(["in", "not in"])) [\(g.pick(["free", "team", "enterprise"])), \(g.pick(["team", "enterprise"]))]",
+                "org.seats \(g.pick(["<", ">=", "=="])) \(g.int(12))", "has(org.plan)", "has(org)", "!has(org.billing.country)",
+                "org.billing.country \(g.pick(["==", "!="])) \"\(g.pick(countries))\"", "rollout(org.id) < \(g.int(101))%",
+                "(org.seats ?? \(g.int(10))) > \(g.int(10))", "org.billing.country == country", "lower(org.billing.country) == \"fr\"",
+            ])
         case 16:
             let list = (0..<g.int(4)).map { _ in "\"\(g.pick(["qa", "staff", "dev", "ops"]))\"" }
             return "groups \(g.pick(["contains any", "contains all"])) [\(list.joined(separator: ", "))]"
@@ -121,7 +130,7 @@ import Testing
                 if g.chance(50) {
                     let a = g.int(101), b = g.int(101 - a)
                     body +=
-                        "\n  split(\(g.pick(["userId", "age", "country"]))) { a: \(a)%, b: \(b)%, c: \(100 - a - b)% }"
+                        "\n  split(\(g.pick(["userId", "age", "country", "org.id"]))) { a: \(a)%, b: \(b)%, c: \(100 - a - b)% }"
                         + (g.chance(50)
                             ? " when \(condition(&g, depth: 2, bools: bools, ints: values, variants: variantNames, salt: name))" : "")
                 }
@@ -159,6 +168,16 @@ import Testing
                 g.pick(["10.1.2.3", "10.200.0.1", "192.168.4.4", "2001:db8::7", "::1", "::ffff:10.9.9.9", "8.8.8.8", "010.1.1.1", "nope"]))
         }
         if g.chance(50) { c["now"] = .string(g.pick(["2026-11-01", "2026-12-05T06:00:00Z", "2027-01-01"])) }
+        if g.chance(80) {
+            var org: [String: Value] = [:]
+            if g.chance(80) { org["id"] = g.chance(90) ? .string("org-\(g.int(500))") : .int(g.int(50)) }
+            if g.chance(75) { org["plan"] = g.chance(90) ? .string(g.pick(["free", "team", "enterprise"])) : "gold" }
+            if g.chance(75) { org["seats"] = g.chance(90) ? .int(g.int(15)) : "many" }
+            if g.chance(70) {
+                org["billing"] = g.pick([.object(["country": .string(g.pick(countries + ["fr"]))]), .object([:]), "FR", .object(["country": 3])])
+            }
+            c["org"] = g.chance(90) ? .object(org) : g.pick(["acme", 7, .list(["a"])])
+        }
         return c
     }
 
