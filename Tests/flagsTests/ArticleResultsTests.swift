@@ -118,3 +118,34 @@ import Testing
         #expect(shown.hasSuffix("flags serve: listening on http://127.0.0.1:8016 " + "(" + shown[counts...]))
     }
 }
+
+/// The embedding article's *Objects*: its Swift block, run here line for line, prints what
+/// its comments show.
+@Suite struct EncodedContextArticleTests {
+    struct Billing: Encodable { let country: String }
+    struct Org: Encodable { let id: String; let plan: String; let seats: Int; let billing: Billing? }
+    struct Account: Encodable { let userId: String; let email: String?; let org: Org }
+
+    @Test func theObjectsBlockPrintsWhatItShows() throws {
+        let page = try ArticleResultsTests.article("EmbeddingInAppsAndServices")
+        let block = try ArticleResultsTests.block(page, after: "**Objects.**", fence: "```swift")
+        for line in [
+            "struct Billing: Encodable { let country: String }",
+            "struct Org: Encodable { let id: String; let plan: String; let seats: Int; let billing: Billing? }",
+            "struct Account: Encodable { let userId: String; let email: String?; let org: Org }",
+            #"let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "examples/accounts.flags"))"#,
+            #"    userId: "u-42", email: nil,"#,
+            #"    org: Org(id: "acme", plan: "team", seats: 12, billing: Billing(country: "FR")))"#,
+            "let context = try EvaluationContext(encoding: account)",
+        ] {
+            #expect(block.contains(line), "\(line)")
+        }
+        let rules = try RuleSet(contentsOf: packageRoot.appendingPathComponent("examples/accounts.flags"))
+        let account = Account(
+            userId: "u-42", email: nil,
+            org: Org(id: "acme", plan: "team", seats: 12, billing: Billing(country: "FR")))
+        let context = try EvaluationContext(encoding: account)
+        let shown = block.split(separator: "\n").filter { $0.hasPrefix("// ") }.map { String($0.dropFirst(3)) }
+        #expect(shown == ["\(context)", "\(rules.evaluate("teamFeatures", in: context))"])
+    }
+}
