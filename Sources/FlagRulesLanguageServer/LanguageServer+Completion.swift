@@ -49,7 +49,10 @@ extension LanguageServer {
         let attributes: [(String, String)] =
             program.schema?.topLevel.map { ($0.name, $0.type.description) }
             ?? Array(
-                Set(program.references.compactMap { if case .attribute(let n) = $0.target, !n.contains(".") { return n } else { return nil } })
+                Set(
+                    program.references.compactMap {
+                        if case .attribute(let n) = $0.target, !n.contains(".") { return n } else { return nil }
+                    })
             )
             .sorted().map { ($0, "attribute") }
         let declarations = analysis.declarationSymbols

@@ -217,7 +217,8 @@ struct ReplSession {
     /// The cases a case position before the cursor expects, if it is one.
     func casesExpected(before text: String) -> [String]? {
         var chars = Substring(text)
-        while let last = chars.last, last.isLetter || last.isNumber || last == "_" || last == "." { chars.removeLast() }  // the word being typed
+        // The word being typed (a path's dots with it).
+        while let last = chars.last, last.isLetter || last.isNumber || last == "_" || last == "." { chars.removeLast() }
         let head = String(chars)
         func cases(of name: String) -> [String]? {
             if case .enumeration(let cases)? = rules.schema?[name]?.type { return cases }

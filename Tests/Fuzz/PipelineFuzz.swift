@@ -79,7 +79,8 @@ enum PipelineFuzz {
                 let words = self.words(in: bytes)
                 switch pick % 10 {
                 case 0: continue
-                case 7: c.set(.list((0..<(pick % 4)).map { k in .string(words.isEmpty ? "x" : words[(pick + k) % words.count]) }), atPath: name)
+                case 7:
+                    c.set(.list((0..<(pick % 4)).map { k in .string(words.isEmpty ? "x" : words[(pick + k) % words.count]) }), atPath: name)
                 case 8: c.set(.list((0..<(pick % 4)).map { k in .int(pick % 7 + k) }), atPath: name)
                 case 9: c.set(.string(["10.1.2.3", "::ffff:10.1.2.3", "2001:db8::1", "010.1.1.1", "::1"][pick % 5]), atPath: name)
                 case 1: c.set(.int(pick % 200 - 100), atPath: name)
@@ -102,7 +103,8 @@ enum PipelineFuzz {
         var current: [UInt8] = []
         for b in bytes + [0x20] {
             // A dot joins the names of a path (`org.plan`); a word ends at any other byte.
-            let isWord = (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x5F
+            let isWord =
+                (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39) || b == 0x5F
                 || (b == 0x2E && !current.isEmpty)
             if isWord {
                 current.append(b)

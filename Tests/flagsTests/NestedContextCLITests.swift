@@ -30,15 +30,20 @@ import Testing
         (["-c", "org.plann=team"], "flags: error: 'org' declares no field 'plann'; did you mean 'plan'?\n"),
         (["-c", "org.seats=many"], "flags: error: attribute 'org.seats' expects an int, got 'many'\n"),
         (["-c", "org.plan.name=x"], "flags: error: 'org.plan' is enum(free, team, enterprise), not an object: it has no field 'name'\n"),
-        (["-c", "org=3"], "flags: error: attribute 'org' expects an object, got '3'; write a JSON object, as in '{\"plan\": \"team\"}', or give its fields one by one, as in org.field=value\n"),
+        (
+            ["-c", "org=3"],
+            "flags: error: attribute 'org' expects an object, got '3'; write a JSON object, as in '{\"plan\": \"team\"}', or give its fields one by one, as in org.field=value\n"
+        ),
     ])
     func badPaths(_ arguments: [String], _ stderr: String) throws {
         #expect(try flags(["eval", "examples/accounts.flags"] + arguments) == Run(status: 2, stdout: "", stderr: stderr))
     }
 
     @Test func nestedJSONIsChecked() throws {
-        let unknown = try flags(["eval", "examples/accounts.flags", "--context-json", "-"], stdin: #"{"org": {"plan": "team", "sets": 12}}"#)
-        #expect(unknown == Run(status: 2, stdout: "", stderr: "flags: error: <stdin>: 'org' declares no field 'sets'; did you mean 'seats'?\n"))
+        let unknown = try flags(
+            ["eval", "examples/accounts.flags", "--context-json", "-"], stdin: #"{"org": {"plan": "team", "sets": 12}}"#)
+        #expect(
+            unknown == Run(status: 2, stdout: "", stderr: "flags: error: <stdin>: 'org' declares no field 'sets'; did you mean 'seats'?\n"))
         let mistyped = try flags(["eval", "examples/accounts.flags", "--context-json", "-", "teamFeatures"], stdin: #"{"org": "acme"}"#)
         #expect(mistyped.status == 0 && mistyped.stdout == "teamFeatures = false  (DEFAULT)\n")
         #expect(
@@ -50,7 +55,8 @@ import Testing
     @Test func explainSaysWhyAPathIsAbsent() throws {
         let run = try flags(["eval", "examples/accounts.flags", "-c", "org.id=org-3", "--explain", "euInvoices"])
         #expect(run.status == 0)
-        #expect(run.stdout.contains("org.billing.country in [\"FR\", \"DE\", \"NL\"] → unknown  (org has no field billing)"), "\(run.stdout)")
+        #expect(
+            run.stdout.contains("org.billing.country in [\"FR\", \"DE\", \"NL\"] → unknown  (org has no field billing)"), "\(run.stdout)")
         #expect(run.stdout.contains("rollout(org.id) → 96.213%  (key \"euInvoices:org-3\")"), "\(run.stdout)")
         let dynamic = try flags(["eval", "-", "-c", "org=acme", "--explain", "f"], stdin: "flag f { enabled when org.plan == \"team\" }\n")
         #expect(dynamic.stdout.contains("(org is \"acme\" (string), not an object)"), "\(dynamic)")
@@ -86,7 +92,8 @@ import Testing
     @Test func diffMeasuresARolloutByAnObjectsId() throws {
         let source = try String(contentsOfFile: "examples/accounts.flags", encoding: .utf8)
         let wider = FileManager.default.temporaryDirectory.appendingPathComponent("accounts-\(UUID().uuidString).flags")
-        try source.replacingOccurrences(of: "rollout(org.id) < 50%", with: "rollout(org.id) < 60%").write(to: wider, atomically: true, encoding: .utf8)
+        try source.replacingOccurrences(of: "rollout(org.id) < 50%", with: "rollout(org.id) < 60%").write(
+            to: wider, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: wider) }
         let run = try flags(["diff", "examples/accounts.flags", wider.path, "--json"])
         #expect(run.status == 0)

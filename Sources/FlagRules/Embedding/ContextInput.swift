@@ -73,7 +73,8 @@ extension ContextSchema {
         case .object:
             guard quoted == nil, case .object(let members)? = try? JSON.parse(text) else {
                 throw ContextError(
-                    message: "attribute '\(name)' expects an object, got '\(text)'; write a JSON object, as in '{\"plan\": \"team\"}', or give its fields one by one, as in \(name).field=value"
+                    message:
+                        "attribute '\(name)' expects an object, got '\(text)'; write a JSON object, as in '{\"plan\": \"team\"}', or give its fields one by one, as in \(name).field=value"
                 )
             }
             let value = Value.object(json: members)

@@ -28,7 +28,9 @@ extension TypedResolution: CustomStringConvertible {
 extension FlagKey: CustomStringConvertible {
     /// `flag darkMode = false`, `variant checkout = control`, `value pageSize = 20`.
     public var description: String {
-        let shown = kind == .variant ? (defaultValue.flagValue.stringValue ?? defaultValue.flagValue.description) : defaultValue.flagValue.description
+        let shown =
+            kind == .variant
+            ? (defaultValue.flagValue.stringValue ?? defaultValue.flagValue.description) : defaultValue.flagValue.description
         return "\(kind.rawValue) \(name) = \(shown)"
     }
 }
@@ -54,7 +56,8 @@ extension DeclarationInfo: CustomStringConvertible {
     /// `variant checkout [control, oneStep] = control`, `value pageSize: int = 20`.
     public var description: String {
         switch kind {
-        case .variant: return "variant \(name) [\(variants.joined(separator: ", "))] = \(defaultValue.stringValue ?? defaultValue.description)"
+        case .variant:
+            return "variant \(name) [\(variants.joined(separator: ", "))] = \(defaultValue.stringValue ?? defaultValue.description)"
         case .value: return "value \(name): \(type) = \(defaultValue)"
         default: return "\(kind.rawValue) \(name) = \(defaultValue)"
         }

@@ -25,7 +25,8 @@ extension EvaluationContext {
         }
         guard case .object(let fields)? = root.resolved else {
             throw ContextError(
-                message: "\(type(of: value)) encodes as \(root.resolved?.typeName ?? "nothing"), not as an object: a context encodes from a struct or a dictionary keyed by strings"
+                message:
+                    "\(type(of: value)) encodes as \(root.resolved?.typeName ?? "nothing"), not as an object: a context encodes from a struct or a dictionary keyed by strings"
             )
         }
         self.init(fields)
@@ -140,7 +141,9 @@ private struct ContextEncoder: Encoder {
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             try ContextEncoder.encode(value, into: node.field(key.stringValue), at: codingPath + [key])
         }
-        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<
+            NestedKey
+        > {
             let child = node.field(key.stringValue)
             child.makeObject()
             return KeyedEncodingContainer(Keyed<NestedKey>(node: child, codingPath: codingPath + [key]))

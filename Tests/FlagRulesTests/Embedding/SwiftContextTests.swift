@@ -49,11 +49,14 @@ import Testing
         #expect(Self.rules.isEnabled("teamInFrance", in: context))
         #expect(!Self.rules.isEnabled("hasEmail", in: context))
         #expect(Self.rules.isEnabled("earlyAdopter", in: context))
-        #expect(Self.rules.isEnabled("orgRollout", in: context) == Self.rules.isEnabled("orgRollout", in: ["org": ["id": "acme"] as [String: String]]))
+        #expect(
+            Self.rules.isEnabled("orgRollout", in: context)
+                == Self.rules.isEnabled("orgRollout", in: ["org": ["id": "acme"] as [String: String]]))
         let prepared = Self.rules.prepare(context)
         #expect(Self.rules.isEnabled(Self.rules.handle("teamInFrance"), in: prepared))
         // A nil nested struct is absent: the path through it is unknown.
-        let withoutBilling = User(id: "u-2", email: "a@b.c", signup: Date(), org: Org(id: "x", plan: .team, seats: 1, tags: ["vip"], billing: nil))
+        let withoutBilling = User(
+            id: "u-2", email: "a@b.c", signup: Date(), org: Org(id: "x", plan: .team, seats: 1, tags: ["vip"], billing: nil))
         let other = try EvaluationContext(encoding: withoutBilling)
         #expect(other["org"]?.objectValue?["billing"] == nil)
         #expect(!Self.rules.isEnabled("teamInFrance", in: other))

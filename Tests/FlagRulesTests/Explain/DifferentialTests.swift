@@ -174,7 +174,9 @@ import Testing
             if g.chance(75) { org["plan"] = g.chance(90) ? .string(g.pick(["free", "team", "enterprise"])) : "gold" }
             if g.chance(75) { org["seats"] = g.chance(90) ? .int(g.int(15)) : "many" }
             if g.chance(70) {
-                org["billing"] = g.pick([.object(["country": .string(g.pick(countries + ["fr"]))]), .object([:]), "FR", .object(["country": 3])])
+                org["billing"] = g.pick([
+                    .object(["country": .string(g.pick(countries + ["fr"]))]), .object([:]), "FR", .object(["country": 3]),
+                ])
             }
             c["org"] = g.chance(90) ? .object(org) : g.pick(["acme", 7, .list(["a"])])
         }

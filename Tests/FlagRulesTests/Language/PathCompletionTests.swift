@@ -28,18 +28,25 @@ import Testing
         // Types complete inside an object type too.
         #expect(CompletionTests.labels("context {\n  org : { id : ‸ }\n}\n").contains("string"))
         // Without a schema: the fields other paths read.
-        #expect(CompletionTests.labels("flag a { enabled when device.os == \"ios\" and device.id == \"x\" }\nflag f { enabled when device.‸ }\n") == ["id", "os"])
+        #expect(
+            CompletionTests.labels(
+                "flag a { enabled when device.os == \"ios\" and device.id == \"x\" }\nflag f { enabled when device.‸ }\n") == ["id", "os"])
     }
 
     @Test func eachNameOfAPathHovers() {
-        let field = CompletionTests.request("textDocument/hover", Self.schema + "flag f {\n  enabled when org.billing.cou‸ntry == \"FR\"\n}\n")
-        #expect(field["contents"]?["value"]?.string == "```flags\norg.billing.country: string\n```\nfield of 'org.billing', read as org.billing.country")
+        let field = CompletionTests.request(
+            "textDocument/hover", Self.schema + "flag f {\n  enabled when org.billing.cou‸ntry == \"FR\"\n}\n")
+        #expect(
+            field["contents"]?["value"]?.string
+                == "```flags\norg.billing.country: string\n```\nfield of 'org.billing', read as org.billing.country")
         let object = CompletionTests.request("textDocument/hover", Self.schema + "flag f {\n  enabled when o‸rg.plan == team\n}\n")
         #expect(object["contents"]?["value"]?.string?.hasPrefix("```flags\norg: { id: string") == true, "\(object)")
     }
 
     @Test func aFieldRenamesOnItsOwn() throws {
-        let text = Self.schema + "flag f {\n  enabled when org.plan == team and has(org.plan)\n}\ntest \"t\" {\n  given { org.plan: team }\n  expect f\n}\n"
+        let text =
+            Self.schema
+            + "flag f {\n  enabled when org.plan == team and has(org.plan)\n}\ntest \"t\" {\n  given { org.plan: team }\n  expect f\n}\n"
         let (server, _, _) = CompletionTests.open(text + "‸")
         func rename(line: Int, character: Int, to name: String) -> [JSON] {
             let params: JSON = .object([
@@ -63,7 +70,9 @@ import Testing
         for (from, to) in offsets.sorted(by: { $0.0 > $1.0 }) { renamed.replaceSubrange(from..<to, with: Array("tier".utf8)) }
         let result = String(decoding: renamed, as: UTF8.self)
         #expect(edits.count == 4, "\(edits)")
-        #expect(result.contains("tier    : enum(free, team)") && result.contains("org.tier == team and has(org.tier)") && result.contains("given { org.tier: team }"), "\(result)")
+        #expect(
+            result.contains("tier    : enum(free, team)") && result.contains("org.tier == team and has(org.tier)")
+                && result.contains("given { org.tier: team }"), "\(result)")
         #expect(throws: Never.self) { try RuleSet(source: result) }
     }
 }

@@ -47,8 +47,9 @@ import Testing
         #expect(c == ["userId": .string("u1"), "age": .int(31), "score": .double(0.5), "beta": .bool(true)])
         #expect(try EvaluationContext(json: #"{"tags": []}"#) == ["tags": .list([])])
         #expect(try EvaluationContext(json: #"{"tags": {}}"#) == ["tags": .object([:])])
-        #expect(try EvaluationContext(json: #"{"org": {"plan": "team", "billing": {"country": null}}}"#)
-            == ["org": .object(["plan": "team", "billing": .object([:])])])
+        #expect(
+            try EvaluationContext(json: #"{"org": {"plan": "team", "billing": {"country": null}}}"#)
+                == ["org": .object(["plan": "team", "billing": .object([:])])])
         #expect(throws: ContextError.self) {
             try EvaluationContext(json: #"{"org": {"billing": {"seats": 1e999}}}"#)
         }

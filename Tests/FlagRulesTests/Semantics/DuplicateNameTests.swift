@@ -11,7 +11,8 @@ import Testing
         let name = "f" + String(repeating: "x", count: length - 1)
         for others in [0, 3, 12] {
             let filler = (0..<others).map { "flag other\($0) = false\n" }.joined()
-            let source = filler + "flag \(name) = true\n" + filler.replacingOccurrences(of: "other", with: "more")
+            let source =
+                filler + "flag \(name) = true\n" + filler.replacingOccurrences(of: "other", with: "more")
                 + "value \(name): int = 3\n"
             do {
                 _ = try RuleSet(source: source)

@@ -1,8 +1,8 @@
+import FlagRulesTooling
 import Foundation
 import Testing
 
 @testable import FlagRules
-import FlagRulesTooling
 
 /// Context attributes that hold objects, read by path (`org.plan`, `org.billing.country`):
 /// the language article's *Objects and paths*, sentence by sentence, with and without a
@@ -46,7 +46,9 @@ import FlagRulesTooling
     @Test(arguments: 0..<sentences.count)
     func sentenceHoldsWithASchema(_ i: Int) throws {
         let (sentence, expression, context, expected) = Self.sentences[i]
-        #expect(try truth(of: expression.replacingOccurrences(of: "\"team\"", with: "team"), in: context, schema: Self.schema) == expected, "\(sentence)")
+        #expect(
+            try truth(of: expression.replacingOccurrences(of: "\"team\"", with: "team"), in: context, schema: Self.schema) == expected,
+            "\(sentence)")
     }
 
     @Test(arguments: 0..<sentences.count)
@@ -71,7 +73,9 @@ import FlagRulesTooling
         var on = 0
         for k in 0..<600 {
             let unit: any ContextValueConvertible = k % 2 == 0 ? "unit-\(k)" : k
-            let nested: EvaluationContext = ["org": ["id": unit.contextValue] as [String: Value], "device": ["id": unit.contextValue] as [String: Value]]
+            let nested: EvaluationContext = [
+                "org": ["id": unit.contextValue] as [String: Value], "device": ["id": unit.contextValue] as [String: Value],
+            ]
             let plain: EvaluationContext = ["userId": unit]
             #expect(byPath.isEnabled("f", in: nested) == flat.isEnabled("f", in: plain))
             #expect(byPath.evaluate("v", in: nested).variant == flat.evaluate("v", in: plain).variant)
@@ -151,12 +155,15 @@ import FlagRulesTooling
 
     /// A path written with a space or without a field is a syntax error naming the fix.
     @Test func aPathIsWrittenWithoutSpaces() {
-        for source in ["flag f { enabled when org. plan == 1 }", "flag f { enabled when org.1 == 1 }", "flag f { enabled when org. == 1 }"] {
+        for source in ["flag f { enabled when org. plan == 1 }", "flag f { enabled when org.1 == 1 }", "flag f { enabled when org. == 1 }"]
+        {
             do {
                 _ = try RuleSet(source: source)
                 Issue.record("'\(source)' loaded")
             } catch {
-                #expect(error.errors.first?.message.hasPrefix("expected a field name right after 'org.'") == true, "\(error.errors.map(\.message))")
+                #expect(
+                    error.errors.first?.message.hasPrefix("expected a field name right after 'org.'") == true,
+                    "\(error.errors.map(\.message))")
             }
         }
     }
@@ -164,7 +171,8 @@ import FlagRulesTooling
     /// A prepared context lays an object's declared fields out in their own slots, and a
     /// path set on it goes into its object.
     @Test func aPreparedContextReadsAndSetsPaths() throws {
-        let rules = try RuleSet(source: "context { \(Self.schema) }\nflag f { enabled when org.billing.country == \"FR\" and org.plan == team }\n")
+        let rules = try RuleSet(
+            source: "context { \(Self.schema) }\nflag f { enabled when org.billing.country == \"FR\" and org.plan == team }\n")
         var context = rules.makeContext()
         context["org.plan"] = "team"
         #expect(context["org"] == .object(["plan": "team"]))

@@ -24,7 +24,8 @@ import Testing
 
     static func evaluate(_ service: OFREPService, _ key: String, _ context: String) throws -> (Int, JSON) {
         let r = service.respond(
-            HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/\(key)", headers: [], body: Array(#"{"context": \#(context)}"#.utf8)))
+            HTTPRequest(
+                method: "POST", path: "/ofrep/v1/evaluate/flags/\(key)", headers: [], body: Array(#"{"context": \#(context)}"#.utf8)))
         return (r.status, try JSON.parse(bytes: r.body))
     }
 
