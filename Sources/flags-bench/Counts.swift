@@ -96,6 +96,17 @@ func countedOperations() -> [CountedOperation] {
             store.recordExposures(window: 10_000, buffer: 10_000)
             return { store.evaluate("f", in: dictionaries[$0]).variant == "a" }
         },
+        evaluation("a path two levels deep, fastest (handle, prepared context)", 590, 0) {
+            let rules = load(objectSchema + "\nflag f { enabled when org.billing.country == \"FR\" }\n")
+            let handle = rules.handle("f")
+            let prepared = users.map { rules.prepare(organisation($0)) }
+            return { rules.isEnabled(handle, in: prepared[$0]) }
+        },
+        evaluation("a path two levels deep, plain (name, dictionary context)", 1_960, 0) {
+            let rules = load(objectSchema + "\nflag f { enabled when org.billing.country == \"FR\" }\n")
+            let contexts = users.map(organisation)
+            return { rules.isEnabled("f", in: contexts[$0]) }
+        },
         evaluation("in over 3 literals, fastest", 440, 0) { inOperation(3) },
         evaluation("in over 100,000 literals, fastest", 490, 0) { inOperation(100_000) },
         CountedOperation(
@@ -111,6 +122,22 @@ func countedOperations() -> [CountedOperation] {
             let rules = load(generatedFile(10_000))
             return { _ in countedSink &+= rules.lint().count }
         },
+    ]
+}
+
+/// A schema whose organisation is an object, with an object inside it.
+let objectSchema = """
+    context {
+      userId : string
+      org    : { id : string, plan : enum(free, team), billing : { country : string } }
+    }
+    """
+
+/// A user's context with their organisation as an object (its billing country theirs).
+func organisation(_ u: User) -> EvaluationContext {
+    [
+        "userId": .string(u.userId),
+        "org": .object(["id": .string("org-\(u.userId.count)"), "plan": "team", "billing": .object(["country": .string(u.country)])]),
     ]
 }
 

@@ -79,9 +79,18 @@ extension Compiler {
     /// there is its check: its coercion would parse it once more), else `value(b)`.
     func addressValue(_ b: Bound) -> ValueFunction {
         guard case .attribute(let attribute, let slot, .ip) = b.kind else { return value(b) }
-        let name = Frame.Key(attribute)
-        guard let slot else { return { f in f.value(named: name) } }
-        return { f in f.attribute(name, slot: slot, .any) }
+        if let path = PathRead(attribute) { return read(path, slot, .any) }
+        return read(NamedRead(attribute), slot, .any)
+    }
+
+    /// An attribute's value: from its slot, or read from the dictionary and checked by
+    /// `coercion`.
+    private func read<R: DictionaryRead>(_ read: R, _ slot: Int?, _ coercion: Coercion) -> ValueFunction {
+        guard let slot else {
+            if case .any = coercion { return { f in read.value(in: f) } }
+            return { f in read.value(in: f).flatMap(coercion.apply) }
+        }
+        return { f in f.attribute(read, slot: slot, coercion) }
     }
 
     func value(_ b: Bound) -> ValueFunction {
@@ -92,12 +101,9 @@ extension Compiler {
             let v = Value.double(Double(t) / 1000)
             return { _ in v }
         case .attribute(let attribute, let slot, let type):
-            let coercion = coercion(type, slot: slot), name = Frame.Key(attribute)
-            guard let slot else {
-                if case .any = coercion { return { f in f.value(named: name) } }
-                return { f in f.value(named: name).flatMap(coercion.apply) }
-            }
-            return { f in f.attribute(name, slot: slot, coercion) }
+            let coercion = coercion(type, slot: slot)
+            if let path = PathRead(attribute) { return read(path, slot, coercion) }
+            return read(NamedRead(attribute), slot, coercion)
         case .declaration(let i):
             return { f in f.withDeclaration(i) { $0.value(f) } }
         case .now:

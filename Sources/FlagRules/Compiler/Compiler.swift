@@ -196,17 +196,22 @@ struct Compiler {
     /// A unit for `rollout`/`split`: strings, enum cases and variants by name, ints in decimal.
     func bucketUnit(_ b: Bound) -> @Sendable (Frame) -> BucketUnit? {
         if case .attribute(let attribute, let slot?, let type) = b.kind {
-            let coercion = coercion(type, slot: slot), name = Frame.Key(attribute)
-            return { f in
-                switch f.attribute(name, slot: slot, coercion) {
-                case .string(let s)?: return .string(s)
-                case .int(let i)?: return .int(i)
-                default: return nil
-                }
-            }
+            let coercion = coercion(type, slot: slot)
+            if let path = PathRead(attribute) { return bucketUnit(path, slot, coercion) }
+            return bucketUnit(NamedRead(attribute), slot, coercion)
         }
         let v = value(b)
         return { f in v(f).flatMap(BucketUnit.init) }
+    }
+
+    private func bucketUnit<R: DictionaryRead>(_ read: R, _ slot: Int, _ coercion: Coercion) -> @Sendable (Frame) -> BucketUnit? {
+        { f in
+            switch f.attribute(read, slot: slot, coercion) {
+            case .string(let s)?: return .string(s)
+            case .int(let i)?: return .int(i)
+            default: return nil
+            }
+        }
     }
 
     // MARK: Conditions
@@ -268,12 +273,9 @@ struct Compiler {
                 }
             }
             return chain
-        case .has(let attribute, let slot?):
-            let name = Frame.Key(attribute)
-            return { f in f.isGiven(name, slot: slot) ? .yes : .no }
-        case .has(let attribute, nil):
-            let name = Frame.Key(attribute)
-            return { f in f.value(named: name) != nil ? .yes : .no }
+        case .has(let attribute, let slot):
+            if let path = PathRead(attribute) { return has(path, slot) }
+            return has(NamedRead(attribute), slot)
         case .compare(let op, let l, let r):
             return compare(op, l, r)
         case .member(let x, let values, let negated):
@@ -409,18 +411,19 @@ struct Compiler {
         }
     }
 
+    /// `has(attribute)`: from its slot, or read from the dictionary.
+    private func has<R: DictionaryRead>(_ read: R, _ slot: Int?) -> ConditionFunction {
+        guard let slot else { return { f in read.value(in: f) != nil ? .yes : .no } }
+        return { f in f.isGiven(read, slot: slot) ? .yes : .no }
+    }
+
     func rolloutCompare(_ op: ComparisonOperator, _ unit: Bound, _ salt: String, _ t: Int) -> ConditionFunction {
         let prefix = BucketKeyPrefix(salt: salt)
         if op == .less, case .attribute(let attribute, let slot?, let type) = unit.kind {
             // The common `rollout(attribute) < N%`, reading the slot in place.
-            let coercion = coercion(type, slot: slot), name = Frame.Key(attribute)
-            return { f in
-                switch f.attribute(name, slot: slot, coercion) {
-                case .string(let s)?: return Truth(Bucketing.bucket(hash: prefix.hash(string: s)) < t)
-                case .int(let i)?: return Truth(Bucketing.bucket(hash: prefix.hash(.int(i), split: false)) < t)
-                default: return .unknown
-                }
-            }
+            let coercion = coercion(type, slot: slot)
+            if let path = PathRead(attribute) { return rolloutBelow(path, slot, coercion, prefix, t) }
+            return rolloutBelow(NamedRead(attribute), slot, coercion, prefix, t)
         }
         let u = bucketUnit(unit)
         if op == .less {
@@ -436,11 +439,23 @@ struct Compiler {
         }
     }
 
+    /// `rollout(attribute) < N%`, the attribute read in place.
+    private func rolloutBelow<R: DictionaryRead>(_ read: R, _ slot: Int, _ coercion: Coercion, _ prefix: BucketKeyPrefix, _ t: Int)
+        -> ConditionFunction
+    {
+        { f in
+            switch f.attribute(read, slot: slot, coercion) {
+            case .string(let s)?: return Truth(Bucketing.bucket(hash: prefix.hash(string: s)) < t)
+            case .int(let i)?: return Truth(Bucketing.bucket(hash: prefix.hash(.int(i), split: false)) < t)
+            default: return .unknown
+            }
+        }
+    }
+
     /// `enumAttribute in [cases]` (or `== case`) as a mask test on the case ordinal: from a
     /// prepared context's ordinals, or by looking the dictionary's string up among the cases.
     func enumTest(_ x: Bound, _ selected: [String], negated: Bool) -> ConditionFunction? {
         guard case .attribute(let attribute, let slot?, .enumeration(let cases)) = x.kind else { return nil }
-        let name = Frame.Key(attribute)
         let table: EnumTable
         if case .enumeration(let shared) = coercion(.enumeration(cases), slot: slot) { table = shared } else { table = EnumTable(cases) }
         var mask = [Bool](repeating: false, count: cases.count)
@@ -449,13 +464,20 @@ struct Compiler {
             mask[o] = true
         }
         let selectedMask = ContiguousArray(mask)
-        return { f in
+        if let path = PathRead(attribute) { return enumTest(path, slot, table, selectedMask, negated) }
+        return enumTest(NamedRead(attribute), slot, table, selectedMask, negated)
+    }
+
+    private func enumTest<R: DictionaryRead>(
+        _ read: R, _ slot: Int, _ table: EnumTable, _ selectedMask: ContiguousArray<Bool>, _ negated: Bool
+    ) -> ConditionFunction {
+        { f in
             let o: Int
             if let slots = f.slots {
                 o = Int(slots[slot].ordinal)
                 if o < 0 { return .unknown }
             } else {
-                guard case .string(let s)? = f.value(named: name), let found = table.ordinal(of: s) else { return .unknown }
+                guard case .string(let s)? = read.value(in: f), let found = table.ordinal(of: s) else { return .unknown }
                 o = found
             }
             return Truth(selectedMask[o] != negated)
@@ -486,10 +508,14 @@ struct Compiler {
     /// dictionary's entry, or a prepared context's slot), without the general path's value
     /// closure and test of the value's type.
     func stringAttributeTest(_ attribute: String, slot: Int, _ set: LiteralSet, negated: Bool) -> ConditionFunction {
-        let name = Frame.Key(attribute)
-        return { f in
+        if let path = PathRead(attribute) { return stringAttributeTest(path, slot: slot, set, negated: negated) }
+        return stringAttributeTest(NamedRead(attribute), slot: slot, set, negated: negated)
+    }
+
+    private func stringAttributeTest<R: DictionaryRead>(_ read: R, slot: Int, _ set: LiteralSet, negated: Bool) -> ConditionFunction {
+        { f in
             guard let slots = f.slots else {
-                guard case .string(let s)? = f.value(named: name) else { return .unknown }
+                guard case .string(let s)? = read.value(in: f) else { return .unknown }
                 return Truth(set.contains(s) != negated)
             }
             guard case .string(let s)? = slots[slot].typed else { return .unknown }

@@ -183,7 +183,7 @@ public final class ExposureLog: Sendable {
 
     /// Records `r` of declaration `name`, at `index` in `rules`, when a split decided it and
     /// it is new. `unitValue` reads an attribute of the evaluation's context.
-    func record(_ name: String, _ index: Int?, _ r: Resolution, rules: RuleSet, unitValue: (Frame.Key) -> Value?) {
+    func record(_ name: String, _ index: Int?, _ r: Resolution, rules: RuleSet, unitValue: (RuleSet.SplitUnit) -> Value?) {
         guard r.reason == .split, let ruleIndex = r.rule, let line = r.line, let index,
             let attribute = rules.splitUnit(declaration: index, rule: ruleIndex), let unit = unitValue(attribute)
         else { return }
@@ -220,10 +220,10 @@ public final class ExposureLog: Sendable {
     /// builds one.
     @inline(never)
     private static func exposure(
-        _ name: String, _ r: Resolution, attribute: Frame.Key, unit: Value, rule: Int, line: Int, version: String
+        _ name: String, _ r: Resolution, attribute: RuleSet.SplitUnit, unit: Value, rule: Int, line: Int, version: String
     ) -> Exposure {
         Exposure(
-            declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.name, unit: unit.unitText,
+            declaration: name, variant: r.variant ?? r.value.description, unitAttribute: attribute.path, unit: unit.unitText,
             rule: rule, line: line, rulesVersion: version, date: Date())
     }
 
@@ -248,9 +248,9 @@ public final class ExposureLog: Sendable {
 extension RuleSet {
     /// The attribute a declaration's split rule buckets by, when it is one.
     @inline(__always)
-    func splitUnit(declaration i: Int, rule: Int) -> Frame.Key? {
+    func splitUnit(declaration i: Int, rule: Int) -> SplitUnit? {
         guard i < loaded.splitUnits.count else { return nil }
-        for unit in loaded.splitUnits[i] where unit.rule == rule { return unit.attribute }
+        for unit in loaded.splitUnits[i] where unit.rule == rule { return unit }
         return nil
     }
 

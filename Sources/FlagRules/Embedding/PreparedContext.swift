@@ -42,7 +42,7 @@ public struct PreparedContext: Sendable {
             return extra[parts[0]]?.value(at: parts.dropFirst())
         }
         set {
-            if name.utf8.contains(UInt8(ascii: ".")) {
+            if Path.isPath(name) {
                 let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
                 self[parts[0]] = Value.placing(newValue, in: self[parts[0]], at: parts.dropFirst())
                 return

@@ -31,7 +31,7 @@ public struct RuleSet: Sendable {
             splitUnits = checked.declarations.map { d in
                 d.rules.compactMap { r in
                     guard case .split(let s) = r.outcome, case .attribute(let name, _, _) = s.unit.kind else { return nil }
-                    return SplitUnit(rule: r.index, attribute: Frame.Key(name))
+                    return SplitUnit(rule: r.index, attribute: name)
                 }
             }
         }
@@ -49,9 +49,23 @@ public struct RuleSet: Sendable {
     }
 
     /// A split rule (by its 1-based index) and the attribute it buckets by.
-    struct SplitUnit: Sendable {
+    /// The attribute a split rule buckets by (a class: handing one out costs one retain).
+    final class SplitUnit: Sendable {
         let rule: Int
+        /// The top-level attribute it reads, by name.
         let attribute: Frame.Key
+        /// The fields below it, for a path (`device.id`).
+        let fields: [String]
+        /// The attribute or the path, as written.
+        let path: String
+
+        init(rule: Int, attribute path: String) {
+            self.rule = rule
+            self.path = path
+            let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            attribute = Frame.Key(parts[0])
+            fields = Array(parts.dropFirst())
+        }
     }
 
     let loaded: Loaded

@@ -145,7 +145,7 @@ extension RuleSet {
     /// `r` with the assignment `storage` remembers for its unit, when declaration `name` is
     /// sticky and a split decided `r`; the first assignment of a unit is remembered.
     func sticky(
-        _ r: Resolution, _ name: String, storage: any AssignmentStorage, remembering: Bool = true, unitValue: (Frame.Key) -> Value?
+        _ r: Resolution, _ name: String, storage: any AssignmentStorage, remembering: Bool = true, unitValue: (SplitUnit) -> Value?
     ) -> Resolution {
         guard r.reason == .split, let i = index(of: name), let version = stickyVersion(i), let rule = r.rule,
             let attribute = splitUnit(declaration: i, rule: rule), let value = unitValue(attribute),

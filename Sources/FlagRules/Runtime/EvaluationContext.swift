@@ -68,6 +68,12 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     @inline(__always)
     subscript(key: Frame.Key) -> FlagRules.Value? { storage.value(for: key.name, hash: key.hash) }
 
+    /// The value a split buckets by: its attribute, or the field its path names.
+    subscript(unit: RuleSet.SplitUnit) -> FlagRules.Value? {
+        let v = storage.value(for: unit.attribute.name, hash: unit.attribute.hash)
+        return unit.fields.isEmpty ? v : v?.value(at: unit.fields)
+    }
+
     /// This context with `other`'s attributes added, `other`'s value winning where both
     /// have one: a per-call context over a base context.
     public func merging(_ other: EvaluationContext) -> EvaluationContext {

@@ -35,19 +35,20 @@ struct Frame {
         self.program = Unmanaged.passUnretained(program)
     }
 
-    /// An attribute's schema-typed value: from its slot, or by name (checked by `coercion`).
+    /// An attribute's schema-typed value: from its slot, or read from the dictionary
+    /// (checked by `coercion`).
     @inline(__always)
-    func attribute(_ name: Key, slot: Int, _ coercion: Coercion) -> Value? {
+    func attribute<R: DictionaryRead>(_ read: R, slot: Int, _ coercion: Coercion) -> Value? {
         if let slots { return slots[slot].typed }
-        guard let v = value(named: name) else { return nil }
+        guard let v = read.value(in: self) else { return nil }
         return coercion.apply(v)
     }
 
     /// Whether an attribute was given, whatever its type (for `has`).
     @inline(__always)
-    func isGiven(_ name: Key, slot: Int) -> Bool {
+    func isGiven<R: DictionaryRead>(_ read: R, slot: Int) -> Bool {
         if let slots { return slots[slot].isGiven }
-        return value(named: name) != nil
+        return read.value(in: self) != nil
     }
 
     /// Runs `body` with the program's declaration at `i` (a declaration another one reads),
@@ -57,30 +58,19 @@ struct Frame {
         program._withUnsafeGuaranteedRef { $0.withDeclaration(i, body) }
     }
 
-    /// An attribute by name, or the field its path names.
+    /// An attribute by name.
     @inline(__always)
     func value(named name: Key) -> Value? {
-        guard let v = context?._withUnsafeGuaranteedRef({ $0.value(for: name.name, hash: name.hash) }) else { return nil }
-        if name.fields.isEmpty { return v }
-        return Frame.field(of: v, name.fields)
+        context?._withUnsafeGuaranteedRef { $0.value(for: name.name, hash: name.hash) }
     }
 
-    /// The field at `path` below an attribute's value (out of line: most reads are flat).
-    @inline(never)
-    static func field(of v: Value, _ path: [String]) -> Value? { v.value(at: path) }
-
-    /// An attribute name with its hash, computed once when the rules compile; for a path
-    /// (`org.billing.country`), the top-level attribute's name and the fields below it.
+    /// An attribute name with its hash, computed once when the rules compile.
     struct Key: Sendable {
         let name: String
         let hash: UInt64
-        /// The fields below the attribute, for a path (empty for an attribute).
-        let fields: [String]
 
-        init(_ path: String) {
-            let parts = path.split(separator: ".", omittingEmptySubsequences: false)
-            name = String(parts[0])
-            fields = parts.dropFirst().map(String.init)
+        init(_ name: String) {
+            self.name = name
             hash = ContextStorage.hash(name)
         }
     }
@@ -90,6 +80,42 @@ struct Frame {
     /// A frame with no attributes, for folding constants (no allocation per use).
     static var empty: Frame { Frame(Frame.noAttributes, program: .empty) }
     private static let noAttributes = EvaluationContext()
+}
+
+/// How a compiled rule reads an attribute of a dictionary context (or of a prepared
+/// context's extras): a top-level attribute by name, or a path's field below one. Each is a
+/// type of its own, and the closures a rule compiles to are specialised for the one they
+/// read: a flat read costs no test of whether it is a path.
+protocol DictionaryRead: Sendable {
+    /// The value read, as given (nil: absent).
+    func value(in f: Frame) -> Value?
+}
+
+/// A top-level attribute, by name.
+struct NamedRead: DictionaryRead {
+    let key: Frame.Key
+
+    init(_ name: String) { key = Frame.Key(name) }
+
+    @inline(__always)
+    func value(in f: Frame) -> Value? { f.value(named: key) }
+}
+
+/// A path's field (`org.billing.country`): the top-level attribute by name, then each field
+/// below it; absent when a step is absent or not an object.
+struct PathRead: DictionaryRead {
+    let key: Frame.Key
+    let fields: [String]
+
+    /// The read of `path`; nil when it names a top-level attribute (no dot).
+    init?(_ path: String) {
+        guard Path.isPath(path) else { return nil }
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false)
+        key = Frame.Key(String(parts[0]))
+        fields = parts.dropFirst().map(String.init)
+    }
+
+    func value(in f: Frame) -> Value? { f.value(named: key)?.value(at: fields) }
 }
 
 /// How an attribute's value is checked against its schema type: a value of the wrong
@@ -124,12 +150,12 @@ package enum Coercion: Sendable {
     package func apply(_ v: Value) -> Value? {
         switch (self, v) {
         case (.any, _), (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
-            (.version, .version), (.datetime, .datetime), (.object, .object):
+            (.version, .version), (.datetime, .datetime):
             return v
         case (.version, .string(let s)): return SemanticVersion(s).map { .version($0) }
         case (.datetime, .string(let s)): return DateTime.parse(s).map { .datetime($0) }
         case (.enumeration(let table), .string(let s)): return table.ordinal(of: s) != nil ? v : nil
-        case (.ip, _), (.list, _): return applyOutOfLine(v)
+        case (.ip, _), (.list, _), (.object, _): return applyOutOfLine(v)
         default: return nil
         }
     }
@@ -145,6 +171,9 @@ package enum Coercion: Sendable {
         case .list(let element):
             guard case .list(let elements) = v else { return nil }
             for e in elements where !element.fitsElement(e) { return nil }
+            return v
+        case .object:
+            guard case .object = v else { return nil }
             return v
         default:
             return nil

@@ -24,8 +24,9 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// `null` element is held as an empty list, which no element type accepts.
     case list([Value])
     /// An object (a JSON object, a nested dictionary or an encoded struct), whose fields
-    /// rules read as `org.plan`. A field that is absent reads as absent.
-    case object([String: Value])
+    /// rules read as `org.plan`. A field that is absent reads as absent. Boxed, so that
+    /// copying a `Value` of another case costs what it did before objects.
+    indirect case object([String: Value])
 
     /// The value as a split's unit, as text: a string as it is, an int in decimal, anything
     /// else as written (what exposures and sticky assignments record).
@@ -162,6 +163,15 @@ extension Value: ExpressibleByDictionaryLiteral {
 extension Value: ExpressibleByBooleanLiteral {
     /// A `bool` value.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+/// Paths to an object attribute's fields (`org.billing.country`).
+enum Path {
+    /// Whether `name` is a path (holds a dot), its bytes read in place.
+    @inline(__always)
+    static func isPath(_ name: String) -> Bool {
+        StringHash.withBytes(name) { $0.contains(UInt8(ascii: ".")) }
+    }
 }
 
 /// Quoting and escaping of strings the way `.flags` source writes them.

@@ -76,7 +76,7 @@ extension Checker {
     }
 
     mutating func resolveName(_ name: String, _ range: SourceRange, _ position: NamePosition) -> Bound? {
-        if name.utf8.contains(UInt8(ascii: ".")) {
+        if Path.isPath(name) {
             guard let (slot, type) = resolvePath(name, range) else { return nil }
             return Bound(kind: .attribute(name, slot: slot, type), type: type, range: range)
         }
@@ -211,7 +211,7 @@ extension Checker {
                 diagnostics.error("invalid-call", "has() takes one attribute name, as in has(email)", at: range)
                 return nil
             }
-            if attribute.utf8.contains(UInt8(ascii: ".")) {
+            if Path.isPath(attribute) {
                 guard let (slot, _) = resolvePath(attribute, arguments[0].range) else { return nil }
                 return Bound(kind: .has(attribute, slot: slot), type: .bool, range: range)
             }

@@ -25,9 +25,7 @@ package struct Checker {
     /// The declarations' names by position, for the program's lookups at evaluation.
     var names = LiteralSet([])
     /// The declarations' names, by position.
-    var declarationNames: [String] = [] {
-        didSet { declarationIndex = Dictionary(declarationNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a }) }
-    }
+    var declarationNames: [String] = []
     /// Each declaration's position by its name: the checker's own table (a plain
     /// dictionary: whether a name is declared, and where, is decided here).
     var declarationIndex: [String: Int] = [:]
@@ -100,6 +98,7 @@ package struct Checker {
         checker.schema = symbols.schema
         checker.names = symbols.names
         checker.declarationNames = symbols.declarationNames
+        checker.declarationIndex = Dictionary(symbols.declarationNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         checker.types = symbols.types
         checker.current = -1
         let bound = checker.expression(expression)
@@ -128,17 +127,17 @@ package struct Checker {
             }
             candidates.append(d)
         }
-        var firstDeclared: [String: DeclarationSyntax] = [:]
         declarations.reserveCapacity(candidates.count)
+        declarationIndex.reserveCapacity(candidates.count)
         for d in candidates {
             let name = d.name
-            if let first = firstDeclared[name.name] {
+            if let first = declarationIndex[name.name] {
                 diagnostics.error(
                     "duplicate-name", "'\(name.name)' is declared twice", at: name.range,
-                    notes: [.init("the first declaration is here", at: first.header.name.range)])
+                    notes: [.init("the first declaration is here", at: declarations[first].header.name.range)])
                 continue
             }
-            firstDeclared[name.name] = d
+            declarationIndex[name.name] = declarations.count
             declarations.append(d)
         }
         declarationNames = declarations.map { $0.name.name }

@@ -212,4 +212,24 @@ import Testing
             }
         }
     }
+
+    /// An exposure and a sticky assignment of a split by a path name the path and the
+    /// field's value, by name on a dictionary context and by handle on a prepared one.
+    @Test func exposuresOfASplitByAPathNameThePath() async throws {
+        let rules = try RuleSet(
+            source: """
+                context { device : { id : string, os : enum(ios, web) } }
+                variant assistant [off, on] = off { split(device.id) { off: 50%, on: 50% } }
+                """)
+        let store = FlagStore(rules)
+        let log = store.recordExposures(window: 100, buffer: 100)
+        let context: EvaluationContext = ["device": ["id": "d-1", "os": "ios"]]
+        let r = store.evaluate("assistant", in: context)
+        #expect(r.reason == .split)
+        _ = store.evaluate(rules.handle("assistant"), in: rules.prepare(["device": ["id": "d-2", "os": "ios"]]))
+        let exposures = await ExposureTests.drain(log, expecting: 2)
+        #expect(exposures.map(\.unitAttribute) == ["device.id", "device.id"])
+        #expect(exposures.map(\.unit) == ["d-1", "d-2"])
+        #expect(exposures.first?.variant == r.variant)
+    }
 }

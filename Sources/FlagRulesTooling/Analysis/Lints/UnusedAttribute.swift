@@ -13,11 +13,12 @@ extension Lint {
             condition.forEach { b in
                 switch b.kind {
                 case .attribute(let name, _, _), .has(let name, _):
-                    var path = Substring(name)
-                    read.insert(String(path))
-                    while let dot = path.lastIndex(of: ".") {
+                    read.insert(name)
+                    guard name.utf8.contains(UInt8(ascii: ".")) else { break }
+                    var path = name.utf8[...]
+                    while let dot = path.lastIndex(of: UInt8(ascii: ".")) {
                         path = path[..<dot]
-                        read.insert(String(path))
+                        read.insert(String(decoding: path, as: UTF8.self))
                     }
                 default: break
                 }
