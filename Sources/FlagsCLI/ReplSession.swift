@@ -100,6 +100,10 @@ struct ReplSession {
             }
             let key = argument[..<eq].trimmingCharacters(in: .whitespaces)
             let text = argument[argument.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            if key.split(separator: ".", omittingEmptySubsequences: false).count > Path.maxNames {
+                out.stderr += "error: a path has at most \(Path.maxNames) names\n"
+                break
+            }
             if let schema = rules.schema {
                 do {
                     context.set(try schema.value(for: key, text: text), atPath: key)

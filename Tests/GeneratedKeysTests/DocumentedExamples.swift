@@ -314,15 +314,34 @@ func articleBundled(rulesURL: URL, cachesURL: URL) {
 struct DocumentedUser {
     let groups: [String]
     let age: Int
+    let email: String?
 }
 
 /// EmbeddingInAppsAndServices.md: a context from variables.
 func articleContext(userID: String, index: Int, user: DocumentedUser) -> EvaluationContext {
     let context: EvaluationContext = [
         "userId": userID, "unit": "u-\(index)", "groups": user.groups, "age": user.age,
-        "build": .string(BuildConfiguration.current.name),
+        "email": user.email,  // a String?: nil leaves it out
+        "build": BuildConfiguration.current,  // its name
     ]
     return context
+}
+
+/// EmbeddingInAppsAndServices.md: a context from an Encodable value.
+func articleEncodedContext() throws {
+    struct Billing: Encodable { let country: String }
+    struct Org: Encodable { let id: String; let plan: String; let seats: Int; let billing: Billing? }
+    struct Account: Encodable { let userId: String; let email: String?; let org: Org }
+
+    let rules = try RuleSet(contentsOf: URL(fileURLWithPath: "examples/accounts.flags"))
+    let account = Account(
+        userId: "u-42", email: nil,
+        org: Org(id: "acme", plan: "team", seats: 12, billing: Billing(country: "FR")))
+    let context = try EvaluationContext(encoding: account)
+    print(context)
+    // ["org": { billing: { country: "FR" }, id: "acme", plan: "team", seats: 12 }, "userId": "u-42"]
+    print(rules.evaluate("teamFeatures", in: context))
+    // true (TARGETING_MATCH, rule 1, line 20)
 }
 
 /// FlagRulesTooling: the rules' tests and lints in an app's `swift test`.

@@ -44,6 +44,7 @@ public struct PreparedContext: Sendable {
         set {
             if Path.isPath(name) {
                 let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                guard parts.count <= Path.maxNames else { return }
                 self[parts[0]] = Value.placing(newValue, in: self[parts[0]], at: parts.dropFirst())
                 return
             }

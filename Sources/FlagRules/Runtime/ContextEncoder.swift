@@ -126,6 +126,11 @@ private struct ContextEncoder: Encoder {
     /// Encodes `value` into `node`: a scalar directly, anything else through its own
     /// `encode(to:)`.
     static func encode<T: Encodable>(_ value: T, into node: EncodedNode, at path: [any CodingKey]) throws {
+        guard path.count < Path.maxNames else {
+            let where_ = path.map(\.stringValue).joined(separator: ".")
+            throw ContextError(
+                message: "the value nests more than \(Path.maxNames) levels deep (at \(where_.prefix(200))…), deeper than a context may")
+        }
         if let scalar = Scalar.value(value) {
             node.content = .value(scalar)
             return

@@ -104,7 +104,7 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// `object` with `value` at `path` below it (nil: the field removed): the objects on the
     /// way are made, or replace a value that is not an object.
     package static func placing(_ value: Value?, in object: Value?, at path: ArraySlice<String>) -> Value? {
-        guard let field = path.first else { return value }
+        guard let field = path.first, path.count < Path.maxNames else { return path.isEmpty ? value : object }
         var fields = object?.objectValue ?? [:]
         fields[field] = placing(value, in: fields[field], at: path.dropFirst())
         return .object(fields)
@@ -166,7 +166,11 @@ extension Value: ExpressibleByBooleanLiteral {
 }
 
 /// Paths to an object attribute's fields (`org.billing.country`).
-enum Path {
+package enum Path {
+    /// The most names a path may have (an attribute and its fields): as deep as a JSON
+    /// context may nest.
+    package static let maxNames = 64
+
     /// Whether `name` is a path (holds a dot), its bytes read in place.
     @inline(__always)
     static func isPath(_ name: String) -> Bool {

@@ -83,6 +83,10 @@ extension Checker {
         let key = g.key.name
         if schema == nil || schema?[key] != nil { referPath(key, g.key.range) }
         let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count <= Path.maxNames else {
+            diagnostics.error("invalid-path", "a path has at most \(Path.maxNames) names", at: g.key.range)
+            return
+        }
         if let given = context[parts[0]], parts.count == 1 || given.value(at: parts.dropFirst()) != nil {
             diagnostics.error("duplicate-given", "'\(key)' is given twice", at: g.key.range)
             return

@@ -232,4 +232,32 @@ import Testing
         #expect(exposures.map(\.unit) == ["d-1", "d-2"])
         #expect(exposures.first?.variant == r.variant)
     }
+
+    /// Depth is bounded everywhere a path or an object comes in: a path of more than 64
+    /// names sets nothing from Swift and is an error in a test; an encoded value nesting
+    /// deeper than that is refused; JSON stops at 64 levels.
+    @Test func depthIsBounded() throws {
+        final class Link: Encodable {
+            let next: Link?
+            init(_ next: Link?) { self.next = next }
+        }
+        var chain: Link? = nil
+        for _ in 0..<100 { chain = Link(chain) }
+        #expect(throws: ContextError.self) { try EvaluationContext(encoding: chain!) }
+        var context = EvaluationContext()
+        context.set(1, atPath: Array(repeating: "a", count: 65).joined(separator: "."))
+        #expect(context.count == 0)
+        context.set(1, atPath: Array(repeating: "a", count: 64).joined(separator: "."))
+        #expect(context.value(atPath: Array(repeating: "a", count: 64).joined(separator: ".")) == 1)
+        let deep = Array(repeating: "a", count: 65).joined(separator: ".")
+        do {
+            _ = try RuleSet(source: "flag f = true\ntest \"t\" {\n  given { \(deep): 1 }\n  expect f\n}\n")
+            Issue.record("a 65-name path loaded")
+        } catch {
+            #expect(error.errors.map(\.message) == ["a path has at most 64 names"])
+        }
+        #expect(throws: ContextError.self) {
+            try EvaluationContext(json: String(repeating: #"{"a": "#, count: 70) + "1" + String(repeating: "}", count: 70))
+        }
+    }
 }
