@@ -104,4 +104,16 @@ import Testing
         // A tenth of organisations move, of those the sample bills in the EU.
         #expect(share > 0.02 && share < 0.1, "\(run.stdout)")
     }
+
+    /// A field added to an object is the schema change `flags diff` names, not the object.
+    @Test func diffNamesAFieldAddedToAnObject() throws {
+        let source = try String(contentsOfFile: "examples/accounts.flags", encoding: .utf8)
+        let wider = FileManager.default.temporaryDirectory.appendingPathComponent("accounts-\(UUID().uuidString).flags")
+        try source.replacingOccurrences(of: "vatExempt : bool }", with: "vatExempt : bool, vatId : string }")
+            .write(to: wider, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: wider) }
+        let run = try flags(["diff", "examples/accounts.flags", wider.path])
+        let schemaLines = run.stdout.split(separator: "\n").filter { $0.hasPrefix("schema:") }
+        #expect(schemaLines == ["schema: added org.billing.vatId: string"], "\(run)")
+    }
 }

@@ -24,7 +24,9 @@ extension OFREPService {
                 m.append(("stale", .array(reasons)))
                 declarations.append(.object(m))
             }
-            for a in file.rules.schema?.attributes ?? [] where !schema.contains(where: { $0.0 == a.name }) {
+            // The form's fields: every attribute and an object's fields by path (not the
+            // object itself, whose fields are the form's).
+            for a in file.rules.schema?.attributes ?? [] where a.type.fields == nil && !schema.contains(where: { $0.0 == a.name }) {
                 var field: [(String, JSON)] = [("type", .string(a.type.description))]
                 if let cases = a.type.cases ?? a.type.element?.cases { field.append(("cases", .array(cases.map(JSON.string)))) }
                 field.append(("list", .bool(a.type.isList)))
@@ -47,9 +49,12 @@ extension OFREPService {
     }
 
     func evaluateForPage(_ request: HTTPRequest) -> HTTPResponse {
-        guard case .success(let (context, _)) = self.context(of: request) else {
+        guard case .success(let (given, _)) = self.context(of: request) else {
             return .json(400, .object([("errorDetails", .string("send {\"context\": {…}}"))]))
         }
+        // The form names an object's fields by path (`org.plan`): each goes into its object.
+        var context = EvaluationContext()
+        for (name, value) in given.entries.sorted(by: { $0.name < $1.name }) { context.set(value, atPath: name) }
         let state = served.snapshot
         let results: [(String, JSON)] = state.names.map { name in
             let rules = state.files[state.index[name]!].rules

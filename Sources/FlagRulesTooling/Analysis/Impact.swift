@@ -124,7 +124,10 @@ package enum Impact {
         var out: [ImpactReport.SchemaChange] = []
         for a in after {
             if let b = before.first(where: { $0.name == a.name }) {
-                if b.type != a.type { out.append(.init(name: a.name, from: b.type, to: a.type)) }
+                // An object whose fields changed is told by its fields.
+                if b.type != a.type, b.type.fields == nil || a.type.fields == nil {
+                    out.append(.init(name: a.name, from: b.type, to: a.type))
+                }
             } else {
                 out.append(.init(name: a.name, from: nil, to: a.type))
             }

@@ -50,4 +50,20 @@ import Testing
         #expect(status == 400 && json["errorCode"] == .string("INVALID_CONTEXT"))
         #expect(json["errorDetails"] == .string("attribute 'org.plan' expects one of free, team"), "\(json)")
     }
+
+    /// The page's form has a field for each of an object's fields, named by path, and the
+    /// page's evaluation puts each into its object.
+    @Test func thePageNamesFieldsByPath() throws {
+        let service = try Self.service()
+        let rules = try JSON.parse(bytes: service.respond(HTTPRequest(method: "GET", path: "/api/rules", headers: [], body: [])).body)
+        let names: [String] = {
+            guard case .object(let members)? = rules["schema"] else { return [] }
+            return members.map(\.0)
+        }()
+        #expect(names == ["org.id", "org.plan", "org.billing.country", "now"])
+        let body = #"{"context": {"org.plan": "team", "org.billing.country": "FR"}}"#
+        let results = try JSON.parse(
+            bytes: service.respond(HTTPRequest(method: "POST", path: "/api/evaluate", headers: [], body: Array(body.utf8))).body)
+        #expect(results["teamInFrance"]?["resolution"]?["value"] == .bool(true), "\(results)")
+    }
 }
