@@ -1,0 +1,119 @@
+import Foundation
+
+/// How a `rollout` or `split` turns a unit into a bucket: FlagRules' own (Unleash's, the
+/// default) or another system's, so that rules imported from it keep every user in the
+/// bucket that system put them in. Written as the third argument of `rollout` and `split`:
+/// `rollout(userId, "seed", growthbook) < 20%`.
+package enum BucketScheme: String, Sendable, CaseIterable {
+    /// MurmurHash3 of `salt:unit` (Unleash's normalised hash and variant algorithm).
+    case unleash
+    /// GrowthBook's hash version 2: FNV-1a 32 of the decimal text of FNV-1a 32 of
+    /// `seed + unit`, modulo 10,000, over 10,000 (the SDKs' `hash(seed, value, 2)`).
+    case growthbook
+    /// GrowthBook's hash version 1: FNV-1a 32 of `unit + seed`, modulo 1,000, over 1,000.
+    case growthbookV1
+    /// LaunchDarkly's bucket: the first 15 hex digits of SHA-1 of `salt.unit` (the salt is
+    /// `flagKey.salt`, or an experiment's seed) over `0xFFFFFFFFFFFFFFF`; a split takes the
+    /// first variation whose running weight, in 100,000ths, exceeds the bucket.
+    case launchdarkly
+
+    /// The names, as written in rules.
+    package static let names = allCases.map(\.rawValue)
+}
+
+/// Other systems' bucketing, bit for bit.
+package enum VendorBucketing {
+    /// GrowthBook's `n` for a unit: `k / scale` with `k` an integer, so that a rollout's
+    /// coverage compares exactly (`n < coverage`). Nil for an empty unit, which GrowthBook
+    /// leaves out of every rollout and experiment.
+    package static func growthbook(seed: String, unit: String, version: Int) -> (k: Int, scale: Int)? {
+        guard !unit.isEmpty else { return nil }
+        if version == 1 { return (Int(fnv1a32UTF16(unit + seed) % 1_000), 1_000) }
+        return (Int(fnv1a32UTF16(String(fnv1a32UTF16(seed + unit))) % 10_000), 10_000)
+    }
+
+    /// FNV-1a 32 over a string's UTF-16 code units, as GrowthBook's SDKs hash (JavaScript's
+    /// `charCodeAt`).
+    package static func fnv1a32UTF16(_ s: String) -> UInt32 {
+        var h: UInt32 = 0x811C_9DC5
+        for unit in s.utf16 { h = (h ^ UInt32(unit)) &* 0x0100_0193 }
+        return h
+    }
+
+    /// LaunchDarkly's bucket of a unit in [0, 1]: SHA-1 of `salt.unit`, its first 15 hex
+    /// digits as an integer, over `0xFFFFFFFFFFFFFFF`, in double precision as its SDKs do.
+    package static func launchdarkly(salt: String, unit: String) -> Double {
+        let digest = SHA1.digest(Array((salt + "." + unit).utf8))
+        var first15: UInt64 = 0
+        for byte in digest.prefix(8) { first15 = first15 << 8 | UInt64(byte) }
+        return Double(first15 >> 4) / Double(0xFFF_FFFF_FFFF_FFFF as UInt64)
+    }
+
+    /// GrowthBook's variation for `n` among weights (fractions in order): the first range
+    /// `[start, start + w)` that holds it, the starts summed in order as the SDKs sum them
+    /// (coverage 1); nil past the last range.
+    package static func growthbookChoice(_ n: Double, fractions: [Double]) -> Int? {
+        var cumulative = 0.0
+        for (i, w) in fractions.enumerated() {
+            let start = cumulative
+            cumulative += w
+            if start <= n && n < start + w { return i }
+        }
+        return nil
+    }
+
+    /// LaunchDarkly's variation for a bucket: the first whose running weight (100,000ths)
+    /// exceeds it, else the last.
+    package static func launchdarklyChoice(_ bucket: Double, weights: [Int]) -> Int {
+        var sum = 0.0
+        for (i, w) in weights.enumerated() {
+            sum += Double(w) / 100_000.0
+            if bucket < sum { return i }
+        }
+        return weights.count - 1
+    }
+}
+
+/// SHA-1 (FIPS 180-4), for LaunchDarkly's bucketing: the package has no dependencies, and
+/// Foundation has no digest on Linux.
+package enum SHA1 {
+    /// The 20-byte digest of `message`.
+    package static func digest(_ message: [UInt8]) -> [UInt8] {
+        var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
+        var padded = message
+        padded.append(0x80)
+        while padded.count % 64 != 56 { padded.append(0) }
+        let bits = UInt64(message.count) &* 8
+        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        var w = [UInt32](repeating: 0, count: 80)
+        for block in stride(from: 0, to: padded.count, by: 64) {
+            for t in 0..<16 {
+                let i = block + 4 * t
+                w[t] = UInt32(padded[i]) << 24 | UInt32(padded[i + 1]) << 16 | UInt32(padded[i + 2]) << 8 | UInt32(padded[i + 3])
+            }
+            for t in 16..<80 { w[t] = rotate(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1) }
+            var (a, b, c, d, e) = h
+            for t in 0..<80 {
+                let f: UInt32, k: UInt32
+                switch t {
+                case 0..<20: (f, k) = ((b & c) | (~b & d), 0x5A82_7999)
+                case 20..<40: (f, k) = (b ^ c ^ d, 0x6ED9_EBA1)
+                case 40..<60: (f, k) = ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC)
+                default: (f, k) = (b ^ c ^ d, 0xCA62_C1D6)
+                }
+                let temp = rotate(a, 5) &+ f &+ e &+ k &+ w[t]
+                (e, d, c, b, a) = (d, c, rotate(b, 30), a, temp)
+            }
+            h = (h.0 &+ a, h.1 &+ b, h.2 &+ c, h.3 &+ d, h.4 &+ e)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(20)
+        for word in [h.0, h.1, h.2, h.3, h.4] {
+            for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        }
+        return out
+    }
+
+    @inline(__always)
+    private static func rotate(_ x: UInt32, _ n: UInt32) -> UInt32 { x << n | x >> (32 - n) }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+
+/// Other systems' bucketing, bit for bit: vectors computed by the vendors' own SDKs
+/// (GrowthBook's Python SDK 4.0.0, `growthbook.core.gbhash`; LaunchDarkly's Python server SDK
+/// 9.20.0, `_bucket_context`'s hash), and LaunchDarkly's published bucketing vectors.
+@Suite struct VendorBucketingTests {
+    /// (seed, value, hash version, k), where GrowthBook's n is k / 1,000 (v1) or k / 10,000 (v2).
+    static let growthbook: [(String, String, Int, Int)] = [
+        ("", "1", 1, 444),
+        ("", "1", 2, 3263),
+        ("", "123", 1, 11),
+        ("", "123", 2, 4547),
+        ("", "u-42", 1, 153),
+        ("", "u-42", 2, 8936),
+        ("", "user-abcdef", 1, 458),
+        ("", "user-abcdef", 2, 4349),
+        ("", "\u{FF}", 1, 606),
+        ("", "\u{FF}", 2, 6178),
+        ("", "\u{65E5}\u{672C}", 1, 396),
+        ("", "\u{65E5}\u{672C}", 2, 2632),
+        ("", "\u{1F600}x", 1, 192),
+        ("", "\u{1F600}x", 2, 5165),
+        ("", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 181),
+        ("", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2, 9137),
+        ("a", "1", 1, 751),
+        ("a", "1", 2, 8633),
+        ("a", "123", 1, 790),
+        ("a", "123", 2, 4216),
+        ("a", "u-42", 1, 536),
+        ("a", "u-42", 2, 9980),
+        ("a", "user-abcdef", 1, 817),
+        ("a", "user-abcdef", 2, 1162),
+        ("a", "\u{FF}", 1, 45),
+        ("a", "\u{FF}", 2, 6652),
+        ("a", "\u{65E5}\u{672C}", 1, 743),
+        ("a", "\u{65E5}\u{672C}", 2, 703),
+        ("a", "\u{1F600}x", 1, 11),
+        ("a", "\u{1F600}x", 2, 7791),
+        ("a", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 628),
+        ("a", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2, 1704),
+        ("checkout-2026", "1", 1, 489),
+        ("checkout-2026", "1", 2, 2410),
+        ("checkout-2026", "123", 1, 220),
+        ("checkout-2026", "123", 2, 9278),
+        ("checkout-2026", "u-42", 1, 666),
+        ("checkout-2026", "u-42", 2, 5025),
+        ("checkout-2026", "user-abcdef", 1, 639),
+        ("checkout-2026", "user-abcdef", 2, 7136),
+        ("checkout-2026", "\u{FF}", 1, 171),
+        ("checkout-2026", "\u{FF}", 2, 1921),
+        ("checkout-2026", "\u{65E5}\u{672C}", 1, 705),
+        ("checkout-2026", "\u{65E5}\u{672C}", 2, 8204),
+        ("checkout-2026", "\u{1F600}x", 1, 573),
+        ("checkout-2026", "\u{1F600}x", 2, 9926),
+        ("checkout-2026", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 102),
+        ("checkout-2026", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2, 514),
+        ("\u{F1}-seed", "1", 1, 303),
+        ("\u{F1}-seed", "1", 2, 5941),
+        ("\u{F1}-seed", "123", 1, 272),
+        ("\u{F1}-seed", "123", 2, 7398),
+        ("\u{F1}-seed", "u-42", 1, 450),
+        ("\u{F1}-seed", "u-42", 2, 4436),
+        ("\u{F1}-seed", "user-abcdef", 1, 89),
+        ("\u{F1}-seed", "user-abcdef", 2, 985),
+        ("\u{F1}-seed", "\u{FF}", 1, 333),
+        ("\u{F1}-seed", "\u{FF}", 2, 8726),
+        ("\u{F1}-seed", "\u{65E5}\u{672C}", 1, 303),
+        ("\u{F1}-seed", "\u{65E5}\u{672C}", 2, 5878),
+        ("\u{F1}-seed", "\u{1F600}x", 1, 603),
+        ("\u{F1}-seed", "\u{1F600}x", 2, 815),
+        ("\u{F1}-seed", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 318),
+        ("\u{F1}-seed", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2, 5030),
+        ("\u{1F600}", "1", 1, 241),
+        ("\u{1F600}", "1", 2, 485),
+        ("\u{1F600}", "123", 1, 206),
+        ("\u{1F600}", "123", 2, 1256),
+        ("\u{1F600}", "u-42", 1, 684),
+        ("\u{1F600}", "u-42", 2, 5267),
+        ("\u{1F600}", "user-abcdef", 1, 527),
+        ("\u{1F600}", "user-abcdef", 2, 5279),
+        ("\u{1F600}", "\u{FF}", 1, 739),
+        ("\u{1F600}", "\u{FF}", 2, 389),
+        ("\u{1F600}", "\u{65E5}\u{672C}", 1, 521),
+        ("\u{1F600}", "\u{65E5}\u{672C}", 2, 5882),
+        ("\u{1F600}", "\u{1F600}x", 1, 493),
+        ("\u{1F600}", "\u{1F600}x", 2, 1676),
+        ("\u{1F600}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1, 888),
+        ("\u{1F600}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 2, 9294),
+    ]
+
+    @Test func growthbookHashesAsItsSDK() {
+        for (seed, value, version, k) in Self.growthbook {
+            let got = VendorBucketing.growthbook(seed: seed, unit: value, version: version)
+            #expect(got?.k == k && got?.scale == (version == 1 ? 1_000 : 10_000), "\\(seed) \\(value) v\\(version)")
+        }
+        // An empty unit is in no rollout or experiment of GrowthBook's.
+        #expect(VendorBucketing.growthbook(seed: "s", unit: "", version: 2) == nil)
+    }
+
+    /// (salt, value, the bucket as a hexadecimal double).
+    static let launchdarkly: [(String, String, String)] = [
+        ("darkMode.abc123", "", "0x1.de1ca01965d11p-1"),
+        ("darkMode.abc123", "userKeyA", "0x1.67a8b5ed84cebp-2"),
+        ("darkMode.abc123", "userKeyB", "0x1.78ac8d7fab4eep-3"),
+        ("darkMode.abc123", "userKeyC", "0x1.df661ab250e1bp-2"),
+        ("darkMode.abc123", "123", "0x1.3542ca57a6cc1p-1"),
+        ("darkMode.abc123", "\u{65E5}\u{672C}", "0x1.8b7f9093de305p-3"),
+        ("flag.salt", "", "0x1.b6886d9bc61c1p-3"),
+        ("flag.salt", "userKeyA", "0x1.da1c928563e5bp-2"),
+        ("flag.salt", "userKeyB", "0x1.f24e1f0ae3117p-1"),
+        ("flag.salt", "userKeyC", "0x1.6654891ed9d9dp-2"),
+        ("flag.salt", "123", "0x1.d9dafeba68481p-3"),
+        ("flag.salt", "\u{65E5}\u{672C}", "0x1.36fc939d606c0p-2"),
+        ("42", "", "0x1.fceca2a58c4cdp-1"),
+        ("42", "userKeyA", "0x1.14d59a70d396fp-1"),
+        ("42", "userKeyB", "0x1.73b836a95b9fap-5"),
+        ("42", "userKeyC", "0x1.90b64c61657f3p-1"),
+        ("42", "123", "0x1.f23a7c3e408c2p-1"),
+        ("42", "\u{65E5}\u{672C}", "0x1.863680523d02cp-3"),
+    ]
+
+    @Test func launchdarklyBucketsAsItsSDK() throws {
+        for (salt, value, hex) in Self.launchdarkly {
+            let expected = try #require(Double(hex))
+            #expect(VendorBucketing.launchdarkly(salt: salt, unit: value) == expected, "\\(salt).\\(value)")
+        }
+        // LaunchDarkly's published vectors (its SDKs' bucketing tests): flag key "hashKey",
+        // salt "saltyA".
+        for (key, bucket) in [("userKeyA", 0.42157587), ("userKeyB", 0.6708485), ("userKeyC", 0.10343106)] {
+            #expect(abs(VendorBucketing.launchdarkly(salt: "hashKey.saltyA", unit: key) - bucket) < 1e-7, "\\(key)")
+        }
+    }
+
+    /// SHA-1's own test vectors (FIPS 180-4's examples), across block boundaries.
+    @Test func sha1() {
+        func hex(_ s: String) -> String { SHA1.digest(Array(s.utf8)).map { String(format: "%02x", $0) }.joined() }
+        #expect(hex("") == "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        #expect(hex("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        #expect(hex(String(repeating: "a", count: 1_000)) == "291e9a6c66994949b57ba5e650361e98fc36b1ba")
+    }
+}
