@@ -10,7 +10,8 @@ extension Compiler {
         case .constant, .percent: return true
         case .attribute, .declaration, .now, .has: return false
         case .ramp: return false
-        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .containsSet(let x, _, _), .count(let x),
+        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
+            .containsSet(let x, _, _), .count(let x),
             .lower(let x), .network(let x, _, _):
             return isPure(x)
         case .and(let xs), .or(let xs), .coalesce(let xs): return xs.allSatisfy(isPure)
@@ -127,6 +128,13 @@ extension Compiler {
             return { f in
                 guard let bucketUnit = u(f) else { return nil }
                 return .double(Double(Bucketing.bucket(hash: prefix.hash(bucketUnit, split: false))) / 1000)
+            }
+        case .vendorRollout(let unit, let salt, let scheme):
+            let u = bucketUnit(unit)
+            let rollout = VendorRollout(salt: salt, scheme: scheme)
+            return { f in
+                guard let bucketUnit = u(f), let p = rollout.percent(bucketUnit) else { return nil }
+                return .double(p)
             }
         case .count(let x):
             let xf = value(x)

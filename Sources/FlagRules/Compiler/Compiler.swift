@@ -354,7 +354,7 @@ struct Compiler {
                     return Truth(v)
                 }
             }
-        case .attribute, .now, .coalesce, .percent, .rollout, .count, .lower, .ramp:
+        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .ramp:
             let vf = value(b)
             return { f in
                 guard case .bool(let v)? = vf(f) else { return .unknown }
@@ -370,6 +370,13 @@ struct Compiler {
         }
         if case .rollout(let unit, let salt) = r.kind, let t = l.rolloutThreshold {
             return rolloutCompare(op.flipped, unit, salt, t)
+        }
+        // Another system's rollout compares as that system compares it.
+        if case .vendorRollout(let unit, let salt, let scheme) = l.kind, let t = r.rolloutThreshold {
+            return vendorRolloutCompare(op, unit, VendorRollout(salt: salt, scheme: scheme), t)
+        }
+        if case .vendorRollout(let unit, let salt, let scheme) = r.kind, let t = l.rolloutThreshold {
+            return vendorRolloutCompare(op.flipped, unit, VendorRollout(salt: salt, scheme: scheme), t)
         }
         // Addresses compare as addresses, not spellings.
         if l.type == .ip || r.type == .ip {
@@ -415,6 +422,14 @@ struct Compiler {
     private func has<R: DictionaryRead>(_ read: R, _ slot: Int?) -> ConditionFunction {
         guard let slot else { return { f in read.value(in: f) != nil ? .yes : .no } }
         return { f in f.isGiven(read, slot: slot) ? .yes : .no }
+    }
+
+    func vendorRolloutCompare(_ op: ComparisonOperator, _ unit: Bound, _ rollout: VendorRollout, _ t: Int) -> ConditionFunction {
+        let u = bucketUnit(unit)
+        return { f in
+            guard let bucketUnit = u(f) else { return .unknown }
+            return rollout.holds(bucketUnit, op, threshold: t)
+        }
     }
 
     func rolloutCompare(_ op: ComparisonOperator, _ unit: Bound, _ salt: String, _ t: Int) -> ConditionFunction {

@@ -356,7 +356,8 @@ struct AttributeReads {
             case .has(let name, _): add(name, checked.schema?[name]?.type ?? .dynamic)
             case .now, .ramp: add("now", .datetime)
             case .declaration(let i): collect(i, &seen, &out, &visited)
-            case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .containsSet(let x, _, _), .count(let x),
+            case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
+                .containsSet(let x, _, _), .count(let x),
                 .lower(let x), .network(let x, _, _):
                 walk(x)
             case .and(let xs), .or(let xs), .coalesce(let xs): xs.forEach(walk)

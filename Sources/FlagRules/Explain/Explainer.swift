@@ -330,6 +330,25 @@ package struct Explainer {
                     text: t, result: Explainer.percent(bucket),
                     note: "key \"\(salt):\(Explainer.unitText(bucketUnit))\"", children: unitTrace.isConstant ? [] : [unitTrace])
             )
+        case .vendorRollout(let unit, let salt, let scheme):
+            let (u, unitTrace) = value(unit)
+            let rollout = VendorRollout(salt: salt, scheme: scheme)
+            guard let u, let bucketUnit = BucketUnit(u) else {
+                let note = u == nil ? (unitTrace.note ?? "the unit is unknown") : "\(u!) (\(u!.typeName)) cannot be a unit"
+                return (nil, ExpressionTrace(text: t, result: "unknown", note: note, children: [unitTrace]))
+            }
+            guard let p = rollout.percent(bucketUnit) else {
+                return (
+                    nil,
+                    ExpressionTrace(text: t, result: "unknown", note: "\(scheme.rawValue) leaves an empty unit out", children: [unitTrace])
+                )
+            }
+            return (
+                .double(p),
+                ExpressionTrace(
+                    text: t, result: Value.format(p) + "%", note: "\(scheme.rawValue): " + rollout.key(bucketUnit),
+                    children: unitTrace.isConstant ? [] : [unitTrace])
+            )
         case .count(let x):
             let (v, trace) = value(x)
             guard let v else { return (nil, ExpressionTrace(text: t, result: "unknown", note: trace.note, children: [trace])) }
@@ -425,6 +444,12 @@ package struct Explainer {
                 guard case .double? = v else { return make(.unknown, [trace]) }
                 let bucket = rolloutBucket(r)
                 return make(Truth(Bucketing.rolloutHolds(op.flipped, bucket: bucket, threshold: th)), [trace])
+            }
+            for (side, threshold, flip) in [(l, r.rolloutThreshold, false), (r, l.rolloutThreshold, true)] {
+                guard case .vendorRollout(let unit, let salt, let scheme) = side.kind, let th = threshold else { continue }
+                let (v, trace) = value(side)
+                guard case .double? = v, case (let u?, _) = value(unit), let bu = BucketUnit(u) else { return make(.unknown, [trace]) }
+                return make(VendorRollout(salt: salt, scheme: scheme).holds(bu, flip ? op.flipped : op, threshold: th), [trace])
             }
             let (a, lt) = value(l)
             let (c, rt) = value(r)
@@ -542,7 +567,7 @@ package struct Explainer {
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else { return make(.unknown, [], note: trace.note) }
             return (Truth(bv), trace)
-        case .attribute, .now, .coalesce, .percent, .rollout, .count, .lower, .ramp:
+        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .ramp:
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else {
                 if v == nil { return (.unknown, trace) }

@@ -21,6 +21,69 @@ package enum BucketScheme: String, Sendable, CaseIterable {
     package static let names = allCases.map(\.rawValue)
 }
 
+/// `rollout(unit, salt, scheme)` for another system's scheme: where a unit falls, and how
+/// it compares with a percentage exactly as that system compares it.
+struct VendorRollout: Sendable {
+    let salt: String
+    let scheme: BucketScheme
+
+    /// The unit's text, as the systems hash it (an int in decimal).
+    static func text(_ unit: BucketUnit) -> String {
+        switch unit {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        }
+    }
+
+    /// The unit's position as a percentage in [0, 100]; nil when the system leaves the unit
+    /// out (GrowthBook's empty unit).
+    func percent(_ unit: BucketUnit) -> Double? {
+        let text = Self.text(unit)
+        switch scheme {
+        case .growthbook, .growthbookV1:
+            guard let (k, scale) = VendorBucketing.growthbook(seed: salt, unit: text, version: scheme == .growthbook ? 2 : 1) else {
+                return nil
+            }
+            return Double(k) / Double(scale) * 100
+        case .launchdarkly:
+            return VendorBucketing.launchdarkly(salt: salt, unit: text) * 100
+        case .unleash:
+            return Double(Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(unit, split: false))) / 1000
+        }
+    }
+
+    /// `rollout(…) OP t`, `t` in thousandths of a percent: GrowthBook's `n` is k / scale, so
+    /// the comparison is of integers; LaunchDarkly's bucket compares in double precision
+    /// with `t / 100,000`, as its SDKs compare it with a running weight.
+    func holds(_ unit: BucketUnit, _ op: ComparisonOperator, threshold t: Int) -> Truth {
+        let text = Self.text(unit)
+        switch scheme {
+        case .growthbook, .growthbookV1:
+            guard let (k, scale) = VendorBucketing.growthbook(seed: salt, unit: text, version: scheme == .growthbook ? 2 : 1) else {
+                return .unknown
+            }
+            return Truth(Bucketing.rolloutHolds(op, bucket: k * (100_000 / scale), threshold: t))
+        case .launchdarkly:
+            let b = VendorBucketing.launchdarkly(salt: salt, unit: text), limit = Double(t) / 100_000.0
+            return Truth.comparison(op, order: b < limit ? -1 : b == limit ? 0 : 1)
+        case .unleash:
+            let bucket = Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(unit, split: false))
+            return Truth(Bucketing.rolloutHolds(op, bucket: bucket, threshold: t))
+        }
+    }
+
+    /// The key the system hashes, for explanations.
+    func key(_ unit: BucketUnit) -> String {
+        let text = Self.text(unit)
+        switch scheme {
+        case .growthbook: return "FNV-1a of \"\(salt)\(text)\", twice"
+        case .growthbookV1: return "FNV-1a of \"\(text)\(salt)\""
+        case .launchdarkly: return "SHA-1 of \"\(salt).\(text)\""
+        case .unleash: return "\"\(salt):\(text)\""
+        }
+    }
+}
+
 /// Other systems' bucketing, bit for bit.
 package enum VendorBucketing {
     /// GrowthBook's `n` for a unit: `k / scale` with `k` an integer, so that a rollout's

@@ -33,6 +33,8 @@ package struct Bound: Sendable {
         case coalesce([Bound])
         case has(String, slot: Int?)
         indirect case rollout(Bound, salt: String)
+        /// `rollout(unit, salt, scheme)` with another system's bucketing.
+        indirect case vendorRollout(Bound, salt: String, BucketScheme)
         /// `list contains any [literals]` (`all` false) or `contains all [literals]`.
         indirect case containsSet(Bound, [Value], all: Bool)
         /// `count(list)`.
@@ -224,7 +226,8 @@ extension Bound {
         visit(self)
         switch kind {
         case .constant, .percent, .attribute, .declaration, .now, .has, .ramp: break
-        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .containsSet(let x, _, _), .count(let x),
+        case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
+            .containsSet(let x, _, _), .count(let x),
             .lower(let x), .network(let x, _, _):
             x.forEach(visit)
         case .and(let xs), .or(let xs), .coalesce(let xs): for x in xs { x.forEach(visit) }

@@ -204,6 +204,20 @@ extension Checker {
         }
     }
 
+    /// A bucketing scheme written as the last argument of `rollout` or `split`
+    /// (`growthbook`), with "did you mean" among the schemes.
+    mutating func bucketScheme(_ e: ExprSyntax) -> BucketScheme? {
+        guard case .name(let name) = e.kind, let scheme = BucketScheme(rawValue: name) else {
+            let written = if case .name(let name) = e.kind { "'\(name)'" } else { "this" }
+            let suggestion = if case .name(let name) = e.kind { didYouMean(name, BucketScheme.names) } else { "" }
+            diagnostics.error(
+                "invalid-call", "\(written) is not a bucketing scheme" + suggestion, at: e.range,
+                help: "the schemes are " + BucketScheme.names.joined(separator: ", ") + " (unleash, the default, is FlagRules' own)")
+            return nil
+        }
+        return scheme
+    }
+
     mutating func call(_ name: Identifier, _ arguments: [ExprSyntax], _ range: SourceRange) -> Bound? {
         switch name.name {
         case "has":
@@ -232,9 +246,10 @@ extension Checker {
             refer(arguments[0].range, to: .attribute(attribute))
             return Bound(kind: .has(attribute, slot: nil), type: .bool, range: range)
         case "rollout":
-            guard arguments.count == 1 || arguments.count == 2 else {
+            guard (1...3).contains(arguments.count) else {
                 diagnostics.error(
-                    "invalid-call", "rollout() takes a unit and an optional salt, as in rollout(userId) or rollout(userId, \"salt\")",
+                    "invalid-call",
+                    "rollout() takes a unit, an optional salt and an optional bucketing scheme, as in rollout(userId), rollout(userId, \"salt\") or rollout(userId, \"seed\", growthbook)",
                     at: range)
                 return nil
             }
@@ -245,19 +260,25 @@ extension Checker {
                 return nil
             }
             var salt = current >= 0 ? declarationNames[current] : ""
-            if arguments.count == 2 {
+            if arguments.count >= 2 {
                 guard case .literal(.string(let s, _)) = arguments[1].kind else {
                     diagnostics.error("invalid-call", "rollout()'s salt must be a string literal", at: arguments[1].range)
                     return nil
                 }
                 salt = s
             }
+            var scheme = BucketScheme.unleash
+            if arguments.count == 3 {
+                guard let given = bucketScheme(arguments[2]) else { return nil }
+                scheme = given
+            }
             guard let unit = expression(arguments[0]) else { return nil }
             guard unit.type.isBucketable else {
                 checkUnit(unit, "rollout")
                 return nil
             }
-            return Bound(kind: .rollout(unit, salt: salt), type: .double, range: range)
+            if scheme == .unleash { return Bound(kind: .rollout(unit, salt: salt), type: .double, range: range) }
+            return Bound(kind: .vendorRollout(unit, salt: salt, scheme), type: .double, range: range)
         case "count":
             guard arguments.count == 1 else {
                 diagnostics.error("invalid-call", "count() takes one list, as in count(groups)", at: range)

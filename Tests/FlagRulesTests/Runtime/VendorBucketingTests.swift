@@ -142,4 +142,42 @@ import Testing
         #expect(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
         #expect(hex(String(repeating: "a", count: 1_000)) == "291e9a6c66994949b57ba5e650361e98fc36b1ba")
     }
+
+    /// In the language: `rollout(unit, seed, growthbook) < N%` includes a unit exactly when
+    /// GrowthBook's `n < coverage` does; `launchdarkly` when its bucket is below the running
+    /// weight; an int unit is its decimal text; GrowthBook leaves an empty unit out.
+    @Test func rolloutsInTheLanguageBucketAsTheVendors() throws {
+        for (seed, value, version, k) in Self.growthbook {
+            let scheme = version == 1 ? "growthbookV1" : "growthbook"
+            for coverage in [0, 1, 25, 50, 99, 100] {
+                let rules = try RuleSet(source: "flag f { enabled when rollout(u, \"\(seed)\", \(scheme)) < \(coverage)% }")
+                let n = Double(k) / Double(version == 1 ? 1_000 : 10_000)
+                #expect(rules.isEnabled("f", in: ["u": .string(value)]) == (n < Double(coverage) / 100), "\(seed) \(value)")
+                let explained = rules.explain("f", in: ["u": .string(value)])?.resolution
+                #expect(explained == rules.evaluate("f", in: ["u": .string(value)]))
+            }
+        }
+        let ld = try RuleSet(source: "flag f { enabled when rollout(u, \"hashKey.saltyA\", launchdarkly) < 42.158% }")
+        #expect(ld.isEnabled("f", in: ["u": "userKeyA"]) && !ld.isEnabled("f", in: ["u": "userKeyB"]))
+        let ints = try RuleSet(
+            source:
+                "flag f { enabled when rollout(u, \"s\", growthbook) < 50% }\nflag g { enabled when rollout(u, \"s\", growthbook) < 50% }")
+        for i in 0..<200 { #expect(ints.isEnabled("f", in: ["u": .int(i)]) == ints.isEnabled("g", in: ["u": .string(String(i))])) }
+        let empty = try RuleSet(source: "flag f { enabled when not (rollout(u, \"s\", growthbook) < 100%) }")
+        #expect(empty.evaluate("f", in: ["u": ""]).reason == .default)
+    }
+
+    @Test(arguments: [
+        ("rollout(u, \"s\", growthbok) < 5%", "'growthbok' is not a bucketing scheme; did you mean 'growthbook'?"),
+        ("rollout(u, \"s\", \"growthbook\") < 5%", "this is not a bucketing scheme"),
+        ("rollout(u, \"s\", growthbook, 2) < 5%", "rollout() takes a unit, an optional salt and an optional bucketing scheme"),
+    ])
+    func schemesAreChecked(_ expression: String, _ message: String) {
+        do {
+            _ = try RuleSet(source: "flag f { enabled when \(expression) }")
+            Issue.record("loaded")
+        } catch {
+            #expect(error.errors.first?.message.hasPrefix(message) == true, "\(error.errors.map(\.message))")
+        }
+    }
 }
