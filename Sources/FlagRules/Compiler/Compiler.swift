@@ -182,6 +182,15 @@ struct Compiler {
     }
 
     func split(_ s: CheckedSplit) -> ValueFunction {
+        if s.scheme != .unleash {
+            let unit = bucketUnit(s.unit)
+            let rollout = VendorRollout(salt: s.salt, scheme: s.scheme), weights = VendorSplitWeights(s.weights)
+            let outcomes = s.outcomes
+            return { f in
+                guard let u = unit(f), let i = rollout.choice(u, weights) else { return nil }
+                return outcomes[i]
+            }
+        }
         let unit = bucketUnit(s.unit)
         let prefix = BucketKeyPrefix(salt: s.salt)
         let weights = s.weights

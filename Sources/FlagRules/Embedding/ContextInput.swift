@@ -143,7 +143,7 @@ extension ContextSchema {
             guard object.type.fields != nil else {
                 return ContextError(message: "'\(object.name)' is \(object.type), not an object: it has no field '\(field)'")
             }
-            let names = object.type.fields?.map(\.name) ?? []
+            let names = object.type.fields?.map { $0.name } ?? []
             let closest = Suggestions.closest(to: String(field), in: names).map { "; did you mean '\($0)'?" } ?? ""
             return ContextError(message: "'\(object.name)' declares no field '\(field)'" + closest)
         }
@@ -162,7 +162,7 @@ extension ContextSchema {
         case .ip: return "an IPv4 or IPv6 address such as 10.1.2.3"
         case .list(.enumeration(let cases)): return "a list of " + cases.joined(separator: ", ")
         case .list(let element): return "a list of \(element)s, such as [" + (element == .int ? "1, 2" : "\"a\", \"b\"") + "]"
-        case .object(let fields): return "an object (with fields " + fields.map(\.name).joined(separator: ", ") + ")"
+        case .object(let names, _): return "an object (with fields " + names.joined(separator: ", ") + ")"
         default: return type.description
         }
     }

@@ -69,7 +69,7 @@ extension RuleSet {
         guard let declared = attribute.type.fields, case .object(let fields) = value else { return }
         for (name, v) in fields.sorted(by: { $0.key < $1.key }) {
             guard let field = schema[attribute.name + "." + name] else {
-                let suggestion = Suggestions.closest(to: name, in: declared.map(\.name)).map { attribute.name + "." + $0 }
+                let suggestion = Suggestions.closest(to: name, in: declared.map { $0.name }).map { attribute.name + "." + $0 }
                 found.append(ContextProblem(attribute: attribute.name + "." + name, kind: .unknownAttribute(suggestion: suggestion)))
                 continue
             }

@@ -165,6 +165,18 @@ package struct Explainer {
             )
         }
         let unitText = Explainer.unitText(bucketUnit)
+        if s.scheme != .unleash {
+            let rollout = VendorRollout(salt: s.salt, scheme: s.scheme)
+            let choice = rollout.choice(bucketUnit, VendorSplitWeights(s.weights)).map { s.outcomes[$0] }
+            let shown = choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }
+            let at = rollout.percent(bucketUnit).map { Value.format($0) + "%" } ?? "left out"
+            return (
+                choice,
+                SplitTrace(
+                    unit: unitText, key: nil, target: nil, total: total, choice: shown,
+                    note: "\(s.scheme.rawValue): \(rollout.key(bucketUnit)) at \(at) → \(shown ?? "none")")
+            )
+        }
         let (target, chosen) = Bucketing.split(BucketKeyPrefix(salt: s.salt), bucketUnit, weights: s.weights, total: total)
         let choice = chosen.map { s.outcomes[$0] }
         return (

@@ -72,6 +72,25 @@ struct VendorRollout: Sendable {
         }
     }
 
+    /// The entry a split by this scheme chooses for a unit, among `weights` adding up to
+    /// `total` (tenths of a percent add up to 1,000): GrowthBook's first range holding its
+    /// `n` (nil past the last), LaunchDarkly's first running weight above its bucket.
+    func choice(_ unit: BucketUnit, _ split: VendorSplitWeights) -> Int? {
+        let text = Self.text(unit)
+        switch scheme {
+        case .growthbook, .growthbookV1:
+            guard let (k, scale) = VendorBucketing.growthbook(seed: salt, unit: text, version: scheme == .growthbook ? 2 : 1) else {
+                return nil
+            }
+            return VendorBucketing.growthbookChoice(Double(k) / Double(scale), fractions: split.fractions)
+        case .launchdarkly:
+            return VendorBucketing.launchdarklyChoice(
+                VendorBucketing.launchdarkly(salt: salt, unit: text), weights: split.hundredThousandths)
+        case .unleash:
+            return nil
+        }
+    }
+
     /// The key the system hashes, for explanations.
     func key(_ unit: BucketUnit) -> String {
         let text = Self.text(unit)
@@ -81,6 +100,19 @@ struct VendorRollout: Sendable {
         case .launchdarkly: return "SHA-1 of \"\(salt).\(text)\""
         case .unleash: return "\"\(salt):\(text)\""
         }
+    }
+}
+
+/// A split's weights as other systems read them: fractions of the total (GrowthBook's), and
+/// 100,000ths (LaunchDarkly's; a percentage's tenths times 100).
+struct VendorSplitWeights: Sendable {
+    let fractions: [Double]
+    let hundredThousandths: [Int]
+
+    init(_ weights: [Int]) {
+        let total = weights.reduce(0, +)
+        fractions = weights.map { Double($0) / Double(total) }
+        hundredThousandths = total == 1_000 ? weights.map { $0 * 100 } : weights
     }
 }
 

@@ -73,6 +73,8 @@ package struct CheckedSplit: Sendable {
     package var salt: String
     package var weights: [Int]
     package var outcomes: [Value]
+    /// How the unit is bucketed (another system's, for imported rules).
+    package var scheme: BucketScheme = .unleash
 }
 
 /// A declaration after checking.

@@ -63,7 +63,7 @@ extension Checker {
                 return nil
             }
             guard let next = schema[current.name + "." + field] else {
-                let names = fields.map(\.name)
+                let names = fields.map { $0.name }
                 diagnostics.error(
                     "unknown-name", "'\(current.name)' has no field '\(field)'" + didYouMean(field, names), at: range,
                     help: "the fields of \(current.name) are " + names.joined(separator: ", "))

@@ -55,7 +55,7 @@ extension Checker {
                 return nil
             }
             var seen: [String: SourceRange] = [:]
-            var fields: [FlagType.Field] = []
+            var fields: [(name: String, type: FlagType)] = []
             for f in written {
                 if let first = seen[f.name.name] {
                     diagnostics.error(
@@ -64,9 +64,9 @@ extension Checker {
                     continue
                 }
                 seen[f.name.name] = f.name.range
-                fields.append(FlagType.Field(name: f.name.name, type: resolveType(f.type) ?? .dynamic))
+                fields.append((f.name.name, resolveType(f.type) ?? .dynamic))
             }
-            return .object(fields)
+            return .object(names: fields.map { $0.name }, types: fields.map { $0.type })
         case .enumeration(let cases):
             if cases.isEmpty {
                 diagnostics.error("empty-enum", "an enum needs at least one case", at: t.range)

@@ -455,6 +455,11 @@ package struct Checker {
         if let unit { checkUnit(unit, "split") }
         var salt = defaultSalt
         if let literal = s.salt, case .string(let text, _) = literal.value { salt = text }
+        var scheme = BucketScheme.unleash
+        if let written = s.scheme {
+            guard let given = bucketScheme(written) else { return nil }
+            scheme = given
+        }
         if s.entries.isEmpty {
             diagnostics.error("empty-split", "a split needs at least one entry", at: s.range)
             return nil
@@ -536,7 +541,13 @@ package struct Checker {
             diagnostics.error("invalid-weight", "all split weights are zero", at: s.range)
             return nil
         }
-        return CheckedSplit(unit: unit, salt: salt, weights: weights, outcomes: outcomes)
+        if scheme == .launchdarkly, percentForm != true, total != 100_000 {
+            diagnostics.error(
+                "weights-sum", "a launchdarkly split's whole-number weights are 100,000ths and add up to 100,000, not \(total)",
+                at: s.range, help: "write LaunchDarkly's weights as they are, or percentages")
+            return nil
+        }
+        return CheckedSplit(unit: unit, salt: salt, weights: weights, outcomes: outcomes, scheme: scheme)
     }
 
     mutating func checkUnit(_ unit: Bound, _ function: String) {

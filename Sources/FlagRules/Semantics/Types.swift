@@ -22,7 +22,7 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
     case list(FlagType)
     /// `{ plan : enum(free, team), seats : int }`: an object, whose fields rules read as
     /// `org.plan`. An object is never compared as a whole.
-    case object([Field])
+    case object(names: [String], types: [FlagType])
     /// Without a schema, a bare name in a case position: its own name as a string.
     case symbol
     /// Without a schema: an attribute of unknown type, checked at evaluation.
@@ -41,23 +41,16 @@ public indirect enum FlagType: Sendable, Hashable, CustomStringConvertible {
         case .variant(let name, _): return "variant of '\(name)'"
         case .ip: return "ip"
         case .list(let element): return "[\(element)]"
-        case .object(let fields): return "{ " + fields.map { "\($0.name): \($0.type)" }.joined(separator: ", ") + " }"
+        case .object(let names, let types):
+            return "{ " + zip(names, types).map { "\($0): \($1)" }.joined(separator: ", ") + " }"
         case .symbol: return "symbol"
         case .dynamic: return "dynamic"
         }
     }
 
-    /// A field of an object type.
-    public struct Field: Sendable, Hashable {
-        /// The field's name.
-        public let name: String
-        /// Its type.
-        public let type: FlagType
-    }
-
-    /// The fields, for an object type.
-    public var fields: [Field]? {
-        if case .object(let fields) = self { return fields }
+    /// The fields, in order, for an object type.
+    public var fields: [(name: String, type: FlagType)]? {
+        if case .object(let names, let types) = self { return Array(zip(names, types)) }
         return nil
     }
 

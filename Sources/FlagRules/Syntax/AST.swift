@@ -268,6 +268,8 @@ package struct SplitSyntax: Sendable {
     package var unit: ExprSyntax
     /// The salt, when given.
     package var salt: LiteralSyntax?
+    /// Another system's bucketing (`growthbook`), when given after the salt.
+    package var scheme: ExprSyntax?
     /// The weighted entries in order.
     package var entries: [SplitEntrySyntax]
     /// From `split` to `}`.

@@ -518,6 +518,11 @@ extension Parser {
             }
             salt = try parseLiteral("a salt")
         }
+        var scheme: ExprSyntax?
+        if salt != nil, isPunctuation(.comma) {
+            advance()
+            scheme = try parseExpression()
+        }
         _ = try expect(.rightParen, "to close split's arguments")
         newlineSuppression -= 1
         _ = try expect(.leftBrace, "to open the split's weights", help: "write split(unit) { a: 50%, b: 50% }")
@@ -546,7 +551,7 @@ extension Parser {
             advance()
         }
         _ = try expect(.rightBrace, "to close the split's weights")
-        return SplitSyntax(unit: unit, salt: salt, entries: entries, range: range(from: start))
+        return SplitSyntax(unit: unit, salt: salt, scheme: scheme, entries: entries, range: range(from: start))
     }
 
     mutating func parseLiteral(_ what: String) throws(Recovery) -> LiteralSyntax {

@@ -398,6 +398,7 @@ struct Printer {
         case .split(let split):
             s = "split(" + expression(split.unit)
             if let salt = split.salt { s += ", " + literal(salt.value) }
+            if let scheme = split.scheme { s += ", " + expression(scheme) }
             let entries = split.entries.map { entry in
                 let key: String
                 switch entry.key {

@@ -180,4 +180,43 @@ import Testing
             #expect(error.errors.first?.message.hasPrefix(message) == true, "\(error.errors.map(\.message))")
         }
     }
+
+    /// Splits by another system's bucketing choose what that system's SDK chooses: the
+    /// choices of users u-0 … u-299, computed by GrowthBook's Python SDK 4.0.0
+    /// (`chooseVariation(gbhash(…), getBucketRanges(…))`) and by LaunchDarkly's 9.20.0
+    /// algorithm (`_variation_index_for_context`).
+    @Test func splitsChooseAsTheVendors() throws {
+        let cases: [(String, String, [String], String)] = [
+            (
+                #"variant v [a, b, c] = a { split(u, "exp-seed", growthbook) { a: 20%, b: 30%, c: 50% } }"#, "v", ["a", "b", "c"],
+                "022202221212111212221221022121022022210122222012212211022002111211222122221221222221020022111210222212212210011220112020110222221012222202121122100222010212222220110110212110200101122021200222201122122122212211222210211120222020222222011022112121211222212101010202021220221022212202001221212012022111"
+            ),
+            (
+                #"variant v [a, b] = a { split(u, "exp-seed", growthbookV1) { a: 333, b: 667 } }"#, "v", ["a", "b"],
+                "001111110000000110010100010110101111101101111111111101111101011110111111110101111000011110011111000101110010010000010101110101111111111101111011111111111110101011111010111100011101001111011111110111001111111010101011111001011001011111011111111110111011101011111100111101001111011111111001111101101010"
+            ),
+            (
+                #"variant v [a, b, c] = a { split(u, "flagKey.salty", launchdarkly) { a: 60000, b: 25000, c: 15000 } }"#, "v",
+                ["a", "b", "c"],
+                "012011021020121011110001200011000001002002101002010000011010200011002000000000010211001000210102102001210010012012101100100100122200020000001100000011100002020222210000021010000000200100000010200001010022100211100111001100101010000011001020001000000210100001010000000000020001000122000000120211211010"
+            ),
+        ]
+        for (source, name, variants, expected) in cases {
+            let rules = try RuleSet(source: source)
+            var got = ""
+            for i in 0..<300 {
+                let context: EvaluationContext = ["u": .string("u-\(i)")]
+                let r = rules.evaluate(name, in: context)
+                #expect(r.reason == .split)
+                got += r.variant.flatMap { variants.firstIndex(of: $0) }.map(String.init) ?? "-"
+                #expect(rules.explain(name, in: context)?.resolution == r)
+                #expect(rules.evaluate(rules.handle(name), in: rules.prepare(context)) == r)
+            }
+            #expect(got == expected, "\(source)")
+        }
+        // LaunchDarkly's whole-number weights are 100,000ths.
+        #expect(throws: RuleSetError.self) {
+            try RuleSet(source: #"variant v [a, b] = a { split(u, "k.s", launchdarkly) { a: 1, b: 1 } }"#)
+        }
+    }
 }
