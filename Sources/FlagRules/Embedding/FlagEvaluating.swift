@@ -119,6 +119,8 @@ public struct FlagEvaluation: Sendable {
     /// What it resolved to (overrides and errors included).
     public let resolution: Resolution
     private let input: Input
+    /// The rules it was evaluated against (their file's name and version), when known.
+    private let rules: RuleSet?
 
     enum Input: Sendable {
         case dictionary(EvaluationContext)
@@ -126,10 +128,70 @@ public struct FlagEvaluation: Sendable {
     }
 
     @inline(__always)
-    init(name: String, resolution: consuming Resolution, input: consuming Input) {
+    init(name: String, resolution: consuming Resolution, input: consuming Input, rules: RuleSet) {
         self.name = name
         self.resolution = resolution
         self.input = input
+        self.rules = rules
+    }
+
+    /// The evaluation as OpenTelemetry's `feature_flag.evaluation` event (semantic
+    /// conventions for feature flags): its name, and its attributes keyed as the
+    /// conventions key them, ready for a span event or a log record:
+    ///
+    /// | attribute | holds |
+    /// |---|---|
+    /// | `feature_flag.key` | the declaration's name |
+    /// | `feature_flag.result.variant` | the variant, when the result has one |
+    /// | `feature_flag.result.value` | the value, when the result has no variant |
+    /// | `feature_flag.result.reason` | the reason in lower case: `static`, `targeting_match`, `split`, `default`, `disabled`, `error` (and FlagRules' own `override`) |
+    /// | `feature_flag.provider.name` | `FlagRules` |
+    /// | `feature_flag.context.id` | the context's `targetingKey`, else its `userId` (as text), when present |
+    /// | `feature_flag.set.id` | the rules file's name |
+    /// | `feature_flag.version` | the rules' version: the hash `flags serve` gives as the file's ETag |
+    /// | `error.type` | on an error: `flag_not_found`, `type_mismatch`, `parse_error`, `invalid_context`, `general` |
+    /// | `feature_flag.error.message` | on an error, its message |
+    ///
+    /// A version or datetime value is its text; a list, a list of its elements' texts.
+    public var openTelemetryEvent: (name: String, attributes: [String: Value]) {
+        ("feature_flag.evaluation", Self.openTelemetryAttributes(name, resolution, self["targetingKey"] ?? self["userId"], rules))
+    }
+
+    /// The event's attributes from its parts (`flags serve` logs its evaluations with them).
+    package static func openTelemetryAttributes(
+        _ name: String, _ r: Resolution, _ unit: Value?, _ rules: RuleSet?
+    ) -> [String: Value] {
+        var a: [String: Value] = [
+            "feature_flag.key": .string(name), "feature_flag.result.reason": .string(r.reason.rawValue.lowercased()),
+            "feature_flag.provider.name": "FlagRules",
+        ]
+        if let variant = r.variant {
+            a["feature_flag.result.variant"] = .string(variant)
+        } else {
+            a["feature_flag.result.value"] = telemetryValue(r.value)
+        }
+        if let unit = unit.flatMap(BucketUnit.init) { a["feature_flag.context.id"] = .string(VendorRollout.text(unit)) }
+        if let rules {
+            a["feature_flag.set.id"] = .string(rules.source.name)
+            a["feature_flag.version"] = .string(rules.contentVersion)
+        }
+        if let code = r.errorCode {
+            a["error.type"] = .string(code.rawValue.lowercased())
+            if let message = r.errorMessage { a["feature_flag.error.message"] = .string(message) }
+        }
+        return a
+    }
+
+    /// A value as an attribute holds one: a bool, an int, a double or a string as it is;
+    /// a version or a datetime as its text; a list as its elements' texts.
+    static func telemetryValue(_ v: Value) -> Value {
+        switch v {
+        case .bool, .int, .double, .string: return v
+        case .version(let version): return .string(version.description)
+        case .datetime(let d): return .string(DateTime.format(d))
+        case .list(let elements): return .list(elements.map { telemetryValue($0) })
+        case .object: return .string(v.json.serialized())
+        }
     }
 
     /// The context the declaration was evaluated in, the store's base context under it.

@@ -54,7 +54,7 @@ extension FlagStore: FlagEvaluating {
             }
         }
         if let hook {
-            for (name, r) in all { hook.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged))) }
+            for (name, r) in all { hook.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged), rules: rules)) }
         }
         return all
     }
@@ -104,18 +104,18 @@ extension FlagStore: FlagEvaluating {
 
     /// Whether a flag is on for each context, in order, all against one rule set.
     public func isEnabled(_ handle: DeclarationHandle, in contexts: [PreparedContext], default fallback: Bool = false) -> [Bool] {
-        let (answers, hook, resolutions) = withInForce { s -> ([Bool], EvaluationHook?, [Resolution]) in
+        let (answers, hook, resolutions, rules) = withInForce { s -> ([Bool], EvaluationHook?, [Resolution], RuleSet) in
             let rules = s.evaluated
             let index = rules.index(of: handle)
             guard let hook = s.hook else {
-                return (contexts.map { rules.isOn(handle.name, index, $0, default: fallback, s.layers) }, nil, [])
+                return (contexts.map { rules.isOn(handle.name, index, $0, default: fallback, s.layers) }, nil, [], rules)
             }
             let all = contexts.map { rules.resolve(handle.name, index, $0, expecting: .flag, default: .bool(fallback), s.layers) }
-            return (all.map { $0.value.boolValue ?? fallback }, hook, all)
+            return (all.map { $0.value.boolValue ?? fallback }, hook, all, rules)
         }
         if let hook {
             for (r, context) in zip(resolutions, contexts) {
-                hook.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
+                hook.call(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context), rules: rules))
             }
         }
         return answers
@@ -134,7 +134,7 @@ extension FlagStore: FlagEvaluating {
         var r = rules.resolve(name, index, merged, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, name, storage: storage) { merged[$0] } }
         if r.reason == .split, let log = s.exposures { log.record(name, index, r, rules: rules) { merged[$0] } }
-        s.report(FlagEvaluation(name: name, resolution: r, input: .dictionary(consume merged)))
+        s.report(FlagEvaluation(name: name, resolution: r, input: .dictionary(consume merged), rules: rules))
         return r
     }
 
@@ -147,7 +147,7 @@ extension FlagStore: FlagEvaluating {
         let event = FlagEvaluation(
             name: name,
             resolution: rules.resolve(name, rules.index(of: name), merged, expecting: .flag, default: .bool(fallback), s.layers),
-            input: .dictionary(consume merged))
+            input: .dictionary(consume merged), rules: rules)
         s.report(event)
         return event.resolution.value.boolValue ?? fallback
     }
@@ -162,7 +162,7 @@ extension FlagStore: FlagEvaluating {
         var r = rules.resolve(handle.name, index, context, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, handle.name, storage: storage) { context[$0.path] } }
         if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules) { context[$0.path] } }
-        s.report(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context)))
+        s.report(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context), rules: rules))
         return r
     }
 

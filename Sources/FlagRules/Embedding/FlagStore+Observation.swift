@@ -142,13 +142,13 @@ extension FlagStore {
         let read = ObservedRead(
             name: name, context: context, kind: kind, fallback: fallback, scope: OverrideScopes.everEntered ? FlagOverrides.scoped : nil)
         registerAccess(read)
-        let (r, forgotten, hook, merged) = state.withLock { s in
+        let (r, forgotten, hook, merged, rules) = state.withLock { s in
             let now = inForce.current
             let r = read.resolve(now)
-            return (r, s.observedReads.record(read, r), now.hook, now.merged(context))
+            return (r, s.observedReads.record(read, r), now.hook, now.merged(context), now.evaluated)
         }
         notifyObservers(of: forgotten)
-        hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged)))
+        hook?.call(FlagEvaluation(name: name, resolution: r, input: .dictionary(merged), rules: rules))
         return r
     }
 

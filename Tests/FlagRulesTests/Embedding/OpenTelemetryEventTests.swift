@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+
+/// `FlagEvaluation.openTelemetryEvent` against the semantic conventions' table for
+/// `feature_flag.evaluation`, for each kind of result.
+@Suite struct OpenTelemetryEventTests {
+    static let source = """
+        flag on { enabled when userId == "u-1" }
+        flag plain = false
+        @disabled flag killed = true
+        value limit: int = 3
+        value ratio: double = 0.5 { 0.75 when userId == "u-1" }
+        variant checkout [control, oneStep] = control { split(userId) { control: 50%, oneStep: 50% } }
+
+        """
+
+    static func events(_ body: (FlagStore) -> Void, rules: RuleSet? = nil) throws -> [(name: String, attributes: [String: Value])] {
+        let rules = try rules ?? RuleSet(source: source, name: "app.flags")
+        let store = FlagStore(rules)
+        let seen = Locked<[FlagEvaluation]>([])
+        store.onEvaluation = { e in seen.withLock { $0.append(e) } }
+        body(store)
+        return seen.withLock { $0 }.map(\.openTelemetryEvent)
+    }
+
+    @Test func eachKindOfResult() throws {
+        let rules = try RuleSet(source: Self.source, name: "app.flags")
+        let version = Value.string(rules.contentVersion)
+        let events = try Self.events { store in
+            _ = store.evaluate("on", in: ["userId": "u-1"])
+            _ = store.evaluate("on", in: ["userId": "u-2"])
+            _ = store.evaluate("plain", in: [:])
+            _ = store.evaluate("killed", in: ["targetingKey": "t-9", "userId": "u-1"])
+            _ = store.evaluate("limit", in: ["userId": 42])
+            _ = store.evaluate("ratio", in: ["userId": "u-1"])
+            _ = store.evaluate("checkout", in: ["userId": "u-1"])
+            _ = store.evaluate("nope", in: ["userId": "u-1"])
+            _ = store.value("limit", in: ["userId": "u-1"], default: "x")
+        }
+        let common: [String: Value] = [
+            "feature_flag.provider.name": "FlagRules", "feature_flag.set.id": "app.flags", "feature_flag.version": version,
+        ]
+        func expected(_ extra: [String: Value]) -> [String: Value] { common.merging(extra) { _, new in new } }
+        let split = try rules.evaluate("checkout", in: ["userId": "u-1"]).variant.map(Value.string).unwrap()
+        #expect(events.allSatisfy { $0.name == "feature_flag.evaluation" })
+        let table: [[String: Value]] = [
+            expected([
+                "feature_flag.key": "on", "feature_flag.result.value": true, "feature_flag.result.reason": "targeting_match",
+                "feature_flag.context.id": "u-1",
+            ]),
+            expected([
+                "feature_flag.key": "on", "feature_flag.result.value": false, "feature_flag.result.reason": "default",
+                "feature_flag.context.id": "u-2",
+            ]),
+            expected(["feature_flag.key": "plain", "feature_flag.result.value": false, "feature_flag.result.reason": "static"]),
+            expected([
+                "feature_flag.key": "killed", "feature_flag.result.value": false, "feature_flag.result.reason": "disabled",
+                "feature_flag.context.id": "t-9",
+            ]),
+            expected([
+                "feature_flag.key": "limit", "feature_flag.result.value": 3, "feature_flag.result.reason": "static",
+                "feature_flag.context.id": "42",
+            ]),
+            expected([
+                "feature_flag.key": "ratio", "feature_flag.result.value": 0.75, "feature_flag.result.reason": "targeting_match",
+                "feature_flag.context.id": "u-1",
+            ]),
+            expected([
+                "feature_flag.key": "checkout", "feature_flag.result.variant": split, "feature_flag.result.reason": "split",
+                "feature_flag.context.id": "u-1",
+            ]),
+            expected([
+                "feature_flag.key": "nope", "feature_flag.result.value": false, "feature_flag.result.reason": "error",
+                "feature_flag.context.id": "u-1", "error.type": "flag_not_found",
+                "feature_flag.error.message": "no declaration named 'nope'",
+            ]),
+        ]
+        #expect(events.count == 9)
+        for (k, want) in table.enumerated() where k < events.count {
+            #expect(events[k].attributes == want, "event \(k): \(events[k].attributes)")
+        }
+        let mismatch = try #require(events.last).attributes
+        #expect(mismatch["error.type"] == "type_mismatch" && mismatch["feature_flag.result.reason"] == "error", "\(mismatch)")
+        #expect(mismatch["feature_flag.result.value"] == "x")
+    }
+
+    @Test func errorsOfTheContextAndOfTheRules() throws {
+        var strict = try RuleSet(source: "context { userId: string }\nflag on { enabled when userId == \"u-1\" }\n", name: "strict.flags")
+        strict.checksContextsStrictly = true
+        let events = try Self.events({ store in _ = store.evaluate("on", in: ["userid": "u-1"]) }, rules: strict)
+        #expect(events.first?.attributes["error.type"] == "invalid_context")
+        #expect(events.first?.attributes["feature_flag.error.message"] == "unknown attribute 'userid'; did you mean 'userId'?")
+        let rules = try RuleSet(source: Self.source, name: "app.flags")
+        for (code, type) in [(Resolution.ErrorCode.parseError, "parse_error"), (.general, "general")] {
+            let e = FlagEvaluation(
+                name: "on", resolution: .error(code, "why", default: .bool(false)), input: .dictionary(["userId": "u-1"]), rules: rules)
+            #expect(e.openTelemetryEvent.attributes["error.type"] == .string(type))
+            #expect(e.openTelemetryEvent.attributes["feature_flag.error.message"] == "why")
+        }
+    }
+}
+
+extension Optional {
+    fileprivate func unwrap() throws -> Wrapped {
+        guard let self else { throw CancellationError() }
+        return self
+    }
+}
