@@ -28,17 +28,22 @@ public final class FlagServer: Sendable {
         public var targetingKey: String
         /// Requests a second from one client address (a burst of as many); nil: no limit.
         public var rateLimit: Int?
+        /// Receives each OFREP evaluation as a JSON line: OpenTelemetry's
+        /// `feature_flag.evaluation` event, its attributes keyed as
+        /// `FlagEvaluation.openTelemetryEvent` keys them; nil: none.
+        public var evaluationLog: (@Sendable (String) -> Void)?
 
-        /// Options; by default the loopback address, port 8016, no key and no limit.
+        /// Options; by default the loopback address, port 8016, no key, no limit and no log.
         public init(
             host: String = "127.0.0.1", port: Int = 8016, apiKeys: Set<String> = [], targetingKey: String = "userId",
-            rateLimit: Int? = nil
+            rateLimit: Int? = nil, evaluationLog: (@Sendable (String) -> Void)? = nil
         ) {
             self.host = host
             self.port = port
             self.apiKeys = apiKeys
             self.targetingKey = targetingKey
             self.rateLimit = rateLimit
+            self.evaluationLog = evaluationLog
         }
     }
 
@@ -65,7 +70,9 @@ public final class FlagServer: Sendable {
         files: [(name: String, store: FlagStore)], options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(StartError) {
         let service = OFREPService(
-            options: .init(apiKeys: options.apiKeys, targetingKey: options.targetingKey, rateLimit: options.rateLimit))
+            options: .init(
+                apiKeys: options.apiKeys, targetingKey: options.targetingKey, rateLimit: options.rateLimit,
+                evaluationLog: options.evaluationLog))
         do {
             http = try HTTPServer(service: service, host: options.host, port: options.port)
         } catch {

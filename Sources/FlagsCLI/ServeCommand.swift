@@ -14,7 +14,7 @@ import Foundation
 enum ServeCommand {
     static let help = """
         usage: flags serve FILE|DIR [--port 8016] [--host 127.0.0.1] [--api-key KEY]...
-                                    [--targeting-key ATTR] [--rate-limit N]
+                                    [--targeting-key ATTR] [--rate-limit N] [--log-evaluations]
                flags serve --source URL [--cache DIR] [--source-key KEY] [--relist N]
                            [options above]
 
@@ -63,6 +63,9 @@ enum ServeCommand {
                              the attribute OpenFeature's targetingKey fills (default userId)
           --rate-limit N     at most N requests a second from one client address (429 and
                              Retry-After beyond)
+          --log-evaluations  write each OFREP evaluation to standard output as a JSON line:
+                             OpenTelemetry's feature_flag.evaluation event ({"time", "name",
+                             "attributes": {"feature_flag.key", …}})
           --source URL       relay the 'flags serve' at URL (its base, as http://host:8016)
           --cache DIR        with --source: keep the last good rules in DIR, and start from them
           --source-key KEY   with --source: the API key upstream asks for
@@ -84,6 +87,7 @@ enum ServeCommand {
                 OptionSpec(name: "targeting-key", takesValue: true), OptionSpec(name: "rate-limit", takesValue: true),
                 OptionSpec(name: "source", takesValue: true), OptionSpec(name: "cache", takesValue: true),
                 OptionSpec(name: "source-key", takesValue: true), OptionSpec(name: "relist", takesValue: true),
+                OptionSpec(name: "log-evaluations"),
             ], command: "serve")
         if parsed.has("help") {
             Terminal.write(help)
@@ -124,9 +128,12 @@ enum ServeCommand {
         if keys.contains(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
             throw UsageError(message: "an --api-key cannot be empty or hold spaces")
         }
-        let options = FlagServer.Options(
+        var options = FlagServer.Options(
             host: parsed.value("host") ?? "127.0.0.1", port: port ?? 8016, apiKeys: Set(keys),
             targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit)
+        if parsed.has("log-evaluations") {
+            options.evaluationLog = { @Sendable line in Terminal.write(line + "\n") }
+        }
         let relist =
             try parsed.value("relist").map { text throws(UsageError) -> TimeInterval in
                 guard let n = Double(text), n >= 0.1, n <= 86_400 else {

@@ -363,3 +363,17 @@ func languageServerInAProcess() {
     let status = FlagsLanguageServer.run()  // standard input and output, until `exit`
     print(status)
 }
+
+/// A span, as a tracing library gives one (the embedding article's OpenTelemetry example).
+protocol DocumentedSpan {
+    func addEvent(_ name: String, attributes: [String: String])
+}
+
+/// EmbeddingInAppsAndServices.md: evaluations as OpenTelemetry events on the current span.
+func articleOpenTelemetry(store: FlagStore, currentSpan: @escaping @Sendable () -> (any DocumentedSpan)?) {
+    store.onEvaluation = { e in
+        let event = e.openTelemetryEvent
+        guard let span = currentSpan() else { return }
+        span.addEvent(event.name, attributes: event.attributes.mapValues { $0.stringValue ?? $0.description })
+    }
+}

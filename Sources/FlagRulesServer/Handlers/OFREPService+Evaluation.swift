@@ -98,6 +98,17 @@ extension OFREPService {
         .object([("key", .string(key)), ("errorCode", .string(code)), ("errorDetails", .string(details))])
     }
 
+    /// An evaluation as a JSON line: `{"time", "name": "feature_flag.evaluation",
+    /// "attributes": {…}}`, the attributes sorted by key.
+    func evaluationLine(_ key: String, _ r: Resolution, _ rules: RuleSet, _ context: EvaluationContext) -> String {
+        let attributes = FlagEvaluation.openTelemetryAttributes(key, r, context[options.targetingKey], rules)
+        let members: [(String, JSON)] = [
+            ("time", .string(DateTime.format(Date()))), ("name", .string("feature_flag.evaluation")),
+            ("attributes", .object(attributes.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })),
+        ]
+        return JSON.object(members).serialized()
+    }
+
     /// One declaration's OFREP answer: 200 and a success, or 400 and a failure.
     func evaluate(_ key: String, in rules: RuleSet, _ context: EvaluationContext) -> (Int, JSON) {
         guard let info = rules.declaration(named: key) else { return (404, failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")) }
@@ -123,6 +134,7 @@ extension OFREPService {
         }
         let r = rules.evaluate(key, in: context)
         metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
+        if let log = options.evaluationLog { log(evaluationLine(key, r, rules, context)) }
         if r.reason == .error {
             return (400, failure(key, "GENERAL", r.errorMessage ?? "evaluation failed"))
         }

@@ -22,10 +22,16 @@ package final class OFREPService: Sendable {
         package var targetingKey = "userId"
         /// Requests a second from one client address (a burst of as many); nil: no limit.
         package var rateLimit: Int?
-        package init(apiKeys: Set<String> = [], targetingKey: String = "userId", rateLimit: Int? = nil) {
+        /// Receives each evaluation as an OpenTelemetry event's JSON line; nil: none.
+        package var evaluationLog: (@Sendable (String) -> Void)?
+        package init(
+            apiKeys: Set<String> = [], targetingKey: String = "userId", rateLimit: Int? = nil,
+            evaluationLog: (@Sendable (String) -> Void)? = nil
+        ) {
             self.apiKeys = apiKeys
             self.targetingKey = targetingKey
             self.rateLimit = rateLimit
+            self.evaluationLog = evaluationLog
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesServer
 
 /// `FlagEvaluation.openTelemetryEvent` against the semantic conventions' table for
 /// `feature_flag.evaluation`, for each kind of result.
@@ -99,6 +100,33 @@ import Testing
             #expect(e.openTelemetryEvent.attributes["error.type"] == .string(type))
             #expect(e.openTelemetryEvent.attributes["feature_flag.error.message"] == "why")
         }
+    }
+}
+
+/// `flags serve --log-evaluations`: each OFREP evaluation as a JSON line holding the same
+/// event, its context id the targeting key's attribute.
+@Suite struct ServeEvaluationLogTests {
+    @Test func eachEvaluationIsALine() throws {
+        let lines = Locked<[String]>([])
+        let service = OFREPService(options: .init(evaluationLog: { line in lines.withLock { $0.append(line) } }))
+        let rules = try RuleSet(source: OpenTelemetryEventTests.source, name: "app.flags")
+        service.install([.init(name: "app.flags", rules: rules)])
+        for (key, context) in [("on", #"{"targetingKey": "u-1"}"#), ("checkout", #"{"targetingKey": "u-1"}"#), ("limit", "{}")] {
+            let body = Array(#"{"context": \#(context)}"#.utf8)
+            _ = service.respond(HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/\(key)", headers: [], body: body))
+        }
+        let logged = try lines.withLock { $0 }.map { try JSON.parse($0) }
+        #expect(logged.count == 3)
+        #expect(logged.allSatisfy { $0["name"] == .string("feature_flag.evaluation") && $0["time"]?.string != nil })
+        let first = try #require(logged.first?["attributes"])
+        #expect(first["feature_flag.key"] == .string("on") && first["feature_flag.result.value"] == .bool(true))
+        #expect(first["feature_flag.result.reason"] == .string("targeting_match") && first["feature_flag.context.id"] == .string("u-1"))
+        #expect(first["feature_flag.set.id"] == .string("app.flags") && first["feature_flag.version"] == .string(rules.contentVersion))
+        #expect(
+            logged[1]["attributes"]?["feature_flag.result.variant"]
+                == rules.evaluate("checkout", in: ["userId": "u-1"]).variant.map(JSON.string))
+        #expect(
+            logged[2]["attributes"]?["feature_flag.result.value"] == .int(3) && logged[2]["attributes"]?["feature_flag.context.id"] == nil)
     }
 }
 
