@@ -12,6 +12,9 @@ struct OptionSpec {
     var short: Character?
     var takesValue = false
     var repeatable = false
+    /// Whether the option takes every argument after it up to the next option
+    /// (`--source Sources Tests`).
+    var takesSeveral = false
 }
 
 /// Arguments split into options and positionals, with "did you mean" for unknown options.
@@ -81,6 +84,12 @@ struct ParsedArguments {
                     throw UsageError(message: "option '--\(spec.name)' is given twice")
                 }
                 values[spec.name, default: []].append(value)
+                if spec.takesSeveral, inline == nil {
+                    while i < arguments.count, !arguments[i].hasPrefix("-") {
+                        values[spec.name, default: []].append(arguments[i])
+                        i += 1
+                    }
+                }
             } else {
                 if inline != nil { throw UsageError(message: "option '--\(spec.name)' takes no value") }
                 flags.insert(spec.name)

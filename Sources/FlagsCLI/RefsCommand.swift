@@ -16,7 +16,8 @@ enum RefsCommand {
         skipped, and so are hidden directories, .build and node_modules.
 
         options:
-          --source DIR     a directory (or file) of source code to search (repeatable)
+          --source DIR...  directories (or files) of source code to search: every argument
+                           after it up to the next option (--source Sources Tests)
           --format FORMAT  text (default), json, or sarif (unread declarations are warnings,
                            undeclared names errors)
           --help           show this help
@@ -39,7 +40,7 @@ enum RefsCommand {
         let parsed = try ParsedArguments(
             arguments,
             specs: [
-                OptionSpec(name: "help", short: "h"), OptionSpec(name: "source", takesValue: true, repeatable: true),
+                OptionSpec(name: "help", short: "h"), OptionSpec(name: "source", takesValue: true, repeatable: true, takesSeveral: true),
                 OptionSpec(name: "format", takesValue: true),
             ], command: "refs")
         if parsed.has("help") {

@@ -18,7 +18,8 @@ enum StaleCommand {
         declarations that read it and the code that does (as 'flags refs' finds it).
 
         options:
-          --source DIR     source code to search for reads (repeatable; see 'flags refs')
+          --source DIR...  source code to search for reads: every argument after it up to
+                           the next option (see 'flags refs')
           --metrics WHERE  the metrics of a 'flags serve' that serves these rules: its URL
                            (http://host:8016/metrics) or a file saved from it; judged only
                            when it has counted for the whole window
@@ -37,7 +38,7 @@ enum StaleCommand {
         let parsed = try ParsedArguments(
             arguments,
             specs: [
-                OptionSpec(name: "help", short: "h"), OptionSpec(name: "source", takesValue: true, repeatable: true),
+                OptionSpec(name: "help", short: "h"), OptionSpec(name: "source", takesValue: true, repeatable: true, takesSeveral: true),
                 OptionSpec(name: "today", takesValue: true), OptionSpec(name: "json"),
                 OptionSpec(name: "metrics", takesValue: true), OptionSpec(name: "days", takesValue: true),
                 OptionSpec(name: "metrics-key", takesValue: true),
@@ -70,6 +71,14 @@ enum StaleCommand {
         if let place = parsed.value("metrics") {
             guard let read = readMetrics(place, key: parsed.value("metrics-key")) else { return 1 }
             served = read
+            // Metrics younger than the window judge nothing yet: say so, and from when.
+            let windowStart = today.addingTimeInterval(-Double(days) * 86_400)
+            if read.since > windowStart {
+                let from = DateTime.format(read.since.addingTimeInterval(Double(days) * 86_400)).prefix(10)
+                Terminal.writeError(
+                    "flags: note: the metrics have counted since \(DateTime.format(read.since).prefix(10)), less than the \(days) days "
+                        + "--days judges: no declaration is judged by them until \(from) (or give a shorter --days)\n")
+            }
         }
         guard let loaded = try Terminal.loadAll(parsed.positionals) else { return 1 }
         var code: [CodeReference]?
@@ -83,7 +92,7 @@ enum StaleCommand {
             Terminal.write(JSON.array(stale.map(json)).serialized(pretty: true) + "\n")
         } else {
             for (file, s) in stale {
-                Terminal.write("\(file):\(s.startLine): \(s.kind.rawValue) \(s.name)\n")
+                Terminal.write("\(file):\(s.line): \(s.kind.rawValue) \(s.name)\n")
                 for reason in s.reasons { Terminal.write("  - \(reason.detail)\n") }
                 Terminal.write("  fix: \(s.fix)\n")
             }
@@ -133,7 +142,7 @@ enum StaleCommand {
             ))
         fix.append(("text", .string(s.fix)))
         return .object([
-            ("name", .string(s.name)), ("kind", .string(s.kind.rawValue)), ("file", .string(item.file)), ("line", .int(s.startLine)),
+            ("name", .string(s.name)), ("kind", .string(s.kind.rawValue)), ("file", .string(item.file)), ("line", .int(s.line)),
             ("reasons", .array(s.reasons.map { .object([("code", .string($0.code)), ("detail", .string($0.detail))]) })),
             ("fix", .object(fix)),
         ])

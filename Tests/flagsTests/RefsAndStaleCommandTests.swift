@@ -122,10 +122,13 @@ import Testing
                         1 done declaration
 
                         """, stderr: ""), "\(run)")
-        // A window longer than the counting judges nothing.
+        // A window longer than the counting judges nothing, and says so.
+        let young = try flags(["stale", rules.path, "--metrics", metrics.path, "--days", "90", "--today", "2026-11-27"])
+        #expect(young.stdout == "0 done declarations\n")
         #expect(
-            try flags(["stale", rules.path, "--metrics", metrics.path, "--days", "90", "--today", "2026-11-27"]).stdout
-                == "0 done declarations\n")
+            young.stderr
+                == "flags: note: the metrics have counted since 2026-10-01, less than the 90 days --days judges: no declaration is judged by them until 2026-12-30 (or give a shorter --days)\n"
+        )
 
         // From a server's URL: it asks for its key.
         let server = try ServeProcess([rules.path, "--api-key", "k"])
@@ -143,6 +146,50 @@ import Testing
         #expect(try flags(["stale", rules.path, "--metrics", metrics.path]).stderr.contains("these are not the metrics of 'flags serve'"))
         #expect(try flags(["stale", rules.path, "--days", "30"]).stderr.contains("--days is the window of --metrics"))
         #expect(try flags(["stale", rules.path, "--metrics", metrics.path, "--days", "0"]).stderr.contains("--days takes a whole number"))
+    }
+
+    /// `stale`'s fix names the rules' own tests that read the declaration (applying it
+    /// without them breaks `flags test`); `refs` and `stale` give a declaration the same
+    /// line; one `--source` takes several folders.
+    @Test func staleNamesTestsAndAgreesWithRefs() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stale-tests-\(UUID().uuidString)")
+        let app = directory.appendingPathComponent("App"), more = directory.appendingPathComponent("More")
+        try FileManager.default.createDirectory(at: app, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: more, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rules = directory.appendingPathComponent("app.flags")
+        try Data(
+            """
+            /// The old banner.
+            @owner("growth")
+            flag oldBanner = true
+            flag newSearch { enabled when userId == "u-1" }
+
+            test "the banner is on" {
+              expect oldBanner
+              expect newSearch == false
+            }
+
+            """.utf8
+        ).write(to: rules)
+        try Data(#"if flags.isEnabled("oldBanner") { show() }"#.utf8).write(to: app.appendingPathComponent("a.swift"))
+        try Data(#"let s = flags.isEnabled("newSearch")"#.utf8).write(to: more.appendingPathComponent("b.swift"))
+        let stale = try flags(["stale", rules.path, "--source", app.path, more.path, "--json"])
+        let items = try #require(try Self.json(stale.stdout) as? [[String: Any]])
+        let banner = try #require(items.first { $0["name"] as? String == "oldBanner" })
+        let fix = try #require(banner["fix"] as? [String: Any])
+        #expect((fix["removeLines"] as? [Int]) == [1, 3])
+        let readers = (fix["readers"] as? [[String: Any]] ?? []).map { "\($0["kind"]!) \($0["place"]!):\($0["line"]!)" }
+        #expect(readers == ["code \(app.path)/a.swift:1", "test the banner is on:7"], "\(readers)")
+        #expect(
+            (fix["text"] as? String)?.hasSuffix("; remove its tests' expectations: line 7 (test \"the banner is on\")") == true, "\(fix)")
+        // Both folders were searched: newSearch is read, so it is not unread.
+        #expect(!items.contains { $0["name"] as? String == "newSearch" })
+        let refs = try flags(["refs", rules.path, "--source", app.path, more.path, "--format", "json"])
+        #expect(refs.status == 0, "\(refs)")
+        let declarations = try #require((try Self.json(refs.stdout) as? [String: Any])?["declarations"] as? [[String: Any]])
+        let refsLine = declarations.first { $0["name"] as? String == "oldBanner" }?["line"] as? Int
+        #expect(refsLine == banner["line"] as? Int && refsLine == 2)
     }
 
     @Test func usageErrors() throws {

@@ -14,15 +14,19 @@ package struct StaleDeclaration: Sendable {
     }
     /// A place that reads the declaration and must change when it goes.
     package struct Reader: Sendable, Hashable {
-        /// `rules` (another declaration) or `code`.
+        /// `rules` (another declaration), `test` (an `expect` of the rules' own tests) or
+        /// `code`.
         package let kind: String
-        /// The reading declaration's name, or the file.
+        /// The reading declaration's name, the test's name, or the file.
         package let place: String
         package let line: Int
     }
 
     package let name: String
     package let kind: DeclarationKind
+    /// The declaration's line, as `flags refs` and `flags list` give it (its attributes'
+    /// line when it has any).
+    package let line: Int
     /// Its lines in the rules file, attributes and doc comment included.
     package let startLine: Int
     package let endLine: Int
@@ -31,12 +35,17 @@ package struct StaleDeclaration: Sendable {
     package let value: Value?
     package let readers: [Reader]
 
-    /// The edit that removes it, in words.
+    /// The edit that removes it, in words: its lines, the reads to replace, and its tests'
+    /// expectations to remove (else `flags test` fails on the name).
     package var fix: String {
         var out = "remove lines \(startLine)–\(endLine) ('\(kind.rawValue) \(name)')"
-        if !readers.isEmpty {
+        let reads = readers.filter { $0.kind != "test" }, tests = readers.filter { $0.kind == "test" }
+        if !reads.isEmpty {
             let what = value.map { "with \($0)" } ?? "with the value it should keep"
-            out += "; replace its reads \(what): " + readers.map { "\($0.place):\($0.line)" }.joined(separator: ", ")
+            out += "; replace its reads \(what): " + reads.map { "\($0.place):\($0.line)" }.joined(separator: ", ")
+        }
+        if !tests.isEmpty {
+            out += "; remove its tests' expectations: " + tests.map { "line \($0.line) (test \"\($0.place)\")" }.joined(separator: ", ")
         }
         return out
     }
@@ -68,6 +77,10 @@ extension RuleSet {
                     }
                 }
             }
+        }
+        var testReaders: [String: [StaleDeclaration.Reader]] = [:]
+        for test in checked.tests {
+            for e in test.expectations { testReaders[e.subject, default: []].append(.init(kind: "test", place: test.name, line: e.line)) }
         }
         var codeReaders: [String: [StaleDeclaration.Reader]] = [:]
         for r in code ?? [] { codeReaders[r.name, default: []].append(.init(kind: "code", place: r.file, line: r.line)) }
@@ -137,8 +150,8 @@ extension RuleSet {
             guard !reasons.isEmpty else { continue }
             out.append(
                 StaleDeclaration(
-                    name: d.name, kind: d.kind, startLine: declarationStartLine(d), endLine: d.range.end.line, reasons: reasons,
-                    value: value, readers: readers))
+                    name: d.name, kind: d.kind, line: d.range.start.line, startLine: declarationStartLine(d), endLine: d.range.end.line,
+                    reasons: reasons, value: value, readers: readers + (testReaders[d.name] ?? [])))
         }
         return out
     }
