@@ -138,6 +138,7 @@ ROWS = """
 [...document.querySelectorAll('#results tbody tr')].map(row => ({
   name: row.dataset.name, kind: row.dataset.kind, default: JSON.parse(row.dataset.default),
   disabled: row.dataset.disabled === 'true', disabledBadge: !!row.querySelector('.badge.disabled'),
+  everyone: row.querySelector('td.state strong.everyone')?.textContent ?? null,
   variants: row.dataset.variants ? JSON.parse(row.dataset.variants) : null,
   owner: row.querySelector('.badge.owner')?.dataset.owner ?? null,
   expires: row.querySelector('.badge.expires')?.dataset.expires ?? null,
@@ -156,6 +157,13 @@ ROWS = """
   resolution: row.querySelector('code.resolution')?.textContent ?? null,
 }))
 """
+
+
+def js_stringify(value):
+    """A value as the page's JSON.stringify writes it (a whole double without its '.0')."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def close_enough(a, b):
@@ -186,6 +194,13 @@ def check_state(browser, files):
                 fail(f"{where}: the page shows {field} {row[field]!r}, flags list gives {d[field]!r}")
         if row["disabledBadge"] != d["disabled"] or row["variants"] != d.get("variants"):
             fail(f"{where}: @disabled badge {row['disabledBadge']} / variants {row['variants']} against {d}")
+        # The state column says what everyone gets when that is decided: a @disabled flag is
+        # off, anything else @disabled or without rules gets its default.
+        shown_default = d["default"] if d["kind"] == "variant" else js_stringify(d["default"])
+        everyone = ("false" if d["kind"] == "flag" else shown_default) if d["disabled"] else (
+            shown_default if d["rules"] == 0 else None)
+        if row["everyone"] != everyone:
+            fail(f"{where}: the state column says everyone gets {row['everyone']!r}, expected {everyone!r}")
         if row["owner"] != d.get("owner") or row["expires"] != d.get("expires"):
             fail(f"{where}: owner {row['owner']!r}, expires {row['expires']!r}; flags list gives "
                  f"{d.get('owner')!r}, {d.get('expires')!r}")

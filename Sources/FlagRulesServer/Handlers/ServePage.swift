@@ -139,7 +139,16 @@ enum ServePage {
         function stateCell(d) {
           const cell = document.createElement("td"); cell.className = "state";
           const shown = d.kind === "variant" ? d.default : JSON.stringify(d.default);
-          const line = text("span", "default ", "muted"); line.appendChild(text("strong", shown, "default")); cell.appendChild(line);
+          // What everyone gets, when the rules decide it for everyone: a kill switch (a
+          // @disabled flag is off, anything else its default) or a declaration without rules.
+          if (d.disabled || d.rules === 0) {
+            const everyone = d.disabled && d.kind === "flag" ? "false" : shown;
+            const line = text("span", "everyone gets ", "muted"); line.appendChild(text("strong", everyone, "everyone"));
+            if (d.disabled) line.appendChild(text("span", " (@disabled; default " + shown + ")", "muted default-aside"));
+            cell.appendChild(line);
+          } else {
+            const line = text("span", "default ", "muted"); line.appendChild(text("strong", shown, "default")); cell.appendChild(line);
+          }
           for (const s of d.splits || []) cell.appendChild(bar(s.rule, s.shares.map(x => ({ label: typeof x.outcome === "string" ? x.outcome : JSON.stringify(x.outcome), outcome: x.outcome, percent: x.percent })), "split"));
           for (const r of d.rollouts || []) cell.appendChild(bar(r.rule, [{ percent: r.percent }], "rollout"));
           for (const r of d.ramps || []) cell.appendChild(rampChart(r));
