@@ -18,7 +18,7 @@ func readmeStore(cachesURL: URL, enableDarkMode: () -> Void, showCheckout: (Stri
         baseContext: ["build": .string(BuildConfiguration.current.name), "appVersion": "2.4.0"])
     store.onEvent = { event in print("flags: \(event)") }  // loaded, rejected, fetch failed, …
     store.start()  // looks again every minute (ETag, back-off after failures)
-    _ = try? await store.ready(timeout: .seconds(2))  // the cache's rules or the source's
+    _ = try? await store.ready(timeout: .seconds(2))  // the bundle's, else the cache's or the source's
 
     if store.isEnabled("darkMode", in: ["userId": "u-42"]) { enableDarkMode() }
     let checkout = store.variant("checkout", in: ["userId": "u-42"], default: "control")

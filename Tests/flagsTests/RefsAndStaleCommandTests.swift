@@ -182,7 +182,7 @@ import Testing
         let readers = (fix["readers"] as? [[String: Any]] ?? []).map { "\($0["kind"]!) \($0["place"]!):\($0["line"]!)" }
         #expect(readers == ["code \(app.path)/a.swift:1", "test the banner is on:7"], "\(readers)")
         #expect(
-            (fix["text"] as? String)?.hasSuffix("; remove its tests' expectations: line 7 (test \"the banner is on\")") == true, "\(fix)")
+            (fix["text"] as? String)?.hasSuffix("; remove its tests' expectations: test \"the banner is on\" (line 7)") == true, "\(fix)")
         // Both folders were searched: newSearch is read, so it is not unread.
         #expect(!items.contains { $0["name"] as? String == "newSearch" })
         let refs = try flags(["refs", rules.path, "--source", app.path, more.path, "--format", "json"])

@@ -365,8 +365,9 @@ extension FlagStore {
 
     // MARK: Waiting for rules
 
-    /// The rules in force, once there are some: from the cache, the source or an update.
-    /// Starts the store if it has not started. Throws when none have loaded within
+    /// The rules in force, once there are some: at once when the store has them (the
+    /// rules it was made with, or its bundle's), else the first good rules from the cache,
+    /// the source or an update. Starts the store if it has not started. Throws when none have loaded within
     /// `timeout`, naming the latest problem (the app then runs on its defaults, and the
     /// rules apply when they come), or when the waiting task is cancelled.
     public func ready(timeout: Duration = .seconds(5)) async throws(FlagStoreError) -> RuleSet {

@@ -45,7 +45,21 @@ package struct StaleDeclaration: Sendable {
             out += "; replace its reads \(what): " + reads.map { "\($0.place):\($0.line)" }.joined(separator: ", ")
         }
         if !tests.isEmpty {
-            out += "; remove its tests' expectations: " + tests.map { "line \($0.line) (test \"\($0.place)\")" }.joined(separator: ", ")
+            // By test, in order: `test "a" (lines 61, 62)`.
+            var byTest: [(name: String, lines: [Int])] = []
+            for t in tests {
+                if let k = byTest.firstIndex(where: { $0.name == t.place }) {
+                    byTest[k].lines.append(t.line)
+                } else {
+                    byTest.append((t.place, [t.line]))
+                }
+            }
+            out +=
+                "; remove its tests' expectations: "
+                + byTest.map {
+                    "test \"\($0.name)\" (line\($0.lines.count == 1 ? "" : "s") \($0.lines.map(String.init).joined(separator: ", ")))"
+                }
+                .joined(separator: ", ")
         }
         return out
     }
