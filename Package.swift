@@ -27,8 +27,11 @@ let package = Package(
         .target(name: "FlagRulesServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
         .target(name: "FlagsCLI", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"]),
         .executableTarget(name: "flags", dependencies: ["FlagsCLI"]),
-        // Generates typed keys from a target's .flags files on every build (`flags generate swift`).
-        .plugin(name: "FlagRulesPlugin", capability: .buildTool(), dependencies: ["flags"], path: "Sources/FlagRulesPlugin"),
+        // The plugin's tool: `flags generate swift` for one file, linking only the library
+        // and its tooling (an app's build compiles no server, language server or CLI).
+        .executableTarget(name: "flags-keys", dependencies: ["FlagRules", "FlagRulesTooling"]),
+        // Generates typed keys from a target's .flags files on every build.
+        .plugin(name: "FlagRulesPlugin", capability: .buildTool(), dependencies: ["flags-keys"], path: "Sources/FlagRulesPlugin"),
         // Counts heap allocations for the benchmark (glibc); linked into flags-bench only.
         .target(name: "MallocCounter"),
         .executableTarget(
