@@ -16,7 +16,9 @@ public struct Exposure: Sendable, Hashable {
     public let rule: Int
     /// The deciding rule's line.
     public let line: Int
-    /// The rules' version: a hash of their text, the same for the same rules on any host.
+    /// The declaration's version: a hash of its rules as written (their tokens: not its
+    /// comments, its layout or the rest of the file), the same on any host. An edit of its
+    /// rules exposes its units again; a comment or another declaration's edit does not.
     public let rulesVersion: String
     /// When the resolution was made.
     public let date: Date
@@ -24,7 +26,7 @@ public struct Exposure: Sendable, Hashable {
 
 /// The exposures a store records, delivered off the evaluation path.
 ///
-/// Each (declaration, unit, variant, rules version) is recorded once within the last
+/// Each (declaration, unit, variant, declaration's version) is recorded once within the last
 /// `window` distinct ones: one seen again within them is not recorded again, and none is
 /// remembered past `2 × window` distinct others (memory grows with what is remembered, to
 /// at most 64 bytes a window entry: two tables of 8-byte fingerprints).
@@ -51,16 +53,20 @@ public final class ExposureLog: Sendable {
         /// When the oldest pending exposure was recorded.
         var oldestAt = ContinuousClock.now
         var dropped = 0
+        /// The fingerprints counted in `dropped` and not recorded since, so that a unit
+        /// evaluated again while the queue is full is counted once (at most `2 × window`
+        /// remembered; past that, counting starts afresh).
+        var droppedFingerprints = Set<UInt64>()
         var recorded = 0
         var delivered = 0
         var finished = false
         /// Consumers waiting for `threshold` pending exposures (or the end).
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
-        /// The rules last seen, and their version, worked out once per rules.
+        /// The rules last seen, and each declaration's version, worked out once per rules.
         var rulesIdentity: ObjectIdentifier?
-        var version = ""
-        var versionHash: UInt64 = 0
+        var versions: [String] = []
+        var versionHashes: [UInt64] = []
 
         /// The waiters that `pending` (or the end) now satisfies, removed.
         mutating func satisfied() -> [CheckedContinuation<Void, Never>] {
@@ -85,8 +91,8 @@ public final class ExposureLog: Sendable {
         state = Locked(State(seen: RecentFingerprints(window: self.window)))
     }
 
-    /// Exposures not queued because the queue was full: each is recorded when its unit is
-    /// evaluated again.
+    /// Exposures not queued because the queue was full, each counted once however often its
+    /// unit was evaluated meanwhile: each is recorded when its unit is evaluated again.
     public var dropped: Int { state.withLock { $0.dropped } }
 
     /// Exposures recorded: queued for the consumer (delivered or waiting).
@@ -195,22 +201,27 @@ public final class ExposureLog: Sendable {
         let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             if s.rulesIdentity != identity {
                 s.rulesIdentity = identity
-                s.version = rules.contentVersion
-                s.versionHash = ExposureLog.fingerprint(s.version, 0xcbf2_9ce4_8422_2325)
+                s.versions = rules.loaded.declarationVersions
+                s.versionHashes = s.versions.map { ExposureLog.fingerprint($0, 0xcbf2_9ce4_8422_2325) }
             }
-            var whole = unitHash ^ s.versionHash
+            guard index < s.versions.count else { return [] }
+            var whole = unitHash ^ s.versionHashes[index]
             whole = r.variant.map { ExposureLog.fingerprint($0, whole) } ?? ExposureLog.fingerprint(r.value, whole)
             let fingerprint = whole & 0xFFFF_FFFF_0000_0000 | unitHash & 0xFFFF_FFFF
             guard !s.finished else { return [] }
             if s.pending.count >= buffer {
-                if !s.seen.contains(fingerprint) { s.dropped += 1 }
+                if !s.seen.contains(fingerprint) {
+                    if s.droppedFingerprints.count >= 2 * window { s.droppedFingerprints.removeAll(keepingCapacity: true) }
+                    if s.droppedFingerprints.insert(fingerprint).inserted { s.dropped += 1 }
+                }
                 return []
             }
             guard s.seen.insert(fingerprint) else { return [] }
+            if !s.droppedFingerprints.isEmpty { s.droppedFingerprints.remove(fingerprint) }
             s.recorded += 1
             if s.pending.isEmpty { s.oldestAt = .now }
             s.pending.append(
-                ExposureLog.exposure(name, r, attribute: attribute, unit: unit, rule: ruleIndex, line: line, version: s.version))
+                ExposureLog.exposure(name, r, attribute: attribute, unit: unit, rule: ruleIndex, line: line, version: s.versions[index]))
             return s.satisfied()
         }
         for c in ready { c.resume() }

@@ -39,8 +39,17 @@ extension FlagStore: FlagEvaluating {
     }
 
     /// Resolves every flag, variant and value, keyed by name, overrides included; empty
-    /// before rules load. The hook is called once for each.
+    /// before rules load. The hook is called once for each. It records no exposure: a web
+    /// view's bootstrap or a debug screen reading every flag exposes no one to an
+    /// experiment (see ``evaluateAll(in:recordingExposures:)``).
     public func evaluateAll(in context: EvaluationContext = [:]) -> [String: Resolution] {
+        evaluateAll(in: context, recordingExposures: false)
+    }
+
+    /// Resolves every flag, variant and value, as ``evaluateAll(in:)``, recording the
+    /// exposures of the splits it resolves when `recordingExposures` is true (every
+    /// declaration is used, as a server that hands them all to its client uses them).
+    public func evaluateAll(in context: EvaluationContext, recordingExposures: Bool) -> [String: Resolution] {
         var (all, hook, merged, log, rules, storage) = withInForce { s in
             let merged = s.merged(context)
             return (s.evaluated.resolveAll(merged, s.layers), s.hook, merged, s.exposures, s.evaluated, s.assignments)
@@ -48,7 +57,7 @@ extension FlagStore: FlagEvaluating {
         if let storage {
             for (name, r) in all where r.reason == .split { all[name] = rules.sticky(r, name, storage: storage) { merged[$0] } }
         }
-        if let log {
+        if let log, recordingExposures {
             for (name, r) in all where r.reason == .split {
                 log.record(name, rules.index(of: name), r, rules: rules) { merged[$0] }
             }

@@ -19,6 +19,8 @@ public struct RuleSet: Sendable {
         /// Every declaration's metadata, worked out on first read (the attributes each one
         /// reads take a walk of the whole program: a load that no one lists skips it).
         private let info = Locked<[DeclarationInfo]?>(nil)
+        /// Each declaration's version, by index, worked out on first read (exposures).
+        private let versions = Locked<[String]?>(nil)
         /// Each declaration's split rules and the attribute each buckets by (for exposures
         /// and sticky assignments), by declaration index.
         let splitUnits: [[SplitUnit]]
@@ -33,6 +35,35 @@ public struct RuleSet: Sendable {
                     guard case .split(let s) = r.outcome, case .attribute(let name, _, _) = s.unit.kind else { return nil }
                     return SplitUnit(rule: r.index, attribute: name)
                 }
+            }
+        }
+
+        /// Each declaration's version, by index: a hash of its tokens as written (FNV-1a,
+        /// base 36), so that an edit of its rules changes it and a comment, the layout or
+        /// another declaration does not.
+        var declarationVersions: [String] {
+            versions.withLock { versions in
+                if let versions { return versions }
+                let tokens = Lexer(source).tokens
+                let bytes = source.bytes
+                var made: [String] = []
+                made.reserveCapacity(checked.declarations.count)
+                var k = 0
+                for d in checked.declarations {
+                    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+                    while k < tokens.count, tokens[k].range.start.offset < d.range.start.offset { k += 1 }
+                    var j = k
+                    while j < tokens.count, tokens[j].range.end.offset <= d.range.end.offset {
+                        let t = tokens[j]
+                        j += 1
+                        if case .newline = t.kind { continue }
+                        hash = FNV1a.hash(bytes[t.range.start.offset..<t.range.end.offset], from: hash)
+                        hash = FNV1a.hash(CollectionOfOne(UInt8(0x1F)), from: hash)
+                    }
+                    made.append(String(hash, radix: 36))
+                }
+                versions = made
+                return made
             }
         }
 

@@ -7,7 +7,8 @@ import Testing
 /// a consumer that takes a few at a time (or none for long stretches), against a model
 /// of a bounded queue and a set of what was queued. No unit is taken as seen unless its
 /// exposure was queued; once the consumer catches up and the units come back, each
-/// (unit, rules version) has been delivered exactly once.
+/// (unit, declaration's version) has been delivered exactly once. A comment edit keeps the
+/// version (it exposes no one again); an edit of the split's weights makes a new one.
 @Suite struct ExposureSequenceTests {
     static let rules = """
         context { userId: string }
@@ -15,20 +16,36 @@ import Testing
 
         """
 
+    /// The rules at version `v`: a tenth of a percent moved from a to b for each.
+    static func rules(version v: Int) -> String {
+        let a = 340 - v, b = 330 + v
+        return """
+            context { userId: string }
+            variant exp [a, b, c] = a { split(userId) { a: \(a / 10).\(a % 10)%, b: \(b / 10).\(b % 10)%, c: 33% } }
+
+            """
+    }
+
+    /// The declaration's version in `text`.
+    static func version(of text: String) throws -> String { try RuleSet(source: text).loaded.declarationVersions[0] }
+
     struct Model {
         let buffer: Int
         var pending: [String] = []
         var queued: Set<String> = []
         var recorded = 0
         var dropped = 0
+        /// What was dropped and not queued since: a unit counts once however often it comes.
+        var droppedKeys: Set<String> = []
         var delivered = 0
 
         mutating func evaluate(_ key: String) {
             guard !queued.contains(key) else { return }
             guard pending.count < buffer else {
-                dropped += 1
+                if droppedKeys.insert(key).inserted { dropped += 1 }
                 return
             }
+            droppedKeys.remove(key)
             queued.insert(key)
             pending.append(key)
             recorded += 1
@@ -38,7 +55,7 @@ import Testing
     @Test(arguments: [1, 3, 8, 40])
     func randomSequencesAgreeWithTheModel(buffer: Int) async throws {
         var random = SeededGenerator(seed: 0xE4B0 &+ UInt64(buffer))
-        let store = FlagStore(try RuleSet(source: Self.rules, name: "x.flags"))
+        let store = FlagStore(try RuleSet(source: Self.rules(version: 0), name: "x.flags"))
         let log = store.recordExposures(window: 100_000, buffer: buffer)
         var model = Model(buffer: buffer)
         var version = 0
@@ -54,14 +71,17 @@ import Testing
             #expect(batch.map { "\($0.unit)@\(versions[$0.rulesVersion] ?? -1)" } == expected)
             for e in batch { everDelivered["\(e.unit)@\(e.rulesVersion)", default: 0] += 1 }
         }
-        var versions: [String: Int] = [(try RuleSet(source: Self.rules)).contentVersion: 0]
+        var versions: [String: Int] = [try Self.version(of: Self.rules(version: 0)): 0]
+        var comments = 0
         for _ in 0..<600 {
             switch Int.random(in: 0..<20, using: &random) {
             case 0:
-                version += 1
-                let text = Self.rules + "# edit \(version)\n"
+                // A comment edit (the same version), or an edit of the weights (a new one).
+                let weights = Bool.random(using: &random)
+                if weights { version += 1 } else { comments += 1 }
+                let text = Self.rules(version: version) + "# comment \(comments)\n"
                 try store.update(source: text, name: "x.flags")
-                versions[(try RuleSet(source: text)).contentVersion] = version
+                versions[try Self.version(of: text)] = version
             case 1...4:
                 await take(Int.random(in: 1...5, using: &random))
             default:
@@ -80,7 +100,7 @@ import Testing
             }
             while model.delivered < model.recorded { await take(buffer) }
         }
-        let current = everDelivered.keys.filter { $0.hasSuffix("@" + store.rules!.contentVersion) }
+        let current = everDelivered.keys.filter { $0.hasSuffix("@" + store.rules!.loaded.declarationVersions[0]) }
         #expect(current.count == units, "every unit counted under the rules in force")
         #expect(everDelivered.values.allSatisfy { $0 == 1 }, "no exposure delivered twice")
     }
@@ -93,7 +113,7 @@ import Testing
         let log = store.recordExposures(window: 10_000, buffer: 1_000)
         var iterator = log.exposures.makeAsyncIterator()
         for edit in 0..<2 {
-            if edit > 0 { try store.update(source: Self.rules + "# edit\n", name: "x.flags") }
+            if edit > 0 { try store.update(source: Self.rules(version: 1), name: "x.flags") }
             var counts: [String: Int] = [:]
             for _ in 0..<4 {
                 await withTaskGroup(of: Void.self) { group in

@@ -49,7 +49,7 @@ import Testing
         #expect(Set(exposures.map(\.unit)).count == 100)
         let first = try #require(exposures.first)
         #expect(first.declaration == "checkout" && first.unitAttribute == "userId" && first.rule == 2 && first.line == 4)
-        #expect(first.rulesVersion == (try RuleSet(source: Self.rules, name: "x")).contentVersion)
+        #expect(first.rulesVersion == (try RuleSet(source: Self.rules, name: "x")).loaded.declarationVersions[0])
         let direct = try RuleSet(source: Self.rules).evaluate("checkout", in: ["userId": .string(first.unit), "country": "US"])
         #expect(first.variant == direct.variant)
     }
@@ -68,16 +68,24 @@ import Testing
         store.localOverrides = [:]
         withFlagOverrides(["limit": .int(8)]) { _ = store.evaluate("limit", in: ["userId": "u3"]) }
         #expect(log.recorded == 1)
-        // New rules: the same unit and variant is an exposure again; the same rules reloaded are not new.
-        try store.update(source: Self.rules + "flag other = true\n")
+        // A comment, the layout or another declaration edited exposes no one again.
+        try store.update(source: "# the shop's rules\n" + Self.rules.replacingOccurrences(of: "  ", with: "    ") + "flag other = true\n")
+        _ = store.evaluate("limit", in: ["userId": "u1"])
+        #expect(log.recorded == 1)
+        // An edit of the declaration's rules does: the same unit and variant is an exposure again.
+        try store.update(source: Self.rules.replacingOccurrences(of: "{ 1: 50%, 2: 50% }", with: "{ 1: 50%, 2: 50%, 3: 0% }"))
         _ = store.evaluate("limit", in: ["userId": "u1"])
         #expect(log.recorded == 2)
         let exposures = await Self.drain(log, expecting: 2)
         #expect(exposures.map(\.declaration) == ["limit", "limit"] && exposures[0].rulesVersion != exposures[1].rulesVersion)
-        // Handles and prepared contexts, and evaluateAll, record too.
+        // Handles and prepared contexts record too; evaluateAll only when asked (a bootstrap or
+        // a debug screen reading every flag exposes no one).
         let handle = store.handle("checkout")
         _ = store.evaluate(handle, in: store.prepare(["userId": "u9", "country": "US"]))
+        #expect(log.recorded == 3)
         _ = store.evaluateAll(in: ["userId": "u10", "country": "US"])
+        #expect(log.recorded == 3)
+        _ = store.evaluateAll(in: ["userId": "u10", "country": "US"], recordingExposures: true)
         #expect(log.recorded == 5)
         store.stopRecordingExposures()
         _ = store.evaluate("limit", in: ["userId": "u11"])
