@@ -50,8 +50,11 @@ public final class ExposureLog: Sendable {
         var seen: RecentFingerprints
         /// Recorded, not yet taken by the consumer, oldest first.
         var pending: [Exposure] = []
+        /// When each pending exposure was recorded, oldest first (a partial batch left
+        /// after a full one keeps its first exposure's time, not the time of the take).
+        var pendingAt: [ContinuousClock.Instant] = []
         /// When the oldest pending exposure was recorded.
-        var oldestAt = ContinuousClock.now
+        var oldestAt: ContinuousClock.Instant { pendingAt.first ?? .now }
         var dropped = 0
         /// The fingerprints counted in `dropped` and not recorded since, so that a unit
         /// evaluated again while the queue is full is counted once (at most `2 × window`
@@ -74,6 +77,7 @@ public final class ExposureLog: Sendable {
             var ready: [CheckedContinuation<Void, Never>] = []
             for (id, w) in waiters where finished || pending.count >= w.threshold {
                 ready.append(w.continuation)
+                w.timer?.cancel()
                 waiters[id] = nil
             }
             return ready
@@ -83,6 +87,8 @@ public final class ExposureLog: Sendable {
     struct Waiter {
         let threshold: Int
         let continuation: CheckedContinuation<Void, Never>
+        /// The task that wakes it at its deadline, cancelled when it is woken otherwise.
+        var timer: Task<Void, Never>?
     }
 
     init(window: Int, buffer: Int) {
@@ -97,6 +103,11 @@ public final class ExposureLog: Sendable {
 
     /// Exposures recorded: queued for the consumer (delivered or waiting).
     public var recorded: Int { state.withLock { $0.recorded } }
+
+    /// The deadline timers of timed waits not yet ended (for tests: a wait woken before its
+    /// deadline cancels its timer).
+    package var runningTimers: Int { timers.withLock { $0 } }
+    private let timers = Locked(0)
 
     /// Exposures the consumer has taken.
     public var delivered: Int { state.withLock { $0.delivered } }
@@ -138,8 +149,8 @@ public final class ExposureLog: Sendable {
             let count = min(limit, s.pending.count)
             let batch = Array(s.pending.prefix(count))
             s.pending.removeFirst(count)
+            s.pendingAt.removeFirst(count)
             s.delivered += count
-            s.oldestAt = .now
             return batch
         }
     }
@@ -162,10 +173,20 @@ public final class ExposureLog: Sendable {
                 if now {
                     c.resume()
                 } else if let deadline {
-                    Task { [weak self] in
-                        try? await Task.sleep(until: deadline)
+                    timers.withLock { $0 += 1 }
+                    let timer = Task { [weak self, timers] in
+                        defer { timers.withLock { $0 -= 1 } }
+                        guard (try? await Task.sleep(until: deadline)) != nil else { return }
                         self?.wake(id)
                     }
+                    // Kept with the waiter, to be cancelled when it is woken first; a waiter
+                    // already woken cancels it now.
+                    let waiting = state.withLock { s -> Bool in
+                        guard s.waiters[id] != nil else { return false }
+                        s.waiters[id]?.timer = timer
+                        return true
+                    }
+                    if !waiting { timer.cancel() }
                 }
             }
         } onCancel: {
@@ -175,7 +196,9 @@ public final class ExposureLog: Sendable {
 
     /// Resumes waiter `id`, if it still waits.
     private func wake(_ id: Int) {
-        state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume()
+        guard let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) else { return }
+        waiter.timer?.cancel()
+        waiter.continuation.resume()
     }
 
     /// Ends the stream once what is queued is taken (the store stops recording into this log).
@@ -219,7 +242,7 @@ public final class ExposureLog: Sendable {
             guard s.seen.insert(fingerprint) else { return [] }
             if !s.droppedFingerprints.isEmpty { s.droppedFingerprints.remove(fingerprint) }
             s.recorded += 1
-            if s.pending.isEmpty { s.oldestAt = .now }
+            s.pendingAt.append(.now)
             s.pending.append(
                 ExposureLog.exposure(name, r, attribute: attribute, unit: unit, rule: ruleIndex, line: line, version: s.versions[index]))
             return s.satisfied()

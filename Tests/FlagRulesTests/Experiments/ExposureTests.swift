@@ -133,4 +133,38 @@ import Testing
         #expect(batches.withLock { $0.map(\.count) } == [10, 10, 5])
         #expect(Set(batches.withLock { $0.flatMap { $0.map(\.unit) } }).count == 25)
     }
+
+    /// A timed wait woken by its batch filling cancels its deadline's timer: waits that end
+    /// early leave no task sleeping.
+    @Test func aWaitWokenEarlyLeavesNoTimer() async throws {
+        let store = try Self.store()
+        let log = store.recordExposures(window: 1_000, buffer: 1_000)
+        let (delivered, sink) = AsyncStream.makeStream(of: Int.self)
+        // Each batch of one goes as soon as its exposure is recorded, long before the minute.
+        let delivery = log.deliverBatches(maxBatch: 1, interval: .seconds(60)) { batch in sink.yield(batch.count) }
+        var batches = delivered.makeAsyncIterator()
+        for k in 0..<30 {
+            _ = store.evaluate("limit", in: ["userId": .string("t\(k)")])
+            #expect(await batches.next() == 1)
+        }
+        delivery.cancel()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while log.runningTimers > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(log.runningTimers == 0)
+    }
+
+    /// A partial batch left after a full one keeps its first exposure's time: it goes at
+    /// that time plus the interval, not at the take's.
+    @Test func aPartialBatchKeepsItsTime() async throws {
+        let store = try Self.store()
+        let log = store.recordExposures(window: 1_000, buffer: 1_000)
+        for k in 0..<3 { _ = store.evaluate("limit", in: ["userId": .string("p\(k)")]) }
+        let recorded = ContinuousClock.now
+        #expect(await log.nextBatch(limit: 2, interval: .milliseconds(600))?.count == 2)
+        let rest = await log.nextBatch(limit: 2, interval: .milliseconds(600))
+        #expect(rest?.count == 1)
+        // Its deadline is the recording's plus 600 ms, however long the first take took.
+        let waited = ContinuousClock.now - recorded
+        #expect(waited >= .milliseconds(600) && waited < .milliseconds(1_100), "\(waited)")
+    }
 }
