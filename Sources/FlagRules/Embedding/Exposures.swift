@@ -104,6 +104,10 @@ public final class ExposureLog: Sendable {
     /// Exposures recorded: queued for the consumer (delivered or waiting).
     public var recorded: Int { state.withLock { $0.recorded } }
 
+    /// When the oldest exposure waiting for the consumer was recorded: a timed batch goes at
+    /// this time plus its interval (for tests).
+    package var oldestPendingAt: ContinuousClock.Instant? { state.withLock { $0.pendingAt.first } }
+
     /// The deadline timers of timed waits not yet ended (for tests: a wait woken before its
     /// deadline cancels its timer).
     package var runningTimers: Int { timers.withLock { $0 } }
