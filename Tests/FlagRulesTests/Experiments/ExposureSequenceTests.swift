@@ -9,6 +9,7 @@ import Testing
 /// exposure was queued; once the consumer catches up and the units come back, each
 /// (unit, declaration's version) has been delivered exactly once. A comment edit keeps the
 /// version (it exposes no one again); an edit of the split's weights makes a new one.
+/// `evaluateAll` records an exposure only when asked.
 @Suite struct ExposureSequenceTests {
     static let rules = """
         context { userId: string }
@@ -84,6 +85,12 @@ import Testing
                 versions[try Self.version(of: text)] = version
             case 1...4:
                 await take(Int.random(in: 1...5, using: &random))
+            case 5:
+                // Every declaration read at once: an exposure only when asked for.
+                let unit = Int.random(in: 0..<units, using: &random)
+                let asked = Bool.random(using: &random)
+                _ = store.evaluateAll(in: ["userId": .string("u\(unit)")], recordingExposures: asked)
+                if asked { model.evaluate(key(unit)) }
             default:
                 let unit = Int.random(in: 0..<units, using: &random)
                 _ = store.evaluate("exp", in: ["userId": .string("u\(unit)")])
