@@ -24,8 +24,8 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
     /// `null` element is held as an empty list, which no element type accepts.
     case list([Value])
     /// An object (a JSON object, a nested dictionary or an encoded struct), whose fields
-    /// rules read as `org.plan`. A field that is absent reads as absent. Boxed, so that
-    /// copying a `Value` of another case costs what it did before objects.
+    /// rules read as `org.plan`. A field that is absent reads as absent. Boxed, like a
+    /// version: one pointer in the enum's payload.
     indirect case object([String: Value])
 
     /// The value as a split's unit, as text: a string as it is, an int in decimal, anything
