@@ -155,7 +155,7 @@ enum EvalCommand {
             }
             let key = String(assignment[..<eq])
             let text = String(assignment[assignment.index(after: eq)...])
-            if key.split(separator: ".", omittingEmptySubsequences: false).count > Path.maxNames {
+            if Path.names(key).count > Path.maxNames {
                 throw UsageError(message: "-c \(key.prefix(40))…: a path has at most \(Path.maxNames) names")
             }
             if let schema {

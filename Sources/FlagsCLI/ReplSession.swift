@@ -100,7 +100,7 @@ struct ReplSession {
             }
             let key = argument[..<eq].trimmingCharacters(in: .whitespaces)
             let text = argument[argument.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-            if key.split(separator: ".", omittingEmptySubsequences: false).count > Path.maxNames {
+            if Path.names(key).count > Path.maxNames {
                 out.stderr += "error: a path has at most \(Path.maxNames) names\n"
                 break
             }
@@ -114,7 +114,7 @@ struct ReplSession {
                 context.set(Value.inferred(from: text), atPath: key)
             }
         case ":unset":
-            let parts = argument.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let parts = Path.names(argument)
             if context[parts[0]]?.value(at: parts.dropFirst()) == nil {
                 out.stderr += "error: '\(argument)' is not set\n"
             } else {

@@ -38,12 +38,12 @@ public struct PreparedContext: Sendable {
     public subscript(name: String) -> Value? {
         get {
             if let slot = program.schema?.slots.index(of: name) { return storage.given(slot) }
-            let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let parts = Path.names(name)
             return extra[parts[0]]?.value(at: parts.dropFirst())
         }
         set {
             if Path.isPath(name) {
-                let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                let parts = Path.names(name)
                 guard parts.count <= Path.maxNames else { return }
                 self[parts[0]] = Value.placing(newValue, in: self[parts[0]], at: parts.dropFirst())
                 return

@@ -93,7 +93,7 @@ public struct RuleSet: Sendable {
         init(rule: Int, attribute path: String) {
             self.rule = rule
             self.path = path
-            let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let parts = Path.names(path)
             attribute = Frame.Key(parts[0])
             fields = Array(parts.dropFirst())
         }

@@ -99,7 +99,7 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     /// way are made, or replace a value that is not an object; nil removes the field. A
     /// path of more than 64 names sets nothing (no context nests deeper).
     public mutating func set(_ value: FlagRules.Value?, atPath path: String) {
-        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = Path.names(path)
         guard parts.count <= Path.maxNames else { return }
         guard parts.count > 1 else {
             self[path] = value

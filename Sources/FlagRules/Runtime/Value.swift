@@ -171,6 +171,11 @@ package enum Path {
     /// context may nest.
     package static let maxNames = 64
 
+    /// The names of a path (`["org", "billing", "country"]`; a name alone is one).
+    package static func names(_ path: String) -> [String] {
+        path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    }
+
     /// Whether `name` is a path (holds a dot), its bytes read in place.
     @inline(__always)
     static func isPath(_ name: String) -> Bool {

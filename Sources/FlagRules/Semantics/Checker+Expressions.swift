@@ -33,7 +33,7 @@ extension Checker {
     /// checked, an unknown field with "did you mean" among that object's fields), or a
     /// dynamic read without one. Nil after an error (reported).
     mutating func resolvePath(_ path: String, _ range: SourceRange) -> (slot: Int?, type: FlagType)? {
-        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = Path.names(path)
         let root = parts[0]
         var rootEnd = range.start
         rootEnd.offset += root.utf8.count

@@ -82,7 +82,7 @@ extension Checker {
     mutating func given(_ g: GivenSyntax, into context: inout EvaluationContext) {
         let key = g.key.name
         if schema == nil || schema?[key] != nil { referPath(key, g.key.range) }
-        let parts = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = Path.names(key)
         guard parts.count <= Path.maxNames else {
             diagnostics.error("invalid-path", "a path has at most \(Path.maxNames) names", at: g.key.range)
             return
