@@ -72,7 +72,7 @@ struct RelaySource {
 
     /// Upstream's served files, or why not.
     func list() -> Result<[String], Failure> {
-        let url = URL(string: base.absoluteString.trimmingSuffix("/") + "/rules")!
+        let url = URL(string: base.absoluteString.trimmingSuffix("/") + PushProtocol.listPath)!
         switch HTTPGet.body(url, headers: headers) {
         case .failure(let problem):
             return .failure(Failure(message: problem.message))

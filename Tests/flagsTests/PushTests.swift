@@ -286,6 +286,19 @@ import Testing
         #expect(missing.status == 404 && missing.body.contains("no served file 'app.flag'"))
     }
 
+    /// A single file served by its absolute path is named by its file name: the list
+    /// publishes no path of the server's, and `/rules/NAME` answers as the docs write it.
+    @Test func aSingleFileIsServedByItsFileName() throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ServeProcess([directory.appendingPathComponent("app.flags").path])
+        defer { _ = server.stop() }
+        let listed = try Self.get(server.port, PushProtocol.listPath)
+        #expect(PushProtocol.listedNames(Array(listed.utf8)) == ["app.flags"], "\(listed)")
+        #expect(!listed.contains(directory.path))
+        #expect(try Self.get(server.port, PushProtocol.filePath("app.flags")) == "flag f = false\n")
+    }
+
     /// `GET path` on `port`: the response's body.
     static func get(_ port: Int, _ path: String) throws -> String {
         let client = try TCPClient(port: port)
@@ -333,9 +346,18 @@ import Testing
             // A broken edit: the store hears of it within a second or two of the write (the
             // origin looks at its file every 250 ms), and keeps its rules.
             try "flag f = \n".write(to: file, atomically: true, encoding: .utf8)
-            let reported = await Self.until { told("rejected an update") == round }
-            #expect(reported != nil && reported! < 3, "round \(round): the store heard in \(reported ?? -1) s")
-            print("round \(round): a store of the relay heard of the origin's rejection \(reported ?? -1) s after the write")
+            let atOrigin = try await Self.until {
+                try (JSON.parse(Self.get(origin.port, "/api/rules"))["rejected"]?.elements ?? []).count == 1
+            }
+            #expect(atOrigin != nil, "round \(round): the origin did not reject the edit")
+            // Within a second of the origin's rejection, the relay and the store report it.
+            let atRelay = try await Self.until { try relayRejections().count == 1 }
+            let atStore = await Self.until { told("rejected an update") == round }.map { $0 + (atRelay ?? 0) }
+            #expect(atRelay != nil && atRelay! < 1, "round \(round): the relay reported it after \(atRelay ?? -1) s")
+            #expect(atStore != nil && atStore! < 1, "round \(round): the store heard after \(atStore ?? -1) s")
+            print(
+                "round \(round): after the origin's rejection, the relay reported it in \(atRelay ?? -1) s, a store of the relay in \(atStore ?? -1) s"
+            )
             #expect(store.status.lastProblem?.contains("rejected an update") == true)
             #expect(store.rules?.evaluate("f", in: [:]).value == .bool(false))
             let standing = try relayRejections()
@@ -381,23 +403,41 @@ import Testing
         let noticed = try await Self.until { try Self.get(relay.port, "/healthz").hasPrefix("degraded\n") }
         #expect(noticed != nil && noticed! < 5, "the relay said its upstream was down after \(noticed ?? -1) s")
         #expect(try Self.get(relay.port, "/metrics").contains(#"flags_upstream_up{file="app.flags"} 0"#))
+        #expect(try Self.get(relay.port, "/healthz").contains("last synced "))
+        let syncedBefore = try Self.lastSync(relay.port)
+        #expect(syncedBefore != nil && syncedBefore! <= Int(down.timeIntervalSince1970) + 1)
         try await Task.sleep(for: .seconds(10))
         try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+        // A store started during the outage with rules of its own (bundled with an app):
+        // its looks keep coming every few seconds while the origin cannot be reached.
+        let bundled = FlagStore(
+            source: .url(URL(string: "http://127.0.0.1:\(port)/rules/app.flags")!), refresh: .seconds(120),
+            bundled: BundledRules(source: "flag f = false\n", publishedAt: Date(timeIntervalSince1970: 0)))
+        bundled.start()
+        defer { bundled.stop() }
         try await Task.sleep(for: .seconds(max(0, 20 - Date().timeIntervalSince(down))))
-        #expect(await Self.until(stores, see: true, within: 0.1) == nil)
+        #expect(await Self.until(stores + [bundled], see: true, within: 0.1) == nil)
+        #expect(try Self.lastSync(relay.port) == syncedBefore)
 
         origin = try ServeProcess([directory.path], port: port)
         defer { _ = origin.stop() }
         let back = Date()
-        let caughtUp = await Self.until(stores, see: true, within: 30)
+        let caughtUp = await Self.until(stores + [bundled], see: true, within: 30)
         #expect(caughtUp != nil && caughtUp! < 5, "every store held the edit \(caughtUp ?? -1) s after the origin's return")
         let relayed = try await Self.until(within: 5) { try Self.get(relay.port, "/rules/app.flags") == "flag f = true\n" }
         #expect(relayed != nil)
         print("outage of \(Int(back.timeIntervalSince(down))) s: every store held the edit \(caughtUp ?? -1) s after the origin's return")
         #expect(try await Self.until(within: 5) { try Self.get(relay.port, "/healthz").hasPrefix("ok\n") } != nil)
         #expect(try Self.get(relay.port, "/metrics").contains(#"flags_upstream_up{file="app.flags"} 1"#))
+        #expect(try Self.lastSync(relay.port).map { $0 >= Int(back.timeIntervalSince1970) } == true)
         #expect(relay.log.contains("app.flags: event stream lost"))
         #expect(relay.log.contains("without it"), "\(relay.log)")
+    }
+
+    /// The relay's `flags_upstream_last_sync_timestamp_seconds` for app.flags.
+    static func lastSync(_ port: Int) throws -> Int? {
+        let prefix = #"flags_upstream_last_sync_timestamp_seconds{file="app.flags"} "#
+        return try get(port, "/metrics").split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) }
     }
 
     /// A relay restarted from its cache while its origin is down subscribes at once to the

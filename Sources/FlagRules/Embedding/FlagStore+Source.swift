@@ -117,9 +117,14 @@ extension FlagStore {
                 return true
             }
             if told { emit(.upstreamRejected(source: origin, message: message, at: at)) }
-        case .accepted:
+        case .accepted(let etag, let generation):
+            let heldETag = fetching?.heldETag
             let cleared = state.withLock { s -> Bool in
-                guard s.epoch == epoch, s.upstreamRejection != nil else { return false }
+                guard s.epoch == epoch else { return false }
+                // The text held is in force upstream under this generation (after a revert,
+                // a newer one than it came with): no older text is taken after it.
+                if let generation, let heldETag, PushProtocol.sameETag(heldETag, etag) { s.raiseGeneration(to: generation) }
+                guard s.upstreamRejection != nil else { return false }
                 s.upstreamRejection = nil
                 return true
             }
@@ -190,9 +195,11 @@ extension FlagStore {
 
     private func settle(_ result: FetchResult, from source: RulesSource, into fetcher: inout RulesFetcher, epoch: Int) -> Duration {
         switch result {
-        case .unchanged:
+        case .unchanged(let generation):
             state.withLock { s in
                 s.failures = 0
+                // The text held, under the generation the answer names (a newer one after a revert).
+                if let generation { s.raiseGeneration(to: generation) }
                 // The source still holds what was taken from it (or the cache's, whose validators went with the request).
                 // (A 304 from a cache in front of the server may be older than a pushed text; it
                 // changes nothing.)
@@ -271,19 +278,20 @@ extension FlagStore {
         return delay
     }
 
-    /// The wait before the next look after `failures` failures in a row: `refresh`
-    /// doubled for each failure after the first, at most ten minutes (or `refresh`), times
-    /// a factor between 0.5 and 1 drawn from `jitter` (in 0..<1). Without rules in force,
-    /// a second doubled for each failure after the first, at most `refresh`; and while the
-    /// source cannot be reached at all (`unreachable`, not an HTTP error), half a second
-    /// doubled, at most 2 s, so that rules come within seconds of its return.
+    /// The wait before the next look after `failures` failures in a row, times a factor
+    /// between 0.5 and 1 drawn from `jitter` (in 0..<1). While the source cannot be reached
+    /// at all (`unreachable`: no answer, not an HTTP error), half a second doubled for each
+    /// failure after the first, at most 2 s, with rules in force or not, so that the source's
+    /// rules (and its event stream) come within seconds of its return. A source that answers
+    /// with an error: `refresh` doubled, at most ten minutes (or `refresh`); without rules in
+    /// force, a second doubled, at most `refresh`.
     static func retryDelay(
         after failures: Int, refresh: Duration, jitter: Double, hasRules: Bool = true, unreachable: Bool = false
     ) -> Duration {
         let (first, cap) =
-            hasRules
-            ? (refresh, max(refresh, .seconds(600)))
-            : unreachable ? (min(refresh, .milliseconds(500)), min(refresh, .seconds(2))) : (min(refresh, .seconds(1)), refresh)
+            unreachable
+            ? (min(refresh, .milliseconds(500)), min(refresh, .seconds(2)))
+            : hasRules ? (refresh, max(refresh, .seconds(600))) : (min(refresh, .seconds(1)), refresh)
         let doubled = first * (1 << min(max(failures - 1, 0), 20))
         return min(doubled, cap) * (0.5 + 0.5 * min(max(jitter, 0), 1))
     }

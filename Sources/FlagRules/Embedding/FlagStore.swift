@@ -74,6 +74,13 @@ public final class FlagStore: @unchecked Sendable {
         /// The rejection the source's server reports for the rules, while it stands.
         var upstreamRejection: String?
 
+        /// The text held is in force upstream under `generation`: no text older than that
+        /// is taken after it (and, when it is the text in force, that is its generation).
+        mutating func raiseGeneration(to generation: Int) {
+            heldGeneration = max(heldGeneration ?? 0, generation)
+            if lastSeen != nil, lastSeen == inForceDigest, generation > inForceGeneration ?? 0 { inForceGeneration = generation }
+        }
+
         mutating func noteProblem(_ problem: String) {
             lastProblem = problem
             lastProblemAt = Date()

@@ -70,8 +70,9 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         case fetch
         /// The server rejected an update of the file (it serves its last good rules).
         case rejected(message: String, at: Date)
-        /// The file's rejection no longer stands.
-        case accepted
+        /// The file's rejection no longer stands; the text in force upstream is `etag`, of
+        /// `generation` when the server said.
+        case accepted(etag: String, generation: Int?)
         /// A connection is open (`after`: how long the stream was lost, if it was).
         case connected(after: TimeInterval?)
         /// The connection was lost; the next attempt is after `retry` seconds.
@@ -105,7 +106,7 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
     ) {
         self.url = url
         self.holding = holding
-        file = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "rules" }?.value
+        file = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == PushProtocol.fileQueryKey }?.value
         self.headers = headers
         self.hear = heard
         telling = DispatchQueue(label: "FlagRules.EventSubscription", target: .global())
@@ -273,8 +274,8 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
                 fetch = true
             case .rulesRejected(let name, let message, let at) where name == file:
                 out.append(.rejected(message: message, at: Date(timeIntervalSince1970: Double(at))))
-            case .rulesAccepted(let name, _) where name == file:
-                out.append(.accepted)
+            case .rulesAccepted(let name, let etag, let generation) where name == file:
+                out.append(.accepted(etag: etag, generation: generation))
             default:
                 break
             }

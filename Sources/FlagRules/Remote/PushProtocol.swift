@@ -12,6 +12,10 @@ import Foundation
 /// puts in force a text older than the one it holds, whoever answered: a cache that still
 /// holds an older text, an event that arrived late.
 package enum PushProtocol {
+    /// Where the list of served files is served (`/rules/NAME` serves one).
+    package static let listPath = "/rules"
+    /// The query key of a stream that carries one file's text (`?rules=NAME`).
+    package static let fileQueryKey = "rules"
     /// Where the event stream is served.
     package static let eventsPath = "/ofrep/v1/events"
     /// The header a served rules file names its event stream with (a store subscribes).
@@ -26,12 +30,12 @@ package enum PushProtocol {
         let segments = name.split(separator: "/", omittingEmptySubsequences: false).map { segment in
             String(segment).addingPercentEncoding(withAllowedCharacters: pathSegment) ?? String(segment)
         }
-        return "/rules/" + segments.joined(separator: "/")
+        return listPath + "/" + segments.joined(separator: "/")
     }
 
     /// The stream a store of file `name` subscribes to: it carries the file's text.
     package static func streamPath(file name: String) -> String {
-        eventsPath + "?rules=" + (name.addingPercentEncoding(withAllowedCharacters: queryValue) ?? name)
+        eventsPath + "?" + fileQueryKey + "=" + (name.addingPercentEncoding(withAllowedCharacters: queryValue) ?? name)
     }
 
     private static let pathSegment = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#;%"))
@@ -46,6 +50,16 @@ package enum PushProtocol {
     package static func generation(_ text: String?) -> Int? {
         guard let text, let n = Int(text.trimmingCharacters(in: .whitespaces)), n > 0 else { return nil }
         return n
+    }
+
+    /// Whether two entity tags name the same text by the weak comparison (RFC 9110
+    /// §13.1.2: a proxy that compresses a body weakens its tag to `W/"…"`).
+    package static func sameETag(_ a: String, _ b: String) -> Bool {
+        func opaque(_ tag: String) -> Substring {
+            let tag = tag.trimmingCharacters(in: .whitespaces)
+            return tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+        }
+        return opaque(a) == opaque(b)
     }
 
     // MARK: The /rules list
@@ -93,8 +107,10 @@ package enum PushProtocol {
         /// An update of a file was rejected; its last good rules stay served.
         case rulesRejected(file: String, message: String, at: Int)
         /// The file's rejection no longer stands: a good text (a fix, or the last good one
-        /// again) is in force.
-        case rulesAccepted(file: String, etag: String)
+        /// again) is in force. A stream's head also says it, with the generation of the text
+        /// in force: a client holding that same text takes its generation (after a revert,
+        /// the text it held is in force again under a newer one).
+        case rulesAccepted(file: String, etag: String, generation: Int? = nil)
 
         /// The event's JSON.
         package var json: JSON {
@@ -110,8 +126,10 @@ package enum PushProtocol {
                 return .object([
                     ("type", .string("rulesRejected")), ("file", .string(file)), ("message", .string(message)), ("at", .int(at)),
                 ])
-            case .rulesAccepted(let file, let etag):
-                return .object([("type", .string("rulesAccepted")), ("file", .string(file)), ("etag", .string(etag))])
+            case .rulesAccepted(let file, let etag, let generation):
+                var members: [(String, JSON)] = [("type", .string("rulesAccepted")), ("file", .string(file)), ("etag", .string(etag))]
+                if let generation { members.append(("generation", .int(generation))) }
+                return .object(members)
             }
         }
 
@@ -140,7 +158,7 @@ package enum PushProtocol {
                 self = .rulesRejected(file: file, message: message, at: json["at"]?.integer ?? 0)
             case "rulesAccepted":
                 guard let file = string("file") else { return nil }
-                self = .rulesAccepted(file: file, etag: string("etag") ?? "")
+                self = .rulesAccepted(file: file, etag: string("etag") ?? "", generation: json["generation"]?.integer)
             default:
                 return nil
             }

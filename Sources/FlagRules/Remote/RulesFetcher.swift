@@ -12,8 +12,9 @@ struct Validators: Sendable, Hashable, Codable {
 
 /// What one look at a source found.
 enum FetchResult: Sendable {
-    /// The same rules as last time (an unchanged file, a `304`).
-    case unchanged
+    /// The same rules as last time (an unchanged file, a `304`; its generation when the
+    /// answer named one).
+    case unchanged(generation: Int? = nil)
     /// New text, with what identifies it (to be committed once the text is taken).
     case fetched([UInt8], Seen)
     /// Why the source could not be read or what it held was refused. `outage`: the source
@@ -102,7 +103,7 @@ struct RulesFetcher: Sendable {
         let stamp = FileStamp(
             modified: attributes[.modificationDate] as? Date, size: (attributes[.size] as? NSNumber)?.intValue ?? -1,
             identity: (attributes[.systemFileNumber] as? NSNumber)?.intValue)
-        if stamp == fileStamp { return .unchanged }
+        if stamp == fileStamp { return .unchanged() }
         guard stamp.size <= maximumSize else {
             return .failed("\(url.path) is \(stamp.size) bytes; the limit is \(maximumSize)", outage: false)
         }
@@ -155,7 +156,7 @@ struct RulesFetcher: Sendable {
             }
             switch response.statusCode {
             case 304:
-                return .unchanged
+                return .unchanged(generation: PushProtocol.generation(fields[PushProtocol.generationHeader.lowercased()]))
             case 200:
                 let lastModified = fields["last-modified"].flatMap { Validators.strongLastModified($0, date: fields["date"]) }
                 return .fetched(
@@ -191,7 +192,7 @@ struct RulesFetcher: Sendable {
     /// server that answers with no such list: the base URL itself.
     private func resolve(_ base: URL, headers: [String: String], client: HTTPClient) async -> Result<URL, Unresolved> {
         let root = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
-        guard let listURL = URL(string: root + "/rules") else { return .success(base) }
+        guard let listURL = URL(string: root + PushProtocol.listPath) else { return .success(base) }
         var request = URLRequest(url: listURL)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         switch await client.get(request, timeout: timeout, maximumSize: min(maximumSize, 1 << 20)) {

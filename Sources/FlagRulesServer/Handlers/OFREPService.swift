@@ -86,7 +86,8 @@ package final class OFREPService: Sendable {
             return .text(200, ServePage.html, type: "text/html; charset=utf-8")
         }
         let protected =
-            path.hasPrefix("/ofrep/") || path.hasPrefix("/api/") || path == "/metrics" || path == "/rules" || path.hasPrefix("/rules/")
+            path.hasPrefix("/ofrep/") || path.hasPrefix("/api/") || path == "/metrics" || path == PushProtocol.listPath
+            || path.hasPrefix(PushProtocol.listPath + "/")
         guard protected else { return .json(404, .object([("errorDetails", .string("no resource at \(path)"))])) }
         if let refusal = authorize(request) { return refusal }
         if let limit = options.rateLimit, let retry = throttle(peer, limit: limit) {
@@ -100,7 +101,7 @@ package final class OFREPService: Sendable {
             // The transport serves the stream itself (it holds the connection); a request
             // that reaches here used another method.
             return methodNotAllowed("GET")
-        case "/rules":
+        case PushProtocol.listPath:
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
             return rulesList(request)
         case "/metrics":
@@ -113,9 +114,9 @@ package final class OFREPService: Sendable {
             guard request.method == "POST" else { return methodNotAllowed("POST") }
             return evaluateForPage(request)
         default:
-            if path.hasPrefix("/rules/") {
+            if path.hasPrefix(PushProtocol.listPath + "/") {
                 guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
-                return rulesFile(String(path.dropFirst("/rules/".count)), request)
+                return rulesFile(String(path.dropFirst(PushProtocol.listPath.count + 1)), request)
             }
             let prefix = "/ofrep/v1/evaluate/flags/"
             if path.hasPrefix(prefix), path.count > prefix.count {

@@ -180,7 +180,7 @@ final class EventHub: @unchecked Sendable {
                 let rejection = served.rejection(of: file.name)
                 let state: PushProtocol.Event =
                     rejection.map { .rulesRejected(file: $0.file, message: $0.message, at: Int($0.at.timeIntervalSince1970)) }
-                    ?? .rulesAccepted(file: file.name, etag: file.etag)
+                    ?? .rulesAccepted(file: file.name, etag: file.etag, generation: file.generation)
                 head += state.text
             }
             if let lastEventID, lastEventID != now.version { head += Self.event(refetch: now) }

@@ -130,6 +130,15 @@ let broken = "value generation: int = oops"
         #expect(FlagStore.retryDelay(after: 7, refresh: refresh, jitter: 1, hasRules: false) == .seconds(60))
         #expect(FlagStore.retryDelay(after: 1_000, refresh: refresh, jitter: 1, hasRules: false) == .seconds(60))
         #expect(FlagStore.retryDelay(after: 3, refresh: .milliseconds(250), jitter: 1, hasRules: false) == .milliseconds(250))
+        // While the source cannot be reached at all: from half a second, at most 2 s, with
+        // rules in force (bundled ones, say) or not.
+        for hasRules in [true, false] {
+            #expect(
+                FlagStore.retryDelay(after: 1, refresh: refresh, jitter: 1, hasRules: hasRules, unreachable: true) == .milliseconds(500))
+            #expect(FlagStore.retryDelay(after: 2, refresh: refresh, jitter: 1, hasRules: hasRules, unreachable: true) == .seconds(1))
+            #expect(FlagStore.retryDelay(after: 1_000, refresh: refresh, jitter: 1, hasRules: hasRules, unreachable: true) == .seconds(2))
+            #expect(FlagStore.retryDelay(after: 1_000, refresh: refresh, jitter: 0, hasRules: hasRules, unreachable: true) == .seconds(1))
+        }
     }
 }
 

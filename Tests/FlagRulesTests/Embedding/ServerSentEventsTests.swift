@@ -60,6 +60,7 @@ import Testing
             .rulesChanged(file: "a.flags", etag: "\"e\"", generation: nil, rules: ""),
             .rulesRejected(file: "a.flags", message: "a.flags:1:1: expected a declaration", at: 1_700_000_001),
             .rulesAccepted(file: "a.flags", etag: ""),
+            .rulesAccepted(file: "a.flags", etag: "\"e\"", generation: 42),
         ]
         for event in events {
             let data = event.text.split(separator: "\n").first { $0.hasPrefix("data: ") }!.dropFirst(6)
@@ -84,7 +85,7 @@ import Testing
         }
         let rejected = ServerSentEvents.Event(data: #"{"type": "rulesRejected", "file": "a.flags", "message": "no", "at": 5}"#)
         let otherRejected = ServerSentEvents.Event(data: #"{"type": "rulesRejected", "file": "b.flags", "message": "no", "at": 5}"#)
-        let accepted = ServerSentEvents.Event(data: #"{"type": "rulesAccepted", "file": "a.flags", "etag": ""}"#)
+        let accepted = ServerSentEvents.Event(data: #"{"type": "rulesAccepted", "file": "a.flags", "etag": "\"e\"", "generation": 3}"#)
         let unknown = ServerSentEvents.Event(data: #"{"type": "somethingNew", "file": "a.flags"}"#)
         #expect(EventSubscription.actions(for: [refetch], file: "a.flags") == [])
         #expect(EventSubscription.actions(for: [refetch], file: nil) == [.fetch])
@@ -94,7 +95,7 @@ import Testing
             ])
         #expect(
             EventSubscription.actions(for: [rejected, otherRejected, accepted], file: "a.flags") == [
-                .rejected(message: "no", at: Date(timeIntervalSince1970: 5)), .accepted,
+                .rejected(message: "no", at: Date(timeIntervalSince1970: 5)), .accepted(etag: "\"e\"", generation: 3),
             ])
         #expect(EventSubscription.actions(for: [unknown, otherRejected], file: "a.flags") == [])
         // Another file's text, or a text on a stream that asked for none, is not the store's.

@@ -143,6 +143,92 @@ import Testing
         #expect(value() == .int(4) && store.rulesGeneration == 40)
     }
 
+    /// Texts that arrive in quick succession are put in force in the order they came, and
+    /// the last one stays: each was once handled by a task of its own, so an earlier text
+    /// could land after a later one and stay in force.
+    @Test func textsPushedInQuickSuccessionLandInOrder() async throws {
+        let count = 60
+        var stream = ""
+        for n in 2...count {
+            stream +=
+                PushProtocol.Event.rulesChanged(file: "app.flags", etag: "\"g\(n)\"", generation: n, rules: "value v: int = \(n)\n").text
+        }
+        let body = stream
+        let server = try TestHTTPServer { request in
+            if request.path.hasPrefix("/events") {
+                return TestHTTPServer.Response(
+                    status: 200, headers: ["Content-Type": "text/event-stream", "X-Flags-Rules": "current"], body: Array(body.utf8))
+            }
+            return TestHTTPServer.Response(
+                status: 200, headers: ["ETag": "\"g1\"", "X-Flags-Generation": "1", "X-Flags-Events": "/events?rules=app.flags"],
+                body: Array("value v: int = 1\n".utf8))
+        }
+        let loaded = Locked<[Int]>([])
+        let store = FlagStore(source: .url(server.url), refresh: .seconds(600))
+        store.onEvent = { event in
+            if case .rulesLoaded(_, _, let etag?) = event, let n = Int(etag.filter(\.isNumber)) { loaded.withLock { $0.append(n) } }
+        }
+        store.start()
+        defer { store.stop() }
+        _ = try await store.ready(timeout: .seconds(30))
+        #expect(await Self.until { store.rulesGeneration == count })
+        let order = loaded.withLock { $0 }
+        #expect(order == order.sorted() && Set(order).count == order.count, "texts put in force in the order \(order)")
+        #expect(store.rules?.evaluate("v", in: [:]).value == .int(count))
+    }
+
+    /// After a revert (A, then B, then A again) a store that held A through it is told that
+    /// A is in force under the newest generation, by its stream's head or by a `304`: a
+    /// cache still holding B (whose generation is newer than the A it came with) is then
+    /// not taken.
+    @Test func aStoreHoldingARevertedTextTakesItsNewGeneration() async throws {
+        enum Answer: Sendable { case text(String, etag: String, generation: Int), notModified(generation: Int) }
+        let answer = Locked(Answer.text("value v: int = 1\n", etag: "\"a\"", generation: 10))
+        let head = Locked("")
+        let server = try TestHTTPServer { request in
+            if request.path.hasPrefix("/events") {
+                return TestHTTPServer.Response(
+                    status: 200, headers: ["Content-Type": "text/event-stream", "X-Flags-Rules": "current"],
+                    body: Array(head.withLock { $0 }.utf8))
+            }
+            switch answer.withLock({ $0 }) {
+            case .text(let text, let etag, let generation):
+                return TestHTTPServer.Response(
+                    status: 200,
+                    headers: ["ETag": etag, "X-Flags-Generation": String(generation), "X-Flags-Events": "/events?rules=app.flags"],
+                    body: Array(text.utf8))
+            case .notModified(let generation):
+                return TestHTTPServer.Response(
+                    status: 304, headers: ["ETag": "\"a\"", "X-Flags-Generation": String(generation)], body: [])
+            }
+        }
+        let events = Locked<[StoreEvent]>([])
+        let store = FlagStore(source: .url(server.url), refresh: .seconds(600))
+        store.onEvent = { event in events.withLock { $0.append(event) } }
+        func value() -> Value? { store.rules?.evaluate("v", in: [:]).value }
+        func ignored(_ generation: Int, _ holding: Int) -> Bool {
+            events.withLock { $0.contains { if case .olderRulesIgnored(generation, holding) = $0 { true } else { false } } }
+        }
+        // The stream's head: A (the text held) is in force under generation 30.
+        head.withLock { $0 = PushProtocol.Event.rulesAccepted(file: "app.flags", etag: "\"a\"", generation: 30).text }
+        store.start()
+        defer { store.stop() }
+        _ = try await store.ready(timeout: .seconds(30))
+        #expect(await Self.until { store.rulesGeneration == 30 })
+        #expect(value() == .int(1))
+        // A cache answers with B, of generation 20: older than the A held.
+        answer.withLock { $0 = .text("value v: int = 2\n", etag: "\"b\"", generation: 20) }
+        await store.refreshNow()
+        #expect(value() == .int(1) && ignored(20, 30))
+        // A 304 for A names generation 50; B of 40 is then older too.
+        answer.withLock { $0 = .notModified(generation: 50) }
+        await store.refreshNow()
+        answer.withLock { $0 = .text("value v: int = 2\n", etag: "\"b\"", generation: 40) }
+        await store.refreshNow()
+        #expect(value() == .int(1) && ignored(40, 50))
+        #expect(store.rulesGeneration == 50)
+    }
+
     /// Waits (up to 30 s) for `condition`, as a task.
     static func until(_ condition: () -> Bool) async -> Bool {
         let start = Date()
