@@ -24,6 +24,7 @@ package enum FlagsTool {
         Command(name: "serve", summary: "serve the rules over OpenFeature's OFREP (HTTP)", run: ServeCommand.run),
         Command(name: "lsp", summary: "serve the Language Server Protocol to an editor", run: LspCommand.run),
         Command(name: "generate", summary: "write typed Swift keys for the declarations", run: GenerateCommand.run),
+        Command(name: "import", summary: "turn another flag system's file into a .flags file", run: ImportCommand.run),
     ]
 
     static var help: String {

@@ -1,0 +1,241 @@
+"""flags import against the vendors' own SDKs: random LaunchDarkly and GrowthBook files are
+imported, then every flag is evaluated by the vendor's Python SDK and by `flags eval` on the
+import, over thousands of contexts; every value must agree.
+
+    python3 .ci/import_check.py FLAGS_BINARY [FILES_PER_VENDOR] [CONTEXTS]
+"""
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+flags = sys.argv[1]
+files_per_vendor = int(sys.argv[2]) if len(sys.argv) > 2 else 6
+context_count = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
+
+COUNTRIES = ["US", "CA", "FR", "DE", "JP"]
+PLANS = ["free", "pro", "team"]
+VERSIONS = ["1.0.0", "1.2.3", "1.10.0", "2.0.0", "2.1.5", "10.0.1"]
+
+
+def contexts(rng):
+    out = []
+    for i in range(context_count):
+        c = {"key": f"user-{rng.randrange(100000)}" if i % 7 else str(i)}
+        if rng.random() < 0.8: c["country"] = rng.choice(COUNTRIES)
+        if rng.random() < 0.8: c["email"] = rng.choice(["a", "bob", "beta.tester", "carol"]) + rng.choice(["@example.com", "@mail.org"])
+        if rng.random() < 0.8: c["age"] = rng.randrange(10, 80)
+        if rng.random() < 0.8: c["version"] = rng.choice(VERSIONS)
+        if rng.random() < 0.6: c["organization"] = {"key": f"org-{rng.randrange(50)}", "plan": rng.choice(PLANS)}
+        out.append(c)
+    return out
+
+
+def run_import(doc, system):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(doc, f)
+        path = f.name
+    p = subprocess.run([flags, "import", path, "--from", system], capture_output=True, text=True)
+    names, skipped = {}, set()
+    for line in p.stderr.splitlines():
+        m = re.search(r"renamed: '(.*)' is (\w+) ", line)
+        if m: names[m.group(1)] = m.group(2)
+        m = re.search(r": (?:flags|features)\.([^.:]+)[.:].*not imported: (.*)", line)
+        # A flag that is off and serves true is imported as it evaluates: still compared.
+        if m and "imported as true for everyone" not in m.group(2): skipped.add(m.group(1))
+    if p.returncode not in (0, 3) or (p.returncode == 3) != bool(skipped or "not imported" in p.stderr):
+        sys.exit(f"flags import --from {system} exited {p.returncode} for {path}:\n{p.stderr}")
+    return p.stdout, names, path, skipped
+
+
+def flags_eval(text, ctxs):
+    with tempfile.TemporaryDirectory() as d:
+        rules = os.path.join(d, "imported.flags")
+        open(rules, "w").write(text)
+        lines = os.path.join(d, "contexts.jsonl")
+        open(lines, "w").write("".join(json.dumps(c) + "\n" for c in ctxs))
+        p = subprocess.run([flags, "eval", rules, "--contexts", lines, "--json"], capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"flags eval failed:\n{p.stderr}\n{text}")
+        return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+# ---------------------------------------------------------------- LaunchDarkly
+
+def ld_clause(rng, segments):
+    kind = rng.random()
+    if kind < 0.1 and segments:
+        return {"attribute": "", "op": "segmentMatch", "values": [rng.choice(segments)], "negate": rng.random() < 0.3}
+    attr, op, values, ctx_kind = rng.choice([
+        ("country", "in", rng.sample(COUNTRIES, rng.randrange(1, 3)), None),
+        ("email", "endsWith", ["@example.com"], None),
+        ("email", "startsWith", [rng.choice(["a", "bob", "beta"])], None),
+        ("email", "contains", ["tester"], None),
+        ("email", "matches", ["^[ab]"], None),
+        ("age", rng.choice(["lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"]), [rng.randrange(10, 80)], None),
+        ("age", "in", [rng.randrange(10, 80) for _ in range(3)], None),
+        ("version", rng.choice(["semVerLessThan", "semVerGreaterThan", "semVerEqual"]), [rng.choice(VERSIONS + ["2", "1.2"])], None),
+        ("plan", "in", [rng.choice(PLANS)], "organization"),
+        ("key", "in", [f"user-{rng.randrange(100000)}", "3", "5"], None),
+    ])
+    clause = {"attribute": attr, "op": op, "values": values, "negate": rng.random() < 0.3}
+    if ctx_kind: clause["contextKind"] = ctx_kind
+    return clause
+
+
+def ld_rollout(rng, n):
+    cuts = sorted(rng.randrange(0, 100001) for _ in range(n - 1))
+    weights = [b - a for a, b in zip([0] + cuts, cuts + [100000])]
+    r = {"variations": [{"variation": i, "weight": w} for i, w in enumerate(weights)]}
+    if rng.random() < 0.3:
+        r["kind"] = "experiment"
+        r["seed"] = rng.randrange(1, 10000)
+    if rng.random() < 0.2:
+        r["bucketBy"] = "email"
+    return r
+
+
+def ld_file(rng):
+    segments = {}
+    for s in range(rng.randrange(0, 3)):
+        key = f"seg-{s}"
+        segments[key] = {"key": key, "salt": f"salt{s}", "included": [f"user-{rng.randrange(100000)}"], "excluded": ["7"],
+                         "rules": [{"clauses": [ld_clause(rng, [])], **({"weight": rng.randrange(0, 100001)} if rng.random() < 0.5 else {})}]}
+    flags_ = {}
+    for f in range(8):
+        key = f"flag-{f}" if f % 2 else f"flag{f}"
+        variations = rng.choice([[True, False], [False, True], ["control", "oneStep", "twoStep"], [10, 20, 30, 40], ["a b", "c"]])
+        n = len(variations)
+        def vr():
+            return {"variation": rng.randrange(n)} if rng.random() < 0.6 else {"rollout": ld_rollout(rng, n)}
+        flag = {"key": key, "on": rng.random() < 0.85, "salt": f"s{f}", "offVariation": rng.randrange(n), "variations": variations,
+                "targets": [{"values": [str(rng.randrange(30)), "user-1"], "variation": rng.randrange(n)}] if rng.random() < 0.5 else [],
+                "rules": [{"clauses": [ld_clause(rng, list(segments)) for _ in range(rng.randrange(1, 3))], **vr()} for _ in range(rng.randrange(0, 4))],
+                "fallthrough": vr(), "prerequisites": []}
+        earlier = list(flags_)
+        if earlier and rng.random() < 0.3:
+            p = rng.choice(earlier)
+            flag["prerequisites"] = [{"key": p, "variation": rng.randrange(len(flags_[p]["variations"]))}]
+        flags_[key] = flag
+    return {"flags": flags_, "segments": segments}
+
+
+def check_launchdarkly(rng, ctxs):
+    import ldclient
+    from ldclient import Context
+    from ldclient.config import Config
+    from ldclient.integrations import Files
+    compared = 0
+    for n in range(files_per_vendor):
+        doc = ld_file(rng)
+        text, names, path, skipped = run_import(doc, "launchdarkly")
+        skips[0] += len(skipped)
+        client = ldclient.client.LDClient(Config("sdk-key", update_processor_class=Files.new_data_source(paths=[path]), send_events=False))
+        ours = flags_eval(text, ctxs)
+        for c, got in zip(ctxs, ours):
+            user = Context.builder(c["key"])
+            for k in ("country", "email", "age", "version"):
+                if k in c: user.set(k, c[k])
+            context = user.build()
+            if "organization" in c:
+                org = Context.builder(c["organization"]["key"]).kind("organization").set("plan", c["organization"]["plan"]).build()
+                context = Context.create_multi(context, org)
+            for key in doc["flags"]:
+                if key in skipped: continue
+                expected = client.variation(key, context, None)
+                actual = got[names.get(key, key)]["value"]
+                compared += 1
+                if expected != actual:
+                    sys.exit(f"launchdarkly file {n}: flag {key} for {json.dumps(c)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
+        client.close()
+    print(f"launchdarkly-server-sdk and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[0]} flags named as not imported)")
+
+
+# ---------------------------------------------------------------- GrowthBook
+
+def gb_condition(rng, depth=0):
+    r = rng.random()
+    if depth < 2 and r < 0.15:
+        op = rng.choice(["$or", "$and", "$nor"])
+        return {op: [gb_condition(rng, depth + 1) for _ in range(rng.randrange(1, 3))]}
+    if depth < 2 and r < 0.2:
+        return {"$not": gb_condition(rng, depth + 1)}
+    attr, test = rng.choice([
+        ("country", rng.choice(COUNTRIES)),
+        ("country", {"$ne": rng.choice(COUNTRIES)}),
+        ("country", {"$in": rng.sample(COUNTRIES, 2)}),
+        ("country", {"$nin": rng.sample(COUNTRIES, 2)}),
+        ("age", {rng.choice(["$gt", "$gte", "$lt", "$lte"]): rng.randrange(10, 80)}),
+        ("age", {"$exists": rng.random() < 0.5}),
+        ("email", {"$regex": "^[ab]"}),
+        ("email", {"$notRegex": "example"}),
+        ("version", {rng.choice(["$vgt", "$vlt", "$vgte", "$veq"]): rng.choice(VERSIONS)}),
+        ("organization.plan", rng.choice(PLANS)),
+        ("organization.plan", {"$ne": "free"}),
+    ])
+    return {attr: test}
+
+
+def gb_file(rng):
+    features = {}
+    for f in range(8):
+        key = f"feature-{f}" if f % 2 else f"feature{f}"
+        kind = rng.choice(["bool", "string", "int"])
+        pick = {"bool": lambda: rng.random() < 0.5, "string": lambda: rng.choice(["red", "green", "blue"]),
+                "int": lambda: rng.randrange(100)}[kind]
+        rules = []
+        for _ in range(rng.randrange(0, 4)):
+            rule = {}
+            if rng.random() < 0.7: rule["condition"] = gb_condition(rng)
+            if rng.random() < 0.6:
+                rule["force"] = pick()
+                if rng.random() < 0.5: rule["coverage"] = round(rng.random(), rng.choice([1, 2, 4]))
+                elif rng.random() < 0.3: rule["range"] = sorted([round(rng.random(), 3), round(rng.random(), 3)])
+            else:
+                values = {"bool": [False, True], "string": ["red", "green", "blue"], "int": [1, 2, 3]}[kind]
+                rule["variations"] = values
+                cuts = sorted(rng.randrange(0, 10001) for _ in range(len(values) - 1))
+                rule["weights"] = [(b - a) / 10000 for a, b in zip([0] + cuts, cuts + [10000])]
+                rule["key"] = f"exp-{f}"
+            if rng.random() < 0.5: rule["hashVersion"] = 2
+            if rng.random() < 0.3: rule["seed"] = f"seed-{rng.randrange(100)}"
+            if rng.random() < 0.2: rule["hashAttribute"] = "email"
+            earlier = list(features)
+            if earlier and rng.random() < 0.2:
+                p = rng.choice(earlier)
+                rule["parentConditions"] = [{"id": p, "condition": {"value": {"$ne": features[p]["defaultValue"]}}}]
+            rules.append(rule)
+        features[key] = {"defaultValue": pick(), "rules": rules}
+    return {"features": features}
+
+
+def check_growthbook(rng, ctxs):
+    from growthbook import GrowthBook
+    compared = 0
+    for n in range(files_per_vendor):
+        doc = gb_file(rng)
+        text, names, _, skipped = run_import(doc, "growthbook")
+        skips[1] += len(skipped)
+        ours = flags_eval(text, [dict(c, id=c["key"]) for c in ctxs])
+        for c, got in zip(ctxs, ours):
+            attributes = dict(c, id=c["key"])
+            gb = GrowthBook(attributes=attributes, features=doc["features"])
+            for key in doc["features"]:
+                if key in skipped: continue
+                expected = gb.eval_feature(key).value
+                actual = got[names.get(key, key)]["value"]
+                compared += 1
+                if expected != actual or type(expected) != type(actual):
+                    sys.exit(f"growthbook file {n}: feature {key} for {json.dumps(attributes)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
+            gb.destroy()
+    print(f"growthbook and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[1]} features with a rule named as not imported)")
+
+
+skips = [0, 0]
+rng = random.Random(int(os.environ.get("IMPORT_SEED", "20261127")))
+ctxs = contexts(rng)
+check_launchdarkly(rng, ctxs)
+check_growthbook(rng, ctxs)

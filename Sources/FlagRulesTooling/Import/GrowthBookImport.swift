@@ -1,0 +1,449 @@
+import FlagRules
+import Foundation
+
+/// GrowthBook's SDK payload (`{"features": {…}}`) as a `.flags` file.
+///
+/// A feature's rules are tried in order as GrowthBook tries them: a force rule gives its
+/// value when its condition holds and the unit is in its rollout (`rollout(unit, "seed",
+/// growthbookV1) < N%`, hash version 1 unless the rule says 2); an experiment rule is a split
+/// by GrowthBook's ranges (coverage 1). Conditions keep GrowthBook's meaning for absent
+/// attributes: a comparison with an absent attribute is false, so its negation (`$ne`,
+/// `$nin`, `$not`, `$nor`) is true (`not has(x) or …`).
+struct GrowthBookImport {
+    var notes: [ImportNote] = []
+    private var names = ImportNames()
+    /// Each feature's name and kind, for prerequisites.
+    private var declared: [String: (name: String, type: String)] = [:]
+
+    init() {}
+
+    mutating func run(_ root: JSON) throws(ImportError) -> ImportedFile {
+        guard case .object = root else {
+            throw ImportError("a GrowthBook payload is a JSON object with \"features\"; this is \(root.kindName)")
+        }
+        guard let features = root["features"] else {
+            throw ImportError("a GrowthBook payload has \"features\" (the SDK payload an SDK fetches)")
+        }
+        guard case .object(let entries) = features else { throw ImportError("\"features\" is \(features.kindName), not an object") }
+        if let experiments = root["experiments"]?.elements, !experiments.isEmpty {
+            notes.append(
+                ImportNote(.notImported, at: "experiments", "visual editor and URL-redirect experiments run in a browser, not on rules"))
+        }
+        if root["encryptedFeatures"] != nil {
+            throw ImportError("the payload's features are encrypted: import the decrypted payload (the SDK's decryption key decrypts it)")
+        }
+        var file = ImportedFile()
+        file.header = ["Imported from GrowthBook by 'flags import --from growthbook'."]
+        // The attributes the conditions read keep their names.
+        var read: Set<String> = []
+        for (_, feature) in entries {
+            for rule in feature["rules"]?.elements ?? [] {
+                if let condition = rule["condition"] { ImportNames.attributes(in: condition, into: &read) }
+                for field in ["hashAttribute", "fallbackAttribute"] {
+                    if let a = rule[field]?.string { read.insert(String(a.split(separator: ".").first ?? Substring(a))) }
+                }
+            }
+        }
+        read.insert("id")
+        names.reserve(read)
+        for (key, feature) in entries {
+            let name = names.name(for: key)
+            if name != key {
+                notes.append(
+                    ImportNote(
+                        .renamed, at: "features.\(key)",
+                        "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
+            }
+            if let type = type(of: feature, key: key) { declared[key] = (name, type) }
+        }
+        for (key, feature) in entries {
+            guard let (name, type) = declared[key] else { continue }
+            file.declarations.append(declaration(feature, key: key, name: name, type: type))
+        }
+        return file
+    }
+
+    // MARK: Types
+
+    /// Every value a feature can give: its default, its rules' forced values and variations.
+    private func values(_ feature: JSON) -> [JSON] {
+        var out = [feature["defaultValue"] ?? .null]
+        for rule in feature["rules"]?.elements ?? [] {
+            if let force = rule["force"] { out.append(force) }
+            out += rule["variations"]?.elements ?? []
+        }
+        return out
+    }
+
+    /// `flag` for a boolean feature without experiments, else the value type; nil (and a
+    /// note) for JSON objects, arrays, nulls or mixed types.
+    private mutating func type(of feature: JSON, key: String) -> String? {
+        let all = values(feature)
+        func every(_ test: (JSON) -> Bool) -> Bool { all.allSatisfy(test) }
+        let experiments = (feature["rules"]?.elements ?? []).contains { $0["variations"] != nil && $0["force"] == nil }
+        if every({ if case .bool = $0 { true } else { false } }) { return experiments ? "bool" : "flag" }
+        if every({ $0.string != nil }) { return "string" }
+        if every({ if case .int = $0 { true } else { false } }) { return "int" }
+        if every({
+            switch $0 {
+            case .int, .double: true;
+            default: false
+            }
+        }) {
+            return "double"
+        }
+        notes.append(
+            ImportNote(
+                .notImported, at: "features.\(key)",
+                "values of JSON objects, arrays, nulls or mixed types have no .flags type; feature '\(key)' left out"))
+        return nil
+    }
+
+    private func literal(_ value: JSON, type: String) -> String {
+        switch (type, value) {
+        case ("flag", .bool(let b)): return b ? "enabled" : "disabled"
+        case ("double", .int(let i)): return ImportedSource.double(Double(i)) ?? "0.0"
+        default: return ImportedSource.literal(value) ?? "0"
+        }
+    }
+
+    // MARK: Features
+
+    private mutating func declaration(_ feature: JSON, key: String, name: String, type: String) -> ImportedDeclaration {
+        let place = "features.\(key)"
+        let defaultValue = feature["defaultValue"] ?? .null
+        var out = ImportedDeclaration(
+            name: name, kind: type == "flag" ? .flag : .value(type),
+            defaultText: type == "flag" ? (defaultValue == .bool(true) ? "true" : "false") : literal(defaultValue, type: type))
+        if let text = feature["description"]?.string, !text.isEmpty { out.doc = text.split(whereSeparator: \.isNewline).map(String.init) }
+        for (i, rule) in (feature["rules"]?.elements ?? []).enumerated() {
+            let at = "\(place).rules[\(i)]"
+            var unsupported: [String] = []
+            for field in ["filters", "namespace", "fallbackAttribute", "contextualBanditRef", "tracks"]
+            where rule[field] != nil && rule[field] != .null {
+                if field == "tracks" { continue }
+                unsupported.append(field)
+            }
+            if !unsupported.isEmpty {
+                notes.append(
+                    ImportNote(.notImported, at: at, "\(unsupported.joined(separator: ", ")) have no .flags form; the rule is left out"))
+                continue
+            }
+            var condition = ImportedCondition.always
+            if let parents = rule["parentConditions"]?.elements {
+                guard let prerequisites = self.prerequisites(parents, at: at + ".parentConditions") else { continue }
+                condition = prerequisites
+            }
+            if let json = rule["condition"] {
+                guard let c = self.condition(json, negated: false, at: at + ".condition") else { continue }
+                condition = .and([condition, c])
+            }
+            let unit = rule["hashAttribute"]?.string ?? "id"
+            if let force = rule["force"] {
+                guard let rollout = rollout(rule, key: key, unit: unit, at: at) else { continue }
+                out.rules.append(.init(literal(force, type: type), when: .and([condition, rollout])))
+                continue
+            }
+            guard let variations = rule["variations"]?.elements, !variations.isEmpty else {
+                notes.append(ImportNote(.notImported, at: at, "neither force nor variations; GrowthBook skips it"))
+                continue
+            }
+            guard let split = split(rule, variations: variations, key: key, unit: unit, type: type, at: at) else { continue }
+            out.rules.append(.init(split, when: condition))
+        }
+        return out
+    }
+
+    /// A force rule's rollout: its coverage or range of the unit's hash, or always.
+    private mutating func rollout(_ rule: JSON, key: String, unit attribute: String, at: String) -> ImportedCondition? {
+        let coverage = rule["coverage"].flatMap(Self.number)
+        let range = rule["range"]?.elements?.compactMap(Self.number)
+        if coverage == nil, range == nil { return .always }
+        if range == nil, coverage == 0 { return .never }
+        guard let unit = ImportedSource.path(attribute.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: at + ".hashAttribute", "'\(attribute)' is no attribute a .flags rule can read; the rule is left out"))
+            return nil
+        }
+        let version = rule["hashVersion"]?.integer ?? 1
+        guard version == 1 || version == 2 else {
+            notes.append(ImportNote(.notImported, at: at + ".hashVersion", "hash version \(version) is unknown; the rule is left out"))
+            return nil
+        }
+        let scale = version == 2 ? 10_000 : 1_000
+        let call =
+            "rollout(\(unit), \(StringEscaping.quoted(rule["seed"]?.string ?? key)), \(version == 2 ? "growthbook" : "growthbookV1"))"
+        // How many of the scale's buckets k have k / scale below `bound`, as GrowthBook
+        // divides and compares: the threshold in thousandths of a percent.
+        func threshold(_ bound: Double) -> Int {
+            var count = max(0, min(scale, Int((bound * Double(scale)).rounded(.down))))
+            while count > 0, !(Double(count - 1) / Double(scale) < bound) { count -= 1 }
+            while count < scale, Double(count) / Double(scale) < bound { count += 1 }
+            return count * (100_000 / scale)
+        }
+        let present = ImportedCondition.atom("has(\(unit))")
+        if let range {
+            guard range.count == 2 else {
+                notes.append(ImportNote(.notImported, at: at + ".range", "a range is two numbers; the rule is left out"))
+                return nil
+            }
+            let low = threshold(range[0]), high = threshold(range[1])
+            var parts: [ImportedCondition] = [present]
+            if low > 0 { parts.append(.not(.atom("\(call) < \(ImportedSource.percent(thousandths: low))"))) }
+            if high < 100_000 { parts.append(.atom("\(call) < \(ImportedSource.percent(thousandths: high))")) }
+            return high <= low ? .never : .and(parts)
+        }
+        let t = threshold(coverage!)
+        return t >= 100_000
+            ? .and([present, .not(.atom("\(unit) == \"\""))]) : .atom("\(call) < \(ImportedSource.percent(thousandths: t))")
+    }
+
+    /// An experiment rule as a split by GrowthBook's ranges; nil (and a note) for what a
+    /// split does not hold (coverage below 1, explicit ranges).
+    private mutating func split(_ rule: JSON, variations: [JSON], key: String, unit attribute: String, type: String, at: String) -> String?
+    {
+        if let coverage = rule["coverage"].flatMap(Self.number), coverage < 1 {
+            notes.append(
+                ImportNote(.notImported, at: at + ".coverage", "an experiment's coverage below 1 has no split form; the rule is left out"))
+            return nil
+        }
+        if rule["ranges"] != nil {
+            notes.append(ImportNote(.notImported, at: at + ".ranges", "explicit bucket ranges have no split form; the rule is left out"))
+            return nil
+        }
+        guard let unit = ImportedSource.path(attribute.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: at + ".hashAttribute", "'\(attribute)' is no attribute a .flags rule can read; the rule is left out"))
+            return nil
+        }
+        var weights = (rule["weights"]?.elements ?? []).compactMap(Self.number)
+        let sum = weights.reduce(0, +)
+        if weights.count != variations.count || sum < 0.99 || sum > 1.01 {
+            weights = Array(repeating: 1, count: variations.count)  // GrowthBook's equal weights
+        } else {
+            // Fractions in ten-thousandths (whole numbers: the split divides by their total).
+            let scaled = weights.map { ($0 * 10_000).rounded() }
+            guard zip(scaled, weights).allSatisfy({ $0 / 10_000 == $1 }), scaled.reduce(0, +) == 10_000 else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at + ".weights",
+                        "weights finer than ten-thousandths, or not adding up to 1, have no split form; the rule is left out"))
+                return nil
+            }
+            weights = scaled
+        }
+        let entries = zip(variations, weights).filter { $0.1 > 0 }.map { (literal($0.0, type: type == "flag" ? "bool" : type), Int($0.1)) }
+        guard Set(entries.map(\.0)).count == entries.count else {
+            notes.append(
+                ImportNote(.notImported, at: at + ".variations", "a value in two variations has no split form; the rule is left out"))
+            return nil
+        }
+        let version = rule["hashVersion"]?.integer ?? 1
+        let seed = rule["seed"]?.string ?? rule["key"]?.string ?? key
+        let body = entries.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
+        return "split(\(unit), \(StringEscaping.quoted(seed)), \(version == 2 ? "growthbook" : "growthbookV1")) { \(body) }"
+    }
+
+    /// Prerequisites that skip the rule when they fail (`gate` ones, which end the
+    /// evaluation with no value, are not imported).
+    private mutating func prerequisites(_ parents: [JSON], at: String) -> ImportedCondition? {
+        var parts: [ImportedCondition] = []
+        for (i, parent) in parents.enumerated() {
+            guard let id = parent["id"]?.string, let (name, type) = declared[id] else {
+                notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "its feature is not imported; the rule is left out"))
+                return nil
+            }
+            if parent["gate"] == .bool(true) {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: "\(at)[\(i)]", "a gate prerequisite gives no value at all when it fails; the rule is left out"))
+                return nil
+            }
+            guard case .object(let members) = parent["condition"] ?? .object([]), members.allSatisfy({ $0.0 == "value" }) else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: "\(at)[\(i)].condition", "a prerequisite's condition reads only \"value\"; the rule is left out"))
+                return nil
+            }
+            for (_, test) in members {
+                // The parent's value: a flag reads as a bool.
+                guard
+                    let c = valueCondition(
+                        name, test, negated: false, at: "\(at)[\(i)].condition.value", declaration: true, boolFlag: type == "flag")
+                else { return nil }
+                parts.append(c)
+            }
+        }
+        return .and(parts)
+    }
+
+    // MARK: Conditions
+
+    static func number(_ json: JSON) -> Double? {
+        switch json {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    /// A condition object: every member holds (attributes by path, `$and`, `$or`, `$nor`,
+    /// `$not`). `negated`: under an odd number of negations, where a comparison with an
+    /// absent attribute must read false, not unknown.
+    private mutating func condition(_ json: JSON, negated: Bool, at: String) -> ImportedCondition? {
+        guard case .object(let members) = json else {
+            notes.append(ImportNote(.notImported, at: at, "a condition is an object; the rule is left out"))
+            return nil
+        }
+        var parts: [ImportedCondition] = []
+        for (key, value) in members {
+            switch key {
+            case "$and", "$or", "$nor":
+                guard let list = value.elements else {
+                    notes.append(ImportNote(.notImported, at: "\(at).\(key)", "\(key) takes a list; the rule is left out"))
+                    return nil
+                }
+                var inner: [ImportedCondition] = []
+                for (i, c) in list.enumerated() {
+                    guard let part = condition(c, negated: negated != (key == "$nor"), at: "\(at).\(key)[\(i)]") else { return nil }
+                    inner.append(part)
+                }
+                switch key {
+                case "$and": parts.append(.and(inner))
+                case "$or": parts.append(list.isEmpty ? .always : .or(inner))
+                default: parts.append(.negated(.or(inner)))
+                }
+            case "$not":
+                guard let inner = condition(value, negated: !negated, at: "\(at).$not") else { return nil }
+                parts.append(.negated(inner))
+            default:
+                if key.hasPrefix("$") {
+                    notes.append(ImportNote(.notImported, at: "\(at).\(key)", "\(key) has no .flags form; the rule is left out"))
+                    return nil
+                }
+                guard let path = ImportedSource.path(key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at).\(key)", "'\(key)' is no attribute a .flags rule can read; the rule is left out"))
+                    return nil
+                }
+                guard let part = valueCondition(path, value, negated: negated, at: "\(at).\(key)") else { return nil }
+                parts.append(part)
+            }
+        }
+        return .and(parts)
+    }
+
+    /// A test of one attribute (or, `declaration`, of a parent feature's value, which is
+    /// never absent; `boolFlag` for a flag's).
+    private mutating func valueCondition(
+        _ path: String, _ test: JSON, negated: Bool, at: String, declaration: Bool = false, boolFlag: Bool = false
+    ) -> ImportedCondition? {
+        // Under a negation a comparison is guarded by presence, so that it reads false (not
+        // unknown) for an absent attribute, as GrowthBook's does.
+        func compare(_ text: String) -> ImportedCondition {
+            let atom = ImportedCondition.atom(text)
+            return negated && !declaration ? .and([.atom("has(\(path))"), atom]) : atom
+        }
+        func equal(_ value: JSON) -> ImportedCondition? {
+            if boolFlag, case .bool(let b) = value { return b ? .atom(path) : .not(.atom(path)) }
+            switch value {
+            case .null: return declaration ? .never : .not(.atom("has(\(path))"))
+            case .bool, .int, .double, .string: return compare("\(path) == \(ImportedSource.literal(value)!)")
+            default:
+                notes.append(ImportNote(.notImported, at: at, "comparing with \(value.kindName) has no .flags form; the rule is left out"))
+                return nil
+            }
+        }
+        func member(_ list: JSON, _ op: String) -> ImportedCondition? {
+            guard let values = list.elements else {
+                notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) takes a list; the rule is left out"))
+                return nil
+            }
+            var tests: [ImportedCondition] = []
+            let strings = values.compactMap(\.string).map(StringEscaping.quoted)
+            let numbers = values.compactMap { v -> String? in
+                switch v {
+                case .int, .double: ImportedSource.literal(v);
+                default: nil
+                }
+            }
+            for group in [strings, numbers] where !group.isEmpty { tests.append(compare("\(path) in [\(group.joined(separator: ", "))]")) }
+            for v in values { if case .bool = v { tests.append(equal(v) ?? .never) } }
+            return .or(tests)
+        }
+        guard case .object(let members) = test, members.contains(where: { $0.0.hasPrefix("$") }) else { return equal(test) }
+        var parts: [ImportedCondition] = []
+        for (op, value) in members {
+            let part: ImportedCondition?
+            switch op {
+            case "$eq": part = equal(value)
+            case "$ne":
+                part = valueCondition(path, value, negated: !negated, at: at, declaration: declaration, boolFlag: boolFlag).map(
+                    ImportedCondition.negated)
+            case "$in": part = member(value, op)
+            case "$nin":
+                part = valueCondition(
+                    path, .object([("$in", value)]), negated: !negated, at: at, declaration: declaration, boolFlag: boolFlag
+                ).map(ImportedCondition.negated)
+            case "$lt", "$lte", "$gt", "$gte":
+                let symbol = ["$lt": "<", "$lte": "<=", "$gt": ">", "$gte": ">="][op]!
+                switch value {
+                case .int, .double, .string: part = compare("\(path) \(symbol) \(ImportedSource.literal(value)!)")
+                default: part = .never
+                }
+            case "$vlt", "$vlte", "$vgt", "$vgte", "$veq", "$vne":
+                let symbol = ["$vlt": "<", "$vlte": "<=", "$vgt": ">", "$vgte": ">=", "$veq": "==", "$vne": "!="][op]!
+                guard let text = value.string, let version = GrowthBookImport.version(text) else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at).\(op)",
+                            "only versions of three numbers compare as .flags versions; the rule is left out"))
+                    return nil
+                }
+                part = op == "$vne" ? .negated(compare("\(path) == \(version)")) : compare("\(path) \(symbol) \(version)")
+            case "$exists":
+                let exists = !(value == .bool(false) || value == .null)
+                part = declaration ? (exists ? .always : .never) : exists ? .atom("has(\(path))") : .not(.atom("has(\(path))"))
+            case "$notRegex", "$notRegexi":
+                let positive = op == "$notRegex" ? "$regex" : "$regexi"
+                part = valueCondition(path, .object([(positive, value)]), negated: !negated, at: at, declaration: declaration).map(
+                    ImportedCondition.negated)
+            case "$regex", "$regexi":
+                guard var pattern = value.string else {
+                    part = .never
+                    break
+                }
+                if op == "$regexi" { pattern = "(?i)" + pattern }
+                guard LaunchDarklyImport.compiles(pattern) else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at).\(op)",
+                            "the pattern \(StringEscaping.quoted(pattern)) is outside the .flags dialect; the rule is left out"))
+                    return nil
+                }
+                part = compare("\(path) matches \(StringEscaping.quoted(pattern))")
+            case "$not":
+                part = valueCondition(path, value, negated: !negated, at: "\(at).$not", declaration: declaration, boolFlag: boolFlag).map(
+                    ImportedCondition.negated)
+            default:
+                notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) has no .flags form; the rule is left out"))
+                return nil
+            }
+            guard let part else { return nil }
+            parts.append(part)
+        }
+        return .and(parts)
+    }
+
+    /// A version literal for `text` when it is three numbers and an optional pre-release.
+    static func version(_ text: String) -> String? {
+        var text = text
+        if text.hasPrefix("v") { text.removeFirst() }
+        let core = text.prefix { $0 != "-" && $0 != "+" }
+        guard core.split(separator: ".", omittingEmptySubsequences: false).count == 3 else { return nil }
+        return LaunchDarklyImport.version(text)
+    }
+}

@@ -1,0 +1,307 @@
+import FlagRules
+import Foundation
+
+/// The systems `flags import` reads, by the names its `--from` takes.
+package enum ImportFormat: String, Sendable, CaseIterable {
+    case growthbook, launchdarkly, flagd, unleash
+}
+
+/// Something of a vendor's file that `flags import` did not carry over exactly: where it is
+/// (a JSON path into the file), the vendor's key of the flag it belongs to, and why.
+package struct ImportNote: Sendable, Equatable, CustomStringConvertible {
+    /// What the note says of the result.
+    package enum Kind: Sendable, Equatable {
+        /// Left out, or imported with another meaning: the exit status says so.
+        case notImported
+        /// Imported exactly, under another name (a key that is no `.flags` name).
+        case renamed
+    }
+
+    package let kind: Kind
+    package let place: String
+    package let message: String
+
+    package init(_ kind: Kind, at place: String, _ message: String) {
+        self.kind = kind
+        self.place = place
+        self.message = message
+    }
+
+    /// `place: not imported: message`, one line.
+    package var description: String {
+        switch kind {
+        case .notImported: return "\(place): not imported: \(message)"
+        case .renamed: return "\(place): renamed: \(message)"
+        }
+    }
+}
+
+/// Why a vendor's file could not be imported at all.
+package struct ImportError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
+}
+
+/// A condition as an importer builds it, written out with the fewest parentheses.
+///
+/// `.atom` is a comparison, a call or a name: it binds tighter than `not`.
+package indirect enum ImportedCondition: Sendable, Equatable {
+    case always
+    case never
+    case atom(String)
+    case not(ImportedCondition)
+    case all([ImportedCondition])
+    case any([ImportedCondition])
+
+    /// Every one of `conditions`: `always` when there are none.
+    package static func and(_ conditions: [ImportedCondition]) -> ImportedCondition {
+        var parts: [ImportedCondition] = []
+        for condition in conditions {
+            switch condition {
+            case .always: continue
+            case .never: return .never
+            case .all(let inner): parts += inner
+            default: parts.append(condition)
+            }
+        }
+        return parts.isEmpty ? .always : parts.count == 1 ? parts[0] : .all(parts)
+    }
+
+    /// Any one of `conditions`: `never` when there are none.
+    package static func or(_ conditions: [ImportedCondition]) -> ImportedCondition {
+        var parts: [ImportedCondition] = []
+        for condition in conditions {
+            switch condition {
+            case .never: continue
+            case .always: return .always
+            case .any(let inner): parts += inner
+            default: parts.append(condition)
+            }
+        }
+        return parts.isEmpty ? .never : parts.count == 1 ? parts[0] : .any(parts)
+    }
+
+    /// The negation (`not`), simplified where it is constant or doubled.
+    package static func negated(_ condition: ImportedCondition) -> ImportedCondition {
+        switch condition {
+        case .always: return .never
+        case .never: return .always
+        case .not(let inner): return inner
+        default: return .not(condition)
+        }
+    }
+
+    /// The condition as `.flags` source (`always` and `never` as `true` and `false`).
+    package var text: String { text(inside: .or) }
+
+    private enum Level: Int { case or, and, not }
+
+    private func text(inside level: Level) -> String {
+        switch self {
+        case .always: return "true"
+        case .never: return "false"
+        case .atom(let text): return text
+        case .not(let inner):
+            if case .atom(let text) = inner { return "not (\(text))" }
+            return "not " + inner.text(inside: .not)
+        case .all(let parts):
+            let text = parts.map { $0.text(inside: .and) }.joined(separator: " and ")
+            return level.rawValue > Level.and.rawValue ? "(\(text))" : text
+        case .any(let parts):
+            let text = parts.map { $0.text(inside: .or) }.joined(separator: " or ")
+            return level.rawValue > Level.or.rawValue ? "(\(text))" : text
+        }
+    }
+}
+
+/// A declaration as an importer builds it.
+package struct ImportedDeclaration: Sendable {
+    package enum Kind: Sendable, Equatable {
+        case flag
+        case variant([String])
+        /// `int`, `double`, `string` or `bool`.
+        case value(String)
+    }
+
+    /// A rule: what it gives (`enabled`, a variant, a literal or a split) and when.
+    package struct Rule: Sendable {
+        package var result: String
+        package var condition: ImportedCondition
+        package init(_ result: String, when condition: ImportedCondition) {
+            self.result = result
+            self.condition = condition
+        }
+    }
+
+    package var name: String
+    package var kind: Kind
+    /// The default as source: `true`, a variant's name, a literal.
+    package var defaultText: String
+    package var doc: [String] = []
+    package var attributes: [String] = []
+    package var rules: [Rule] = []
+
+    package init(name: String, kind: Kind, defaultText: String) {
+        self.name = name
+        self.kind = kind
+        self.defaultText = defaultText
+    }
+
+    /// The declaration as source. A rule that never matches is left out, and so is every
+    /// rule after one that always matches (written last, without `when`; a split matches
+    /// only a context holding its unit).
+    package var source: String {
+        var out = doc.map { "/// \($0)\n" }.joined()
+        if !attributes.isEmpty { out += attributes.joined(separator: " ") + "\n" }
+        switch kind {
+        case .flag: out += "flag \(name) = \(defaultText)"
+        case .variant(let cases): out += "variant \(name) [\(cases.joined(separator: ", "))] = \(defaultText)"
+        case .value(let type): out += "value \(name): \(type) = \(defaultText)"
+        }
+        var lines: [String] = []
+        for rule in rules {
+            switch rule.condition {
+            case .never: continue
+            case .always: lines.append(rule.result)
+            default: lines.append("\(rule.result) when \(rule.condition.text)")
+            }
+            // (A split without a condition may still not match: its unit may be absent.)
+            if case .always = rule.condition, !rule.result.hasPrefix("split(") { break }
+        }
+        if lines.isEmpty { return out + "\n" }
+        return out + " {\n" + lines.map { "  \($0)\n" }.joined() + "}\n"
+    }
+}
+
+/// A `.flags` file as an importer builds it: a header comment, segments, declarations.
+package struct ImportedFile: Sendable {
+    package var header: [String] = []
+    package var segments: [(name: String, doc: [String], condition: ImportedCondition)] = []
+    package var declarations: [ImportedDeclaration] = []
+
+    package init() {}
+
+    /// The file as source (not yet formatted).
+    package var source: String {
+        var out = header.map { $0.isEmpty ? "#\n" : "# \($0)\n" }.joined()
+        for segment in segments {
+            out += "\n" + segment.doc.map { "/// \($0)\n" }.joined()
+            out += "segment \(segment.name) = \(segment.condition.text)\n"
+        }
+        for declaration in declarations { out += "\n" + declaration.source }
+        return out
+    }
+}
+
+/// The names an import gives: each vendor key as a `.flags` name, one name per key.
+package struct ImportNames: Sendable {
+    private var given: [String: String] = [:]
+    private var taken: Set<String> = []
+
+    package init() {}
+
+    /// Words a name cannot be.
+    static let reserved: Set<String> = ["true", "false", "and", "or", "not", "in", "when", "now"]
+
+    /// Whether `text` is a `.flags` name as it stands.
+    package static func isName(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, !reserved.contains(text) else { return false }
+        func letter(_ s: Unicode.Scalar) -> Bool { ("a"..."z").contains(s) || ("A"..."Z").contains(s) || s == "_" }
+        return letter(first) && text.unicodeScalars.allSatisfy { letter($0) || ("0"..."9").contains($0) }
+    }
+
+    /// Keeps `names` (the context attributes the file's rules read) from being given to a
+    /// declaration: in `.flags` a declaration's name would hide the attribute.
+    package mutating func reserve(_ names: some Sequence<String>) {
+        taken.formUnion(names)
+    }
+
+    /// The attribute names a vendor file's conditions read: each object key under `json`
+    /// that is no operator (`$…`), as the first name of its path.
+    package static func attributes(in json: JSON, into names: inout Set<String>) {
+        switch json {
+        case .object(let members):
+            for (key, value) in members {
+                if !key.hasPrefix("$") { names.insert(String(key.split(separator: ".").first ?? "")) }
+                attributes(in: value, into: &names)
+            }
+        case .array(let elements):
+            for element in elements { attributes(in: element, into: &names) }
+        default:
+            break
+        }
+    }
+
+    /// The name of vendor key `key` (the same key, the same name): `base` (the key unless
+    /// given) when it is a name, else its words in lower camel case (`new-checkout` is
+    /// `newCheckout`), made unique.
+    package mutating func name(for key: String, base preferred: String? = nil) -> String {
+        if let name = given[key] { return name }
+        let key = preferred ?? key
+        var base = key
+        if !Self.isName(key) {
+            let words = key.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }.map(String.init)
+            base = words.enumerated().map { i, w in
+                i == 0 ? w.prefix(1).lowercased() + w.dropFirst() : w.prefix(1).uppercased() + w.dropFirst()
+            }
+            .joined()
+            if base.isEmpty || !Self.isName(base) { base = "f" + base.prefix(1).uppercased() + base.dropFirst() }
+            if !Self.isName(base) { base = "imported" }
+        }
+        var name = base
+        var n = 2
+        while taken.contains(name) {
+            name = "\(base)\(n)"
+            n += 1
+        }
+        taken.insert(name)
+        given[key] = name
+        return name
+    }
+
+    /// The name already given to `key`, if any.
+    package func existing(_ key: String) -> String? { given[key] }
+}
+
+/// Literals and attribute references as `.flags` source writes them.
+package enum ImportedSource {
+    /// A JSON scalar as a literal: nil for null, arrays and objects.
+    package static func literal(_ value: JSON) -> String? {
+        switch value {
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d): return double(d)
+        case .string(let s): return StringEscaping.quoted(s)
+        default: return nil
+        }
+    }
+
+    /// A double as a `.flags` double literal (digits, a point, digits): nil when not finite.
+    package static func double(_ d: Double) -> String? {
+        guard d.isFinite else { return nil }
+        var text = "\(d)"
+        if text.contains("e") || text.contains("E") {
+            text = String(format: "%.17f", d)
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text += "0" }
+        }
+        if !text.contains(".") { text += ".0" }
+        return text
+    }
+
+    /// A share in thousandths of a percent (`12345` is `12.345%`).
+    package static func percent(thousandths: Int) -> String {
+        let whole = thousandths / 1_000
+        var fraction = String(thousandths % 1_000)
+        while fraction.count < 3 { fraction = "0" + fraction }
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return fraction.isEmpty ? "\(whole)%" : "\(whole).\(fraction)%"
+    }
+
+    /// An attribute path (`org.plan`) when each of `names` is a `.flags` name.
+    package static func path(_ names: [String]) -> String? {
+        guard !names.isEmpty, names.count <= 64, names.allSatisfy(ImportNames.isName) else { return nil }
+        return names.joined(separator: ".")
+    }
+}

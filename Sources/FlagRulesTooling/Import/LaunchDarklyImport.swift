@@ -1,0 +1,566 @@
+import FlagRules
+import Foundation
+
+/// LaunchDarkly's flag and segment JSON, as its SDKs' file data source reads it
+/// (`{"flags": {…}, "segments": {…}, "flagValues": {…}}`), as a `.flags` file.
+///
+/// Evaluation is LaunchDarkly's, step by step: a flag that is off gives its off variation
+/// (`@disabled`, with the off variation as the default); a failed prerequisite gives the
+/// off variation (a first rule); then individual targets, rules in order, and the
+/// fallthrough (the default, or a last split). Rollouts bucket as LaunchDarkly does
+/// (`launchdarkly` scheme, salt `flagKey.salt`, or an experiment's seed). Attributes of the
+/// `user` context kind are top-level; another kind's are an object named by the kind
+/// (`organization.key`).
+struct LaunchDarklyImport {
+    var notes: [ImportNote] = []
+    private var names = ImportNames()
+    private var flags: [(key: String, json: JSON)] = []
+    private var segments: [String: JSON] = [:]
+    /// Each imported flag's kind and its variations' results.
+    private var shapes: [String: Shape] = [:]
+    private var segmentNames: [String: String] = [:]
+
+    struct Shape {
+        var kind: ImportedDeclaration.Kind
+        /// The result each variation gives, as a rule writes it (`enabled`, a case, a literal).
+        var results: [String]
+        /// The condition that the flag gives variation `i` (for prerequisites).
+        var gives: (Int) -> ImportedCondition
+    }
+
+    init() {}
+
+    mutating func run(_ root: JSON) throws(ImportError) -> ImportedFile {
+        guard case .object(let members) = root else {
+            throw ImportError(
+                "a LaunchDarkly file is a JSON object with \"flags\", \"segments\" or \"flagValues\"; this is \(root.kindName)")
+        }
+        var file = ImportedFile()
+        file.header = ["Imported from LaunchDarkly by 'flags import --from launchdarkly'."]
+        for (key, value) in members {
+            switch key {
+            case "flags":
+                guard case .object(let entries) = value else { throw ImportError("\"flags\" is \(value.kindName), not an object") }
+                flags = entries.map { ($0.0, $0.1) }
+            case "segments":
+                guard case .object(let entries) = value else { throw ImportError("\"segments\" is \(value.kindName), not an object") }
+                for (k, v) in entries { segments[k] = v }
+            case "flagValues":
+                guard case .object(let entries) = value else { throw ImportError("\"flagValues\" is \(value.kindName), not an object") }
+                for (k, v) in entries {
+                    flags.append(
+                        (
+                            k,
+                            .object([
+                                ("key", .string(k)), ("on", .bool(true)), ("variations", .array([v])),
+                                ("fallthrough", .object([("variation", .int(0))])),
+                            ])
+                        ))
+                }
+            default:
+                notes.append(ImportNote(.notImported, at: key, "LaunchDarkly's file data source reads only flags, segments and flagValues"))
+            }
+        }
+        // Names first: prerequisites and segments may be read before they are declared. The
+        // attributes the rules read (and the context kinds, objects here) keep their names.
+        var read: Set<String> = ["key"]
+        for json in flags.map(\.json) + Array(segments.values) {
+            for rule in json["rules"]?.elements ?? [] {
+                for clause in rule["clauses"]?.elements ?? [] {
+                    if let a = clause["attribute"]?.string { read.insert(String(a.split(separator: "/").first ?? Substring(a))) }
+                    if let k = clause["contextKind"]?.string { read.insert(k) }
+                }
+                for field in [rule["rollout"]?["bucketBy"], rule["bucketBy"], rule["rollout"]?["contextKind"], rule["rolloutContextKind"]] {
+                    if let a = field?.string { read.insert(String(a.split(separator: "/").first ?? Substring(a))) }
+                }
+            }
+            for field in [json["fallthrough"]?["rollout"]?["bucketBy"], json["fallthrough"]?["rollout"]?["contextKind"]] {
+                if let a = field?.string { read.insert(String(a.split(separator: "/").first ?? Substring(a))) }
+            }
+            for target in (json["contextTargets"]?.elements ?? []) + (json["includedContexts"]?.elements ?? [])
+                + (json["excludedContexts"]?.elements ?? [])
+            {
+                if let k = target["contextKind"]?.string { read.insert(k) }
+            }
+        }
+        names.reserve(read)
+        for (key, json) in flags {
+            let name = names.name(for: key)
+            if name != key {
+                notes.append(
+                    ImportNote(
+                        .renamed, at: "flags.\(key)", "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
+            }
+            if let shape = shape(of: json, key: key, name: name) { shapes[key] = shape }
+        }
+        for (key, json) in segments.sorted(by: { $0.key < $1.key }) {
+            let place = "segments.\(key)"
+            if json["unbounded"] == .bool(true) {
+                notes.append(ImportNote(.notImported, at: place, "a big segment's members live in LaunchDarkly's store, not in this file"))
+                continue
+            }
+            let name = names.name(for: "segments." + key, base: key)
+            if name != key { notes.append(ImportNote(.renamed, at: place, "segment '\(key)' is \(name)")) }
+            guard let condition = segmentCondition(json, key: key, place: place) else { continue }
+            segmentNames[key] = name
+            // A segment matches or not (a missing attribute makes its clause false), so a
+            // rule that negates it matches a context its clauses cannot read.
+            let twoValued: ImportedCondition =
+                switch condition {
+                case .always, .never: condition
+                default: .atom("(\(condition.text)) ?? false")
+                }
+            file.segments.append((name, description(json), twoValued))
+        }
+        for (key, json) in flags {
+            guard let shape = shapes[key] else { continue }
+            if let declaration = declaration(json, key: key, shape: shape) { file.declarations.append(declaration) }
+        }
+        return file
+    }
+
+    private func description(_ json: JSON) -> [String] {
+        guard let text = json["description"]?.string, !text.isEmpty else { return [] }
+        return text.split(whereSeparator: \.isNewline).map { String($0) }
+    }
+
+    // MARK: Variations
+
+    /// The flag's kind from its variations: a flag for `true` and `false`, a variant for
+    /// distinct strings that are names, a value otherwise; nil (and a note) for JSON objects,
+    /// arrays, nulls or mixed types.
+    private mutating func shape(of json: JSON, key: String, name: String) -> Shape? {
+        let place = "flags.\(key).variations"
+        guard let variations = json["variations"]?.elements, !variations.isEmpty else {
+            notes.append(ImportNote(.notImported, at: place, "a flag needs at least one variation"))
+            return nil
+        }
+        let bools = variations.compactMap { if case .bool(let b) = $0 { b } else { nil } }
+        if bools.count == variations.count, Set(bools).count == 2, bools.count == 2 {
+            return Shape(
+                kind: .flag, results: bools.map { $0 ? "enabled" : "disabled" },
+                gives: { i in bools[i] ? .atom(name) : .not(.atom(name)) })
+        }
+        let strings = variations.compactMap(\.string)
+        if strings.count == variations.count, Set(strings).count == strings.count, strings.allSatisfy(ImportNames.isName) {
+            return Shape(kind: .variant(strings), results: strings, gives: { i in .atom("\(name) == \(strings[i])") })
+        }
+        let type: String
+        if strings.count == variations.count {
+            type = "string"
+        } else if bools.count == variations.count {
+            type = "bool"
+        } else if variations.allSatisfy({ if case .int = $0 { true } else { false } }) {
+            type = "int"
+        } else if variations.allSatisfy({
+            switch $0 {
+            case .int, .double: true;
+            default: false
+            }
+        }) {
+            type = "double"
+        } else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: place,
+                    "variations of JSON objects, arrays, nulls or mixed types have no .flags type; flag '\(key)' left out"))
+            return nil
+        }
+        let literals = variations.map { v -> String in
+            if type == "double", case .int(let i) = v { return ImportedSource.double(Double(i)) ?? "0.0" }
+            return ImportedSource.literal(v) ?? "0"
+        }
+        return Shape(kind: .value(type), results: literals, gives: { i in .atom("\(name) == \(literals[i])") })
+    }
+
+    // MARK: Flags
+
+    private mutating func declaration(_ json: JSON, key: String, shape: Shape) -> ImportedDeclaration? {
+        let place = "flags.\(key)"
+        let name = names.existing(key) ?? key
+        let count = shape.results.count
+        func variation(_ index: JSON?, _ where_: String) -> Int? {
+            guard let i = index?.integer else { return nil }
+            guard i >= 0, i < count else {
+                notes.append(ImportNote(.notImported, at: where_, "variation \(i) does not exist (the flag has \(count))"))
+                return nil
+            }
+            return i
+        }
+        let on = json["on"] == .bool(true)
+        let off = variation(json["offVariation"], place + ".offVariation")
+        let fallthroughJSON = json["fallthrough"] ?? .null
+        // The default: what the fallthrough gives a context without its bucketing attribute
+        // (bucket 0), or its variation.
+        var fallthroughFirst: Int?
+        if let v = variation(fallthroughJSON["variation"], place + ".fallthrough") {
+            fallthroughFirst = v
+        } else if let entries = fallthroughJSON["rollout"]?["variations"]?.elements {
+            fallthroughFirst = entries.first { ($0["weight"]?.integer ?? 0) > 0 }.flatMap {
+                variation($0["variation"], place + ".fallthrough.rollout")
+            }
+        }
+        var out = ImportedDeclaration(name: name, kind: shape.kind, defaultText: "")
+        out.doc = description(json)
+        func literalDefault(_ i: Int) -> String {
+            switch shape.kind {
+            case .flag: return shape.results[i] == "enabled" ? "true" : "false"
+            default: return shape.results[i]
+            }
+        }
+        if !on {
+            guard let off else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: place + ".offVariation",
+                        "flag '\(key)' is off with no off variation: LaunchDarkly's SDKs give the caller's default; imported as off with its first variation"
+                    ))
+                out.attributes.append("@disabled")
+                out.defaultText = literalDefault(0)
+                return out
+            }
+            if case .flag = shape.kind, shape.results[off] == "enabled" {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: place, "flag '\(key)' is off and serves true: imported as true for everyone, its rules left out"))
+                out.defaultText = "true"
+                return out
+            }
+            // Off: the default is the off variation, and the rules (the fallthrough written
+            // last) stand for when it is turned on.
+            out.attributes.append("@disabled")
+            out.defaultText = literalDefault(off)
+            rules(json, key: key, shape: shape, into: &out, off: off, fallthroughAsRule: true)
+            return out
+        }
+        guard let fallthroughFirst else {
+            notes.append(
+                ImportNote(.notImported, at: place + ".fallthrough", "flag '\(key)' has no fallthrough variation or rollout; left out"))
+            return nil
+        }
+        out.defaultText = literalDefault(fallthroughFirst)
+        rules(json, key: key, shape: shape, into: &out, off: off, fallthroughAsRule: fallthroughJSON["rollout"] != nil)
+        return out
+    }
+
+    /// The flag's prerequisites, targets, rules and (when it is a split, or the flag is
+    /// off) its fallthrough, in LaunchDarkly's order.
+    private mutating func rules(
+        _ json: JSON, key: String, shape: Shape, into out: inout ImportedDeclaration, off: Int?, fallthroughAsRule: Bool
+    ) {
+        let place = "flags.\(key)"
+        let salt = json["salt"]?.string ?? ""
+        // Prerequisites: each must be on and give its variation, else the off variation.
+        var failed: [ImportedCondition] = []
+        for (i, prerequisite) in (json["prerequisites"]?.elements ?? []).enumerated() {
+            let at = "\(place).prerequisites[\(i)]"
+            guard let other = prerequisite["key"]?.string, let v = prerequisite["variation"]?.integer else {
+                notes.append(ImportNote(.notImported, at: at, "a prerequisite needs a key and a variation"))
+                continue
+            }
+            guard let otherShape = shapes[other], flags.first(where: { $0.key == other })?.json["on"] == .bool(true),
+                v >= 0, v < otherShape.results.count, other != key
+            else {
+                // Missing, off, not imported or itself: it always fails.
+                failed = [.always]
+                if shapes[other] == nil {
+                    notes.append(ImportNote(.notImported, at: at, "prerequisite '\(other)' is not imported: it fails for everyone"))
+                }
+                break
+            }
+            failed.append(.negated(otherShape.gives(v)))
+        }
+        if !failed.isEmpty {
+            if let off {
+                out.rules.append(.init(shape.results[off], when: .or(failed)))
+            } else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: place + ".prerequisites", "a failed prerequisite gives the caller's default (no off variation)"))
+            }
+        }
+        // Individual targets, in LaunchDarkly's order.
+        let targets = json["targets"]?.elements ?? []
+        let contextTargets = json["contextTargets"]?.elements ?? []
+        func target(_ values: [JSON], kind: String?) -> ImportedCondition {
+            let keys = values.compactMap(\.string)
+            guard !keys.isEmpty, let attribute = reference("key", kind: kind) else { return .never }
+            return .atom(
+                keys.count == 1
+                    ? "\(attribute) == \(StringEscaping.quoted(keys[0]))"
+                    : "\(attribute) in [\(keys.map(StringEscaping.quoted).joined(separator: ", "))]")
+        }
+        if contextTargets.isEmpty {
+            for t in targets {
+                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else { continue }
+                out.rules.append(.init(shape.results[v], when: target(t["values"]?.elements ?? [], kind: nil)))
+            }
+        } else {
+            for t in contextTargets {
+                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else { continue }
+                let kind = t["contextKind"]?.string ?? "user"
+                var values = t["values"]?.elements ?? []
+                if kind == "user", values.isEmpty {
+                    values = targets.first { $0["variation"]?.integer == v }?["values"]?.elements ?? []
+                }
+                out.rules.append(.init(shape.results[v], when: target(values, kind: kind)))
+            }
+        }
+        // Rules.
+        for (i, rule) in (json["rules"]?.elements ?? []).enumerated() {
+            let at = "\(place).rules[\(i)]"
+            guard let condition = clauses(rule["clauses"]?.elements ?? [], at: at) else { continue }
+            append(rule, when: condition, key: key, salt: salt, shape: shape, at: at, into: &out)
+        }
+        if fallthroughAsRule, let fallthroughJSON = json["fallthrough"] {
+            append(fallthroughJSON, when: .always, key: key, salt: salt, shape: shape, at: place + ".fallthrough", into: &out)
+        }
+    }
+
+    /// A rule or the fallthrough: its variation, or its rollout as a split (a flag's as
+    /// ranges of the bucket).
+    private mutating func append(
+        _ json: JSON, when condition: ImportedCondition, key: String, salt: String, shape: Shape, at: String,
+        into out: inout ImportedDeclaration
+    ) {
+        if let v = json["variation"]?.integer {
+            guard v >= 0, v < shape.results.count else {
+                notes.append(ImportNote(.notImported, at: at, "variation \(v) does not exist"))
+                return
+            }
+            out.rules.append(.init(shape.results[v], when: condition))
+            return
+        }
+        guard let rollout = json["rollout"], let entries = rollout["variations"]?.elements, !entries.isEmpty else {
+            notes.append(ImportNote(.notImported, at: at, "neither a variation nor a rollout"))
+            return
+        }
+        let kind = rollout["contextKind"]?.string
+        let experiment = rollout["kind"]?.string == "experiment"
+        let seed = rollout["seed"]?.integer
+        let bucketBy = experiment ? "key" : rollout["bucketBy"]?.string ?? "key"
+        guard let unit = reference(bucketBy, kind: kind) else {
+            notes.append(ImportNote(.notImported, at: at + ".rollout.bucketBy", "'\(bucketBy)' is no attribute a .flags rule can read"))
+            return
+        }
+        let hashed = seed.map(String.init) ?? "\(key).\(salt)"
+        // Running weights in 100,000ths; LaunchDarkly gives a bucket past their sum to the
+        // last variation, so the last entry takes what is left of 100,000.
+        var weights: [(variation: Int, weight: Int)] = []
+        var total = 0
+        for entry in entries {
+            guard let v = entry["variation"]?.integer, v >= 0, v < shape.results.count else {
+                notes.append(ImportNote(.notImported, at: at + ".rollout", "a rollout entry names no variation of the flag"))
+                return
+            }
+            let w = max(0, min(entry["weight"]?.integer ?? 0, 100_000 - total))
+            total += w
+            weights.append((v, w))
+        }
+        if total < 100_000 { weights[weights.count - 1].weight += 100_000 - total }
+        weights.removeAll { $0.weight == 0 }
+        // A context without the bucketing attribute is bucket 0: the first variation.
+        let first = weights[0].variation
+        let absent = ImportedCondition.and([condition, .not(.atom("has(\(unit))"))])
+        if bucketBy != "key" || kind != nil { out.rules.append(.init(shape.results[first], when: absent)) }
+        let call = "rollout(\(unit), \(StringEscaping.quoted(hashed)), launchdarkly)"
+        if case .flag = shape.kind {
+            // The bucket's ranges that give true, then false for the rest.
+            var start = 0
+            var ranges: [ImportedCondition] = []
+            for (v, w) in weights {
+                if shape.results[v] == "enabled" {
+                    var parts: [ImportedCondition] = []
+                    if start > 0 { parts.append(.not(.atom("\(call) < \(ImportedSource.percent(thousandths: start))"))) }
+                    if start + w < 100_000 { parts.append(.atom("\(call) < \(ImportedSource.percent(thousandths: start + w))")) }
+                    ranges.append(.and(parts))
+                }
+                start += w
+            }
+            out.rules.append(.init("enabled", when: .and([condition, .or(ranges)])))
+            out.rules.append(.init("disabled", when: condition))
+            return
+        }
+        // Entries of one variation next to each other are one entry.
+        var merged: [(variation: Int, weight: Int)] = []
+        for entry in weights {
+            if merged.last?.variation == entry.variation { merged[merged.count - 1].weight += entry.weight } else { merged.append(entry) }
+        }
+        guard Set(merged.map(\.variation)).count == merged.count else {
+            notes.append(ImportNote(.notImported, at: at + ".rollout", "a variation in two places of one rollout has no split form"))
+            return
+        }
+        let split = merged.map { "\(shape.results[$0.variation]): \($0.weight)" }.joined(separator: ", ")
+        out.rules.append(.init("split(\(unit), \(StringEscaping.quoted(hashed)), launchdarkly) { \(split) }", when: condition))
+    }
+
+    // MARK: Clauses
+
+    /// A context attribute as a path: the `user` kind's at the top, another kind's in an
+    /// object named by the kind; an attribute reference (`/address/city`) as a path.
+    private func reference(_ attribute: String, kind: String?) -> String? {
+        var names: [String]
+        if attribute.hasPrefix("/") {
+            names = attribute.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
+                $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            }
+        } else {
+            names = [attribute]
+        }
+        if let kind, kind != "user" { names.insert(kind, at: 0) }
+        return ImportedSource.path(names)
+    }
+
+    /// Every clause of a rule; nil (and a note) when one cannot be read.
+    private mutating func clauses(_ clauses: [JSON], at place: String) -> ImportedCondition? {
+        var parts: [ImportedCondition] = []
+        for (i, clause) in clauses.enumerated() {
+            guard let part = self.clause(clause, at: "\(place).clauses[\(i)]") else { return nil }
+            parts.append(part)
+        }
+        return .and(parts)
+    }
+
+    /// One clause: its values (any of them) under its operator, negated when it says so; a
+    /// missing attribute never matches, even negated (as `.flags`' unknown).
+    private mutating func clause(_ clause: JSON, at place: String) -> ImportedCondition? {
+        let op = clause["op"]?.string ?? ""
+        let values = clause["values"]?.elements ?? []
+        let negate = clause["negate"] == .bool(true)
+        if op == "segmentMatch" {
+            let matched = values.compactMap(\.string).compactMap { segmentNames[$0] }.map { ImportedCondition.atom($0) }
+            if matched.count < values.count {
+                notes.append(ImportNote(.notImported, at: place, "a segment it names is not imported; the rule is left out"))
+                return nil
+            }
+            let any = ImportedCondition.or(matched)
+            return negate ? .negated(any) : any
+        }
+        guard let attributeName = clause["attribute"]?.string else {
+            notes.append(ImportNote(.notImported, at: place, "a clause without an attribute; the rule is left out"))
+            return nil
+        }
+        if attributeName == "kind" {
+            notes.append(ImportNote(.notImported, at: place, "clauses on context kinds have no .flags form; the rule is left out"))
+            return nil
+        }
+        guard let attribute = reference(attributeName, kind: clause["contextKind"]?.string) else {
+            notes.append(
+                ImportNote(.notImported, at: place, "'\(attributeName)' is no attribute a .flags rule can read; the rule is left out"))
+            return nil
+        }
+        var tests: [ImportedCondition] = []
+        switch op {
+        case "in":
+            let strings = values.compactMap(\.string).map(StringEscaping.quoted)
+            let numbers = values.compactMap { v -> String? in
+                if case .string = v { return nil } else if case .bool = v { return nil } else { return ImportedSource.literal(v) }
+            }
+            let bools = values.compactMap { v -> String? in if case .bool(let b) = v { b ? "true" : "false" } else { nil } }
+            for group in [strings, numbers] where !group.isEmpty {
+                tests.append(.atom(group.count == 1 ? "\(attribute) == \(group[0])" : "\(attribute) in [\(group.joined(separator: ", "))]"))
+            }
+            for b in bools { tests.append(.atom("\(attribute) == \(b)")) }
+        case "startsWith", "endsWith", "contains":
+            let word = ["startsWith": "starts with", "endsWith": "ends with", "contains": "contains"][op]!
+            tests = values.compactMap(\.string).map { .atom("\(attribute) \(word) \(StringEscaping.quoted($0))") }
+        case "matches":
+            for pattern in values.compactMap(\.string) {
+                guard LaunchDarklyImport.compiles(pattern) else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: place,
+                            "the pattern \(StringEscaping.quoted(pattern)) is outside the .flags dialect; the rule is left out"))
+                    return nil
+                }
+                tests.append(.atom("\(attribute) matches \(StringEscaping.quoted(pattern))"))
+            }
+        case "lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual":
+            let symbol = ["lessThan": "<", "lessThanOrEqual": "<=", "greaterThan": ">", "greaterThanOrEqual": ">="][op]!
+            tests = values.compactMap { v -> ImportedCondition? in
+                switch v {
+                case .int, .double: return ImportedSource.literal(v).map { .atom("\(attribute) \(symbol) \($0)") }
+                default: return nil
+                }
+            }
+        case "semVerEqual", "semVerLessThan", "semVerGreaterThan":
+            let symbol = ["semVerEqual": "==", "semVerLessThan": "<", "semVerGreaterThan": ">"][op]!
+            for value in values.compactMap(\.string) {
+                guard let version = LaunchDarklyImport.version(value) else {
+                    notes.append(ImportNote(.notImported, at: place, "'\(value)' is no semantic version; the rule is left out"))
+                    return nil
+                }
+                tests.append(.atom("\(attribute) \(symbol) \(version)"))
+            }
+        default:
+            notes.append(ImportNote(.notImported, at: place, "operator '\(op)' has no .flags form here; the rule is left out"))
+            return nil
+        }
+        let any = ImportedCondition.or(tests)
+        return negate ? .negated(any) : any
+    }
+
+    /// A version literal for LaunchDarkly's lenient semantic version (`2` and `2.3` are
+    /// `2.0.0` and `2.3.0`).
+    static func version(_ text: String) -> String? {
+        let core = text.prefix { $0 != "-" && $0 != "+" }
+        var parts = core.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        else {
+            return nil
+        }
+        while parts.count < 3 { parts.append("0") }
+        let version = parts.joined(separator: ".") + text.dropFirst(core.count)
+        return (try? RuleSet(source: "value v: bool = false { true when x == \(version) }")) != nil ? version : nil
+    }
+
+    /// Whether a pattern is one `matches` takes.
+    static func compiles(_ pattern: String) -> Bool {
+        (try? RuleSet(source: "flag f { enabled when x matches \(StringEscaping.quoted(pattern)) }")) != nil
+    }
+
+    // MARK: Segments
+
+    /// A segment: its included keys, or not its excluded ones and any of its rules.
+    private mutating func segmentCondition(_ json: JSON, key: String, place: String) -> ImportedCondition? {
+        let salt = json["salt"]?.string ?? ""
+        func keys(_ field: String, kind: String?) -> ImportedCondition {
+            let values = (json[field]?.elements ?? []).compactMap(\.string)
+            guard !values.isEmpty, let attribute = reference("key", kind: kind) else { return .never }
+            return .atom("\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]")
+        }
+        func contexts(_ field: String) -> ImportedCondition {
+            .or(
+                (json[field]?.elements ?? []).map { t in
+                    let values = (t["values"]?.elements ?? []).compactMap(\.string)
+                    guard !values.isEmpty, let attribute = reference("key", kind: t["contextKind"]?.string) else { return .never }
+                    return .atom("\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]")
+                })
+        }
+        let included = ImportedCondition.or([keys("included", kind: nil), contexts("includedContexts")])
+        let excluded = ImportedCondition.or([keys("excluded", kind: nil), contexts("excludedContexts")])
+        var rules: [ImportedCondition] = []
+        for (i, rule) in (json["rules"]?.elements ?? []).enumerated() {
+            let at = "\(place).rules[\(i)]"
+            guard var condition = clauses(rule["clauses"]?.elements ?? [], at: at) else { continue }
+            if let weight = rule["weight"]?.integer {
+                let bucketBy = rule["bucketBy"]?.string ?? "key"
+                guard let unit = reference(bucketBy, kind: rule["rolloutContextKind"]?.string) else {
+                    notes.append(
+                        ImportNote(.notImported, at: at, "'\(bucketBy)' is no attribute a .flags rule can read; the rule is left out"))
+                    continue
+                }
+                let share = max(0, min(weight, 100_000))
+                let call = ImportedCondition.atom(
+                    "rollout(\(unit), \(StringEscaping.quoted("\(key).\(salt)")), launchdarkly) < \(ImportedSource.percent(thousandths: share))"
+                )
+                // Without the attribute the bucket is 0: in, unless the weight is 0.
+                condition = .and([condition, share == 0 ? .never : share >= 100_000 ? .always : .or([.not(.atom("has(\(unit))")), call])])
+            }
+            rules.append(condition)
+        }
+        let unlessExcluded: ImportedCondition = .and([.negated(excluded), .or(rules)])
+        let condition = ImportedCondition.or([included, excluded == .never ? .or(rules) : unlessExcluded])
+        return condition
+    }
+}

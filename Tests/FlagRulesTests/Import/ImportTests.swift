@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+@testable import FlagRulesTooling
+
+/// `flags import`: what each system's constructs become, what is named as not imported, and
+/// files that are not what they claim to be. The vendors' SDKs check the meaning over
+/// random files and thousands of contexts in `.ci/import`.
+struct ImportTests {
+    static let launchDarkly = """
+        {
+          "flags": {
+            "new-checkout": {
+              "key": "new-checkout", "on": true, "salt": "abc", "offVariation": 1, "variations": [true, false],
+              "description": "The one-page checkout.",
+              "targets": [{"values": ["user-1"], "variation": 0}],
+              "rules": [
+                {"clauses": [{"attribute": "country", "op": "in", "values": ["US", "CA"], "negate": false}], "variation": 0},
+                {"clauses": [{"attribute": "email", "op": "endsWith", "values": ["@example.com"], "negate": true}],
+                 "rollout": {"variations": [{"variation": 1, "weight": 60000}, {"variation": 0, "weight": 40000}]}}
+              ],
+              "fallthrough": {"variation": 1}
+            },
+            "theme": {
+              "key": "theme", "on": true, "salt": "s1", "offVariation": 0, "variations": ["light", "dark"],
+              "prerequisites": [{"key": "new-checkout", "variation": 0}],
+              "rules": [{"clauses": [{"attribute": "plan", "contextKind": "organization", "op": "in", "values": ["pro"]}], "variation": 1},
+                        {"clauses": [{"attribute": "", "op": "segmentMatch", "values": ["beta"], "negate": true}], "variation": 1}],
+              "fallthrough": {"rollout": {"kind": "experiment", "seed": 61, "variations": [{"variation": 0, "weight": 50000}, {"variation": 1, "weight": 50000}]}}
+            },
+            "limit": {"key": "limit", "on": false, "offVariation": 0, "variations": [10, 20], "fallthrough": {"variation": 1}},
+            "config": {"key": "config", "on": true, "variations": [{"a": 1}, {"a": 2}], "fallthrough": {"variation": 0}}
+          },
+          "segments": {
+            "beta": {"key": "beta", "included": ["u-9"], "salt": "segsalt",
+              "rules": [{"clauses": [{"attribute": "email", "op": "contains", "values": ["beta"]}], "weight": 50000}]}
+          }
+        }
+        """
+
+    static func imported(_ text: String, _ format: ImportFormat) throws -> FlagsImport.Result {
+        try FlagsImport.run(Array(text.utf8), from: format, name: "vendor.json")
+    }
+
+    static func evaluate(_ result: FlagsImport.Result, _ name: String, _ context: EvaluationContext) throws -> Value? {
+        try RuleSet(source: result.text).evaluate(name, in: context).value
+    }
+
+    @Test func launchDarklyFlagsSegmentsAndPrerequisites() throws {
+        let result = try Self.imported(Self.launchDarkly, .launchdarkly)
+        let text = result.text
+        #expect(text.contains("/// The one-page checkout.\nflag newCheckout = false {"), "\(text)")
+        #expect(text.contains(#"enabled when key == "user-1""#))
+        #expect(text.contains(#"not (rollout(key, "new-checkout.abc", launchdarkly) < 60%)"#), "\(text)")
+        #expect(text.contains(#"variant theme [light, dark] = light {"#))
+        #expect(text.contains("light when not (newCheckout)"), "a failed prerequisite gives the off variation")
+        #expect(text.contains(#"dark when organization.plan == "pro""#), "another context kind is an object")
+        #expect(text.contains(#"split(key, "61", launchdarkly) { light: 50000, dark: 50000 }"#), "an experiment hashes its seed")
+        #expect(text.contains("@disabled\nvalue limit: int = 10 {\n  20\n}"), "an off flag: its off variation, its fallthrough kept")
+        #expect(text.contains(#"segment beta = (key in ["u-9"] or"#) && text.contains("?? false"), "\(text)")
+        // Evaluations as LaunchDarkly's SDKs give them.
+        #expect(try Self.evaluate(result, "newCheckout", ["key": "user-1"]) == .bool(true))
+        #expect(try Self.evaluate(result, "newCheckout", ["key": "x", "country": "CA"]) == .bool(true))
+        #expect(try Self.evaluate(result, "theme", ["key": "x"]) == .string("light"))
+        // A missing attribute makes a segment's clause false: the negated segment matches.
+        #expect(try Self.evaluate(result, "theme", ["key": "user-1"]) == .string("dark"))
+        #expect(try Self.evaluate(result, "limit", ["key": "x"]) == .int(10))
+        // What is not carried over is named, with its place; a rename is said.
+        #expect(!result.isExact)
+        #expect(
+            result.notes.map(\.description).contains { $0.hasPrefix("flags.config.variations: not imported: variations of JSON objects") })
+        #expect(
+            result.notes.contains(
+                ImportNote(
+                    .renamed, at: "flags.new-checkout",
+                    "'new-checkout' is newCheckout (a .flags name is letters, digits and '_', and no attribute's)")))
+    }
+
+    @Test func growthBookForceRulesRolloutsExperimentsAndConditions() throws {
+        let payload = """
+            {"features": {
+              "dark-mode": {"defaultValue": false, "rules": [
+                {"condition": {"country": {"$ne": "US"}}, "force": true, "coverage": 0.2, "hashVersion": 2},
+                {"condition": {"$or": [{"age": {"$gt": 30}}, {"version": {"$vgte": "2.0.0"}}]}, "force": true}
+              ]},
+              "button": {"defaultValue": "blue", "rules": [
+                {"variations": ["blue", "green"], "weights": [0.25, 0.75], "key": "exp-1", "condition": {"email": {"$regex": "^a"}}}
+              ]},
+              "limit": {"defaultValue": 5, "rules": [
+                {"force": 9, "parentConditions": [{"id": "dark-mode", "condition": {"value": true}}]},
+                {"variations": [1, 2], "coverage": 0.5},
+                {"force": 7, "namespace": ["ns", 0, 0.5]}
+              ]}
+            }}
+            """
+        let result = try Self.imported(payload, .growthbook)
+        let text = result.text
+        #expect(
+            text.contains(#"enabled when not (has(country) and country == "US") and rollout(id, "dark-mode", growthbook) < 20%"#), "\(text)"
+        )
+        #expect(text.contains(#"enabled when age > 30 or version >= 2.0.0"#), "\(text)")
+        #expect(text.contains(#"split(id, "exp-1", growthbookV1) { "blue": 2500, "green": 7500 } when email matches "^a""#), "\(text)")
+        #expect(text.contains("9 when darkMode"), "\(text)")
+        // Absent attributes read as GrowthBook reads them: $ne holds for an absent country.
+        #expect(try Self.evaluate(result, "darkMode", ["age": 40]) == .bool(true))
+        #expect(try Self.evaluate(result, "limit", ["age": 40]) == .int(9))
+        #expect(try Self.evaluate(result, "limit", [:]) == .int(5))
+        let notes = result.notes.map(\.description)
+        #expect(
+            notes.contains { $0.hasPrefix("features.limit.rules[1].coverage: not imported: an experiment's coverage below 1") }, "\(notes)")
+        #expect(notes.contains { $0.hasPrefix("features.limit.rules[2]: not imported: namespace") }, "\(notes)")
+        #expect(!result.isExact)
+    }
+
+    @Test func filesThatAreNotWhatTheyClaimAreRefusedNamingWhy() {
+        func message(_ text: String, _ format: ImportFormat) -> String? {
+            do throws(ImportError) {
+                _ = try FlagsImport.run(Array(text.utf8), from: format, name: "vendor.json")
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+        #expect(message("{", .launchdarkly)?.hasPrefix("vendor.json is not JSON: ") == true)
+        #expect(message("[1]", .launchdarkly)?.contains("a LaunchDarkly file is a JSON object") == true)
+        #expect(message(#"{"flags": 3}"#, .launchdarkly) == "\"flags\" is a number, not an object")
+        #expect(message(#"{"status": 200}"#, .growthbook)?.contains("has \"features\"") == true)
+        #expect(message(#"{"features": {}, "encryptedFeatures": "abc"}"#, .growthbook)?.contains("encrypted") == true)
+        #expect(message(#"{"flags": {}}"#, .flagd)?.contains("not built yet") == true)
+        #expect(
+            message(String(repeating: " ", count: FlagsImport.maximumSize + 1), .growthbook)?.contains("the most 'flags import' reads")
+                == true)
+    }
+
+    /// Fuzzed: every prefix of each example and thousands of random edits of it import or
+    /// are refused with a message; an import always loads (the importer checks it).
+    @Test func truncatedAndMutatedFilesNeverCrash() throws {
+        let gb =
+            #"{"features": {"f": {"defaultValue": 1, "rules": [{"condition": {"a": {"$in": [1, 2]}, "$not": {"b": "x"}}, "force": 2, "coverage": 0.5}, {"variations": [1, 2], "weights": [0.5, 0.5]}]}}}"#
+        var g = SeededGenerator(seed: 52)
+        for (text, format) in [(Self.launchDarkly, ImportFormat.launchdarkly), (gb, .growthbook)] {
+            let bytes = Array(text.utf8)
+            var inputs = stride(from: 0, to: bytes.count, by: 7).map { Array(bytes[..<$0]) }
+            let alphabet = Array(#"{}[]",:0123456789-.$truefalsn "#.utf8)
+            for _ in 0..<1_500 {
+                var mutated = bytes
+                for _ in 0..<Int(g.next() % 4 + 1) {
+                    let i = Int(g.next() % UInt64(mutated.count))
+                    switch g.next() % 3 {
+                    case 0: mutated[i] = alphabet[Int(g.next() % UInt64(alphabet.count))]
+                    case 1: mutated.remove(at: i)
+                    default: mutated.insert(alphabet[Int(g.next() % UInt64(alphabet.count))], at: i)
+                    }
+                }
+                inputs.append(mutated)
+            }
+            for input in inputs {
+                do throws(ImportError) {
+                    let result = try FlagsImport.run(input, from: format, name: "fuzz.json")
+                    #expect((try? RuleSet(source: result.text)) != nil)
+                } catch {
+                    #expect(!error.message.contains("does not load"), "\(error.message)\n\(String(decoding: input, as: UTF8.self))")
+                }
+            }
+        }
+    }
+}
