@@ -139,23 +139,40 @@ final class EventHub: @unchecked Sendable {
         PushProtocol.Event.refetch(version: snapshot.version, lastModified: Int(snapshot.since.timeIntervalSince1970)).text
     }
 
+    /// What became of a connection handed to the hub.
+    enum Admission: Equatable {
+        /// Its head was written and it is held.
+        case held
+        /// The hub is full or stopped: it was answered 503.
+        case refused
+        /// Writing its head failed (the client is gone).
+        case failed
+    }
+
+    /// Takes `fd`, whose request asked for the stream, as ``admit(_:lastEventID:file:holding:heldGeneration:)``
+    /// does; false when it is not held (the caller closes `fd`).
+    func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil, holding: String? = nil, heldGeneration: Int? = nil) -> Bool {
+        admit(fd, lastEventID: lastEventID, file: file, holding: holding, heldGeneration: heldGeneration) == .held
+    }
+
     /// Takes `fd`, whose request asked for the stream: writes the response's head (and the
-    /// current event when `lastEventID` names another generation) and holds it. False when
-    /// the stream is full, stopped, or the write fails: the caller closes `fd`.
+    /// current event when `lastEventID` names another generation) and holds it. When the
+    /// stream is full or stopped it answers 503 (``Admission/refused``); when the write
+    /// fails, ``Admission/failed``: either way the caller closes `fd`.
     ///
     /// `holding` and `heldGeneration`: the ETag and generation of the text the client
     /// holds (`If-None-Match`, `X-Flags-Generation`). The head is written and the
     /// subscriber added under one lock, with what is in force read there too, so a change
     /// made once the head is out always reaches it and one already in force is not sent
     /// twice.
-    func subscribe(_ fd: Int32, lastEventID: String?, file: String? = nil, holding: String? = nil, heldGeneration: Int? = nil) -> Bool {
+    func admit(_ fd: Int32, lastEventID: String?, file: String? = nil, holding: String? = nil, heldGeneration: Int? = nil) -> Admission {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         #if canImport(Darwin)
             var one: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
-        let admitted = lock.withLock { () -> Bool? in
-            guard !stopped, subscribers.count < limit else { return nil }
+        let admitted = lock.withLock { () -> Admission in
+            guard !stopped, subscribers.count < limit else { return .refused }
             let (now, notices) = served.current
             if !running, !driven {
                 running = true
@@ -184,7 +201,7 @@ final class EventHub: @unchecked Sendable {
                 head += state.text
             }
             if let lastEventID, lastEventID != now.version { head += Self.event(refetch: now) }
-            guard Socket.writeAll(fd, Array(head.utf8)) else { return false }
+            guard Socket.writeAll(fd, Array(head.utf8)) else { return .failed }
             // The text it holds now, or fetches on connecting, is the one in force now (or
             // the newer one it named).
             let held = file.map { f in (heldGeneration ?? 0) > f.generation ? (holding, heldGeneration!) : (f.etag, f.generation) }
@@ -194,11 +211,10 @@ final class EventHub: @unchecked Sendable {
                 Subscriber(
                     fd: fd, file: requested, heldETag: held?.0 ?? holding, heldGeneration: held?.1 ?? heldGeneration ?? 0,
                     seenGeneration: now.generation, seenNotices: notices))
-            return true
+            return .held
         }
-        guard let admitted else {
+        if admitted == .refused {
             _ = Socket.writeAll(fd, HTTPResponse(status: 503, headers: [("Retry-After", "5")]).serialized(keepAlive: false))
-            return false
         }
         return admitted
     }

@@ -10,25 +10,73 @@ import Foundation
 #endif
 
 /// A small HTTP/1.1 server: one thread, waiting in `poll`, holds the listener and every
-/// connection (at most `maxConnections`; more are answered 503) on non-blocking sockets.
-/// Each connection is a channel: the bytes read and parsed (keep-alive and pipelining), the
-/// answers not yet written (sent as its socket takes them, when `poll` says it can), and
-/// its deadlines: a request must arrive within 10 s of its first byte (`408`, however it
-/// trickles), an answer must be taken within 10 s (a client that stops reading is closed),
-/// and an idle connection closes after 30 s (2 s while more than half the connections are
-/// taken). A request is answered on the thread (an evaluation takes microseconds); one for
-/// the event stream hands its connection to the ``EventHub``, which the same loop steps:
-/// its subscribers' sockets and its wake-up pipe are in the same `poll`. On SIGTERM
-/// (``drain()``) it stops accepting, answers the requests in flight, then returns.
+/// connection (at most ``Limits/connections``; more are answered 503) on non-blocking
+/// sockets. Each connection is a channel: the bytes read and parsed (keep-alive and
+/// pipelining), the answers not yet written (sent as its socket takes them, when `poll` says
+/// it can), and its deadlines: a request must arrive within 10 s of its first byte (`408`,
+/// however it trickles), what waits to be written must be taken within 10 s of when it began
+/// to wait plus its size at 64 KiB a second (a client that stops reading, or reads a byte at a
+/// time, is closed), and an idle connection closes after 30 s (2 s while more than half the
+/// connections are taken). While more than 256 KiB of a connection's answers wait, its
+/// further requests are left unread (a client that pipelines and never reads fills its own
+/// send buffer, not the server's memory). A request is answered on the thread (an evaluation
+/// takes microseconds); one for the event stream hands its connection to the ``EventHub``,
+/// which the same loop steps: its subscribers' sockets and its wake-up pipe are in the same
+/// `poll`. On SIGTERM (``drain()``) it stops accepting, answers the requests in flight, then
+/// returns.
 package final class HTTPServer: @unchecked Sendable {
-    package static let maxConnections = 2_048
-    /// The longest a request may take to arrive once its first byte has.
-    static let requestDeadline: TimeInterval = 10
-    /// The longest a kept-alive connection may sit idle.
-    static let idleTimeout: TimeInterval = 30
-    /// The idle time a kept-alive connection gets while more than half the connections
-    /// are taken (a fleet of stores, each keeping its fetch connection open between looks).
-    static let busyIdleTimeout: TimeInterval = 2
+    /// The limits a server keeps. The defaults are what `flags serve` runs with (and what
+    /// the OFREP article's Limits section says); a test asks for smaller ones.
+    package struct Limits: Sendable {
+        /// The most connections making requests at once; more are answered 503.
+        package var connections = 2_048
+        /// The most event-stream subscribers held at once (fewer when the process has fewer
+        /// descriptors); more are answered 503.
+        package var subscribers = EventHub.maxSubscribers
+        /// The longest a request may take to arrive once its first byte has (`408` after).
+        package var request: TimeInterval = 10
+        /// The longest what waits to be written may wait, from when it began to wait, before
+        /// the time its size takes at `minimumRate`; the connection closes after.
+        package var write: TimeInterval = 10
+        /// The slowest a client may take its answers, in bytes a second.
+        package var minimumRate = 64 << 10
+        /// The longest a kept-alive connection may sit idle.
+        package var idle: TimeInterval = 30
+        /// The idle time a kept-alive connection gets while more than half of `connections`
+        /// are taken (a fleet of stores, each keeping its fetch connection open between looks).
+        package var busyIdle: TimeInterval = 2
+        /// The bytes of answers a connection may have waiting before its further requests are
+        /// left unread (until they drain below it).
+        package var queuedAnswers = 256 << 10
+        /// The longest an event-stream subscriber may hold events back before it is dropped.
+        package var subscriberBehind: TimeInterval = 30
+        /// The send buffer each connection's socket gets (`SO_SNDBUF`); nil: the system's
+        /// (which, on loopback, grows to megabytes).
+        package var sendBuffer: Int?
+
+        /// The defaults, or those given.
+        package init(
+            connections: Int = 2_048, subscribers: Int = EventHub.maxSubscribers, request: TimeInterval = 10,
+            write: TimeInterval = 10, minimumRate: Int = 64 << 10, idle: TimeInterval = 30, busyIdle: TimeInterval = 2,
+            queuedAnswers: Int = 256 << 10, subscriberBehind: TimeInterval = 30, sendBuffer: Int? = nil
+        ) {
+            self.connections = connections
+            self.subscribers = subscribers
+            self.request = request
+            self.write = write
+            self.minimumRate = minimumRate
+            self.idle = idle
+            self.busyIdle = busyIdle
+            self.queuedAnswers = queuedAnswers
+            self.subscriberBehind = subscriberBehind
+            self.sendBuffer = sendBuffer
+        }
+
+        /// The deadline of `bytes` that begin to wait at `start`.
+        func writeDeadline(of bytes: Int, from start: Date) -> Date {
+            start.addingTimeInterval(write + Double(bytes) / Double(max(1, minimumRate)))
+        }
+    }
 
     let service: OFREPService
     /// The listening socket: closed by `run()` once it stops accepting, never by `drain()`
@@ -42,28 +90,19 @@ package final class HTTPServer: @unchecked Sendable {
     private var draining = false
     /// Wakes the thread in `poll` (a drain).
     private let wakeUp = WakePipe()
-    /// The longest an answer may wait for its client to take it.
-    static let writeDeadline: TimeInterval = 10
-
-    /// The deadlines a server keeps: `requestDeadline` and `writeDeadline`, unless a test
-    /// asks for shorter ones.
-    package struct Deadlines: Sendable {
-        package var request: TimeInterval = HTTPServer.requestDeadline
-        package var write: TimeInterval = HTTPServer.writeDeadline
-        package init(request: TimeInterval = HTTPServer.requestDeadline, write: TimeInterval = HTTPServer.writeDeadline) {
-            self.request = request
-            self.write = write
-        }
-    }
-    let deadlines: Deadlines
+    let limits: Limits
+    /// The most bytes of answers any connection has had waiting at once (what a test reads
+    /// to see that a client that does not read costs the server a bounded amount).
+    private let mostQueued = Locked(0)
+    package var largestQueue: Int { mostQueued.withLock { $0 } }
     /// A descriptor kept open for the moment the process has no other: closed to accept a
     /// connection over the limit and answer it 503, then opened again.
     private var reserve: Int32 = -1
 
     /// The descriptors the process may hold (its soft limit, raised to the hard limit when
     /// the server starts) and the connections it takes at once: that limit less what the
-    /// process keeps for its files and stores, and at most `maxConnections` requests and
-    /// `EventHub.maxSubscribers` subscribers. A connection beyond is answered 503.
+    /// process keeps for its files and stores, and at most ``Limits/connections`` requests
+    /// and ``Limits/subscribers`` subscribers. A connection beyond is answered 503.
     package let descriptorLimit: Int
     package let capacity: Int
     /// Descriptors kept for the process's own use (rules files, stores' connections, logs).
@@ -71,14 +110,16 @@ package final class HTTPServer: @unchecked Sendable {
 
     package struct StartError: Error { package let message: String }
 
-    package init(service: OFREPService, host: String, port: Int, deadlines: Deadlines = Deadlines()) throws(StartError) {
+    package init(service: OFREPService, host: String, port: Int, limits: Limits = Limits()) throws(StartError) {
         self.service = service
-        self.deadlines = deadlines
+        self.limits = limits
         descriptorLimit = HTTPServer.raiseDescriptorLimit()
-        capacity = max(2, min(HTTPServer.maxConnections + EventHub.maxSubscribers, descriptorLimit - HTTPServer.reservedDescriptors))
+        capacity = max(2, min(limits.connections + limits.subscribers, descriptorLimit - HTTPServer.reservedDescriptors))
         // Subscribers never take the room requests need: an eighth of the capacity, at most
-        // `maxConnections`, stays for them.
-        hub = EventHub(served: service.served, limit: capacity - min(HTTPServer.maxConnections, max(1, capacity / 8)), driven: true)
+        // `limits.connections`, stays for them.
+        hub = EventHub(
+            served: service.served, limit: min(limits.subscribers, capacity - min(limits.connections, max(1, capacity / 8))),
+            maxBehind: limits.subscriberBehind, driven: true)
         reserve = open("/dev/null", O_RDONLY)
         #if canImport(Darwin)
             let fd = socket(AF_INET, SOCK_STREAM, 0)
@@ -158,8 +199,10 @@ package final class HTTPServer: @unchecked Sendable {
         var requestStarted: Date?
         /// When a byte last came, or the last answer was all written.
         var lastActivity: Date
-        /// When the answer waiting began to wait, or last made progress.
-        var lastWrite: Date?
+        /// When what waits to be written must be all written: from when it began to wait,
+        /// the write deadline plus its size at the minimum rate (each answer queued behind
+        /// adds its own size's time). Progress does not push it back.
+        var writeDeadline: Date?
         /// Close once what waits is written (an error, `Connection: close`, a drain).
         var closeAfterWrite = false
         /// The client will send nothing more (it half-closed).
@@ -169,7 +212,13 @@ package final class HTTPServer: @unchecked Sendable {
         var subscription: HTTPRequest?
 
         var hasOutbound: Bool { written < outbound.count }
+        /// The bytes waiting to be written.
+        var queued: Int { outbound.count - written }
     }
+
+    /// Whether a channel's further requests are left unread: its answers waiting fill the
+    /// bound (the requests wait in the socket, then in the client's send buffer).
+    private func isPaused(_ channel: Channel) -> Bool { channel.queued >= limits.queuedAnswers }
 
     /// Serves connections until ``drain()``; then answers those in flight (up to 10 s) and
     /// returns.
@@ -205,18 +254,19 @@ package final class HTTPServer: @unchecked Sendable {
             if reserve < 0 { reserve = open("/dev/null", O_RDONLY) }
             // What to wait for, and until when.
             var deadline = now.addingTimeInterval(60)
-            let idle = channels.count > HTTPServer.maxConnections / 2 ? HTTPServer.busyIdleTimeout : HTTPServer.idleTimeout
+            let idle = channels.count > limits.connections / 2 ? limits.busyIdle : limits.idle
             var fds = [pollfd(fd: wakeUp.readEnd, events: Int16(POLLIN), revents: 0)]
             if drainStarted == nil { fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
             for (fd, channel) in channels {
                 var events: Int16 = 0
-                if !channel.readClosed, !channel.closeAfterWrite, channel.subscription == nil { events |= Int16(POLLIN) }
+                let paused = isPaused(channel)
+                if !channel.readClosed, !channel.closeAfterWrite, channel.subscription == nil, !paused { events |= Int16(POLLIN) }
                 if channel.hasOutbound { events |= Int16(POLLOUT) }
                 fds.append(pollfd(fd: fd, events: events, revents: 0))
-                if let started = channel.requestStarted {
-                    deadline = min(deadline, started.addingTimeInterval(deadlines.request))
+                if let started = channel.requestStarted, !paused {
+                    deadline = min(deadline, started.addingTimeInterval(limits.request))
                 }
-                if let wrote = channel.lastWrite { deadline = min(deadline, wrote.addingTimeInterval(deadlines.write)) }
+                if let due = channel.writeDeadline { deadline = min(deadline, due) }
                 if channel.requestStarted == nil, !channel.hasOutbound {
                     deadline = min(deadline, channel.lastActivity.addingTimeInterval(idle))
                 }
@@ -246,14 +296,16 @@ package final class HTTPServer: @unchecked Sendable {
             // Deadlines, whatever each client did or did not send.
             let later = Date()
             for (fd, var channel) in channels {
-                if let started = channel.requestStarted, later.timeIntervalSince(started) > deadlines.request {
+                // A paused channel's requests wait on the server, not the client: its write
+                // deadline runs instead.
+                if let started = channel.requestStarted, !isPaused(channel), later.timeIntervalSince(started) > limits.request {
                     service.metrics.request(status: 408, seconds: later.timeIntervalSince(started))
                     channel.requestStarted = nil
                     channel.subscription = nil
                     queue(HTTPResponse(status: 408), keepAlive: false, on: &channel)
                     channels[fd] = advance(&channel) ? channel : nil
-                } else if let wrote = channel.lastWrite, later.timeIntervalSince(wrote) > deadlines.write {
-                    // It stopped reading its answers.
+                } else if let due = channel.writeDeadline, later > due {
+                    // It stopped reading its answers, or takes them too slowly.
                     close(fd)
                     channels[fd] = nil
                 } else if channel.requestStarted == nil, !channel.hasOutbound, channel.subscription == nil,
@@ -285,11 +337,15 @@ package final class HTTPServer: @unchecked Sendable {
                 }
                 return  // EAGAIN: none left waiting (or an error: tried again at the next wake)
             }
-            guard channels.count < HTTPServer.maxConnections, channels.count + hub.count < capacity else {
+            guard channels.count < limits.connections, channels.count + hub.count < capacity else {
                 refuse(fd)
                 continue
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if let size = limits.sendBuffer {
+                var size = Int32(clamping: size)
+                setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             var noDelay: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
             #if canImport(Darwin)
@@ -316,19 +372,78 @@ package final class HTTPServer: @unchecked Sendable {
             return true
         }
         if n == 0 {
-            // Half-closed: what it asked is answered; a request it left unfinished never
-            // will be, and is not answered.
+            // Half-closed: what it asked is answered, then the connection closes; a request
+            // it left unfinished can never be finished, and is not answered (no 408).
             channel.readClosed = true
-            return channel.hasOutbound || channel.subscription != nil
+            channel.requestStarted = nil
+            return true
         }
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
     }
 
-    /// Answers the whole requests a channel holds, writes what its socket takes, and hands
-    /// a subscription to the hub once the answers before it are out; false when the channel
-    /// is done with (closed, or now the hub's).
+    /// Answers the whole requests a channel holds (while its answers waiting are under the
+    /// bound), writes what its socket takes, and goes on while the socket takes all;
+    /// hands a subscription to the hub once the answers before it are out. False when the
+    /// channel is done with (closed, or now the hub's).
     private func advance(_ channel: inout Channel) -> Bool {
-        while channel.subscription == nil, !channel.closeAfterWrite {
+        while true {
+            let wasPaused = isPaused(channel)
+            let answered = answerWhole(&channel)
+            // Write what the socket takes.
+            while channel.hasOutbound {
+                let count = channel.queued
+                let start = channel.written
+                #if canImport(Darwin)
+                    let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, 0) }
+                #else
+                    let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, Int32(MSG_NOSIGNAL)) }
+                #endif
+                if n > 0 {
+                    channel.written += n
+                    continue
+                }
+                if n < 0, errno == EINTR { continue }
+                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
+                close(channel.fd)
+                return false
+            }
+            if !channel.outbound.isEmpty {
+                channel.outbound.removeAll(keepingCapacity: true)
+                channel.written = 0
+                channel.writeDeadline = nil
+                channel.lastActivity = Date()
+            }
+            // All written: requests left unanswered while the answers were over the bound are
+            // answered now.
+            if channel.closeAfterWrite || channel.subscription != nil || (answered == 0 && !wasPaused) { break }
+        }
+        if channel.closeAfterWrite || (channel.readClosed && channel.subscription == nil) {
+            close(channel.fd)
+            return false
+        }
+        if let subscription = channel.subscription {
+            let file = subscription.query.first { $0.0 == "rules" }?.1
+            let admission = hub.admit(
+                channel.fd, lastEventID: subscription.header("Last-Event-ID"), file: file, holding: subscription.header("If-None-Match"),
+                heldGeneration: PushProtocol.generation(subscription.header(PushProtocol.generationHeader)))
+            // The status sent: the stream's head, or 503 when the hub is full.
+            service.metrics.request(status: admission == .refused ? 503 : 200, seconds: 0)
+            if admission != .held { close(channel.fd) }
+            return false
+        }
+        if isDraining, !channel.parser.hasPartialRequest {
+            close(channel.fd)
+            return false
+        }
+        return true
+    }
+
+    /// Answers the whole requests a channel holds, up to an event-stream request (kept for
+    /// the hub) or an answer that closes, while its answers waiting are under the bound;
+    /// how many it answered.
+    private func answerWhole(_ channel: inout Channel) -> Int {
+        var answered = 0
+        while channel.subscription == nil, !channel.closeAfterWrite, !isPaused(channel) {
             let request: HTTPRequest?
             do {
                 request = try channel.parser.next()
@@ -336,10 +451,11 @@ package final class HTTPServer: @unchecked Sendable {
                 service.metrics.request(status: error.status, seconds: channel.requestStarted.map { Date().timeIntervalSince($0) } ?? 0)
                 channel.requestStarted = nil
                 queue(.json(error.status, .object([("errorDetails", .string(error.message))])), keepAlive: false, on: &channel)
-                break
+                return answered + 1
             }
             guard let request else { break }
-            channel.requestStarted = channel.parser.hasPartialRequest ? Date() : nil
+            answered += 1
+            channel.requestStarted = channel.parser.hasPartialRequest && !channel.readClosed ? Date() : nil
             if request.path == OFREPService.eventsPath, request.method == "GET" {
                 if let refusal = service.authorize(request) {
                     service.metrics.request(status: refusal.status, seconds: 0)
@@ -353,55 +469,22 @@ package final class HTTPServer: @unchecked Sendable {
             let response = service.respond(request, peer: channel.peer)
             queue(response, keepAlive: request.keepsAlive && !isDraining, headOnly: request.method == "HEAD", on: &channel)
         }
-        // Write what the socket takes.
-        while channel.hasOutbound {
-            let count = channel.outbound.count - channel.written
-            let start = channel.written
-            #if canImport(Darwin)
-                let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, 0) }
-            #else
-                let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, Int32(MSG_NOSIGNAL)) }
-            #endif
-            if n > 0 {
-                channel.written += n
-                channel.lastWrite = Date()
-                continue
-            }
-            if n < 0, errno == EINTR { continue }
-            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
-            close(channel.fd)
-            return false
-        }
-        if !channel.outbound.isEmpty {
-            channel.outbound.removeAll(keepingCapacity: true)
-            channel.written = 0
-            channel.lastWrite = nil
-            channel.lastActivity = Date()
-        }
-        if channel.closeAfterWrite || (channel.readClosed && channel.subscription == nil && !channel.parser.hasPartialRequest) {
-            close(channel.fd)
-            return false
-        }
-        if let subscription = channel.subscription {
-            service.metrics.request(status: 200, seconds: 0)
-            let file = subscription.query.first { $0.0 == "rules" }?.1
-            let held = hub.subscribe(
-                channel.fd, lastEventID: subscription.header("Last-Event-ID"), file: file, holding: subscription.header("If-None-Match"),
-                heldGeneration: PushProtocol.generation(subscription.header(PushProtocol.generationHeader)))
-            if !held { close(channel.fd) }
-            return false
-        }
-        if isDraining, !channel.parser.hasPartialRequest {
-            close(channel.fd)
-            return false
-        }
-        return true
+        return answered
     }
 
-    /// Queues `response` on the channel (closing after it unless `keepAlive`).
+    /// Queues `response` on the channel (closing after it unless `keepAlive`): its bytes'
+    /// time at the minimum rate is added to the write deadline, which starts now when
+    /// nothing was waiting.
     private func queue(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, on channel: inout Channel) {
-        channel.outbound += response.serialized(keepAlive: keepAlive, headOnly: headOnly)
-        if channel.lastWrite == nil { channel.lastWrite = Date() }
+        let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
+        if let due = channel.writeDeadline, channel.hasOutbound {
+            channel.writeDeadline = due.addingTimeInterval(Double(bytes.count) / Double(max(1, limits.minimumRate)))
+        } else {
+            channel.writeDeadline = limits.writeDeadline(of: bytes.count, from: Date())
+        }
+        channel.outbound += bytes
+        let queued = channel.queued
+        mostQueued.withLock { $0 = max($0, queued) }
         if !keepAlive { channel.closeAfterWrite = true }
     }
 
