@@ -55,13 +55,15 @@ import Foundation
 /// up). It waits for a change (a pipe it is woken by), for the sockets of those behind to
 /// take more, and for the next keep-alive; nothing wakes it otherwise. The head says `X-Accel-Buffering: no`, so that nginx passes events on as they come.
 final class EventHub: @unchecked Sendable {
-    // Unchecked: `subscribers`, `running` and `stopped` are read and written only under `lock`.
+    // Unchecked: `subscribers`, `behind`, `running` and `stopped` are read and written only
+    // under `lock`.
     /// The most subscribers held at once; more are answered 503.
     static let maxSubscribers = 16_000
     static let keepAlive: TimeInterval = 15
 
     private let served: ServedRules
-    /// Guards `subscribers`, `running` and `stopped`; taken before the service's own lock.
+    /// Guards `subscribers`, `behind`, `running` and `stopped`; taken before the service's
+    /// own lock.
     private let lock = NSLock()
     /// Held while subscribers' descriptors are written or closed, so that `stop` never closes
     /// one that a broadcast is writing (its number could be reused by then).
@@ -84,6 +86,10 @@ final class EventHub: @unchecked Sendable {
         var pendingSince: Date?
     }
     private var subscribers: [Subscriber] = []
+    /// The subscribers with events pending, and since when: what the hub waits on (their
+    /// sockets' room) and drops when too long behind, kept as `broadcast` leaves them so
+    /// that a step need not walk every subscriber.
+    private var behind: [Int32: Date] = [:]
     private var running = false
     private var stopped = false
     /// The longest a subscriber may hold events back before it is dropped.
@@ -227,6 +233,7 @@ final class EventHub: @unchecked Sendable {
         writing.withLock {
             let held = lock.withLock { () -> [Subscriber] in
                 stopped = true
+                behind = [:]
                 defer { subscribers = [] }
                 return subscribers
             }
@@ -264,9 +271,8 @@ final class EventHub: @unchecked Sendable {
         guard !lock.withLock({ stopped }) else { return Wait(descriptors: [], deadline: .distantFuture) }
         let pipe = wakeUp.readEnd
         let writable = Set(ready.filter { $0.fd != pipe && $0.revents != 0 }.map(\.fd))
-        let overdue = Set(
-            lock.withLock { subscribers.compactMap { s in s.pendingSince.map { (s.fd, $0) } } }
-                .filter { Date().timeIntervalSince($0.1) > maxBehind }.map(\.0))
+        let stepped = Date()
+        let overdue = Set(lock.withLock { self.behind }.filter { stepped.timeIntervalSince($0.value) > maxBehind }.keys)
         if !writable.isEmpty || !overdue.isEmpty { broadcast(only: writable.union(overdue)) { _ in [] } }
         var at = cursor.withLock { $0 }
         let (now, count) = served.current
@@ -290,11 +296,11 @@ final class EventHub: @unchecked Sendable {
         cursor.withLock { $0 = at }
         // Wait for a change, for a socket behind to take more, for one behind too long to be
         // dropped, or for the next keep-alive.
-        let behind = lock.withLock { subscribers.compactMap { s in s.pendingSince.map { (s.fd, $0) } } }
+        let waiting = lock.withLock { behind }
         var deadline = at.lastKeepAlive.addingTimeInterval(EventHub.keepAlive)
-        for (_, since) in behind { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
+        for since in waiting.values { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
         var descriptors = [pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)]
-        descriptors += behind.map { pollfd(fd: $0.0, events: Int16(POLLOUT), revents: 0) }
+        descriptors += waiting.keys.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
         return Wait(descriptors: descriptors, deadline: deadline)
     }
 
@@ -400,6 +406,8 @@ final class EventHub: @unchecked Sendable {
             subscribers.removeAll { dropped.contains($0.fd) }
             // Only those held here were written to; one that subscribed meanwhile keeps its own marks.
             for k in subscribers.indices { if let updated = kept[subscribers[k].fd] { subscribers[k] = updated } }
+            for fd in dropped { behind[fd] = nil }
+            for (fd, subscriber) in kept { behind[fd] = subscriber.pendingSince }
         }
         for fd in dropped { close(fd) }
         return kept.values.contains { !$0.pending.isEmpty }
