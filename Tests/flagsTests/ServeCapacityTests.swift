@@ -135,8 +135,9 @@ import Testing
     }
 
     /// With a soft limit of 1,024 (raised to the hard limit) it holds 3,000 subscribers, 30
-    /// of which never read; an edit reaches every reading one within 3 s, and evaluations
-    /// meanwhile answer with a p99 under 100 ms.
+    /// of which never read; an edit reaches every reading one within 3 s of the file's write
+    /// (the subscribers read all along), and evaluations meanwhile (on a thread of their own)
+    /// answer with a p99 under 100 ms.
     @Test(slowTests) func itHoldsThreeThousandSubscribersFromASoftLimitOf1024() throws {
         try #require(Self.hardLimit >= 4_096, "the hard limit (\(Self.hardLimit)) leaves no room to raise")
         let directory = try PushTests.rulesDirectory("flag f = false\n" + (0..<200).map { "value v\($0): int = \($0)\n" }.joined())
@@ -155,20 +156,35 @@ import Testing
             setsockopt(subscriber.client.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         let reading = Array(subscribers.prefix(2_970))
-        let edit = Thread {
+        // Evaluations for 1.5 s on a thread of their own, the edit written 0.2 s in.
+        let measured = Locked<[Double]>([])
+        let written = Locked<Date?>(nil)
+        let evaluations = DispatchSemaphore(value: 0)
+        Thread { [port = server.port] in
+            let started = Date()
+            while Date().timeIntervalSince(started) < 1.5 {
+                // A failed evaluation counts as the slowest (a p99 over any bound).
+                let latency = (try? Self.evaluate(port)).map { $0.status == 200 ? $0.seconds : .infinity } ?? .infinity
+                measured.withLock { $0.append(latency) }
+            }
+            evaluations.signal()
+        }.start()
+        Thread {
             Thread.sleep(forTimeInterval: 0.2)
+            written.withLock { $0 = Date() }
             try? ("flag f = true\n" + (0..<200).map { "value v\($0): int = \($0 + 1)\n" }.joined())
                 .write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
-        }
-        var latencies: [Double] = []
-        edit.start()
-        let started = Date()
-        while Date().timeIntervalSince(started) < 1.5 { latencies.append(try Self.evaluate(server.port).seconds) }
-        let reached = Self.until(reading, within: 10) { $0.contains("refetchEvaluation") }
-        #expect(reached != nil && reached! < 3, "the edit reached every reading subscriber in \(reached ?? -1) s")
+        }.start()
+        // The subscribers are read all along; the clock runs from the write.
+        let done = Self.until(reading, within: 15) { $0.contains("refetchEvaluation") }
+        let reached = try done.map { _ in Date().timeIntervalSince(try #require(written.withLock { $0 })) }
+        #expect(reached != nil && reached! < 3, "the edit reached every reading subscriber \(reached ?? -1) s after its write")
+        evaluations.wait()
+        var latencies = measured.withLock { $0 }
+        try #require(!latencies.isEmpty)
         latencies.sort()
         let p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
         #expect(p99 < 0.1, "evaluations' p99 \(p99) s over \(latencies.count)")
-        print("3,000 subscribers held; the edit reached 2,970 in \(reached ?? -1) s; evaluations p99 \(Int(p99 * 1_000)) ms")
+        print("3,000 subscribers held; the edit reached 2,970 \(reached ?? -1) s after its write; evaluations p99 \(Int(p99 * 1_000)) ms")
     }
 }
