@@ -422,7 +422,7 @@ package final class HTTPServer: @unchecked Sendable {
             return false
         }
         if let subscription = channel.subscription {
-            let file = subscription.query.first { $0.0 == "rules" }?.1
+            let file = subscription.query.first { $0.0 == PushProtocol.fileQueryKey }?.1
             let admission = hub.admit(
                 channel.fd, lastEventID: subscription.header("Last-Event-ID"), file: file, holding: subscription.header("If-None-Match"),
                 heldGeneration: PushProtocol.generation(subscription.header(PushProtocol.generationHeader)))
