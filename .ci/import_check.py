@@ -1,4 +1,4 @@
-"""flags import against the vendors' own SDKs: random LaunchDarkly and GrowthBook files are
+"""flags import against the vendors' own SDKs: random LaunchDarkly, GrowthBook and flagd files are
 imported, then every flag is evaluated by the vendor's Python SDK and by `flags eval` on the
 import, over thousands of contexts; every value must agree.
 
@@ -234,8 +234,91 @@ def check_growthbook(rng, ctxs):
     print(f"growthbook and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[1]} features with a rule named as not imported)")
 
 
-skips = [0, 0]
+# ---------------------------------------------------------------- flagd
+
+def fd_condition(rng, depth=0):
+    r = rng.random()
+    if depth < 2 and r < 0.15:
+        return {rng.choice(["and", "or"]): [fd_condition(rng, depth + 1) for _ in range(rng.randrange(1, 3))]}
+    if depth < 2 and r < 0.22:
+        return {"!": fd_condition(rng, depth + 1)}
+    return rng.choice([
+        {"==": [{"var": "country"}, rng.choice(COUNTRIES)]},
+        {"!=": [{"var": "country"}, rng.choice(COUNTRIES)]},
+        {"in": [{"var": "country"}, rng.sample(COUNTRIES, 2)]},
+        {"in": ["tester", {"var": "email"}]},
+        {rng.choice(["<", "<=", ">", ">="]): [{"var": "age"}, rng.randrange(10, 80)]},
+        {"<": [20, {"var": "age"}, 60]},
+        {"starts_with": [{"var": "email"}, rng.choice(["a", "bob", "beta"])]},
+        {"ends_with": [{"var": "email"}, "@example.com"]},
+        {"sem_ver": [{"var": "version"}, rng.choice(["=", "!=", "<", "<=", ">", ">="]), rng.choice(VERSIONS + ["2", "1.2"])]},
+        {"==": [{"var": "organization.plan"}, rng.choice(PLANS)]},
+        {"$ref": "staff"},
+    ])
+
+
+def fd_target(rng, names, depth=0):
+    r = rng.random()
+    if depth < 2 and r < 0.5:
+        parts = []
+        for _ in range(rng.randrange(1, 3)):
+            parts += [fd_condition(rng), fd_target(rng, names, depth + 1)]
+        if rng.random() < 0.6: parts.append(fd_target(rng, names, depth + 1))
+        return {"if": parts}
+    if r < 0.75:
+        entries = [[n, rng.randrange(0, 100)] for n in rng.sample(names, rng.randrange(1, len(names) + 1))]
+        if all(w == 0 for _, w in entries): entries[0][1] = 1
+        first = [] if rng.random() < 0.7 else [{"var": "email"}]
+        return {"fractional": first + entries}
+    return rng.choice(names + [None])
+
+
+def fd_file(rng):
+    flags_ = {}
+    for f in range(8):
+        key = f"flag-{f}" if f % 2 else f"flag{f}"
+        variants = rng.choice([{"on": True, "off": False}, {"red": "red", "green": "green", "blue": "blue"},
+                               {"small": 1, "medium": 5, "large": 10}, {"a": "first value", "b": "second value"}])
+        names = list(variants)
+        flag = {"state": "ENABLED", "variants": variants, "defaultVariant": rng.choice(names)}
+        if rng.random() < 0.9:
+            target = fd_target(rng, names)
+            flag["targeting"] = target if isinstance(target, dict) else {"if": [fd_condition(rng), target]}
+        flags_[key] = flag
+    return {"flags": flags_, "$evaluators": {"staff": {"starts_with": [{"var": "email"}, "a"]}}}
+
+
+def check_flagd(rng, ctxs):
+    import logging
+    logging.disable(logging.ERROR)  # flagd-core logs each fractional without a key
+    from openfeature.contrib.tools.flagd.core import FlagdCore
+    from openfeature.evaluation_context import EvaluationContext
+    compared = 0
+    for n in range(files_per_vendor):
+        doc = fd_file(rng)
+        text, names, _, skipped = run_import(doc, "flagd")
+        skips[2] += len(skipped)
+        core = FlagdCore()
+        core.set_flags(json.dumps(doc))
+        ours = flags_eval(text, [dict(c, targetingKey=c["key"]) for c in ctxs])
+        for c, got in zip(ctxs, ours):
+            attributes = {k: v for k, v in c.items() if k != "key"}
+            context = EvaluationContext(targeting_key=c["key"], attributes=attributes)
+            for key, flag in doc["flags"].items():
+                if key in skipped: continue
+                value = next(iter(flag["variants"].values()))
+                resolve = {bool: core.resolve_boolean_value, str: core.resolve_string_value, int: core.resolve_integer_value}[type(value)]
+                expected = resolve(key, value, context).value
+                actual = got[names.get(key, key)]["value"]
+                compared += 1
+                if expected != actual or type(expected) != type(actual):
+                    sys.exit(f"flagd file {n}: flag {key} for {json.dumps(c)}: flagd-core gives {expected!r}, flags eval {actual!r}\n{json.dumps(flag)}\n{text}")
+    print(f"openfeature-flagd-core and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[2]} flags named as not imported)")
+
+
+skips = [0, 0, 0]
 rng = random.Random(int(os.environ.get("IMPORT_SEED", "20261127")))
 ctxs = contexts(rng)
 check_launchdarkly(rng, ctxs)
 check_growthbook(rng, ctxs)
+check_flagd(rng, ctxs)

@@ -16,6 +16,12 @@ package enum BucketScheme: String, Sendable, CaseIterable {
     /// `flagKey.salt`, or an experiment's seed) over `0xFFFFFFFFFFFFFFF`; a split takes the
     /// first variation whose running weight, in 100,000ths, exceeds the bucket.
     case launchdarkly
+    /// flagd's `fractional` (flagd-core 2.0): MurmurHash3 (x86, 32-bit, seed 0) of the
+    /// canonical CBOR encoding of `[salt, unit]` (the shorthand: flag key and targeting
+    /// key), or of the unit alone when the salt is empty; the bucket is
+    /// `(hash × total weight) >> 32`, and a split takes the first entry whose running
+    /// weight exceeds it. Splits only: flagd has no percentage rollout.
+    case flagd
 
     /// The names, as written in rules.
     package static let names = allCases.map(\.rawValue)
@@ -47,6 +53,8 @@ struct VendorRollout: Sendable {
             return Double(k) / Double(scale) * 100
         case .launchdarkly:
             return VendorBucketing.launchdarkly(salt: salt, unit: text) * 100
+        case .flagd:
+            return VendorBucketing.flagdHash(salt: salt, unit: unit).map { Double($0) / 4_294_967_296 * 100 }
         case .unleash:
             return Double(Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(unit, split: false))) / 1000
         }
@@ -66,6 +74,8 @@ struct VendorRollout: Sendable {
         case .launchdarkly:
             let b = VendorBucketing.launchdarkly(salt: salt, unit: text), limit = Double(t) / 100_000.0
             return Truth.comparison(op, order: b < limit ? -1 : b == limit ? 0 : 1)
+        case .flagd:
+            return .unknown  // refused by the checker: flagd buckets splits only
         case .unleash:
             let bucket = Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(unit, split: false))
             return Truth(Bucketing.rolloutHolds(op, bucket: bucket, threshold: t))
@@ -86,6 +96,9 @@ struct VendorRollout: Sendable {
         case .launchdarkly:
             return VendorBucketing.launchdarklyChoice(
                 VendorBucketing.launchdarkly(salt: salt, unit: text), weights: split.hundredThousandths)
+        case .flagd:
+            guard let hash = VendorBucketing.flagdHash(salt: salt, unit: unit) else { return nil }
+            return VendorBucketing.flagdChoice(hash, weights: split.weights)
         case .unleash:
             return nil
         }
@@ -98,6 +111,7 @@ struct VendorRollout: Sendable {
         case .growthbook: return "FNV-1a of \"\(salt)\(text)\", twice"
         case .growthbookV1: return "FNV-1a of \"\(text)\(salt)\""
         case .launchdarkly: return "SHA-1 of \"\(salt).\(text)\""
+        case .flagd: return salt.isEmpty ? "murmur3 of CBOR \"\(text)\"" : "murmur3 of CBOR [\"\(salt)\", \"\(text)\"]"
         case .unleash: return "\"\(salt):\(text)\""
         }
     }
@@ -108,8 +122,11 @@ struct VendorRollout: Sendable {
 struct VendorSplitWeights: Sendable {
     let fractions: [Double]
     let hundredThousandths: [Int]
+    /// As written (flagd's integer weights, relative to their total).
+    let weights: [Int]
 
     init(_ weights: [Int]) {
+        self.weights = weights
         let total = weights.reduce(0, +)
         fractions = weights.map { Double($0) / Double(total) }
         hundredThousandths = total == 1_000 ? weights.map { $0 * 100 } : weights
@@ -153,6 +170,38 @@ package enum VendorBucketing {
             let start = cumulative
             cumulative += w
             if start <= n && n < start + w { return i }
+        }
+        return nil
+    }
+
+    /// flagd's hash of a unit: MurmurHash3 (seed 0) of the canonical CBOR of `[salt, unit]`,
+    /// or of the unit alone when the salt is empty. Nil where flagd gives no variant: the
+    /// shorthand's targeting key must be a non-empty string.
+    static func flagdHash(salt: String, unit: BucketUnit) -> UInt32? {
+        var bytes: [UInt8] = []
+        if !salt.isEmpty {
+            guard case .string(let key) = unit, !key.isEmpty else { return nil }
+            bytes.append(0x82)  // an array of two
+            CBOR.append(text: salt, to: &bytes)
+            CBOR.append(text: key, to: &bytes)
+        } else {
+            switch unit {
+            case .string(let s): CBOR.append(text: s, to: &bytes)
+            case .int(let i): CBOR.append(integer: i, to: &bytes)
+            }
+        }
+        return Murmur3.hash(bytes, seed: 0)
+    }
+
+    /// flagd's variant for a hash: the bucket is `(hash × total) >> 32`, and the first
+    /// entry whose running weight exceeds it is chosen.
+    package static func flagdChoice(_ hash: UInt32, weights: [Int]) -> Int? {
+        let total = UInt64(weights.reduce(0, +))
+        let bucket = (UInt64(hash) * total) >> 32
+        var end: UInt64 = 0
+        for (i, w) in weights.enumerated() {
+            end += UInt64(w)
+            if bucket < end { return i }
         }
         return nil
     }
@@ -211,4 +260,34 @@ package enum SHA1 {
 
     @inline(__always)
     private static func rotate(_ x: UInt32, _ n: UInt32) -> UInt32 { x << n | x >> (32 - n) }
+}
+
+/// The canonical CBOR (RFC 8949 §4.2.1) of the values flagd's `fractional` hashes.
+package enum CBOR {
+    /// A text string: major type 3, its UTF-8 bytes.
+    package static func append(text: String, to bytes: inout [UInt8]) {
+        head(3, UInt64(text.utf8.count), to: &bytes)
+        bytes += text.utf8
+    }
+
+    /// An integer: major type 0, or 1 for a negative one (`-1 - n`).
+    package static func append(integer: Int, to bytes: inout [UInt8]) {
+        if integer >= 0 {
+            head(0, UInt64(integer), to: &bytes)
+        } else {
+            head(1, UInt64(-(integer + 1)), to: &bytes)
+        }
+    }
+
+    /// A head in its shortest form.
+    private static func head(_ major: UInt8, _ argument: UInt64, to bytes: inout [UInt8]) {
+        let type = major << 5
+        switch argument {
+        case 0..<24: bytes.append(type | UInt8(argument))
+        case 24..<0x100: bytes += [type | 24, UInt8(argument)]
+        case 0x100..<0x1_0000: bytes += [type | 25, UInt8(argument >> 8), UInt8(truncatingIfNeeded: argument)]
+        case 0x1_0000..<0x1_0000_0000: bytes += [type | 26] + (0..<4).reversed().map { UInt8(truncatingIfNeeded: argument >> (8 * $0)) }
+        default: bytes += [type | 27] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: argument >> (8 * $0)) }
+        }
+    }
 }

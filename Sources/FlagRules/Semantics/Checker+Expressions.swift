@@ -277,6 +277,12 @@ extension Checker {
                 checkUnit(unit, "rollout")
                 return nil
             }
+            if scheme == .flagd {
+                diagnostics.error(
+                    "invalid-call", "flagd buckets with fractional only: write split(unit, \"flagKey\", flagd) { … }",
+                    at: arguments[2].range)
+                return nil
+            }
             if scheme == .unleash { return Bound(kind: .rollout(unit, salt: salt), type: .double, range: range) }
             return Bound(kind: .vendorRollout(unit, salt: salt, scheme), type: .double, range: range)
         case "count":

@@ -37,8 +37,12 @@ package enum FlagsImport {
             var importer = GrowthBookImport()
             file = try importer.run(json)
             notes = importer.notes
-        case .flagd, .unleash:
-            throw ImportError("'flags import --from \(format.rawValue)' is not built yet; growthbook and launchdarkly are")
+        case .flagd:
+            var importer = FlagdImport()
+            file = try importer.run(json)
+            notes = importer.notes
+        case .unleash:
+            throw ImportError("'flags import --from unleash' is not built yet; growthbook, launchdarkly and flagd are")
         }
         let source = file.source
         // What is written must load: a file that does not is the importer's fault, said as such.

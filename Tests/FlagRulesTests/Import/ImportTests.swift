@@ -113,6 +113,48 @@ struct ImportTests {
         #expect(!result.isExact)
     }
 
+    static let flagd = """
+        {
+          "flags": {
+            "show-banner": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+              "targeting": {"if": [{"ends_with": [{"var": "email"}, "@example.com"]}, "on", {"!=": [{"var": "country"}, "US"]}, "on", null]}},
+            "color": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "red",
+              "metadata": {"description": "The button's colour."},
+              "targeting": {"if": [{"in": [{"var": "country"}, ["FR", "DE"]]}, {"fractional": [["red", 25], ["blue", 75]]}, {"<": [{"var": "age"}, 30]}, "blue"]}},
+            "limit": {"state": "DISABLED", "variants": {"low": 10, "high": 50}, "defaultVariant": "low",
+              "targeting": {"if": [{"sem_ver": [{"var": "version"}, ">=", "2.0"]}, "high", {"$ref": "staff"}, "high"]}},
+            "config": {"state": "ENABLED", "variants": {"a": {"x": 1}}, "defaultVariant": "a"},
+            "tiers": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+              "targeting": {"fractional": [{"cat": [{"var": "$flagd.flagKey"}, {"var": "email"}]}, ["a", 1], ["b", 1]]}}
+          },
+          "$evaluators": {"staff": {"starts_with": [{"var": "email"}, "admin"]}}
+        }
+        """
+
+    @Test func flagdTargetingFractionalAndEvaluators() throws {
+        let result = try Self.imported(Self.flagd, .flagd)
+        let text = result.text
+        #expect(text.contains("flag showBanner = false {\n  enabled when email ends with \"@example.com\""), "\(text)")
+        #expect(text.contains(#"enabled when not (has(country) and country == "US")"#), "a missing attribute is != anything")
+        #expect(text.contains("/// The button's colour.\nvariant color [red, blue] = red {"))
+        #expect(text.contains(#"split(targetingKey, "color", flagd) { red: 25, blue: 75 } when country in ["FR", "DE"]"#), "\(text)")
+        #expect(text.contains("blue when not (has(age)) or age < 30"), "a missing number compares as 0")
+        #expect(text.contains("50 when version >= 2.0.0") && text.contains(#"50 when email starts with "admin""#), "\(text)")
+        #expect(try Self.evaluate(result, "showBanner", [:]) == .bool(true))
+        #expect(try Self.evaluate(result, "showBanner", ["country": "US"]) == .bool(false))
+        #expect(try Self.evaluate(result, "color", [:]) == .string("blue"))
+        // The split gives what flagd-core 2.0.0 gives.
+        #expect(try Self.evaluate(result, "color", ["country": "FR", "targetingKey": "user-1"]) == .string("red"))
+        #expect(try Self.evaluate(result, "color", ["country": "FR", "targetingKey": "user-2"]) == .string("blue"))
+        #expect(try Self.evaluate(result, "color", ["country": "FR"]) == .string("red"), "no key: the default variant")
+        let notes = result.notes.map(\.description)
+        #expect(notes.contains { $0.hasPrefix("flags.limit.state: not imported: a disabled flag gives the caller's default") }, "\(notes)")
+        #expect(notes.contains { $0.hasPrefix("flags.config.variants: not imported: variants of JSON objects") })
+        #expect(
+            notes.contains { $0.hasPrefix("flags.tiers.targeting.fractional[0]: not imported: a fractional bucketing by an expression") },
+            "\(notes)")
+    }
+
     @Test func filesThatAreNotWhatTheyClaimAreRefusedNamingWhy() {
         func message(_ text: String, _ format: ImportFormat) -> String? {
             do throws(ImportError) {
@@ -127,7 +169,8 @@ struct ImportTests {
         #expect(message(#"{"flags": 3}"#, .launchdarkly) == "\"flags\" is a number, not an object")
         #expect(message(#"{"status": 200}"#, .growthbook)?.contains("has \"features\"") == true)
         #expect(message(#"{"features": {}, "encryptedFeatures": "abc"}"#, .growthbook)?.contains("encrypted") == true)
-        #expect(message(#"{"flags": {}}"#, .flagd)?.contains("not built yet") == true)
+        #expect(message(#"{"flags": {}}"#, .unleash)?.contains("not built yet") == true)
+        #expect(message(#"{"flags": []}"#, .flagd) == "\"flags\" is an array, not an object")
         #expect(
             message(String(repeating: " ", count: FlagsImport.maximumSize + 1), .growthbook)?.contains("the most 'flags import' reads")
                 == true)
@@ -139,7 +182,7 @@ struct ImportTests {
         let gb =
             #"{"features": {"f": {"defaultValue": 1, "rules": [{"condition": {"a": {"$in": [1, 2]}, "$not": {"b": "x"}}, "force": 2, "coverage": 0.5}, {"variations": [1, 2], "weights": [0.5, 0.5]}]}}}"#
         var g = SeededGenerator(seed: 52)
-        for (text, format) in [(Self.launchDarkly, ImportFormat.launchdarkly), (gb, .growthbook)] {
+        for (text, format) in [(Self.launchDarkly, ImportFormat.launchdarkly), (gb, .growthbook), (Self.flagd, .flagd)] {
             let bytes = Array(text.utf8)
             var inputs = stride(from: 0, to: bytes.count, by: 7).map { Array(bytes[..<$0]) }
             let alphabet = Array(#"{}[]",:0123456789-.$truefalsn "#.utf8)

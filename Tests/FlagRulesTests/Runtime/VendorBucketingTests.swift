@@ -184,7 +184,9 @@ import Testing
     /// Splits by another system's bucketing choose what that system's SDK chooses: the
     /// choices of users u-0 … u-299, computed by GrowthBook's Python SDK 4.0.0
     /// (`chooseVariation(gbhash(…), getBucketRanges(…))`) and by LaunchDarkly's 9.20.0
-    /// algorithm (`_variation_index_for_context`).
+    /// algorithm (`_variation_index_for_context`), and by flagd-core 2.0.0's `fractional`
+    /// (openfeature-flagd-core on PyPI: the shorthand, `[flagKey, targetingKey]`, and a unit
+    /// of its own).
     @Test func splitsChooseAsTheVendors() throws {
         let cases: [(String, String, [String], String)] = [
             (
@@ -200,6 +202,14 @@ import Testing
                 ["a", "b", "c"],
                 "012011021020121011110001200011000001002002101002010000011010200011002000000000010211001000210102102001210010012012101100100100122200020000001100000011100002020222210000021010000000200100000010200001010022100211100111001100101010000011001020001000000210100001010000000000020001000122000000120211211010"
             ),
+            (
+                #"variant v [a, b, c] = a { split(u, "color-flag", flagd) { a: 20, b: 30, c: 50 } }"#, "v", ["a", "b", "c"],
+                "111222222221001220122221112120222222102110202112100101202211211022212122122220102222122021222110102121111020122221110122211201120100000221222111222011102122121120210212011022222222212121200122202120021121020211021012210222122111211122122122221200022101002112222110011122202022222202001121222002111221"
+            ),
+            (
+                #"variant v [a, b] = a { split(u, "", flagd) { a: 1, b: 2 } }"#, "v", ["a", "b"],
+                "101110110110111110111101111110101100110101000101000111101100011000011001111111011110101110011011110111011111011111111111110101101110011010111001011110011111011111010101111101101010111110110001101011111011010111010111110011010111011000011110101001111110110110111011101111101100111010111011111111111001"
+            ),
         ]
         for (source, name, variants, expected) in cases {
             let rules = try RuleSet(source: source)
@@ -214,6 +224,29 @@ import Testing
             }
             #expect(got == expected, "\(source)")
         }
+        // flagd's own vectors (flagd-core 2.0.0): the shorthand needs a non-empty string
+        // key; a unit of its own may be an int (CBOR's integers).
+        let vectors: [(String, EvaluationContext, String?)] = [
+            ("color-flag", ["u": "user-1"], "b"), ("f", ["u": "user-2"], "c"), ("color-flag", ["u": "alice"], "c"),
+            ("f", ["u": "bob"], "c"), ("color-flag", ["u": ""], nil), ("color-flag", ["u": "é-ü"], "b"), ("f", ["u": "é-ü"], "c"),
+            ("color-flag", ["u": .string(String(repeating: "x", count: 30))], "a"),
+            ("color-flag", ["u": .string(String(repeating: "a", count: 300))], "b"), ("color-flag", ["u": 7], nil),
+        ]
+        for (key, context, expected) in vectors {
+            let rules = try RuleSet(source: #"variant v [a, b, c] = a { split(u, "\#(key)", flagd) { a: 25, b: 50, c: 25 } }"#)
+            #expect(rules.evaluate("v", in: context).variant == (expected ?? "a"), "\(key) \(context)")
+            #expect(rules.evaluate("v", in: context).reason == (expected == nil ? .default : .split))
+        }
+        for (unit, expected) in [("hello", "c"), ("targeting", "b")] as [(String, String)] {
+            let rules = try RuleSet(source: #"variant v [a, b, c] = a { split(u, "", flagd) { a: 1, b: 1, c: 1 } }"#)
+            #expect(rules.evaluate("v", in: ["u": .string(unit)]).variant == expected)
+        }
+        for (unit, expected) in [(7, "b"), (-3, "c"), (100_000, "b")] {
+            let rules = try RuleSet(source: #"variant v [a, b, c] = a { split(u, "", flagd) { a: 1, b: 1, c: 1 } }"#)
+            #expect(rules.evaluate("v", in: ["u": .int(unit)]).variant == expected)
+        }
+        // flagd has no percentage rollout.
+        #expect(throws: RuleSetError.self) { try RuleSet(source: #"flag f { enabled when rollout(u, "k", flagd) < 5% }"#) }
         // LaunchDarkly's whole-number weights are 100,000ths.
         #expect(throws: RuleSetError.self) {
             try RuleSet(source: #"variant v [a, b] = a { split(u, "k.s", launchdarkly) { a: 1, b: 1 } }"#)

@@ -1,0 +1,416 @@
+import FlagRules
+import Foundation
+
+/// flagd's flag definition (`{"flags": {…}, "$evaluators": {…}, "metadata": {…}}`) as a
+/// `.flags` file.
+///
+/// A flag's targeting is JsonLogic that gives a variant's name: `if` chains become rules in
+/// order, a branch that gives `null` (or no `else`) the default variant, `fractional` a
+/// split bucketed as flagd-core 2.0 buckets (`flagd` scheme: MurmurHash3 of the canonical
+/// CBOR of `[flagKey, targetingKey]`). Conditions keep JsonLogic's meaning for a missing
+/// attribute: `==` is false and `!=` true, and a number compares as `0` (JavaScript's
+/// `null < 5`).
+struct FlagdImport {
+    var notes: [ImportNote] = []
+    private var names = ImportNames()
+    private var evaluators: [String: JSON] = [:]
+
+    /// A flag's variants as rules give them.
+    struct Shape {
+        var kind: ImportedDeclaration.Kind
+        var results: [String: String]
+        var order: [String]
+    }
+
+    /// Why a targeting could not be translated (already noted).
+    struct Untranslatable: Error {}
+
+    init() {}
+
+    mutating func run(_ root: JSON) throws(ImportError) -> ImportedFile {
+        guard case .object = root else { throw ImportError("a flagd file is a JSON object with \"flags\"; this is \(root.kindName)") }
+        guard let flags = root["flags"] else { throw ImportError("a flagd file has \"flags\" (flagd's flag definition)") }
+        guard case .object(let entries) = flags else { throw ImportError("\"flags\" is \(flags.kindName), not an object") }
+        if let shared = root["$evaluators"] {
+            guard case .object(let members) = shared else { throw ImportError("\"$evaluators\" is \(shared.kindName), not an object") }
+            for (k, v) in members { evaluators[k] = v }
+        }
+        var file = ImportedFile()
+        file.header = ["Imported from flagd by 'flags import --from flagd' (fractional as flagd-core 2.0 buckets)."]
+        var read: Set<String> = ["targetingKey"]
+        for (_, flag) in entries { Self.variables(in: flag["targeting"] ?? .null, into: &read) }
+        for (_, evaluator) in evaluators { Self.variables(in: evaluator, into: &read) }
+        names.reserve(read)
+        for (key, flag) in entries {
+            let name = names.name(for: key)
+            if name != key {
+                notes.append(
+                    ImportNote(
+                        .renamed, at: "flags.\(key)", "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
+            }
+            if let declaration = declaration(flag, key: key, name: name) { file.declarations.append(declaration) }
+        }
+        return file
+    }
+
+    /// The attribute names `{"var": …}` reads anywhere under `json` (first names of paths).
+    static func variables(in json: JSON, into names: inout Set<String>) {
+        switch json {
+        case .object(let members):
+            for (key, value) in members {
+                if key == "var", let path = (value.string ?? value.elements?.first?.string) {
+                    names.insert(String(path.split(separator: ".").first ?? ""))
+                }
+                variables(in: value, into: &names)
+            }
+        case .array(let elements):
+            for element in elements { variables(in: element, into: &names) }
+        default:
+            break
+        }
+    }
+
+    // MARK: Flags
+
+    private mutating func shape(_ flag: JSON, key: String, splits: Bool) -> Shape? {
+        let place = "flags.\(key).variants"
+        guard case .object(let variants) = flag["variants"] ?? .null, !variants.isEmpty else {
+            notes.append(ImportNote(.notImported, at: place, "a flag needs variants; flag '\(key)' left out"))
+            return nil
+        }
+        let order = variants.map(\.0)
+        let values = variants.map(\.1)
+        let bools = values.compactMap { if case .bool(let b) = $0 { b } else { nil } }
+        if bools.count == values.count, !splits {
+            return Shape(
+                kind: .flag,
+                results: Dictionary(uniqueKeysWithValues: variants.map { ($0.0, $0.1 == .bool(true) ? "enabled" : "disabled") }),
+                order: order)
+        }
+        let strings = values.compactMap(\.string)
+        if strings.count == values.count, zip(order, strings).allSatisfy({ $0 == $1 && ImportNames.isName($0) }) {
+            return Shape(kind: .variant(order), results: Dictionary(uniqueKeysWithValues: order.map { ($0, $0) }), order: order)
+        }
+        let type: String
+        if bools.count == values.count {
+            type = "bool"
+        } else if strings.count == values.count {
+            type = "string"
+        } else if values.allSatisfy({ if case .int = $0 { true } else { false } }) {
+            type = "int"
+        } else if values.allSatisfy({
+            switch $0 {
+            case .int, .double: true;
+            default: false
+            }
+        }) {
+            type = "double"
+        } else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: place,
+                    "variants of JSON objects, arrays, nulls or mixed types have no .flags type; flag '\(key)' left out"))
+            return nil
+        }
+        let results = variants.map { name, v -> (String, String) in
+            if type == "double", case .int(let i) = v { return (name, ImportedSource.double(Double(i)) ?? "0.0") }
+            return (name, ImportedSource.literal(v) ?? "0")
+        }
+        return Shape(kind: .value(type), results: Dictionary(uniqueKeysWithValues: results), order: order)
+    }
+
+    private mutating func declaration(_ flag: JSON, key: String, name: String) -> ImportedDeclaration? {
+        let place = "flags.\(key)"
+        let targeting = flag["targeting"].flatMap { $0 == .object([]) || $0 == .null ? nil : $0 }
+        let splits = targeting.map(Self.hasFractional) ?? false
+        guard let shape = shape(flag, key: key, splits: splits) else { return nil }
+        guard let defaultName = flag["defaultVariant"]?.string, let defaultResult = shape.results[defaultName] else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: place + ".defaultVariant",
+                    "no default variant of the flag's (flagd gives the caller's default); flag '\(key)' left out"))
+            return nil
+        }
+        var out = ImportedDeclaration(name: name, kind: shape.kind, defaultText: Self.defaultText(defaultResult, shape.kind))
+        if let text = flag["metadata"]?["description"]?.string, !text.isEmpty {
+            out.doc = text.split(whereSeparator: \.isNewline).map(String.init)
+        }
+        if flag["state"]?.string == "DISABLED" {
+            notes.append(
+                ImportNote(
+                    .notImported, at: place + ".state",
+                    "a disabled flag gives the caller's default in flagd; imported as @disabled (its default variant)"))
+            out.attributes.append("@disabled")
+        }
+        guard let targeting else { return out }
+        do {
+            var rules: [ImportedDeclaration.Rule] = []
+            try translate(
+                targeting, when: .always, key: key, shape: shape, defaultResult: defaultResult, at: place + ".targeting", depth: 0,
+                into: &rules)
+            out.rules = rules
+        } catch {
+            return nil
+        }
+        return out
+    }
+
+    static func defaultText(_ result: String, _ kind: ImportedDeclaration.Kind) -> String {
+        if case .flag = kind { return result == "enabled" ? "true" : "false" }
+        return result
+    }
+
+    static func hasFractional(_ json: JSON) -> Bool {
+        switch json {
+        case .object(let members): return members.contains { $0.0 == "fractional" || hasFractional($0.1) }
+        case .array(let elements): return elements.contains(where: hasFractional)
+        default: return false
+        }
+    }
+
+    // MARK: Targeting
+
+    /// Rules for `node` under `condition`, complete: whatever `node` gives under it is
+    /// decided by these rules (a `null` is the default variant, written as a rule).
+    private mutating func translate(
+        _ node: JSON, when condition: ImportedCondition, key: String, shape: Shape, defaultResult: String, at: String, depth: Int,
+        into rules: inout [ImportedDeclaration.Rule]
+    ) throws(Untranslatable) {
+        guard depth < 32 else {
+            notes.append(ImportNote(.notImported, at: at, "targeting nested over 32 levels; flag '\(key)' left out"))
+            throw Untranslatable()
+        }
+        switch node {
+        case .null:
+            rules.append(.init(defaultResult, when: condition))
+        case .string(let variant):
+            guard let result = shape.results[variant] else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at, "'\(variant)' is no variant of the flag (flagd answers an error); flag '\(key)' left out"))
+                throw Untranslatable()
+            }
+            rules.append(.init(result, when: condition))
+        case .bool(let b):
+            try translate(
+                .string(b ? "true" : "false"), when: condition, key: key, shape: shape, defaultResult: defaultResult, at: at,
+                depth: depth + 1, into: &rules)
+        case .object(let members) where members.count == 1:
+            let (op, argument) = members[0]
+            switch op {
+            case "$ref":
+                guard let name = argument.string, let shared = evaluators[name] else {
+                    notes.append(ImportNote(.notImported, at: at, "$ref names no evaluator of the file; flag '\(key)' left out"))
+                    throw Untranslatable()
+                }
+                try translate(
+                    shared, when: condition, key: key, shape: shape, defaultResult: defaultResult, at: "$evaluators.\(name)",
+                    depth: depth + 1, into: &rules)
+            case "if", "?:":
+                let parts = argument.elements ?? []
+                var i = 0
+                while i + 1 < parts.count {
+                    let test = try self.condition(parts[i], negated: false, at: "\(at).\(op)[\(i)]", depth: depth + 1)
+                    try translate(
+                        parts[i + 1], when: .and([condition, test]), key: key, shape: shape, defaultResult: defaultResult,
+                        at: "\(at).\(op)[\(i + 1)]",
+                        depth: depth + 1, into: &rules)
+                    i += 2
+                }
+                try translate(
+                    i < parts.count ? parts[i] : .null, when: condition, key: key, shape: shape, defaultResult: defaultResult,
+                    at: "\(at).\(op)[\(i)]",
+                    depth: depth + 1, into: &rules)
+            case "fractional":
+                rules.append(.init(try fractional(argument, key: key, shape: shape, at: at + ".fractional"), when: condition))
+                // flagd gives the default variant when the unit is missing.
+                rules.append(.init(defaultResult, when: condition))
+            default:
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at, "a targeting that gives a variant by '\(op)' has no .flags form; flag '\(key)' left out"))
+                throw Untranslatable()
+            }
+        default:
+            notes.append(
+                ImportNote(
+                    .notImported, at: at,
+                    "a targeting gives a variant's name, an if or a fractional, not \(node.kindName); flag '\(key)' left out"))
+            throw Untranslatable()
+        }
+    }
+
+    /// `fractional`: a split by flagd's bucketing, of the shorthand's targeting key or of
+    /// an attribute.
+    private mutating func fractional(_ argument: JSON, key: String, shape: Shape, at: String) throws(Untranslatable) -> String {
+        var entries = argument.elements ?? []
+        var unit = "targetingKey"
+        var salt = key
+        if let first = entries.first, first.elements == nil {
+            guard let path = Self.variable(first) else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at + "[0]",
+                        "a fractional bucketing by an expression (a cat of strings) has no .flags form; flag '\(key)' left out"))
+                throw Untranslatable()
+            }
+            unit = path
+            salt = ""
+            entries.removeFirst()
+        }
+        var weights: [(String, Int)] = []
+        for (i, entry) in entries.enumerated() {
+            guard let parts = entry.elements, (1...2).contains(parts.count) else {
+                notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "a fractional entry is [variant, weight]; flag '\(key)' left out"))
+                throw Untranslatable()
+            }
+            let variant: String
+            switch parts[0] {
+            case .string(let s): variant = s
+            case .bool(let b): variant = b ? "true" : "false"
+            case .int(let n): variant = String(n)
+            default:
+                notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "a fractional entry's variant is a name; flag '\(key)' left out"))
+                throw Untranslatable()
+            }
+            var weight = 1
+            if parts.count == 2 {
+                guard case .int(let w) = parts[1] else {
+                    notes.append(
+                        ImportNote(.notImported, at: "\(at)[\(i)]", "a fractional weight is a whole number; flag '\(key)' left out"))
+                    throw Untranslatable()
+                }
+                weight = max(0, w)
+            }
+            guard let result = shape.results[variant] else {
+                notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "'\(variant)' is no variant of the flag; flag '\(key)' left out"))
+                throw Untranslatable()
+            }
+            weights.append((result, weight))
+        }
+        let kept = weights.filter { $0.1 > 0 }
+        let total = kept.reduce(0) { $0 + $1.1 }
+        guard !kept.isEmpty, total <= Int(Int32.max), Set(kept.map(\.0)).count == kept.count else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: at,
+                    "a fractional with no weight, weights over 2^31, or one value in two entries has no split form; flag '\(key)' left out")
+            )
+            throw Untranslatable()
+        }
+        let body = kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
+        return "split(\(unit), \(StringEscaping.quoted(salt)), flagd) { \(body) }"
+    }
+
+    /// `{"var": "a.b"}` as a path; nil for anything else (`$flagd` values included).
+    static func variable(_ json: JSON) -> String? {
+        guard case .object(let members) = json, members.count == 1, members[0].0 == "var",
+            let text = members[0].1.string ?? members[0].1.elements?.first?.string, !text.hasPrefix("$")
+        else { return nil }
+        return ImportedSource.path(text.split(separator: ".", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    // MARK: Conditions
+
+    /// A JsonLogic test as a condition. `negated`: under an odd number of `!`, where a
+    /// comparison with a missing attribute must read false, not unknown.
+    private mutating func condition(_ json: JSON, negated: Bool, at: String, depth: Int) throws(Untranslatable) -> ImportedCondition {
+        func fail(_ why: String) -> Untranslatable {
+            notes.append(ImportNote(.notImported, at: at, why + "; the flag is left out"))
+            return Untranslatable()
+        }
+        guard depth < 32 else { throw fail("a condition nested over 32 levels") }
+        if case .bool(let b) = json { return b ? .always : .never }
+        guard case .object(let members) = json, members.count == 1 else { throw fail("a condition is one JsonLogic operation") }
+        let (op, argument) = members[0]
+        let args = argument.elements ?? [argument]
+        func guarded(_ path: String, _ atom: ImportedCondition) -> ImportedCondition {
+            negated ? .and([.atom("has(\(path))"), atom]) : atom
+        }
+        /// The attribute and the literal of a comparison, whichever side each is on.
+        func operands() throws(Untranslatable) -> (path: String, literal: JSON, swapped: Bool) {
+            guard args.count == 2 else { throw fail("'\(op)' compares two values here") }
+            if let path = Self.variable(args[0]), ImportedSource.literal(args[1]) != nil { return (path, args[1], false) }
+            if let path = Self.variable(args[1]), ImportedSource.literal(args[0]) != nil { return (path, args[0], true) }
+            throw fail("'\(op)' between an attribute and a literal is what is imported")
+        }
+        switch op {
+        case "and", "or":
+            var parts: [ImportedCondition] = []
+            for (i, part) in args.enumerated() {
+                parts.append(try condition(part, negated: negated, at: "\(at).\(op)[\(i)]", depth: depth + 1))
+            }
+            return op == "and" ? .and(parts) : .or(parts)
+        case "!":
+            return .negated(try condition(args[0], negated: !negated, at: "\(at).!", depth: depth + 1))
+        case "$ref":
+            guard let name = argument.string, let shared = evaluators[name] else { throw fail("$ref names no evaluator of the file") }
+            return try condition(shared, negated: negated, at: "$evaluators.\(name)", depth: depth + 1)
+        case "==", "===", "!=", "!==":
+            let (path, literal, _) = try operands()
+            let equal = guarded(path, .atom("\(path) == \(ImportedSource.literal(literal)!)"))
+            if op.hasPrefix("!") {
+                // The inner comparison is under one more negation.
+                return .negated(
+                    negated
+                        ? .atom("\(path) == \(ImportedSource.literal(literal)!)")
+                        : .and([.atom("has(\(path))"), .atom("\(path) == \(ImportedSource.literal(literal)!)")]))
+            }
+            return equal
+        case "<", "<=", ">", ">=":
+            if args.count == 3, let path = Self.variable(args[1]), let low = ImportedSource.literal(args[0]),
+                let high = ImportedSource.literal(args[2])
+            {
+                // A between: low < x < high.
+                let lower = op == "<" ? ">" : ">="
+                return guarded(path, .and([.atom("\(path) \(lower) \(low)"), .atom("\(path) \(op) \(high)")]))
+            }
+            let (path, literal, swapped) = try operands()
+            let symbol = swapped ? ["<": ">", "<=": ">=", ">": "<", ">=": "<="][op]! : op
+            let atom = ImportedCondition.atom("\(path) \(symbol) \(ImportedSource.literal(literal)!)")
+            guard let n = GrowthBookImport.number(literal) else { return guarded(path, atom) }
+            // A missing attribute compares as 0 (JavaScript's null).
+            let zero = ["<": 0 < n, "<=": 0 <= n, ">": 0 > n, ">=": 0 >= n][symbol]!
+            return zero ? .or([.not(.atom("has(\(path))")), atom]) : .and([.atom("has(\(path))"), atom])
+        case "in":
+            guard args.count == 2 else { throw fail("'in' takes two values") }
+            if let path = Self.variable(args[0]), let list = args[1].elements {
+                let strings = list.compactMap(\.string).map(StringEscaping.quoted)
+                let numbers = list.compactMap { v -> String? in
+                    switch v {
+                    case .int, .double: ImportedSource.literal(v);
+                    default: nil
+                    }
+                }
+                var tests: [ImportedCondition] = []
+                for group in [strings, numbers] where !group.isEmpty {
+                    tests.append(guarded(path, .atom("\(path) in [\(group.joined(separator: ", "))]")))
+                }
+                return .or(tests)
+            }
+            if let text = args[0].string, let path = Self.variable(args[1]) {
+                return guarded(path, .atom("\(path) contains \(StringEscaping.quoted(text))"))
+            }
+            throw fail("'in' of an attribute in a list, or of a string in an attribute, is what is imported")
+        case "starts_with", "ends_with":
+            guard args.count == 2, let path = Self.variable(args[0]), let text = args[1].string else {
+                throw fail("'\(op)' of an attribute and a string is what is imported")
+            }
+            return guarded(path, .atom("\(path) \(op == "starts_with" ? "starts with" : "ends with") \(StringEscaping.quoted(text))"))
+        case "sem_ver":
+            guard args.count == 3, let path = Self.variable(args[0]), let symbol = args[1].string,
+                let text = args[2].string ?? ImportedSource.literal(args[2])
+            else {
+                throw fail("sem_ver of an attribute, an operator and a version is what is imported")
+            }
+            var version = text
+            if version.hasPrefix("v") || version.hasPrefix("V") { version.removeFirst() }
+            guard let literal = LaunchDarklyImport.version(version) else { throw fail("'\(text)' is no semantic version") }
+            let operators = ["=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="]
+            guard let mapped = operators[symbol] else { throw fail("sem_ver's '\(symbol)' (a major or minor range) has no .flags form") }
+            return guarded(path, .atom("\(path) \(mapped) \(literal)"))
+        default:
+            throw fail("'\(op)' as a condition has no .flags form")
+        }
+    }
+}
