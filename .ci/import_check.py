@@ -1,4 +1,4 @@
-"""flags import against the vendors' own SDKs: random LaunchDarkly, GrowthBook and flagd files are
+"""flags import against the vendors' own SDKs: random LaunchDarkly, GrowthBook, flagd and Unleash files are
 imported, then every flag is evaluated by the vendor's Python SDK and by `flags eval` on the
 import, over thousands of contexts; every value must agree.
 
@@ -43,7 +43,7 @@ def run_import(doc, system):
     for line in p.stderr.splitlines():
         m = re.search(r"renamed: '(.*)' is (\w+) ", line)
         if m: names[m.group(1)] = m.group(2)
-        m = re.search(r": (?:flags|features)\.([^.:]+)[.:].*not imported: (.*)", line)
+        m = re.search(r": (?:flags|features)\.([^.:]+)[.:].*not imported: (.*)", line) or re.search(r": features\[(\d+)\].*not imported: (.*)", line)
         # A flag that is off and serves true is imported as it evaluates: still compared.
         if m and "imported as true for everyone" not in m.group(2): skipped.add(m.group(1))
     if p.returncode not in (0, 3) or (p.returncode == 3) != bool(skipped or "not imported" in p.stderr):
@@ -316,9 +316,100 @@ def check_flagd(rng, ctxs):
     print(f"openfeature-flagd-core and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[2]} flags named as not imported)")
 
 
-skips = [0, 0, 0]
+# ---------------------------------------------------------------- Unleash
+
+def un_constraint(rng):
+    c = rng.choice([
+        {"contextName": "country", "operator": rng.choice(["IN", "NOT_IN"]), "values": rng.sample(COUNTRIES, 2)},
+        {"contextName": "email", "operator": rng.choice(["STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH"]),
+         "values": [rng.choice(["a", "Bob", "tester", "@Example.com", "@mail.org"])], "caseInsensitive": rng.random() < 0.5},
+        {"contextName": "age", "operator": rng.choice(["NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE"]), "value": str(rng.randrange(10, 80))},
+        {"contextName": "version", "operator": rng.choice(["SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"]), "value": rng.choice(VERSIONS)},
+    ])
+    c["inverted"] = rng.random() < 0.25
+    return c
+
+
+def un_file(rng):
+    features = []
+    segments = [{"id": 1, "name": "s1", "constraints": [un_constraint(rng)]}]
+    for f in range(8):
+        name = f"feature-{f}" if f % 2 else f"feature{f}"
+        strategies = []
+        for _ in range(rng.randrange(0, 3)):
+            kind = rng.choice(["default", "flexibleRollout", "flexibleRollout", "userWithId", "gradualRolloutUserId"])
+            params = {}
+            if kind == "flexibleRollout":
+                params = {"rollout": str(rng.randrange(0, 101)), "stickiness": rng.choice(["default", "userId", "sessionId"]), "groupId": rng.choice([name, "group-x"])}
+            elif kind == "gradualRolloutUserId":
+                params = {"percentage": str(rng.randrange(0, 101)), "groupId": name}
+            elif kind == "userWithId":
+                params = {"userIds": ", ".join(f"user-{rng.randrange(100000)}" for _ in range(2)) + ", 3"}
+            strategy = {"name": kind, "parameters": params, "constraints": [un_constraint(rng) for _ in range(rng.randrange(0, 3))]}
+            if rng.random() < 0.2: strategy["segments"] = [1]
+            strategies.append(strategy)
+        feature = {"name": name, "enabled": rng.random() < 0.85, "strategies": strategies}
+        if rng.random() < 0.5:
+            names = rng.sample(["blue", "green", "red"], rng.randrange(2, 4))
+            cuts = sorted(rng.randrange(1, 1000) for _ in range(len(names) - 1))
+            weights = [b - a for a, b in zip([0] + cuts, cuts + [1000])]
+            feature["variants"] = [{"name": n, "weight": w, "weightType": "variable", "stickiness": "default"} for n, w in zip(names, weights)]
+            if rng.random() < 0.3: feature["variants"][0]["overrides"] = [{"contextName": "userId", "values": ["3", "user-1"]}]
+        if features and rng.random() < 0.2:
+            feature["dependencies"] = [{"feature": rng.choice(features)["name"], "enabled": rng.random() < 0.7}]
+        features.append(feature)
+    return {"version": 2, "features": features, "segments": segments}
+
+
+def check_unleash(rng, ctxs):
+    import logging
+    from UnleashClient import UnleashClient
+    from UnleashClient.cache import FileCache
+    logging.disable(logging.ERROR)
+    compared = 0
+    # Unleash's fields are strings; a user id most of the time, a session id always (with
+    # neither, default stickiness is random).
+    ours_ctxs = []
+    for i, c in enumerate(ctxs):
+        o = {k: v for k, v in c.items() if k in ("country", "email", "age", "version")}
+        if i % 6: o["userId"] = c["key"]
+        o["sessionId"] = f"session-{i}"
+        ours_ctxs.append(o)
+    for n in range(files_per_vendor):
+        doc = un_file(rng)
+        text, names, _, skipped = run_import(doc, "unleash")
+        skips[3] += len(skipped)
+        with tempfile.TemporaryDirectory() as d:
+            cache = FileCache("import-check", directory=d)
+            cache.bootstrap_from_dict(doc)
+            client = UnleashClient(url="http://127.0.0.1:9/api", app_name="import-check", disable_metrics=True,
+                                   disable_registration=True, cache=cache, refresh_interval=3600)
+            client.initialize_client(fetch_toggles=False)
+            ours = flags_eval(text, ours_ctxs)
+            for c, got in zip(ours_ctxs, ours):
+                context = {k: c[k] for k in ("userId", "sessionId") if k in c}
+                context["properties"] = {k: str(v) for k, v in c.items() if k not in ("userId", "sessionId")}
+                for feature in doc["features"]:
+                    key = feature["name"]
+                    if key in skipped: continue
+                    flag = names.get(key, key)
+                    expected, actual = client.is_enabled(key, context), got[flag]["value"]
+                    compared += 1
+                    if expected != actual:
+                        sys.exit(f"unleash file {n}: feature {key} for {json.dumps(context)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(feature)}\n{text}")
+                    if "variants" in feature:
+                        expected, actual = client.get_variant(key, context)["name"], got[flag + "Variant"]["value"]
+                        compared += 1
+                        if expected != actual:
+                            sys.exit(f"unleash file {n}: variant of {key} for {json.dumps(context)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(feature)}\n{text}")
+            client.destroy()
+    print(f"UnleashClient and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[3]} features named as not imported)")
+
+
+skips = [0, 0, 0, 0]
 rng = random.Random(int(os.environ.get("IMPORT_SEED", "20261127")))
 ctxs = contexts(rng)
 check_launchdarkly(rng, ctxs)
 check_growthbook(rng, ctxs)
 check_flagd(rng, ctxs)
+check_unleash(rng, ctxs)

@@ -6,7 +6,7 @@ import Foundation
 /// file as an equivalent `.flags` file on standard output.
 enum ImportCommand {
     static let help = """
-        usage: flags import FILE|- --from growthbook|launchdarkly|flagd
+        usage: flags import FILE|- --from growthbook|launchdarkly|flagd|unleash
 
         Prints an equivalent .flags file, formatted, on standard output: flags, variants and
         values with their defaults, targeting, segments, prerequisites, rollouts and
@@ -18,6 +18,7 @@ enum ImportCommand {
           growthbook     GrowthBook's SDK payload ({"features": …})
           launchdarkly   LaunchDarkly's flags and segments as its SDKs' file data source reads them
           flagd          flagd's flag definition ({"flags": …, "$evaluators": …})
+          unleash        Unleash's client features payload ({"features": […], "segments": […]})
 
         options:
           --from SYSTEM   the system the file comes from (required)

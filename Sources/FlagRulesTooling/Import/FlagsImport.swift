@@ -42,7 +42,9 @@ package enum FlagsImport {
             file = try importer.run(json)
             notes = importer.notes
         case .unleash:
-            throw ImportError("'flags import --from unleash' is not built yet; growthbook, launchdarkly and flagd are")
+            var importer = UnleashImport()
+            file = try importer.run(json)
+            notes = importer.notes
         }
         let source = file.source
         // What is written must load: a file that does not is the importer's fault, said as such.

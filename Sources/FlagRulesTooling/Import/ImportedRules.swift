@@ -15,6 +15,8 @@ package struct ImportNote: Sendable, Equatable, CustomStringConvertible {
         case notImported
         /// Imported exactly, under another name (a key that is no `.flags` name).
         case renamed
+        /// Imported exactly; worth knowing (the vendor's rule that the import follows).
+        case remark
     }
 
     package let kind: Kind
@@ -32,6 +34,7 @@ package struct ImportNote: Sendable, Equatable, CustomStringConvertible {
         switch kind {
         case .notImported: return "\(place): not imported: \(message)"
         case .renamed: return "\(place): renamed: \(message)"
+        case .remark: return "\(place): note: \(message)"
         }
     }
 }

@@ -155,6 +155,47 @@ struct ImportTests {
             "\(notes)")
     }
 
+    static let unleash = """
+        {"version": 2, "features": [
+          {"name": "new-ui", "enabled": true, "description": "The new UI.",
+           "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": "30", "stickiness": "default", "groupId": "new-ui"},
+                           "constraints": [{"contextName": "country", "operator": "NOT_IN", "values": ["US"]}], "segments": [1]},
+                          {"name": "userWithId", "parameters": {"userIds": "u-1, u-2"}}],
+           "variants": [{"name": "blue", "weight": 700, "stickiness": "default", "overrides": [{"contextName": "userId", "values": ["u-9"]}]},
+                        {"name": "green", "weight": 300, "stickiness": "default", "payload": {"type": "string", "value": "#0f0"}}]},
+          {"name": "beta", "enabled": false, "strategies": []},
+          {"name": "checkout", "enabled": true, "dependencies": [{"feature": "new-ui"}],
+           "strategies": [{"name": "default", "constraints": [
+             {"contextName": "email", "operator": "STR_ENDS_WITH", "values": ["@Example.com"], "caseInsensitive": true, "inverted": true}]}]},
+          {"name": "on-host", "enabled": true, "strategies": [{"name": "applicationHostname", "parameters": {"hostNames": "a"}}]},
+          {"name": "later", "enabled": true, "strategies": [{"name": "default", "constraints": [{"contextName": "currentTime", "operator": "DATE_AFTER", "value": "2027-01-01T00:00:00Z"}]}]}
+        ], "segments": [{"id": 1, "name": "adults", "constraints": [{"contextName": "age", "operator": "NUM_GTE", "value": "18"}]}]}
+        """
+
+    @Test func unleashStrategiesConstraintsVariantsAndDependencies() throws {
+        let result = try Self.imported(Self.unleash, .unleash)
+        let text = result.text
+        #expect(
+            text.contains(#"rollout(userId ?? sessionId, "new-ui") < 30% and not (has(country) and country in ["US"]) and age >= 18.0"#),
+            "\(text)")
+        #expect(text.contains(#"userId in ["u-1", "u-2"]"#))
+        #expect(text.contains("variant newUiVariant [disabled, blue, green] = disabled {"), "\(text)")
+        #expect(text.contains(#"blue when newUi and userId in ["u-9"]"#))
+        #expect(text.contains(#"split(userId ?? sessionId, "new-ui") { blue: 700, green: 300 } when newUi"#))
+        #expect(text.contains("@disabled\nflag beta = false {\n  enabled\n}"), "\(text)")
+        #expect(text.contains(#"enabled when newUi and not (has(email) and lower(email) ends with "@example.com")"#), "\(text)")
+        // Unleash's meaning of a missing field: NOT_IN and an inverted constraint hold.
+        #expect(try Self.evaluate(result, "newUi", ["userId": "u-1"]) == .bool(true))
+        #expect(try Self.evaluate(result, "newUiVariant", ["userId": "u-9"]) == .string("disabled"), "off: disabled")
+        #expect(try Self.evaluate(result, "checkout", ["userId": "u-1"]) == .bool(true))
+        #expect(try Self.evaluate(result, "checkout", ["userId": "u-1", "email": "A@EXAMPLE.COM"]) == .bool(false))
+        let notes = result.notes.map(\.description)
+        #expect(notes.contains { $0.hasPrefix("features[0].variants[1].payload: not imported: payloads are not imported") }, "\(notes)")
+        #expect(notes.contains { $0.hasPrefix("features[3].strategies[0]: not imported: the 'applicationHostname' strategy") }, "\(notes)")
+        #expect(notes.contains { $0.hasPrefix("features[4].strategies[0].constraints[0]: not imported: operator DATE_AFTER") }, "\(notes)")
+        #expect(!result.isExact)
+    }
+
     @Test func filesThatAreNotWhatTheyClaimAreRefusedNamingWhy() {
         func message(_ text: String, _ format: ImportFormat) -> String? {
             do throws(ImportError) {
@@ -169,7 +210,7 @@ struct ImportTests {
         #expect(message(#"{"flags": 3}"#, .launchdarkly) == "\"flags\" is a number, not an object")
         #expect(message(#"{"status": 200}"#, .growthbook)?.contains("has \"features\"") == true)
         #expect(message(#"{"features": {}, "encryptedFeatures": "abc"}"#, .growthbook)?.contains("encrypted") == true)
-        #expect(message(#"{"flags": {}}"#, .unleash)?.contains("not built yet") == true)
+        #expect(message(#"{"features": {}}"#, .unleash) == "\"features\" is an object, not an array")
         #expect(message(#"{"flags": []}"#, .flagd) == "\"flags\" is an array, not an object")
         #expect(
             message(String(repeating: " ", count: FlagsImport.maximumSize + 1), .growthbook)?.contains("the most 'flags import' reads")
@@ -182,7 +223,9 @@ struct ImportTests {
         let gb =
             #"{"features": {"f": {"defaultValue": 1, "rules": [{"condition": {"a": {"$in": [1, 2]}, "$not": {"b": "x"}}, "force": 2, "coverage": 0.5}, {"variations": [1, 2], "weights": [0.5, 0.5]}]}}}"#
         var g = SeededGenerator(seed: 52)
-        for (text, format) in [(Self.launchDarkly, ImportFormat.launchdarkly), (gb, .growthbook), (Self.flagd, .flagd)] {
+        for (text, format) in [
+            (Self.launchDarkly, ImportFormat.launchdarkly), (gb, .growthbook), (Self.flagd, .flagd), (Self.unleash, .unleash),
+        ] {
             let bytes = Array(text.utf8)
             var inputs = stride(from: 0, to: bytes.count, by: 7).map { Array(bytes[..<$0]) }
             let alphabet = Array(#"{}[]",:0123456789-.$truefalsn "#.utf8)

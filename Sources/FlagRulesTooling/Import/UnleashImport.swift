@@ -1,0 +1,337 @@
+import FlagRules
+import Foundation
+
+/// Unleash's client features payload (`{"version": 2, "features": […], "segments": […]}`)
+/// as a `.flags` file.
+///
+/// Each feature is a `flag` (Unleash's `isEnabled`: on when any of its strategies is), and a
+/// feature with variants also a `variant` named after it (`getVariant`: `disabled` unless
+/// the flag is on, then an override or Unleash's variant split). `.flags`' own bucketing is
+/// Unleash's, so rollouts and splits need no scheme: `rollout(userId ?? sessionId, "groupId")`.
+/// Constraints keep Unleash's meaning for a missing field: the operator is false, so an
+/// inverted one (or `NOT_IN`) is true.
+struct UnleashImport {
+    var notes: [ImportNote] = []
+    private var names = ImportNames()
+    private var segments: [Int: [JSON]] = [:]
+    /// Each feature's flag name, and its variant declaration's name if it has one.
+    private var declared: [String: (flag: String, variant: String?)] = [:]
+    private var byKey: [String: JSON] = [:]
+
+    init() {}
+
+    mutating func run(_ root: JSON) throws(ImportError) -> ImportedFile {
+        guard case .object = root else {
+            throw ImportError("an Unleash payload is a JSON object with \"features\"; this is \(root.kindName)")
+        }
+        guard let features = root["features"] else {
+            throw ImportError("an Unleash payload has \"features\" (the client API's /api/client/features)")
+        }
+        guard let list = features.elements else { throw ImportError("\"features\" is \(features.kindName), not an array") }
+        for (i, segment) in (root["segments"]?.elements ?? []).enumerated() {
+            guard let id = segment["id"]?.integer else {
+                notes.append(ImportNote(.notImported, at: "segments[\(i)]", "a segment without an id"))
+                continue
+            }
+            segments[id] = segment["constraints"]?.elements ?? []
+        }
+        var file = ImportedFile()
+        file.header = ["Imported from Unleash by 'flags import --from unleash'."]
+        // The context fields the constraints read, and the stickiness fields, keep their names.
+        var read: Set<String> = ["userId", "sessionId", "remoteAddress"]
+        for constraint in Self.allConstraints(root) {
+            if let name = constraint["contextName"]?.string { read.insert(name) }
+        }
+        names.reserve(read)
+        var keyed: [(key: String, json: JSON)] = []
+        for (i, feature) in list.enumerated() {
+            guard let key = feature["name"]?.string else {
+                notes.append(ImportNote(.notImported, at: "features[\(i)]", "a feature without a name"))
+                continue
+            }
+            let flag = names.name(for: key)
+            if flag != key {
+                notes.append(
+                    ImportNote(
+                        .renamed, at: "features[\(i)]", "'\(key)' is \(flag) (a .flags name is letters, digits and '_', and no field's)"))
+            }
+            let hasVariants =
+                !(feature["variants"]?.elements ?? []).isEmpty
+                || (feature["strategies"]?.elements ?? []).contains { !($0["variants"]?.elements ?? []).isEmpty }
+            declared[key] = (flag, hasVariants ? names.name(for: key + " variant", base: flag + "Variant") : nil)
+            keyed.append((key, feature))
+            byKey[key] = feature
+        }
+        for (i, entry) in keyed.enumerated() {
+            file.declarations += declarations(entry.json, key: entry.key, at: "features[\(i)]")
+        }
+        return file
+    }
+
+    static func allConstraints(_ json: JSON) -> [JSON] {
+        switch json {
+        case .object(let members):
+            return members.flatMap { key, value in key == "constraints" ? (value.elements ?? []) : allConstraints(value) }
+        case .array(let elements):
+            return elements.flatMap(allConstraints)
+        default:
+            return []
+        }
+    }
+
+    // MARK: Features
+
+    private mutating func declarations(_ feature: JSON, key: String, at place: String) -> [ImportedDeclaration] {
+        guard let (flagName, variantName) = declared[key] else { return [] }
+        var flag = ImportedDeclaration(name: flagName, kind: .flag, defaultText: "false")
+        if let text = feature["description"]?.string, !text.isEmpty { flag.doc = text.split(whereSeparator: \.isNewline).map(String.init) }
+        if feature["enabled"] != .bool(true) { flag.attributes.append("@disabled") }
+        // Dependencies: the parent's state (and variant) first.
+        var parents: [ImportedCondition] = []
+        for (i, dependency) in (feature["dependencies"]?.elements ?? []).enumerated() {
+            guard let parent = dependency["feature"]?.string, let names = declared[parent] else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: "\(place).dependencies[\(i)]",
+                        "its parent feature is not in the file: the feature is off for everyone"))
+                parents.append(.never)
+                continue
+            }
+            if !(byKey[parent]?["dependencies"]?.elements ?? []).isEmpty {
+                // Unleash follows one level of dependencies: a parent with its own turns
+                // its children off.
+                notes.append(
+                    ImportNote(
+                        .remark, at: "\(place).dependencies[\(i)]",
+                        "parent '\(parent)' has dependencies of its own: Unleash keeps this feature off, and so does the import"))
+                parents.append(.never)
+                continue
+            }
+            let enabled = dependency["enabled"] != .bool(false)
+            var condition: ImportedCondition = enabled ? .atom(names.flag) : .not(.atom(names.flag))
+            if let variants = dependency["variants"]?.elements?.compactMap(\.string), !variants.isEmpty, let variantName = names.variant {
+                condition = .and([condition, .atom("\(variantName) in [\(variants.filter(ImportNames.isName).joined(separator: ", "))]")])
+            }
+            parents.append(condition)
+        }
+        let dependencies = ImportedCondition.and(parents)
+        // Strategies: on when any is.
+        var strategies: [(condition: ImportedCondition, json: JSON, at: String)] = []
+        let list = feature["strategies"]?.elements ?? []
+        for (i, strategy) in list.enumerated() {
+            let at = "\(place).strategies[\(i)]"
+            if strategy["disabled"] == .bool(true) { continue }
+            guard let condition = self.strategy(strategy, feature: key, at: at) else { continue }
+            strategies.append((condition, strategy, at))
+        }
+        let on: ImportedCondition = list.isEmpty ? .always : .or(strategies.map(\.condition))
+        flag.rules = [.init("enabled", when: .and([dependencies, on]))]
+        guard let variantName else { return [flag] }
+        // The variant: `disabled` unless the flag is on; then the first strategy on with
+        // variants of its own, else the feature's (overrides first).
+        var cases = ["disabled"]
+        var rules: [ImportedDeclaration.Rule] = []
+        func addCases(_ variants: [JSON], at: String) -> [(String, Int)]? {
+            var entries: [(String, Int)] = []
+            for (i, variant) in variants.enumerated() {
+                guard let name = variant["name"]?.string, ImportNames.isName(name), name != "disabled" else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at)[\(i)]",
+                            "a variant's name that is no .flags name (or 'disabled'); the feature's variants are left out"))
+                    return nil
+                }
+                if variant["payload"] != nil, variant["payload"] != .null {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at)[\(i)].payload", "payloads are not imported: \(variantName) gives the variant's name"))
+                }
+                if !cases.contains(name) { cases.append(name) }
+                entries.append((name, max(0, variant["weight"]?.integer ?? 0)))
+            }
+            return entries
+        }
+        for strategy in strategies {
+            guard let variants = strategy.json["variants"]?.elements, !variants.isEmpty else { continue }
+            guard let entries = addCases(variants, at: strategy.at + ".variants"),
+                let split = split(
+                    entries, stickiness: variants[0]["stickiness"]?.string,
+                    groupId: strategy.json["parameters"]?["groupId"]?.string ?? key, at: strategy.at + ".variants")
+            else { return [flag] }
+            rules.append(.init(split, when: .and([.atom(flagName), strategy.condition])))
+        }
+        if let variants = feature["variants"]?.elements, !variants.isEmpty {
+            guard let entries = addCases(variants, at: place + ".variants") else { return [flag] }
+            for (i, variant) in variants.enumerated() {
+                for (j, override) in (variant["overrides"]?.elements ?? []).enumerated() {
+                    guard let field = override["contextName"]?.string, let path = ImportedSource.path([field]) else {
+                        notes.append(
+                            ImportNote(
+                                .notImported, at: "\(place).variants[\(i)].overrides[\(j)]", "an override of no field a rule can read"))
+                        continue
+                    }
+                    let values = (override["values"]?.elements ?? []).compactMap(\.string).map(StringEscaping.quoted)
+                    guard !values.isEmpty else { continue }
+                    rules.append(
+                        .init(entries[i].0, when: .and([.atom(flagName), .atom("\(path) in [\(values.joined(separator: ", "))]")])))
+                }
+            }
+            guard let split = split(entries, stickiness: variants[0]["stickiness"]?.string, groupId: key, at: place + ".variants") else {
+                return [flag]
+            }
+            rules.append(.init(split, when: .atom(flagName)))
+        }
+        var variant = ImportedDeclaration(name: variantName, kind: .variant(cases), defaultText: "disabled")
+        variant.doc = ["The variant of \(flagName) (Unleash's getVariant): disabled while \(flagName) is off."]
+        variant.rules = rules
+        return [flag, variant]
+    }
+
+    /// A variant split by Unleash's variant algorithm (FlagRules' own `split`).
+    private mutating func split(_ entries: [(String, Int)], stickiness: String?, groupId: String, at: String) -> String? {
+        let kept = entries.filter { $0.1 > 0 }
+        guard !kept.isEmpty, Set(kept.map(\.0)).count == kept.count else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: at, "variants with no weight, or one variant twice, have no split form; the variants are left out"))
+            return nil
+        }
+        guard let unit = self.unit(stickiness, at: at) else { return nil }
+        return "split(\(unit), \(StringEscaping.quoted(groupId))) { \(kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")) }"
+    }
+
+    /// The unit a stickiness names: `default` is the user id, else the session id.
+    private mutating func unit(_ stickiness: String?, at: String) -> String? {
+        switch stickiness ?? "default" {
+        case "default": return "userId ?? sessionId"
+        case "random":
+            notes.append(ImportNote(.notImported, at: at, "random stickiness gives each call its own bucket; left out"))
+            return nil
+        case let field:
+            guard let path = ImportedSource.path([field]) else {
+                notes.append(ImportNote(.notImported, at: at, "stickiness '\(field)' is no field a rule can read; left out"))
+                return nil
+            }
+            return path
+        }
+    }
+
+    // MARK: Strategies
+
+    /// When a strategy is on: its kind's test, its constraints and its segments'.
+    private mutating func strategy(_ strategy: JSON, feature: String, at: String) -> ImportedCondition? {
+        let name = strategy["name"]?.string ?? ""
+        let parameters = strategy["parameters"] ?? .object([])
+        func text(_ key: String) -> String? {
+            switch parameters[key] {
+            case .string(let s)?: return s
+            case .int(let i)?: return String(i)
+            default: return nil
+            }
+        }
+        var parts: [ImportedCondition] = []
+        switch name {
+        case "default":
+            break
+        case "flexibleRollout", "gradualRolloutUserId", "gradualRolloutSessionId":
+            let percentText = text(name == "flexibleRollout" ? "rollout" : "percentage") ?? "100"
+            guard let percent = Int(percentText), (0...100).contains(percent) else {
+                notes.append(
+                    ImportNote(.notImported, at: at + ".parameters", "'\(percentText)' is no whole percentage; the strategy is left out"))
+                return nil
+            }
+            let stickiness =
+                name == "gradualRolloutUserId" ? "userId" : name == "gradualRolloutSessionId" ? "sessionId" : text("stickiness")
+            guard let unit = unit(stickiness, at: at + ".parameters.stickiness") else { return nil }
+            let groupId = text("groupId") ?? feature
+            if percent == 0 { return .never }
+            // (A missing unit is off, as in Unleash.)
+            if percent < 100 {
+                parts.append(.atom("rollout(\(unit), \(StringEscaping.quoted(groupId))) < \(percent)%"))
+            } else if (stickiness ?? "default") != "default" {
+                parts.append(.atom("has(\(unit))"))  // a missing field of its own: off
+            }  // (default stickiness at 100%: on for everyone, a missing id included)
+        case "userWithId":
+            let ids = (text("userIds") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            parts.append(ids.isEmpty ? .never : .atom("userId in [\(ids.map(StringEscaping.quoted).joined(separator: ", "))]"))
+        case "remoteAddress":
+            let ips = (text("IPs") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !ips.isEmpty,
+                (try? RuleSet(
+                    source: "flag f { enabled when remoteAddress in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))] }")) != nil
+            else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at + ".parameters.IPs",
+                        "addresses .flags does not read as IPs or networks; the strategy is left out"))
+                return nil
+            }
+            parts.append(.atom("remoteAddress in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))]"))
+        default:
+            notes.append(
+                ImportNote(
+                    .notImported, at: at,
+                    "the '\(name)' strategy has no .flags form (it reads the host, or is custom); the strategy is left out"))
+            return nil
+        }
+        for (i, constraint) in (strategy["constraints"]?.elements ?? []).enumerated() {
+            guard let c = self.constraint(constraint, at: "\(at).constraints[\(i)]") else { return nil }
+            parts.append(c)
+        }
+        for id in (strategy["segments"]?.elements ?? []).compactMap(\.integer) {
+            guard let constraints = segments[id] else {
+                notes.append(
+                    ImportNote(.notImported, at: at + ".segments", "segment \(id) is not in the payload; the strategy is left out"))
+                return nil
+            }
+            for (i, constraint) in constraints.enumerated() {
+                guard let c = self.constraint(constraint, at: "segments[id \(id)].constraints[\(i)]") else { return nil }
+                parts.append(c)
+            }
+        }
+        return .and(parts)
+    }
+
+    /// A constraint: its operator on a context field; false when the field is missing (so
+    /// `NOT_IN` and an inverted constraint are true).
+    private mutating func constraint(_ json: JSON, at: String) -> ImportedCondition? {
+        let op = json["operator"]?.string ?? ""
+        guard let field = json["contextName"]?.string, let path = ImportedSource.path([field]) else {
+            notes.append(ImportNote(.notImported, at: at, "a constraint on no field a rule can read; the strategy is left out"))
+            return nil
+        }
+        let values = (json["values"]?.elements ?? []).compactMap(\.string)
+        let value = json["value"]?.string
+        let insensitive = json["caseInsensitive"] == .bool(true)
+        let subject = insensitive ? "lower(\(path))" : path
+        var test: ImportedCondition
+        switch op {
+        case "IN", "NOT_IN":
+            test = values.isEmpty ? .never : .atom("\(path) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]")
+        case "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH":
+            let word = ["STR_CONTAINS": "contains", "STR_STARTS_WITH": "starts with", "STR_ENDS_WITH": "ends with"][op]!
+            test = .or(values.map { .atom("\(subject) \(word) \(StringEscaping.quoted(insensitive ? $0.lowercased() : $0))") })
+        case "NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE":
+            let symbol = ["NUM_EQ": "==", "NUM_GT": ">", "NUM_GTE": ">=", "NUM_LT": "<", "NUM_LTE": "<="][op]!
+            guard let value, let number = Double(value), let literal = ImportedSource.double(number) else {
+                notes.append(ImportNote(.notImported, at: at, "'\(value ?? "")' is no number; the strategy is left out"))
+                return nil
+            }
+            test = .atom("\(path) \(symbol) \(literal)")
+        case "SEMVER_EQ", "SEMVER_GT", "SEMVER_LT":
+            let symbol = ["SEMVER_EQ": "==", "SEMVER_GT": ">", "SEMVER_LT": "<"][op]!
+            guard let value, let version = GrowthBookImport.version(value) else {
+                notes.append(ImportNote(.notImported, at: at, "'\(value ?? "")' is no version of three numbers; the strategy is left out"))
+                return nil
+            }
+            test = .atom("\(path) \(symbol) \(version)")
+        default:
+            notes.append(ImportNote(.notImported, at: at, "operator \(op) has no .flags form here; the strategy is left out"))
+            return nil
+        }
+        // A missing field: the operator is false (NOT_IN is the negation of IN).
+        let holds: ImportedCondition = .and([.atom("has(\(path))"), test])
+        let negate = (op == "NOT_IN") != (json["inverted"] == .bool(true))
+        return negate ? .negated(holds) : test
+    }
+}
