@@ -1,5 +1,6 @@
-// libFuzzer's entry point for the four targets, built as one binary (Tests/Fuzz/run.sh):
-// FLAGRULES_FUZZ_TARGET names the target an input goes to (pipeline, pattern, context or code).
+// libFuzzer's entry point for the five targets, built as one binary (Tests/Fuzz/run.sh):
+// FLAGRULES_FUZZ_TARGET names the target an input goes to (pipeline, pattern, context, code
+// or import).
 import Foundation
 
 /// The target this process fuzzes, read once from the environment.
@@ -9,8 +10,9 @@ let fuzzTarget: @Sendable (UnsafePointer<UInt8>, Int) -> CInt = {
     case "pattern": return patternFuzzTest
     case "context": return contextFuzzTest
     case "code": return codeFuzzTest
+    case "import": return importFuzzTest
     case let other:
-        fatalError("FLAGRULES_FUZZ_TARGET is \(other.map { "'\($0)'" } ?? "not set"): set it to pipeline, pattern, context or code")
+        fatalError("FLAGRULES_FUZZ_TARGET is \(other.map { "'\($0)'" } ?? "not set"): set it to pipeline, pattern, context, code or import")
     }
 }()
 

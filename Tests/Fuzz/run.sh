@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets (libFuzzer with AddressSanitizer, from the toolchain) and runs
-# each for SECONDS (default 60): the whole pipeline, patterns, JSON contexts, and the code
-# scanner of `flags refs`.
+# each for SECONDS (default 60): the whole pipeline, patterns, JSON contexts, the code
+# scanner of `flags refs`, and `flags import` of other systems' files.
 #
-#   Tests/Fuzz/run.sh [SECONDS] [pipeline|pattern|context|code ...]
+#   Tests/Fuzz/run.sh [SECONDS] [pipeline|pattern|context|code|import ...]
 #
 # Each target is the library's sources compiled with one harness as a single module. A
 # finding is written to .build/fuzz/findings/TARGET-*; make it a regression test.
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(pipeline pattern context code)
+[[ ${#targets[@]} -gt 0 ]] || targets=(pipeline pattern context code import)
 out=.build/fuzz
 mkdir -p "$out/findings"
 export SWIFT_BACKTRACE=enable=no
@@ -29,8 +29,8 @@ sources="$(find Sources/FlagRules "$out/tooling" -name '*.swift')"
 harnesses=(Tests/Fuzz/*.swift)
 for target in "${targets[@]}"; do
   case $target in
-    pipeline | pattern | context | code) ;;
-    *) echo "unknown target '$target' (pipeline, pattern, context or code)" >&2; exit 2 ;;
+    pipeline | pattern | context | code | import) ;;
+    *) echo "unknown target '$target' (pipeline, pattern, context, code or import)" >&2; exit 2 ;;
   esac
 done
 # One binary holds the three targets (FLAGRULES_FUZZ_TARGET picks one): the library is
