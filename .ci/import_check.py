@@ -199,7 +199,18 @@ def gb_file(rng):
                 rule["variations"] = values
                 cuts = sorted(rng.randrange(0, 10001) for _ in range(len(values) - 1))
                 rule["weights"] = [(b - a) / 10000 for a, b in zip([0] + cuts, cuts + [10000])]
+                if rng.random() < 0.2: rule["weights"] = [1 / len(values)] * len(values)
                 rule["key"] = f"exp-{f}"
+                r = rng.random()
+                if r < 0.25: rule["coverage"] = round(rng.random(), rng.choice([2, 4]))
+                elif r < 0.35: rule["ranges"] = [sorted([round(rng.random(), 3), round(rng.random(), 3)]) for _ in values]
+                elif r < 0.45: rule["namespace"] = [f"ns{rng.randrange(3)}", 0, round(rng.random(), 2)]
+                elif r < 0.5:
+                    rule["variations"] = values[:1]
+                    rule["weights"] = [1]
+            if rng.random() < 0.15:
+                rule["filters"] = [{"seed": f"f{rng.randrange(3)}", "ranges": [sorted([round(rng.random(), 2), round(rng.random(), 2)])],
+                                    **({"hashVersion": 1} if rng.random() < 0.3 else {})}]
             if rng.random() < 0.5: rule["hashVersion"] = 2
             if rng.random() < 0.3: rule["seed"] = f"seed-{rng.randrange(100)}"
             if rng.random() < 0.2: rule["hashAttribute"] = "email"
@@ -213,7 +224,9 @@ def gb_file(rng):
 
 
 def check_growthbook(rng, ctxs):
+    import logging
     from growthbook import GrowthBook
+    logging.disable(logging.WARNING)  # GrowthBook logs each experiment it skips
     compared = 0
     for n in range(files_per_vendor):
         doc = gb_file(rng)

@@ -119,7 +119,7 @@ struct GrowthBookImport {
         for (i, rule) in (feature["rules"]?.elements ?? []).enumerated() {
             let at = "\(place).rules[\(i)]"
             var unsupported: [String] = []
-            for field in ["filters", "namespace", "fallbackAttribute", "contextualBanditRef", "tracks"]
+            for field in ["fallbackAttribute", "contextualBanditRef", "tracks"]
             where rule[field] != nil && rule[field] != .null {
                 if field == "tracks" { continue }
                 unsupported.append(field)
@@ -140,16 +140,22 @@ struct GrowthBookImport {
             }
             let unit = rule["hashAttribute"]?.string ?? "id"
             if let force = rule["force"] {
-                guard let rollout = rollout(rule, key: key, unit: unit, at: at) else { continue }
+                guard var rollout = rollout(rule, key: key, unit: unit, at: at) else { continue }
+                if let json = rule["filters"] {
+                    guard let f = filters(json, at: at + ".filters") else { continue }
+                    rollout = .and([f, rollout])
+                }
                 out.rules.append(.init(literal(force, type: type), when: .and([condition, rollout])))
                 continue
             }
-            guard let variations = rule["variations"]?.elements, !variations.isEmpty else {
+            guard let variations = rule["variations"]?.elements else {
                 notes.append(ImportNote(.notImported, at: at, "neither force nor variations; GrowthBook skips it"))
                 continue
             }
-            guard let split = split(rule, variations: variations, key: key, unit: unit, type: type, at: at) else { continue }
-            out.rules.append(.init(split, when: condition))
+            guard let rules = experiment(rule, variations: variations, key: key, unit: unit, type: type, when: condition, at: at) else {
+                continue
+            }
+            out.rules += rules
         }
         return out
     }
@@ -160,90 +166,146 @@ struct GrowthBookImport {
         let range = rule["range"]?.elements?.compactMap(Self.number)
         if coverage == nil, range == nil { return .always }
         if range == nil, coverage == 0 { return .never }
-        guard let unit = ImportedSource.path(attribute.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
-            notes.append(
-                ImportNote(
-                    .notImported, at: at + ".hashAttribute", "'\(attribute)' is no attribute a .flags rule can read; the rule is left out"))
-            return nil
-        }
+        guard let unit = path(attribute, at: at + ".hashAttribute") else { return nil }
         let version = rule["hashVersion"]?.integer ?? 1
-        guard version == 1 || version == 2 else {
-            notes.append(ImportNote(.notImported, at: at + ".hashVersion", "hash version \(version) is unknown; the rule is left out"))
-            return nil
-        }
-        let scale = version == 2 ? 10_000 : 1_000
-        let call =
-            "rollout(\(unit), \(StringEscaping.quoted(rule["seed"]?.string ?? key)), \(version == 2 ? "growthbook" : "growthbookV1"))"
-        // How many of the scale's buckets k have k / scale below `bound`, as GrowthBook
-        // divides and compares: the threshold in thousandths of a percent.
-        func threshold(_ bound: Double) -> Int {
-            var count = max(0, min(scale, Int((bound * Double(scale)).rounded(.down))))
-            while count > 0, !(Double(count - 1) / Double(scale) < bound) { count -= 1 }
-            while count < scale, Double(count) / Double(scale) < bound { count += 1 }
-            return count * (100_000 / scale)
-        }
-        let present = ImportedCondition.atom("has(\(unit))")
+        // GrowthBook includes no one in a rollout of an unknown hash version.
+        guard version == 1 || version == 2 else { return .never }
+        let seed = rule["seed"]?.string ?? key
         if let range {
             guard range.count == 2 else {
                 notes.append(ImportNote(.notImported, at: at + ".range", "a range is two numbers; the rule is left out"))
                 return nil
             }
-            let low = threshold(range[0]), high = threshold(range[1])
-            var parts: [ImportedCondition] = [present]
-            if low > 0 { parts.append(.not(.atom("\(call) < \(ImportedSource.percent(thousandths: low))"))) }
-            if high < 100_000 { parts.append(.atom("\(call) < \(ImportedSource.percent(thousandths: high))")) }
-            return high <= low ? .never : .and(parts)
+            return Self.bucketRange(unit, seed: seed, version: version, from: range[0], to: range[1])
         }
-        let t = threshold(coverage!)
-        return t >= 100_000
-            ? .and([present, .not(.atom("\(unit) == \"\""))]) : .atom("\(call) < \(ImportedSource.percent(thousandths: t))")
+        return Self.bucketRange(unit, seed: seed, version: version, from: 0, to: coverage!)
     }
 
-    /// An experiment rule as a split by GrowthBook's ranges; nil (and a note) for what a
-    /// split does not hold (coverage below 1, explicit ranges).
-    private mutating func split(_ rule: JSON, variations: [JSON], key: String, unit attribute: String, type: String, at: String) -> String?
-    {
-        if let coverage = rule["coverage"].flatMap(Self.number), coverage < 1 {
+    /// `from <= n < to` for GrowthBook's `n` of the unit (`gbhash(seed, unit, version)`),
+    /// each bound a count of the hash's buckets below it, as the SDK divides and compares:
+    /// unknown for an absent or empty unit, which GrowthBook leaves out.
+    static func bucketRange(_ unit: String, seed: String, version: Int, from low: Double, to high: Double) -> ImportedCondition {
+        let scale = version == 2 ? 10_000 : 1_000
+        func threshold(_ bound: Double) -> Int {
+            guard bound.isFinite else { return bound > 0 ? 100_000 : 0 }
+            var count = max(0, min(scale, Int((bound * Double(scale)).rounded(.down))))
+            while count > 0, !(Double(count - 1) / Double(scale) < bound) { count -= 1 }
+            while count < scale, Double(count) / Double(scale) < bound { count += 1 }
+            return count * (100_000 / scale)
+        }
+        let call = "rollout(\(unit), \(StringEscaping.quoted(seed)), \(version == 2 ? "growthbook" : "growthbookV1"))"
+        let lower = threshold(low), upper = threshold(high)
+        guard upper > lower else { return .never }
+        var parts: [ImportedCondition] = []
+        if lower > 0 { parts.append(.not(.atom("\(call) < \(ImportedSource.percent(thousandths: lower))"))) }
+        parts.append(.atom("\(call) < \(ImportedSource.percent(thousandths: upper))"))
+        return .and(parts)
+    }
+
+    /// An attribute path as a rule reads it; nil (and a note) otherwise.
+    private mutating func path(_ attribute: String, at: String) -> String? {
+        guard let path = ImportedSource.path(attribute.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
             notes.append(
-                ImportNote(.notImported, at: at + ".coverage", "an experiment's coverage below 1 has no split form; the rule is left out"))
+                ImportNote(.notImported, at: at, "'\(attribute)' is no attribute a .flags rule can read; the rule is left out"))
             return nil
         }
-        if rule["ranges"] != nil {
-            notes.append(ImportNote(.notImported, at: at + ".ranges", "explicit bucket ranges have no split form; the rule is left out"))
+        return path
+    }
+
+    /// A rule's `filters`: the unit of each in one of its ranges (a user without the
+    /// attribute is filtered out).
+    private mutating func filters(_ json: JSON, at: String) -> ImportedCondition? {
+        guard let list = json.elements else {
+            notes.append(ImportNote(.notImported, at: at, "filters are a list; the rule is left out"))
             return nil
         }
-        guard let unit = ImportedSource.path(attribute.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
-            notes.append(
-                ImportNote(
-                    .notImported, at: at + ".hashAttribute", "'\(attribute)' is no attribute a .flags rule can read; the rule is left out"))
-            return nil
+        var all: [ImportedCondition] = []
+        for (i, filter) in list.enumerated() {
+            guard let unit = path(filter["attribute"]?.string ?? "id", at: "\(at)[\(i)].attribute") else { return nil }
+            let version = filter["hashVersion"]?.integer ?? 2
+            guard version == 1 || version == 2 else {
+                all.append(.never)
+                continue
+            }
+            let seed = filter["seed"]?.string ?? ""
+            var any: [ImportedCondition] = []
+            for range in filter["ranges"]?.elements ?? [] {
+                guard let bounds = range.elements?.compactMap(Self.number), bounds.count == 2 else {
+                    notes.append(ImportNote(.notImported, at: "\(at)[\(i)].ranges", "a range is two numbers; the rule is left out"))
+                    return nil
+                }
+                any.append(Self.bucketRange(unit, seed: seed, version: version, from: bounds[0], to: bounds[1]))
+            }
+            all.append(.or(any))
         }
-        var weights = (rule["weights"]?.elements ?? []).compactMap(Self.number)
-        let sum = weights.reduce(0, +)
-        if weights.count != variations.count || sum < 0.99 || sum > 1.01 {
-            weights = Array(repeating: 1, count: variations.count)  // GrowthBook's equal weights
-        } else {
-            // Fractions in ten-thousandths (whole numbers: the split divides by their total).
-            let scaled = weights.map { ($0 * 10_000).rounded() }
-            guard zip(scaled, weights).allSatisfy({ $0 / 10_000 == $1 }), scaled.reduce(0, +) == 10_000 else {
-                notes.append(
-                    ImportNote(
-                        .notImported, at: at + ".weights",
-                        "weights finer than ten-thousandths, or not adding up to 1, have no split form; the rule is left out"))
+        return .and(all)
+    }
+
+    /// An experiment rule under `condition`: a split by GrowthBook's ranges when they are
+    /// its weights at coverage 1 in ten-thousandths, else a rule per variation whose bucket
+    /// range holds the unit (coverage below 1, explicit ranges, other weights), in order.
+    private mutating func experiment(
+        _ rule: JSON, variations: [JSON], key: String, unit attribute: String, type: String, when condition: ImportedCondition, at: String
+    ) -> [ImportedDeclaration.Rule]? {
+        // GrowthBook runs no experiment of fewer than two variations, or of an unknown hash.
+        let version = rule["hashVersion"]?.integer ?? 1
+        guard variations.count >= 2, version == 1 || version == 2 else { return [] }
+        guard let unit = path(attribute, at: at + ".hashAttribute") else { return nil }
+        var condition = condition
+        if let json = rule["filters"] {
+            guard let f = filters(json, at: at + ".filters") else { return nil }
+            condition = .and([condition, f])
+        } else if let namespace = rule["namespace"]?.elements {
+            guard namespace.count == 3, let name = namespace[0].string, let low = Self.number(namespace[1]),
+                let high = Self.number(namespace[2])
+            else {
+                notes.append(ImportNote(.notImported, at: at + ".namespace", "a namespace is [name, start, end]; the rule is left out"))
                 return nil
             }
-            weights = scaled
+            condition = .and([condition, Self.bucketRange(unit, seed: "__" + name, version: 1, from: low, to: high)])
         }
-        let entries = zip(variations, weights).filter { $0.1 > 0 }.map { (literal($0.0, type: type == "flag" ? "bool" : type), Int($0.1)) }
-        guard Set(entries.map(\.0)).count == entries.count else {
-            notes.append(
-                ImportNote(.notImported, at: at + ".variations", "a value in two variations has no split form; the rule is left out"))
-            return nil
-        }
-        let version = rule["hashVersion"]?.integer ?? 1
         let seed = rule["seed"]?.string ?? rule["key"]?.string ?? key
-        let body = entries.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
-        return "split(\(unit), \(StringEscaping.quoted(seed)), \(version == 2 ? "growthbook" : "growthbookV1")) { \(body) }"
+        let values = variations.map { literal($0, type: type == "flag" ? "bool" : type) }
+        // GrowthBook's weights: as given when valid, else equal.
+        let given = (rule["weights"]?.elements ?? []).map(Self.number)
+        let valid = given.count == variations.count && given.allSatisfy { $0.map { $0.isFinite && $0 >= 0 } ?? false }
+        let sum = given.compactMap { $0 }.reduce(0, +)
+        let weights =
+            valid && sum >= 0.99 && sum <= 1.01
+            ? given.map { $0! } : Array(repeating: 1 / Double(variations.count), count: variations.count)
+        let coverage = min(1, max(0, rule["coverage"].flatMap(Self.number) ?? 1))
+        let scheme = version == 2 ? "growthbook" : "growthbookV1"
+        // The split form, where it is exact.
+        let scaled = weights.map { ($0 * 10_000).rounded() }
+        let equal = !(valid && sum >= 0.99 && sum <= 1.01)
+        if rule["ranges"] == nil, coverage == 1, Set(values).count == values.count,
+            equal || (zip(scaled, weights).allSatisfy { $0 / 10_000 == $1 } && scaled.reduce(0, +) == 10_000)
+        {
+            let entries = zip(values, equal ? Array(repeating: 1, count: values.count) : scaled.map(Int.init)).filter { $0.1 > 0 }
+            let body = entries.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
+            return [.init("split(\(unit), \(StringEscaping.quoted(seed)), \(scheme)) { \(body) }", when: condition)]
+        }
+        // A rule per variation: the ranges as GrowthBook computes them.
+        var ranges: [(Double, Double)] = []
+        if let explicit = rule["ranges"]?.elements {
+            for (i, range) in explicit.enumerated() {
+                guard let bounds = range.elements?.compactMap(Self.number), bounds.count == 2 else {
+                    notes.append(ImportNote(.notImported, at: "\(at).ranges[\(i)]", "a range is two numbers; the rule is left out"))
+                    return nil
+                }
+                ranges.append((bounds[0], bounds[1]))
+            }
+        } else {
+            var cumulative = 0.0
+            for w in weights {
+                let start = cumulative
+                cumulative += w
+                ranges.append((start, start + coverage * w))
+            }
+        }
+        return zip(values, ranges).map { value, range in
+            .init(value, when: .and([condition, Self.bucketRange(unit, seed: seed, version: version, from: range.0, to: range.1)]))
+        }
     }
 
     /// Prerequisites that skip the rule when they fail (`gate` ones, which end the

@@ -90,7 +90,9 @@ struct ImportTests {
               "limit": {"defaultValue": 5, "rules": [
                 {"force": 9, "parentConditions": [{"id": "dark-mode", "condition": {"value": true}}]},
                 {"variations": [1, 2], "coverage": 0.5},
-                {"force": 7, "namespace": ["ns", 0, 0.5]}
+                {"variations": [3, 4], "namespace": ["ns", 0, 0.5], "filters": [{"seed": "s", "ranges": [[0, 0.3]]}], "fallbackAttribute": "deviceId"},
+                {"variations": [8], "weights": [1]},
+                {"force": 7, "filters": [{"seed": "s", "ranges": [[0.5, 1]], "attribute": "deviceId"}]}
               ]}
             }}
             """
@@ -106,10 +108,18 @@ struct ImportTests {
         #expect(try Self.evaluate(result, "darkMode", ["age": 40]) == .bool(true))
         #expect(try Self.evaluate(result, "limit", ["age": 40]) == .int(9))
         #expect(try Self.evaluate(result, "limit", [:]) == .int(5))
+        // An experiment's coverage below 1: a rule per variation over its range of the hash.
+        #expect(text.contains(#"  1 when rollout(id, "limit", growthbookV1) < 25%"#), "\(text)")
+        #expect(text.contains(#"  2 when not (rollout(id, "limit", growthbookV1) < 50%) and rollout(id, "limit", growthbookV1) < 75%"#))
+        // A force rule's filters: the unit in one of the filter's ranges.
+        #expect(
+            text.contains(#"7 when not (rollout(deviceId, "s", growthbook) < 50%) and\#n      rollout(deviceId, "s", growthbook) < 100%"#),
+            "\(text)")
+        #expect(!text.contains("8"), "an experiment of one variation never runs")
         let notes = result.notes.map(\.description)
         #expect(
-            notes.contains { $0.hasPrefix("features.limit.rules[1].coverage: not imported: an experiment's coverage below 1") }, "\(notes)")
-        #expect(notes.contains { $0.hasPrefix("features.limit.rules[2]: not imported: namespace") }, "\(notes)")
+            notes.contains("features.limit.rules[2]: not imported: fallbackAttribute have no .flags form; the rule is left out"), "\(notes)"
+        )
         #expect(!result.isExact)
     }
 
