@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// `flags import` from the terminal: its output, its notes on standard error, and its exit
+/// statuses (0 exact, 1 a file that is not of the system, 2 usage, 3 something not imported).
+struct ImportCommandTests {
+    @Test func anExactImportExitsZeroAndPrintsAFileThatLoads() throws {
+        let payload = #"{"features": {"dark-mode": {"defaultValue": false, "rules": [{"force": true, "coverage": 0.2}]}}}"#
+        let result = try flags(["import", "-", "--from", "growthbook"], stdin: payload)
+        #expect(result.status == 0, "\(result)")
+        #expect(
+            result.stdout.contains(#"flag darkMode = false {\#n  enabled when rollout(id, "dark-mode", growthbookV1) < 20%\#n}"#),
+            "\(result)")
+        #expect(
+            result.stderr
+                == "<stdin>: features.dark-mode: renamed: 'dark-mode' is darkMode (a .flags name is letters, digits and '_', and no attribute's)\n"
+        )
+        let checked = try flags(["check", "-"], stdin: result.stdout)
+        #expect(checked.status == 0, "\(checked)")
+    }
+
+    @Test func somethingNotImportedIsNamedAndExitsThree() throws {
+        let payload =
+            #"{"flags": {"a": {"state": "ENABLED", "variants": {"x": {"k": 1}}, "defaultVariant": "x"}, "b": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#
+        let result = try flags(["import", "-", "--from", "flagd"], stdin: payload)
+        #expect(result.status == 3, "\(result)")
+        #expect(result.stdout.contains("flag b = true"))
+        #expect(result.stderr.contains("<stdin>: flags.a.variants: not imported: variants of JSON objects"), "\(result)")
+    }
+
+    @Test(
+        arguments: [
+            (["import", "x.json"], 2, "flags: error: 'import' needs --from (growthbook, launchdarkly, flagd, unleash)"),
+            (["import", "x.json", "--from", "launchdarkley"], 2, "did you mean 'launchdarkly'?"),
+            (["import", "--from", "flagd"], 2, "'import' takes one file"),
+            (["import", "missing.json", "--from", "flagd"], 2, "missing.json"),
+        ] as [([String], Int32, String)])
+    func usageErrors(_ arguments: [String], _ status: Int32, _ message: String) throws {
+        let result = try flags(arguments)
+        #expect(result.status == status, "\(result)")
+        #expect(result.stderr.contains(message), "\(result)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func aFileOfAnotherKindExitsOneNamingWhy() throws {
+        let notJSON = try flags(["import", "-", "--from", "unleash"], stdin: "features: []")
+        #expect(notJSON.status == 1 && notJSON.stderr.hasPrefix("error: <stdin> is not JSON: "), "\(notJSON)")
+        #expect(notJSON.stdout.isEmpty)
+        let other = try flags(["import", "-", "--from", "launchdarkly"], stdin: #"{"features": {}}"#)
+        #expect(
+            other.status == 3 && other.stderr.contains("features: not imported: LaunchDarkly's file data source reads only"), "\(other)")
+    }
+}
