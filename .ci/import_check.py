@@ -80,6 +80,8 @@ def ld_clause(rng, segments):
         ("version", rng.choice(["semVerLessThan", "semVerGreaterThan", "semVerEqual"]), [rng.choice(VERSIONS + ["2", "1.2"])], None),
         ("plan", "in", [rng.choice(PLANS)], "organization"),
         ("key", "in", [f"user-{rng.randrange(100000)}", "3", "5"], None),
+        ("email", "in", [], None),
+        ("age", "startsWith", [3], None),
     ])
     clause = {"attribute": attr, "op": op, "values": values, "negate": rng.random() < 0.3}
     if ctx_kind: clause["contextKind"] = ctx_kind
@@ -95,6 +97,9 @@ def ld_rollout(rng, n):
         r["seed"] = rng.randrange(1, 10000)
     if rng.random() < 0.2:
         r["bucketBy"] = "email"
+    elif rng.random() < 0.2:
+        r["contextKind"] = "organization"
+        if rng.random() < 0.5: r["variations"][0]["weight"], r["variations"][-1]["weight"] = 0, r["variations"][-1]["weight"] + r["variations"][0]["weight"]
     return r
 
 
@@ -103,7 +108,8 @@ def ld_file(rng):
     for s in range(rng.randrange(0, 3)):
         key = f"seg-{s}"
         segments[key] = {"key": key, "salt": f"salt{s}", "included": [f"user-{rng.randrange(100000)}"], "excluded": ["7"],
-                         "rules": [{"clauses": [ld_clause(rng, [])], **({"weight": rng.randrange(0, 100001)} if rng.random() < 0.5 else {})}]}
+                         "rules": [{"clauses": [ld_clause(rng, [])], **({"weight": rng.choice([0, rng.randrange(0, 100001)])} if rng.random() < 0.5 else {}),
+                                    **({"rolloutContextKind": "organization"} if rng.random() < 0.3 else {})}]}
     flags_ = {}
     for f in range(8):
         key = f"flag-{f}" if f % 2 else f"flag{f}"
@@ -172,7 +178,8 @@ def gb_condition(rng, depth=0):
         ("age", {"$exists": rng.random() < 0.5}),
         ("email", {"$regex": "^[ab]"}),
         ("email", {"$notRegex": "example"}),
-        ("version", {rng.choice(["$vgt", "$vlt", "$vgte", "$veq"]): rng.choice(VERSIONS)}),
+        ("version", {rng.choice(["$vgt", "$vlt", "$vgte", "$veq", "$vne"]): rng.choice(VERSIONS)}),
+        ("age", {"$exists": 0}),
         ("organization.plan", rng.choice(PLANS)),
         ("organization.plan", {"$ne": "free"}),
     ])
@@ -211,7 +218,9 @@ def gb_file(rng):
             if rng.random() < 0.15:
                 rule["filters"] = [{"seed": f"f{rng.randrange(3)}", "ranges": [sorted([round(rng.random(), 2), round(rng.random(), 2)])],
                                     **({"hashVersion": 1} if rng.random() < 0.3 else {})}]
-            if rng.random() < 0.5: rule["hashVersion"] = 2
+            if rng.random() < 0.5: rule["hashVersion"] = rng.choice([2, 2, 0])
+            if rng.random() < 0.1: rule["seed"] = ""
+            if rng.random() < 0.05 and "variations" in rule: rule["ranges"] = []
             if rng.random() < 0.3: rule["seed"] = f"seed-{rng.randrange(100)}"
             if rng.random() < 0.2: rule["hashAttribute"] = "email"
             earlier = list(features)
@@ -266,6 +275,10 @@ def fd_condition(rng, depth=0):
         {"ends_with": [{"var": "email"}, "@example.com"]},
         {"sem_ver": [{"var": "version"}, rng.choice(["=", "!=", "<", "<=", ">", ">="]), rng.choice(VERSIONS + ["2", "1.2"])]},
         {"==": [{"var": "organization.plan"}, rng.choice(PLANS)]},
+        {rng.choice(["==", "!="]): [{"var": "age"}, 0]},
+        {"<": [rng.choice([-5, 20]), {"var": "age"}, 60]},
+        {"in": [{"var": "country"}, [None, "FR"]]},
+        {rng.choice([">", "<"]): [{"var": "email"}, rng.choice(["m", "b"])]},
         {"$ref": "staff"},
     ])
 
@@ -360,6 +373,7 @@ def un_file(rng):
                 params = {"userIds": ", ".join(f"user-{rng.randrange(100000)}" for _ in range(2)) + ", 3"}
             strategy = {"name": kind, "parameters": params, "constraints": [un_constraint(rng) for _ in range(rng.randrange(0, 3))]}
             if rng.random() < 0.2: strategy["segments"] = [1]
+            if rng.random() < 0.15: strategy["disabled"] = True
             strategies.append(strategy)
         feature = {"name": name, "enabled": rng.random() < 0.85, "strategies": strategies}
         if rng.random() < 0.5:

@@ -14,6 +14,14 @@ struct FlagdImport {
     var notes: [ImportNote] = []
     private var names = ImportNames()
     private var evaluators: [String: JSON] = [:]
+    /// Evaluators read as conditions, each a segment written once (their names, and
+    /// those being written, for cycles).
+    private var segmentNames: [String: String] = [:]
+    private var segments: [(name: String, doc: [String], condition: ImportedCondition)] = []
+    private var writing: Set<String> = []
+    /// What one flag's translation may still visit: `$ref`s in a targeting's results are
+    /// written out where they stand, and a file may nest them to any size.
+    private var budget = 0
 
     /// A flag's variants as rules give them.
     struct Shape {
@@ -30,10 +38,11 @@ struct FlagdImport {
     mutating func run(_ root: JSON) throws(ImportError) -> ImportedFile {
         guard case .object = root else { throw ImportError("a flagd file is a JSON object with \"flags\"; this is \(root.kindName)") }
         guard let flags = root["flags"] else { throw ImportError("a flagd file has \"flags\" (flagd's flag definition)") }
-        guard case .object(let entries) = flags else { throw ImportError("\"flags\" is \(flags.kindName), not an object") }
+        guard case .object(let members) = flags else { throw ImportError("\"flags\" is \(flags.kindName), not an object") }
+        let entries = lastOfEach(members, at: "flags", notes: &notes)
         if let shared = root["$evaluators"] {
             guard case .object(let members) = shared else { throw ImportError("\"$evaluators\" is \(shared.kindName), not an object") }
-            for (k, v) in members { evaluators[k] = v }
+            for (k, v) in lastOfEach(members, at: "$evaluators", notes: &notes) { evaluators[k] = v }
         }
         var file = ImportedFile()
         file.header = ["Imported from flagd by 'flags import --from flagd' (fractional as flagd-core 2.0 buckets)."]
@@ -48,8 +57,10 @@ struct FlagdImport {
                     ImportNote(
                         .renamed, at: "flags.\(key)", "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
             }
+            budget = 100_000
             if let declaration = declaration(flag, key: key, name: name) { file.declarations.append(declaration) }
         }
+        file.segments = segments
         return file
     }
 
@@ -176,8 +187,10 @@ struct FlagdImport {
         _ node: JSON, when condition: ImportedCondition, key: String, shape: Shape, defaultResult: String, at: String, depth: Int,
         into rules: inout [ImportedDeclaration.Rule]
     ) throws(Untranslatable) {
-        guard depth < 32 else {
-            notes.append(ImportNote(.notImported, at: at, "targeting nested over 32 levels; flag '\(key)' left out"))
+        budget -= 1
+        guard depth < 32, budget > 0 else {
+            notes.append(
+                ImportNote(.notImported, at: at, "targeting nested over 32 levels, or too large written out; flag '\(key)' left out"))
             throw Untranslatable()
         }
         switch node {
@@ -289,7 +302,8 @@ struct FlagdImport {
             weights.append((result, weight))
         }
         let kept = weights.filter { $0.1 > 0 }
-        let total = kept.reduce(0) { $0 + $1.1 }
+        // (Summed without overflow: any total past flagd's limit is refused.)
+        let total = kept.reduce(0) { min($0 + min($1.1, Int(Int32.max) + 1), Int(Int32.max) + 1) }
         guard !kept.isEmpty, total <= Int(Int32.max), Set(kept.map(\.0)).count == kept.count else {
             notes.append(
                 ImportNote(
@@ -300,6 +314,13 @@ struct FlagdImport {
         }
         let body = kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
         return "split(\(unit), \(StringEscaping.quoted(salt)), flagd) { \(body) }"
+    }
+
+    /// Two strings in the order JsonLogic's Python implementation compares them (by code
+    /// point): -1, 0 or 1.
+    static func compareScalars(_ a: String, _ b: String) -> Int {
+        let x = a.unicodeScalars.map(\.value), y = b.unicodeScalars.map(\.value)
+        return x.lexicographicallyPrecedes(y) ? -1 : x == y ? 0 : 1
     }
 
     /// `{"var": "a.b"}` as a path; nil for anything else (`$flagd` values included).
@@ -319,7 +340,8 @@ struct FlagdImport {
             notes.append(ImportNote(.notImported, at: at, why + "; the flag is left out"))
             return Untranslatable()
         }
-        guard depth < 32 else { throw fail("a condition nested over 32 levels") }
+        budget -= 1
+        guard depth < 32, budget > 0 else { throw fail("a condition nested over 32 levels, or too large") }
         if case .bool(let b) = json { return b ? .always : .never }
         guard case .object(let members) = json, members.count == 1 else { throw fail("a condition is one JsonLogic operation") }
         let (op, argument) = members[0]
@@ -345,9 +367,29 @@ struct FlagdImport {
             return .negated(try condition(args[0], negated: !negated, at: "\(at).!", depth: depth + 1))
         case "$ref":
             guard let name = argument.string, let shared = evaluators[name] else { throw fail("$ref names no evaluator of the file") }
-            return try condition(shared, negated: negated, at: "$evaluators.\(name)", depth: depth + 1)
+            if let segment = segmentNames[name] { return .atom(segment) }
+            guard !writing.contains(name) else { throw fail("evaluator '\(name)' refers to itself") }
+            // A segment, written once, true or false as JsonLogic's test is (never unknown),
+            // so that it reads the same under a negation.
+            writing.insert(name)
+            defer { writing.remove(name) }
+            let inner = try condition(shared, negated: false, at: "$evaluators.\(name)", depth: depth + 1)
+            let segment = names.name(for: "$evaluators." + name, base: name)
+            segmentNames[name] = segment
+            let twoValued: ImportedCondition =
+                switch inner {
+                case .always, .never: inner
+                default: .atom("(\(inner.text)) ?? false")
+                }
+            segments.append((segment, ["The shared evaluator '\(name)' of the flagd file."], twoValued))
+            return .atom(segment)
         case "==", "===", "!=", "!==":
             let (path, literal, _) = try operands()
+            // JsonLogic's loose == takes a missing value (null) as equal to 0 and false.
+            if op == "==" || op == "!=", literal == .int(0) || literal == .double(0) || literal == .bool(false) {
+                let equal = ImportedCondition.or([.not(.atom("has(\(path))")), .atom("\(path) == \(ImportedSource.literal(literal)!)")])
+                return op == "==" ? equal : .negated(equal)
+            }
             let equal = guarded(path, .atom("\(path) == \(ImportedSource.literal(literal)!)"))
             if op.hasPrefix("!") {
                 // The inner comparison is under one more negation.
@@ -358,20 +400,33 @@ struct FlagdImport {
             }
             return equal
         case "<", "<=", ">", ">=":
+            // A missing value compares as JsonLogic compares null: as 0 with a number, as
+            // the text "null" with a string.
+            func missingHolds(_ symbol: String, _ literal: JSON) -> Bool? {
+                if let n = GrowthBookImport.number(literal) {
+                    return ["<": 0 < n, "<=": 0 <= n, ">": 0 > n, ">=": 0 >= n][symbol]!
+                }
+                if let text = literal.string {
+                    let order = Self.compareScalars("null", text)
+                    return ["<": order < 0, "<=": order <= 0, ">": order > 0, ">=": order >= 0][symbol]!
+                }
+                return nil
+            }
+            func read(_ holds: Bool?, _ path: String, _ atom: ImportedCondition) -> ImportedCondition {
+                guard let holds else { return guarded(path, atom) }
+                return holds ? .or([.not(.atom("has(\(path))")), atom]) : .and([.atom("has(\(path))"), atom])
+            }
             if args.count == 3, let path = Self.variable(args[1]), let low = ImportedSource.literal(args[0]),
                 let high = ImportedSource.literal(args[2])
             {
                 // A between: low < x < high.
                 let lower = op == "<" ? ">" : ">="
-                return guarded(path, .and([.atom("\(path) \(lower) \(low)"), .atom("\(path) \(op) \(high)")]))
+                let both: Bool? = missingHolds(lower, args[0]).flatMap { a in missingHolds(op, args[2]).map { a && $0 } }
+                return read(both, path, .and([.atom("\(path) \(lower) \(low)"), .atom("\(path) \(op) \(high)")]))
             }
             let (path, literal, swapped) = try operands()
             let symbol = swapped ? ["<": ">", "<=": ">=", ">": "<", ">=": "<="][op]! : op
-            let atom = ImportedCondition.atom("\(path) \(symbol) \(ImportedSource.literal(literal)!)")
-            guard let n = GrowthBookImport.number(literal) else { return guarded(path, atom) }
-            // A missing attribute compares as 0 (JavaScript's null).
-            let zero = ["<": 0 < n, "<=": 0 <= n, ">": 0 > n, ">=": 0 >= n][symbol]!
-            return zero ? .or([.not(.atom("has(\(path))")), atom]) : .and([.atom("has(\(path))"), atom])
+            return read(missingHolds(symbol, literal), path, .atom("\(path) \(symbol) \(ImportedSource.literal(literal)!)"))
         case "in":
             guard args.count == 2 else { throw fail("'in' takes two values") }
             if let path = Self.variable(args[0]), let list = args[1].elements {
@@ -386,6 +441,9 @@ struct FlagdImport {
                 for group in [strings, numbers] where !group.isEmpty {
                     tests.append(guarded(path, .atom("\(path) in [\(group.joined(separator: ", "))]")))
                 }
+                for case .bool(let b) in list { tests.append(guarded(path, .atom("\(path) == \(b)"))) }
+                // A missing value is null, which a list holding null holds.
+                if list.contains(.null) { tests.append(.not(.atom("has(\(path))"))) }
                 return .or(tests)
             }
             if let text = args[0].string, let path = Self.variable(args[1]) {

@@ -24,7 +24,8 @@ struct GrowthBookImport {
         guard let features = root["features"] else {
             throw ImportError("a GrowthBook payload has \"features\" (the SDK payload an SDK fetches)")
         }
-        guard case .object(let entries) = features else { throw ImportError("\"features\" is \(features.kindName), not an object") }
+        guard case .object(let members) = features else { throw ImportError("\"features\" is \(features.kindName), not an object") }
+        let entries = lastOfEach(members, at: "features", notes: &notes)
         if let experiments = root["experiments"]?.elements, !experiments.isEmpty {
             notes.append(
                 ImportNote(.notImported, at: "experiments", "visual editor and URL-redirect experiments run in a browser, not on rules"))
@@ -124,6 +125,12 @@ struct GrowthBookImport {
                 if field == "tracks" { continue }
                 unsupported.append(field)
             }
+            if (rule["meta"]?.elements ?? []).contains(where: { $0["passthrough"] == .bool(true) }) {
+                unsupported.append("passthrough variations (holdouts)")
+            }
+            if let attribute = rule["hashAttribute"]?.string, attribute.contains(".") {
+                unsupported.append("a hash attribute named with a dot (GrowthBook reads it as one flat name)")
+            }
             if !unsupported.isEmpty {
                 notes.append(
                     ImportNote(.notImported, at: at, "\(unsupported.joined(separator: ", ")) have no .flags form; the rule is left out"))
@@ -167,10 +174,10 @@ struct GrowthBookImport {
         if coverage == nil, range == nil { return .always }
         if range == nil, coverage == 0 { return .never }
         guard let unit = path(attribute, at: at + ".hashAttribute") else { return nil }
-        let version = rule["hashVersion"]?.integer ?? 1
+        let version = Self.orDefault(rule["hashVersion"]?.integer, 1)
         // GrowthBook includes no one in a rollout of an unknown hash version.
         guard version == 1 || version == 2 else { return .never }
-        let seed = rule["seed"]?.string ?? key
+        let seed = Self.orDefault(rule["seed"]?.string, key)
         if let range {
             guard range.count == 2 else {
                 notes.append(ImportNote(.notImported, at: at + ".range", "a range is two numbers; the rule is left out"))
@@ -188,7 +195,7 @@ struct GrowthBookImport {
         let scale = version == 2 ? 10_000 : 1_000
         func threshold(_ bound: Double) -> Int {
             guard bound.isFinite else { return bound > 0 ? 100_000 : 0 }
-            var count = max(0, min(scale, Int((bound * Double(scale)).rounded(.down))))
+            var count = Int(max(0, min(Double(scale), (bound * Double(scale)).rounded(.down))))
             while count > 0, !(Double(count - 1) / Double(scale) < bound) { count -= 1 }
             while count < scale, Double(count) / Double(scale) < bound { count += 1 }
             return count * (100_000 / scale)
@@ -221,7 +228,15 @@ struct GrowthBookImport {
         }
         var all: [ImportedCondition] = []
         for (i, filter) in list.enumerated() {
-            guard let unit = path(filter["attribute"]?.string ?? "id", at: "\(at)[\(i)].attribute") else { return nil }
+            let attribute = filter["attribute"]?.string ?? "id"
+            guard !attribute.contains(".") else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: "\(at)[\(i)].attribute", "GrowthBook reads '\(attribute)' as one flat name; the rule is left out")
+                )
+                return nil
+            }
+            guard let unit = path(attribute, at: "\(at)[\(i)].attribute") else { return nil }
             let version = filter["hashVersion"]?.integer ?? 2
             guard version == 1 || version == 2 else {
                 all.append(.never)
@@ -248,7 +263,7 @@ struct GrowthBookImport {
         _ rule: JSON, variations: [JSON], key: String, unit attribute: String, type: String, when condition: ImportedCondition, at: String
     ) -> [ImportedDeclaration.Rule]? {
         // GrowthBook runs no experiment of fewer than two variations, or of an unknown hash.
-        let version = rule["hashVersion"]?.integer ?? 1
+        let version = Self.orDefault(rule["hashVersion"]?.integer, 1)
         guard variations.count >= 2, version == 1 || version == 2 else { return [] }
         guard let unit = path(attribute, at: at + ".hashAttribute") else { return nil }
         var condition = condition
@@ -264,7 +279,7 @@ struct GrowthBookImport {
             }
             condition = .and([condition, Self.bucketRange(unit, seed: "__" + name, version: 1, from: low, to: high)])
         }
-        let seed = rule["seed"]?.string ?? rule["key"]?.string ?? key
+        let seed = Self.orDefault(rule["seed"]?.string, Self.orDefault(rule["key"]?.string, key))
         let values = variations.map { literal($0, type: type == "flag" ? "bool" : type) }
         // GrowthBook's weights: as given when valid, else equal.
         let given = (rule["weights"]?.elements ?? []).map(Self.number)
@@ -278,7 +293,8 @@ struct GrowthBookImport {
         // The split form, where it is exact.
         let scaled = weights.map { ($0 * 10_000).rounded() }
         let equal = !(valid && sum >= 0.99 && sum <= 1.01)
-        if rule["ranges"] == nil, coverage == 1, Set(values).count == values.count,
+        let explicitRanges = (rule["ranges"]?.elements).flatMap { $0.isEmpty ? nil : $0 }  // [] is no ranges to the SDK
+        if explicitRanges == nil, coverage == 1, Set(values).count == values.count,
             equal || (zip(scaled, weights).allSatisfy { $0 / 10_000 == $1 } && scaled.reduce(0, +) == 10_000)
         {
             let entries = zip(values, equal ? Array(repeating: 1, count: values.count) : scaled.map(Int.init)).filter { $0.1 > 0 }
@@ -287,7 +303,7 @@ struct GrowthBookImport {
         }
         // A rule per variation: the ranges as GrowthBook computes them.
         var ranges: [(Double, Double)] = []
-        if let explicit = rule["ranges"]?.elements {
+        if let explicit = explicitRanges {
             for (i, range) in explicit.enumerated() {
                 guard let bounds = range.elements?.compactMap(Self.number), bounds.count == 2 else {
                     notes.append(ImportNote(.notImported, at: "\(at).ranges[\(i)]", "a range is two numbers; the rule is left out"))
@@ -340,6 +356,10 @@ struct GrowthBookImport {
         }
         return .and(parts)
     }
+
+    /// A value as Python's `value or fallback` reads it: a zero or an empty string is none.
+    static func orDefault(_ value: Int?, _ fallback: Int) -> Int { value.flatMap { $0 == 0 ? nil : $0 } ?? fallback }
+    static func orDefault(_ value: String?, _ fallback: String) -> String { value.flatMap { $0.isEmpty ? nil : $0 } ?? fallback }
 
     // MARK: Conditions
 
@@ -465,9 +485,16 @@ struct GrowthBookImport {
                             "only versions of three numbers compare as .flags versions; the rule is left out"))
                     return nil
                 }
-                part = op == "$vne" ? .negated(compare("\(path) == \(version)")) : compare("\(path) \(symbol) \(version)")
+                // ($vne holds for a missing attribute: its negation is of a guarded ==.)
+                part =
+                    op == "$vne"
+                    ? .negated(
+                        negated && !declaration
+                            ? .atom("\(path) == \(version)") : .and([.atom("has(\(path))"), .atom("\(path) == \(version)")]))
+                    : compare("\(path) \(symbol) \(version)")
             case "$exists":
-                let exists = !(value == .bool(false) || value == .null)
+                // (Any falsy value asks for absence, as the SDK reads it.)
+                let exists = !(value == .bool(false) || value == .null || value == .int(0) || value == .double(0) || value == .string(""))
                 part = declaration ? (exists ? .always : .never) : exists ? .atom("has(\(path))") : .not(.atom("has(\(path))"))
             case "$notRegex", "$notRegexi":
                 let positive = op == "$notRegex" ? "$regex" : "$regexi"

@@ -197,10 +197,25 @@ package struct ImportedFile: Sendable {
     }
 }
 
+/// A JSON object's members with each key once, its last (as a JSON reader keeps it); the
+/// keys given more than once, each with a note at `place.key`.
+package func lastOfEach(_ entries: [(String, JSON)], at place: String, notes: inout [ImportNote]) -> [(key: String, json: JSON)] {
+    var last: [String: Int] = [:]
+    for (i, entry) in entries.enumerated() { last[entry.0] = i }
+    return entries.enumerated().compactMap { i, entry in
+        guard last[entry.0] == i else {
+            notes.append(ImportNote(.notImported, at: "\(place).\(entry.0)", "'\(entry.0)' is given twice: its last entry is imported"))
+            return nil
+        }
+        return (entry.0, entry.1)
+    }
+}
+
 /// The names an import gives: each vendor key as a `.flags` name, one name per key.
 package struct ImportNames: Sendable {
     private var given: [String: String] = [:]
     private var taken: Set<String> = []
+    private var nextSuffix: [String: Int] = [:]
 
     package init() {}
 
@@ -241,10 +256,10 @@ package struct ImportNames: Sendable {
     /// `newCheckout`), made unique.
     package mutating func name(for key: String, base preferred: String? = nil) -> String {
         if let name = given[key] { return name }
-        let key = preferred ?? key
-        var base = key
-        if !Self.isName(key) {
-            let words = key.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }.map(String.init)
+        let text = preferred ?? key
+        var base = text
+        if !Self.isName(text) {
+            let words = text.split { !($0.isASCII && ($0.isLetter || $0.isNumber)) }.map(String.init)
             base = words.enumerated().map { i, w in
                 i == 0 ? w.prefix(1).lowercased() + w.dropFirst() : w.prefix(1).uppercased() + w.dropFirst()
             }
@@ -252,12 +267,15 @@ package struct ImportNames: Sendable {
             if base.isEmpty || !Self.isName(base) { base = "f" + base.prefix(1).uppercased() + base.dropFirst() }
             if !Self.isName(base) { base = "imported" }
         }
+        // (The next suffix to try is kept per base, so that many keys with one base stay
+        // linear.)
         var name = base
-        var n = 2
+        var n = nextSuffix[base] ?? 2
         while taken.contains(name) {
             name = "\(base)\(n)"
             n += 1
         }
+        if name != base { nextSuffix[base] = n }
         taken.insert(name)
         given[key] = name
         return name

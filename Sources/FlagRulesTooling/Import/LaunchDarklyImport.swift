@@ -19,6 +19,13 @@ struct LaunchDarklyImport {
     /// Each imported flag's kind and its variations' results.
     private var shapes: [String: Shape] = [:]
     private var segmentNames: [String: String] = [:]
+    private var flagValues: [(key: String, json: JSON)] = []
+    /// Whether each flag is on, by key.
+    private var onByKey: [String: Bool] = [:]
+    /// The flags each imported flag reads as prerequisites.
+    private var reads: [String: Set<String>] = [:]
+    /// Flags whose prerequisites cannot be read.
+    private var unreadable: Set<String> = []
 
     struct Shape {
         var kind: ImportedDeclaration.Kind
@@ -41,26 +48,33 @@ struct LaunchDarklyImport {
             switch key {
             case "flags":
                 guard case .object(let entries) = value else { throw ImportError("\"flags\" is \(value.kindName), not an object") }
-                flags = entries.map { ($0.0, $0.1) }
+                flags = lastOfEach(entries, at: "flags", notes: &notes)
             case "segments":
                 guard case .object(let entries) = value else { throw ImportError("\"segments\" is \(value.kindName), not an object") }
-                for (k, v) in entries { segments[k] = v }
+                for (k, v) in lastOfEach(entries, at: "segments", notes: &notes) { segments[k] = v }
             case "flagValues":
                 guard case .object(let entries) = value else { throw ImportError("\"flagValues\" is \(value.kindName), not an object") }
-                for (k, v) in entries {
-                    flags.append(
-                        (
-                            k,
-                            .object([
-                                ("key", .string(k)), ("on", .bool(true)), ("variations", .array([v])),
-                                ("fallthrough", .object([("variation", .int(0))])),
-                            ])
-                        ))
-                }
+                flagValues = lastOfEach(entries, at: "flagValues", notes: &notes)
             default:
                 notes.append(ImportNote(.notImported, at: key, "LaunchDarkly's file data source reads only flags, segments and flagValues"))
             }
         }
+        // A flag given in both "flags" and "flagValues" is the former's.
+        for (k, v) in flagValues {
+            guard !flags.contains(where: { $0.key == k }) else {
+                notes.append(ImportNote(.notImported, at: "flagValues.\(k)", "'\(k)' is in \"flags\" too: that one is imported"))
+                continue
+            }
+            flags.append(
+                (
+                    k,
+                    .object([
+                        ("key", .string(k)), ("on", .bool(true)), ("variations", .array([v])),
+                        ("fallthrough", .object([("variation", .int(0))])),
+                    ])
+                ))
+        }
+        for flag in flags { onByKey[flag.key] = flag.json["on"] == .bool(true) }
         // Names first: prerequisites and segments may be read before they are declared. The
         // attributes the rules read (and the context kinds, objects here) keep their names.
         var read: Set<String> = ["key"]
@@ -112,11 +126,67 @@ struct LaunchDarklyImport {
                 }
             file.segments.append((name, description(json), twoValued))
         }
+        var declarations: [String: ImportedDeclaration] = [:]
         for (key, json) in flags {
             guard let shape = shapes[key] else { continue }
-            if let declaration = declaration(json, key: key, shape: shape) { file.declarations.append(declaration) }
+            if let declaration = declaration(json, key: key, shape: shape), !unreadable.contains(key) { declarations[key] = declaration }
         }
+        prune(&declarations)
+        file.declarations = flags.compactMap { declarations[$0.key] }
         return file
+    }
+
+    /// Leaves out each flag whose prerequisites cannot be read: one left out, one of a
+    /// cycle (LaunchDarkly's SDKs answer an error and the caller's default), one more than
+    /// 30 prerequisites deep (past what `.flags` chains).
+    private mutating func prune(_ declarations: inout [String: ImportedDeclaration]) {
+        var changed = true
+        while changed {
+            changed = false
+            for key in declarations.keys.sorted() {
+                if let missing = (reads[key] ?? []).sorted().first(where: { declarations[$0] == nil }) {
+                    declarations[key] = nil
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "flags.\(key).prerequisites",
+                            "prerequisite '\(missing)' is not imported; flag '\(key)' left out"))
+                    changed = true
+                }
+            }
+            // Depth of each flag's prerequisites (nil: on a cycle).
+            var depth: [String: Int?] = [:]
+            func measure(_ key: String, _ visiting: inout Set<String>) -> Int? {
+                if let known = depth[key] { return known }
+                guard !visiting.contains(key) else { return nil }
+                visiting.insert(key)
+                var deepest = 0
+                for other in reads[key] ?? [] where declarations[other] != nil {
+                    guard let d = measure(other, &visiting) else {
+                        visiting.remove(key)
+                        depth[key] = .some(nil)
+                        return nil
+                    }
+                    deepest = max(deepest, d + 1)
+                }
+                visiting.remove(key)
+                depth[key] = .some(deepest)
+                return deepest
+            }
+            for key in declarations.keys.sorted() {
+                var visiting: Set<String> = []
+                let d = measure(key, &visiting)
+                if d == nil || d! > 30 {
+                    declarations[key] = nil
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "flags.\(key).prerequisites",
+                            d == nil
+                                ? "its prerequisites go round in a cycle (LaunchDarkly answers an error); flag '\(key)' left out"
+                                : "prerequisites more than 30 deep; flag '\(key)' left out"))
+                    changed = true
+                }
+            }
+        }
     }
 
     private func description(_ json: JSON) -> [String] {
@@ -258,9 +328,7 @@ struct LaunchDarklyImport {
                 notes.append(ImportNote(.notImported, at: at, "a prerequisite needs a key and a variation"))
                 continue
             }
-            guard let otherShape = shapes[other], flags.first(where: { $0.key == other })?.json["on"] == .bool(true),
-                v >= 0, v < otherShape.results.count, other != key
-            else {
+            guard let otherShape = shapes[other], onByKey[other] == true, v >= 0, v < otherShape.results.count, other != key else {
                 // Missing, off, not imported or itself: it always fails.
                 failed = [.always]
                 if shapes[other] == nil {
@@ -268,6 +336,17 @@ struct LaunchDarklyImport {
                 }
                 break
             }
+            // A prerequisite names a variation by its index: two variations giving one value
+            // cannot be told apart by reading the flag.
+            guard otherShape.results.filter({ $0 == otherShape.results[v] }).count == 1 else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at,
+                        "prerequisite '\(other)' has two variations of one value, so its index cannot be read; flag '\(key)' left out"))
+                unreadable.insert(key)
+                break
+            }
+            reads[key, default: []].insert(other)
             failed.append(.negated(otherShape.gives(v)))
         }
         if !failed.isEmpty {
@@ -292,12 +371,24 @@ struct LaunchDarklyImport {
         }
         if contextTargets.isEmpty {
             for t in targets {
-                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else { continue }
+                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: place + ".targets",
+                            "a target of no variation of the flag (LaunchDarkly answers an error); left out"))
+                    continue
+                }
                 out.rules.append(.init(shape.results[v], when: target(t["values"]?.elements ?? [], kind: nil)))
             }
         } else {
             for t in contextTargets {
-                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else { continue }
+                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: place + ".targets",
+                            "a target of no variation of the flag (LaunchDarkly answers an error); left out"))
+                    continue
+                }
                 let kind = t["contextKind"]?.string ?? "user"
                 var values = t["values"]?.elements ?? []
                 if kind == "user", values.isEmpty {
@@ -358,8 +449,13 @@ struct LaunchDarklyImport {
             weights.append((v, w))
         }
         if total < 100_000 { weights[weights.count - 1].weight += 100_000 - total }
+        // A context without the rollout's kind is bucket -1: the first variation listed,
+        // whatever its weight.
+        if let kind, kind != "user", let object = ImportedSource.path([kind]) {
+            out.rules.append(.init(shape.results[weights[0].variation], when: .and([condition, .not(.atom("has(\(object))"))])))
+        }
         weights.removeAll { $0.weight == 0 }
-        // A context without the bucketing attribute is bucket 0: the first variation.
+        // A context without the bucketing attribute is bucket 0: the first variation of a weight.
         let first = weights[0].variation
         let absent = ImportedCondition.and([condition, .not(.atom("has(\(unit))"))])
         if bucketBy != "key" || kind != nil { out.rules.append(.init(shape.results[first], when: absent)) }
@@ -497,7 +593,9 @@ struct LaunchDarklyImport {
             return nil
         }
         let any = ImportedCondition.or(tests)
-        return negate ? .negated(any) : any
+        // Negated, a clause holds for a present attribute that matches none of its values
+        // (none at all, when it has none of the attribute's type).
+        return negate ? .and([.atom("has(\(attribute))"), .negated(any)]) : any
     }
 
     /// A version literal for LaunchDarkly's lenient semantic version (`2` and `2.3` are
@@ -554,8 +652,14 @@ struct LaunchDarklyImport {
                 let call = ImportedCondition.atom(
                     "rollout(\(unit), \(StringEscaping.quoted("\(key).\(salt)")), launchdarkly) < \(ImportedSource.percent(thousandths: share))"
                 )
-                // Without the attribute the bucket is 0: in, unless the weight is 0.
-                condition = .and([condition, share == 0 ? .never : share >= 100_000 ? .always : .or([.not(.atom("has(\(unit))")), call])])
+                // Without the attribute the bucket is 0: in, unless the weight is 0; without
+                // the rule's kind it is -1: in.
+                var inRollout: ImportedCondition =
+                    share == 0 ? .never : share >= 100_000 ? .always : .or([.not(.atom("has(\(unit))")), call])
+                if let kind = rule["rolloutContextKind"]?.string, kind != "user", let object = ImportedSource.path([kind]) {
+                    inRollout = .or([.not(.atom("has(\(object))")), inRollout])
+                }
+                condition = .and([condition, inRollout])
             }
             rules.append(condition)
         }

@@ -44,9 +44,15 @@ struct UnleashImport {
         }
         names.reserve(read)
         var keyed: [(key: String, json: JSON)] = []
+        var last: [String: Int] = [:]
+        for (i, feature) in list.enumerated() { if let name = feature["name"]?.string { last[name] = i } }
         for (i, feature) in list.enumerated() {
             guard let key = feature["name"]?.string else {
                 notes.append(ImportNote(.notImported, at: "features[\(i)]", "a feature without a name"))
+                continue
+            }
+            guard last[key] == i else {
+                notes.append(ImportNote(.notImported, at: "features[\(i)]", "'\(key)' is given twice: its last entry is imported"))
                 continue
             }
             let flag = names.name(for: key)
@@ -120,10 +126,12 @@ struct UnleashImport {
         let list = feature["strategies"]?.elements ?? []
         for (i, strategy) in list.enumerated() {
             let at = "\(place).strategies[\(i)]"
-            if strategy["disabled"] == .bool(true) { continue }
+            // (A strategy's `disabled` is the server's to drop from the payload: UnleashClient
+            // evaluates a strategy the payload holds, and so does the import.)
             guard let condition = self.strategy(strategy, feature: key, at: at) else { continue }
             strategies.append((condition, strategy, at))
         }
+        // No strategy at all: on.
         let on: ImportedCondition = list.isEmpty ? .always : .or(strategies.map(\.condition))
         flag.rules = [.init("enabled", when: .and([dependencies, on]))]
         guard let variantName else { return [flag] }
@@ -190,7 +198,8 @@ struct UnleashImport {
     /// A variant split by Unleash's variant algorithm (FlagRules' own `split`).
     private mutating func split(_ entries: [(String, Int)], stickiness: String?, groupId: String, at: String) -> String? {
         let kept = entries.filter { $0.1 > 0 }
-        guard !kept.isEmpty, Set(kept.map(\.0)).count == kept.count else {
+        let total = kept.reduce(0) { min($0 + min($1.1, Int(Int32.max) + 1), Int(Int32.max) + 1) }
+        guard !kept.isEmpty, total <= Int(Int32.max), Set(kept.map(\.0)).count == kept.count else {
             notes.append(
                 ImportNote(
                     .notImported, at: at, "variants with no weight, or one variant twice, have no split form; the variants are left out"))

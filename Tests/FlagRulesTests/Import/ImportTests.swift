@@ -149,7 +149,8 @@ struct ImportTests {
         #expect(text.contains("/// The button's colour.\nvariant color [red, blue] = red {"))
         #expect(text.contains(#"split(targetingKey, "color", flagd) { red: 25, blue: 75 } when country in ["FR", "DE"]"#), "\(text)")
         #expect(text.contains("blue when not (has(age)) or age < 30"), "a missing number compares as 0")
-        #expect(text.contains("50 when version >= 2.0.0") && text.contains(#"50 when email starts with "admin""#), "\(text)")
+        #expect(text.contains("50 when version >= 2.0.0") && text.contains("50 when staff"), "\(text)")
+        #expect(text.contains(#"segment staff = (email starts with "admin") ?? false"#), "an evaluator read as a condition is a segment")
         #expect(try Self.evaluate(result, "showBanner", [:]) == .bool(true))
         #expect(try Self.evaluate(result, "showBanner", ["country": "US"]) == .bool(false))
         #expect(try Self.evaluate(result, "color", [:]) == .string("blue"))
@@ -225,6 +226,74 @@ struct ImportTests {
         #expect(
             message(String(repeating: " ", count: FlagsImport.maximumSize + 1), .growthbook)?.contains("the most 'flags import' reads")
                 == true)
+    }
+
+    /// Files a review wrote to break the importers: each is refused or imported, never a
+    /// trap or a file that does not load, and what they expand stays the size of the input.
+    @Test func hostileFilesImportOrAreRefused() throws {
+        var chained = (0..<40).map { i in
+            #""f\#(i)": {"key": "f\#(i)", "on": true, "variations": [true, false], "fallthrough": {"variation": 0}, "offVariation": 1, "prerequisites": [{"key": "f\#(i + 1)", "variation": 0}]}"#
+        }
+        chained.append(#""f40": {"key": "f40", "on": true, "variations": [true, false], "fallthrough": {"variation": 0}}"#)
+        var refs = (0..<12).map { i in
+            #""e\#(i)": {"or": [\#(Array(repeating: #"{"$ref": "e\#(i + 1)"}"#, count: 6).joined(separator: ", "))]}"#
+        }
+        refs.append(#""e12": {"==": [{"var": "country"}, "US"]}"#)
+        let files: [(ImportFormat, String)] = [
+            (
+                .flagd,
+                #"{"flags": {"f": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a", "targeting": {"fractional": [["a", 9223372036854775807], ["b", 9223372036854775807]]}}}}"#
+            ),
+            (
+                .growthbook,
+                #"{"features": {"f": {"defaultValue": false, "rules": [{"force": true, "coverage": 1e300}, {"force": true, "range": [-1e300, 1e300]}]}}}"#
+            ),
+            (
+                .flagd,
+                #"{"flags": {"f": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a", "targeting": {"if": [{"$ref": "e0"}, "b"]}}}, "$evaluators": {\#(refs.joined(separator: ", "))}}"#
+            ),
+            (
+                .launchdarkly,
+                #"{"flags": {"beta": {"key": "beta", "on": true, "variations": [true, false], "fallthrough": {"variation": 0}, "rules": [{"clauses": [{"attribute": "", "op": "segmentMatch", "values": ["beta"]}], "variation": 1}]}}, "segments": {"beta": {"key": "beta", "included": ["u"]}}}"#
+            ),
+            (
+                .unleash,
+                #"{"features": [{"name": "foo", "enabled": true, "strategies": [], "variants": [{"name": "a", "weight": 1000}]}, {"name": "fooVariant", "enabled": true, "strategies": []}]}"#
+            ),
+            (
+                .launchdarkly,
+                #"{"flagValues": {"a": 1}, "flags": {"a": {"key": "a", "on": true, "variations": [1, 2], "fallthrough": {"variation": 1}}}}"#
+            ),
+            (
+                .launchdarkly,
+                #"{"flags": {"a": {"key": "a", "on": true, "variations": [true, false], "fallthrough": {"variation": 0}, "offVariation": 1, "prerequisites": [{"key": "b", "variation": 0}]}, "b": {"key": "b", "on": true, "variations": [true, false], "fallthrough": {"variation": 0}, "offVariation": 1, "prerequisites": [{"key": "a", "variation": 0}]}}}"#
+            ),
+            (.launchdarkly, "{\"flags\": {\(chained.joined(separator: ", "))}}"),
+            (
+                .unleash,
+                #"{"features": [{"name": "f", "enabled": true, "strategies": [], "variants": [{"name": "a", "weight": 3000000000}, {"name": "b", "weight": 3000000000}]}]}"#
+            ),
+            (.growthbook, #"{"features": {"x": {"defaultValue": 1}, "x": {"defaultValue": 2}}}"#),
+        ]
+        for (format, text) in files {
+            do throws(ImportError) {
+                let result = try FlagsImport.run(Array(text.utf8), from: format, name: "hostile.json")
+                #expect(
+                    result.text.utf8.count < 40 * text.utf8.count + 2_000,
+                    "\(format): \(result.text.utf8.count) bytes from \(text.utf8.count)")
+            } catch {
+                Issue.record("\(format): \(error.message)")
+            }
+        }
+        // A flag and a segment of one key, a feature and another's variant: names of their own.
+        let both = try FlagsImport.run(Array(files[3].1.utf8), from: .launchdarkly, name: "x")
+        #expect(both.text.contains("segment beta2 =") && both.text.contains("when beta2"), "\(both.text)")
+        // A cycle, and a chain deeper than 30, are left out and named.
+        let cycle = try FlagsImport.run(Array(files[6].1.utf8), from: .launchdarkly, name: "x")
+        #expect(cycle.notes.map(\.description).contains { $0.contains("go round in a cycle") }, "\(cycle.notes)")
+        let chain = try FlagsImport.run(Array(files[7].1.utf8), from: .launchdarkly, name: "x")
+        #expect(chain.notes.map(\.description).contains { $0.contains("more than 30 deep") }, "\(chain.notes)")
+        #expect(chain.text.contains("flag f40 = true") && chain.text.contains("flag f20 = true"))
     }
 
     /// Fuzzed: every prefix of each example and thousands of random edits of it import or
