@@ -78,12 +78,15 @@ final class TCPClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int) throws {
+    /// `receiveBuffer`: the socket's receive buffer, set before it connects (set after, the
+    /// window the connection opened with still lets a larger amount in).
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         #if canImport(Darwin)
             fd = socket(AF_INET, SOCK_STREAM, 0)
         #else
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #endif
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
