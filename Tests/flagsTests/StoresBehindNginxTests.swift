@@ -108,6 +108,7 @@ let nginxInstalled: ConditionTrait = .enabled(if: nginxBinary != nil, "nginx is 
         let warm = try TCPClient(port: cdn.port)
         warm.send("GET /rules/app.flags HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         let warmed = try warm.response()
+        let warmedAt = Date()
         #expect(warmed.status == 200 && warmed.body == "value n: int = 0\n", "\(warmed.status) \(warmed.body)")
         let urls = [origin.port, documented.port, cdn.port].map { URL(string: "http://127.0.0.1:\($0)/rules/app.flags")! }
         let stores = urls.map { FlagStore(source: .url($0), refresh: .seconds(30)) }
@@ -158,13 +159,23 @@ let nginxInstalled: ConditionTrait = .enabled(if: nginxBinary != nil, "nginx is 
                 try await Task.sleep(for: .milliseconds(10))
             }
         }
+        // A look of the CDN's store now (within the 60 s its cache holds the first text,
+        // which the store's own first fetch put there) is answered that old text.
+        await stores[2].refreshNow()
+        let age = Date().timeIntervalSince(warmedAt)
         // Past the stores' looks and the CDN's 60 s: never an older text.
         start = Date()
         while Date().timeIntervalSince(start) < 65 {
             sample()
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(ignored.withLock { $0 } > 0, "the CDN never answered the store with its old text: its cache was not tested")
+        // (On a machine so loaded that the edits took the cache's whole minute, its entry had
+        // expired: said, and not checked.)
+        if age < 55 {
+            #expect(ignored.withLock { $0 } > 0, "the CDN never answered the store with its old text: its cache was not tested")
+        } else {
+            print("the CDN's entry was \(Int(age)) s old at the store's look: its old text was not checked")
+        }
         for (k, history) in seen.enumerated() {
             #expect(history == Array(0...edits), "store \(k) held, in order, \(history)")
         }
