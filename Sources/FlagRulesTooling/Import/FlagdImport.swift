@@ -102,31 +102,14 @@ struct FlagdImport {
         if strings.count == values.count, zip(order, strings).allSatisfy({ $0 == $1 && ImportNames.isName($0) }) {
             return Shape(kind: .variant(order), results: Dictionary(uniqueKeysWithValues: order.map { ($0, $0) }), order: order)
         }
-        let type: String
-        if bools.count == values.count {
-            type = "bool"
-        } else if strings.count == values.count {
-            type = "string"
-        } else if values.allSatisfy({ if case .int = $0 { true } else { false } }) {
-            type = "int"
-        } else if values.allSatisfy({
-            switch $0 {
-            case .int, .double: true;
-            default: false
-            }
-        }) {
-            type = "double"
-        } else {
+        guard let type = ImportedSource.valueType(of: values) else {
             notes.append(
                 ImportNote(
                     .notImported, at: place,
                     "variants of JSON objects, arrays, nulls or mixed types have no .flags type; flag '\(key)' left out"))
             return nil
         }
-        let results = variants.map { name, v -> (String, String) in
-            if type == "double", case .int(let i) = v { return (name, ImportedSource.double(Double(i)) ?? "0.0") }
-            return (name, ImportedSource.literal(v) ?? "0")
-        }
+        let results = variants.map { name, v in (name, ImportedSource.literal(v, as: type)) }
         return Shape(kind: .value(type), results: Dictionary(uniqueKeysWithValues: results), order: order)
     }
 

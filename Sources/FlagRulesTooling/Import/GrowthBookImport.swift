@@ -103,8 +103,7 @@ struct GrowthBookImport {
     private func literal(_ value: JSON, type: String) -> String {
         switch (type, value) {
         case ("flag", .bool(let b)): return b ? "enabled" : "disabled"
-        case ("double", .int(let i)): return ImportedSource.double(Double(i)) ?? "0.0"
-        default: return ImportedSource.literal(value) ?? "0"
+        default: return ImportedSource.literal(value, as: type)
         }
     }
 

@@ -298,6 +298,22 @@ package enum ImportedSource {
         }
     }
 
+    /// The `.flags` value type every one of `values` has: `bool`, `string`, `int` or
+    /// `double` (ints among doubles); nil for objects, arrays, nulls or mixed types.
+    package static func valueType(of values: [JSON]) -> String? {
+        if values.allSatisfy({ if case .bool = $0 { true } else { false } }) { return "bool" }
+        if values.allSatisfy({ $0.string != nil }) { return "string" }
+        if values.allSatisfy({ if case .int = $0 { true } else { false } }) { return "int" }
+        if values.allSatisfy({ if case .int = $0 { true } else if case .double = $0 { true } else { false } }) { return "double" }
+        return nil
+    }
+
+    /// `value` as a literal of `type`: an int in a double's place is written as a double.
+    package static func literal(_ value: JSON, as type: String) -> String {
+        if type == "double", case .int(let i) = value { return double(Double(i)) ?? "0.0" }
+        return literal(value) ?? "0"
+    }
+
     /// A double as a `.flags` double literal (digits, a point, digits): nil when not finite.
     package static func double(_ d: Double) -> String? {
         guard d.isFinite else { return nil }

@@ -13,12 +13,12 @@ import Foundation
 /// (`organization.key`).
 struct LaunchDarklyImport {
     var notes: [ImportNote] = []
-    private var names = ImportNames()
+    var names = ImportNames()
     private var flags: [(key: String, json: JSON)] = []
     private var segments: [String: JSON] = [:]
     /// Each imported flag's kind and its variations' results.
     private var shapes: [String: Shape] = [:]
-    private var segmentNames: [String: String] = [:]
+    var segmentNames: [String: String] = [:]
     private var flagValues: [(key: String, json: JSON)] = []
     /// Whether each flag is on, by key.
     private var onByKey: [String: Bool] = [:]
@@ -215,31 +215,14 @@ struct LaunchDarklyImport {
         if strings.count == variations.count, Set(strings).count == strings.count, strings.allSatisfy(ImportNames.isName) {
             return Shape(kind: .variant(strings), results: strings, gives: { i in .atom("\(name) == \(strings[i])") })
         }
-        let type: String
-        if strings.count == variations.count {
-            type = "string"
-        } else if bools.count == variations.count {
-            type = "bool"
-        } else if variations.allSatisfy({ if case .int = $0 { true } else { false } }) {
-            type = "int"
-        } else if variations.allSatisfy({
-            switch $0 {
-            case .int, .double: true;
-            default: false
-            }
-        }) {
-            type = "double"
-        } else {
+        guard let type = ImportedSource.valueType(of: variations) else {
             notes.append(
                 ImportNote(
                     .notImported, at: place,
                     "variations of JSON objects, arrays, nulls or mixed types have no .flags type; flag '\(key)' left out"))
             return nil
         }
-        let literals = variations.map { v -> String in
-            if type == "double", case .int(let i) = v { return ImportedSource.double(Double(i)) ?? "0.0" }
-            return ImportedSource.literal(v) ?? "0"
-        }
+        let literals = variations.map { ImportedSource.literal($0, as: type) }
         return Shape(kind: .value(type), results: literals, gives: { i in .atom("\(name) == \(literals[i])") })
     }
 
@@ -369,33 +352,22 @@ struct LaunchDarklyImport {
                     ? "\(attribute) == \(StringEscaping.quoted(keys[0]))"
                     : "\(attribute) in [\(keys.map(StringEscaping.quoted).joined(separator: ", "))]")
         }
-        if contextTargets.isEmpty {
-            for t in targets {
-                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else {
-                    notes.append(
-                        ImportNote(
-                            .notImported, at: place + ".targets",
-                            "a target of no variation of the flag (LaunchDarkly answers an error); left out"))
-                    continue
-                }
-                out.rules.append(.init(shape.results[v], when: target(t["values"]?.elements ?? [], kind: nil)))
+        // (Without context targets, the user targets in order; with them, theirs, a user
+        // entry with no values standing for the user targets of its variation.)
+        for t in contextTargets.isEmpty ? targets : contextTargets {
+            guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: place + ".targets",
+                        "a target of no variation of the flag (LaunchDarkly answers an error); left out"))
+                continue
             }
-        } else {
-            for t in contextTargets {
-                guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else {
-                    notes.append(
-                        ImportNote(
-                            .notImported, at: place + ".targets",
-                            "a target of no variation of the flag (LaunchDarkly answers an error); left out"))
-                    continue
-                }
-                let kind = t["contextKind"]?.string ?? "user"
-                var values = t["values"]?.elements ?? []
-                if kind == "user", values.isEmpty {
-                    values = targets.first { $0["variation"]?.integer == v }?["values"]?.elements ?? []
-                }
-                out.rules.append(.init(shape.results[v], when: target(values, kind: kind)))
+            let kind = contextTargets.isEmpty ? nil : t["contextKind"]?.string ?? "user"
+            var values = t["values"]?.elements ?? []
+            if kind == "user", values.isEmpty {
+                values = targets.first { $0["variation"]?.integer == v }?["values"]?.elements ?? []
             }
+            out.rules.append(.init(shape.results[v], when: target(values, kind: kind)))
         }
         // Rules.
         for (i, rule) in (json["rules"]?.elements ?? []).enumerated() {
@@ -488,183 +460,5 @@ struct LaunchDarklyImport {
         }
         let split = merged.map { "\(shape.results[$0.variation]): \($0.weight)" }.joined(separator: ", ")
         out.rules.append(.init("split(\(unit), \(StringEscaping.quoted(hashed)), launchdarkly) { \(split) }", when: condition))
-    }
-
-    // MARK: Clauses
-
-    /// A context attribute as a path: the `user` kind's at the top, another kind's in an
-    /// object named by the kind; an attribute reference (`/address/city`) as a path.
-    private func reference(_ attribute: String, kind: String?) -> String? {
-        var names: [String]
-        if attribute.hasPrefix("/") {
-            names = attribute.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
-                $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-            }
-        } else {
-            names = [attribute]
-        }
-        if let kind, kind != "user" { names.insert(kind, at: 0) }
-        return ImportedSource.path(names)
-    }
-
-    /// Every clause of a rule; nil (and a note) when one cannot be read.
-    private mutating func clauses(_ clauses: [JSON], at place: String) -> ImportedCondition? {
-        var parts: [ImportedCondition] = []
-        for (i, clause) in clauses.enumerated() {
-            guard let part = self.clause(clause, at: "\(place).clauses[\(i)]") else { return nil }
-            parts.append(part)
-        }
-        return .and(parts)
-    }
-
-    /// One clause: its values (any of them) under its operator, negated when it says so; a
-    /// missing attribute never matches, even negated (as `.flags`' unknown).
-    private mutating func clause(_ clause: JSON, at place: String) -> ImportedCondition? {
-        let op = clause["op"]?.string ?? ""
-        let values = clause["values"]?.elements ?? []
-        let negate = clause["negate"] == .bool(true)
-        if op == "segmentMatch" {
-            let matched = values.compactMap(\.string).compactMap { segmentNames[$0] }.map { ImportedCondition.atom($0) }
-            if matched.count < values.count {
-                notes.append(ImportNote(.notImported, at: place, "a segment it names is not imported; the rule is left out"))
-                return nil
-            }
-            let any = ImportedCondition.or(matched)
-            return negate ? .negated(any) : any
-        }
-        guard let attributeName = clause["attribute"]?.string else {
-            notes.append(ImportNote(.notImported, at: place, "a clause without an attribute; the rule is left out"))
-            return nil
-        }
-        if attributeName == "kind" {
-            notes.append(ImportNote(.notImported, at: place, "clauses on context kinds have no .flags form; the rule is left out"))
-            return nil
-        }
-        guard let attribute = reference(attributeName, kind: clause["contextKind"]?.string) else {
-            notes.append(
-                ImportNote(.notImported, at: place, "'\(attributeName)' is no attribute a .flags rule can read; the rule is left out"))
-            return nil
-        }
-        var tests: [ImportedCondition] = []
-        switch op {
-        case "in":
-            let strings = values.compactMap(\.string).map(StringEscaping.quoted)
-            let numbers = values.compactMap { v -> String? in
-                if case .string = v { return nil } else if case .bool = v { return nil } else { return ImportedSource.literal(v) }
-            }
-            let bools = values.compactMap { v -> String? in if case .bool(let b) = v { b ? "true" : "false" } else { nil } }
-            for group in [strings, numbers] where !group.isEmpty {
-                tests.append(.atom(group.count == 1 ? "\(attribute) == \(group[0])" : "\(attribute) in [\(group.joined(separator: ", "))]"))
-            }
-            for b in bools { tests.append(.atom("\(attribute) == \(b)")) }
-        case "startsWith", "endsWith", "contains":
-            let word = ["startsWith": "starts with", "endsWith": "ends with", "contains": "contains"][op]!
-            tests = values.compactMap(\.string).map { .atom("\(attribute) \(word) \(StringEscaping.quoted($0))") }
-        case "matches":
-            for pattern in values.compactMap(\.string) {
-                guard LaunchDarklyImport.compiles(pattern) else {
-                    notes.append(
-                        ImportNote(
-                            .notImported, at: place,
-                            "the pattern \(StringEscaping.quoted(pattern)) is outside the .flags dialect; the rule is left out"))
-                    return nil
-                }
-                tests.append(.atom("\(attribute) matches \(StringEscaping.quoted(pattern))"))
-            }
-        case "lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual":
-            let symbol = ["lessThan": "<", "lessThanOrEqual": "<=", "greaterThan": ">", "greaterThanOrEqual": ">="][op]!
-            tests = values.compactMap { v -> ImportedCondition? in
-                switch v {
-                case .int, .double: return ImportedSource.literal(v).map { .atom("\(attribute) \(symbol) \($0)") }
-                default: return nil
-                }
-            }
-        case "semVerEqual", "semVerLessThan", "semVerGreaterThan":
-            let symbol = ["semVerEqual": "==", "semVerLessThan": "<", "semVerGreaterThan": ">"][op]!
-            for value in values.compactMap(\.string) {
-                guard let version = LaunchDarklyImport.version(value) else {
-                    notes.append(ImportNote(.notImported, at: place, "'\(value)' is no semantic version; the rule is left out"))
-                    return nil
-                }
-                tests.append(.atom("\(attribute) \(symbol) \(version)"))
-            }
-        default:
-            notes.append(ImportNote(.notImported, at: place, "operator '\(op)' has no .flags form here; the rule is left out"))
-            return nil
-        }
-        let any = ImportedCondition.or(tests)
-        // Negated, a clause holds for a present attribute that matches none of its values
-        // (none at all, when it has none of the attribute's type).
-        return negate ? .and([.atom("has(\(attribute))"), .negated(any)]) : any
-    }
-
-    /// A version literal for LaunchDarkly's lenient semantic version (`2` and `2.3` are
-    /// `2.0.0` and `2.3.0`).
-    static func version(_ text: String) -> String? {
-        let core = text.prefix { $0 != "-" && $0 != "+" }
-        var parts = core.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard (1...3).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
-        else {
-            return nil
-        }
-        while parts.count < 3 { parts.append("0") }
-        let version = parts.joined(separator: ".") + text.dropFirst(core.count)
-        return (try? RuleSet(source: "value v: bool = false { true when x == \(version) }")) != nil ? version : nil
-    }
-
-    /// Whether a pattern is one `matches` takes.
-    static func compiles(_ pattern: String) -> Bool {
-        (try? RuleSet(source: "flag f { enabled when x matches \(StringEscaping.quoted(pattern)) }")) != nil
-    }
-
-    // MARK: Segments
-
-    /// A segment: its included keys, or not its excluded ones and any of its rules.
-    private mutating func segmentCondition(_ json: JSON, key: String, place: String) -> ImportedCondition? {
-        let salt = json["salt"]?.string ?? ""
-        func keys(_ field: String, kind: String?) -> ImportedCondition {
-            let values = (json[field]?.elements ?? []).compactMap(\.string)
-            guard !values.isEmpty, let attribute = reference("key", kind: kind) else { return .never }
-            return .atom("\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]")
-        }
-        func contexts(_ field: String) -> ImportedCondition {
-            .or(
-                (json[field]?.elements ?? []).map { t in
-                    let values = (t["values"]?.elements ?? []).compactMap(\.string)
-                    guard !values.isEmpty, let attribute = reference("key", kind: t["contextKind"]?.string) else { return .never }
-                    return .atom("\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]")
-                })
-        }
-        let included = ImportedCondition.or([keys("included", kind: nil), contexts("includedContexts")])
-        let excluded = ImportedCondition.or([keys("excluded", kind: nil), contexts("excludedContexts")])
-        var rules: [ImportedCondition] = []
-        for (i, rule) in (json["rules"]?.elements ?? []).enumerated() {
-            let at = "\(place).rules[\(i)]"
-            guard var condition = clauses(rule["clauses"]?.elements ?? [], at: at) else { continue }
-            if let weight = rule["weight"]?.integer {
-                let bucketBy = rule["bucketBy"]?.string ?? "key"
-                guard let unit = reference(bucketBy, kind: rule["rolloutContextKind"]?.string) else {
-                    notes.append(
-                        ImportNote(.notImported, at: at, "'\(bucketBy)' is no attribute a .flags rule can read; the rule is left out"))
-                    continue
-                }
-                let share = max(0, min(weight, 100_000))
-                let call = ImportedCondition.atom(
-                    "rollout(\(unit), \(StringEscaping.quoted("\(key).\(salt)")), launchdarkly) < \(ImportedSource.percent(thousandths: share))"
-                )
-                // Without the attribute the bucket is 0: in, unless the weight is 0; without
-                // the rule's kind it is -1: in.
-                var inRollout: ImportedCondition =
-                    share == 0 ? .never : share >= 100_000 ? .always : .or([.not(.atom("has(\(unit))")), call])
-                if let kind = rule["rolloutContextKind"]?.string, kind != "user", let object = ImportedSource.path([kind]) {
-                    inRollout = .or([.not(.atom("has(\(object))")), inRollout])
-                }
-                condition = .and([condition, inRollout])
-            }
-            rules.append(condition)
-        }
-        let unlessExcluded: ImportedCondition = .and([.negated(excluded), .or(rules)])
-        let condition = ImportedCondition.or([included, excluded == .never ? .or(rules) : unlessExcluded])
-        return condition
     }
 }
