@@ -67,7 +67,9 @@ package enum CodeScanner {
                         return i + 2
                     }
                     plain = false
-                    i += 1
+                    // (A backslash at a line's end escapes nothing here: the line ends, and
+                    // is counted.)
+                    if i + 1 < bytes.count, bytes[i + 1] != 10 { i += 1 }
                 }
                 i += 1
             }
