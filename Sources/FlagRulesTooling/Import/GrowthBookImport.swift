@@ -348,7 +348,7 @@ struct GrowthBookImport {
                 // The parent's value: a flag reads as a bool.
                 guard
                     let c = valueCondition(
-                        name, test, negated: false, at: "\(at)[\(i)].condition.value", declaration: true, boolFlag: type == "flag")
+                        name, test, negated: false, at: "\(at)[\(i)].condition.value", parent: type)
                 else { return nil }
                 parts.append(c)
             }
@@ -417,11 +417,14 @@ struct GrowthBookImport {
         return .and(parts)
     }
 
-    /// A test of one attribute (or, `declaration`, of a parent feature's value, which is
-    /// never absent; `boolFlag` for a flag's).
+    /// A test of one attribute, or of the value of a parent feature whose values are of
+    /// type `parent` (never absent, and never equal to or ordered with a value of
+    /// another JSON type).
     private mutating func valueCondition(
-        _ path: String, _ test: JSON, negated: Bool, at: String, declaration: Bool = false, boolFlag: Bool = false
+        _ path: String, _ test: JSON, negated: Bool, at: String, parent: String? = nil
     ) -> ImportedCondition? {
+        let declaration = parent != nil
+        func fits(_ value: JSON) -> Bool { parent.map { Self.isOfType(value, $0) } ?? true }
         // Under a negation a comparison is guarded by presence, so that it reads false (not
         // unknown) for an absent attribute, as GrowthBook's does.
         func compare(_ text: String) -> ImportedCondition {
@@ -429,21 +432,22 @@ struct GrowthBookImport {
             return negated && !declaration ? .and([.atom("has(\(path))"), atom]) : atom
         }
         func equal(_ value: JSON) -> ImportedCondition? {
-            if boolFlag, case .bool(let b) = value { return b ? .atom(path) : .not(.atom(path)) }
+            if parent == "flag", case .bool(let b) = value { return b ? .atom(path) : .not(.atom(path)) }
             switch value {
             case .null: return declaration ? .never : .not(.atom("has(\(path))"))
-            case .bool, .int, .double, .string: return compare("\(path) == \(ImportedSource.literal(value)!)")
+            case .bool, .int, .double, .string: return fits(value) ? compare("\(path) == \(ImportedSource.literal(value)!)") : .never
             default:
                 notes.append(ImportNote(.notImported, at: at, "comparing with \(value.kindName) has no .flags form; the rule is left out"))
                 return nil
             }
         }
         func member(_ list: JSON, _ op: String) -> ImportedCondition? {
-            guard let values = list.elements else {
+            guard let listed = list.elements else {
                 notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) takes a list; the rule is left out"))
                 return nil
             }
             var tests: [ImportedCondition] = []
+            let values = listed.filter(fits)
             let strings = values.compactMap(\.string).map(StringEscaping.quoted)
             let numbers = values.compactMap { v -> String? in
                 switch v {
@@ -462,17 +466,18 @@ struct GrowthBookImport {
             switch op {
             case "$eq": part = equal(value)
             case "$ne":
-                part = valueCondition(path, value, negated: !negated, at: at, declaration: declaration, boolFlag: boolFlag).map(
+                part = valueCondition(path, value, negated: !negated, at: at, parent: parent).map(
                     ImportedCondition.negated)
             case "$in": part = member(value, op)
             case "$nin":
                 part = valueCondition(
-                    path, .object([("$in", value)]), negated: !negated, at: at, declaration: declaration, boolFlag: boolFlag
+                    path, .object([("$in", value)]), negated: !negated, at: at, parent: parent
                 ).map(ImportedCondition.negated)
             case "$lt", "$lte", "$gt", "$gte":
                 let symbol = ["$lt": "<", "$lte": "<=", "$gt": ">", "$gte": ">="][op]!
                 switch value {
-                case .int, .double, .string: part = compare("\(path) \(symbol) \(ImportedSource.literal(value)!)")
+                case .int, .double, .string:
+                    part = !fits(value) || parent == "flag" ? .never : compare("\(path) \(symbol) \(ImportedSource.literal(value)!)")
                 default: part = .never
                 }
             case "$vlt", "$vlte", "$vgt", "$vgte", "$veq", "$vne":
@@ -486,18 +491,20 @@ struct GrowthBookImport {
                 }
                 // ($vne holds for a missing attribute: its negation is of a guarded ==.)
                 part =
-                    op == "$vne"
-                    ? .negated(
-                        negated && !declaration
-                            ? .atom("\(path) == \(version)") : .and([.atom("has(\(path))"), .atom("\(path) == \(version)")]))
-                    : compare("\(path) \(symbol) \(version)")
+                    parent.map { $0 != "string" } ?? false
+                    ? (op == "$vne" ? .always : .never)
+                    : op == "$vne"
+                        ? .negated(
+                            negated && !declaration
+                                ? .atom("\(path) == \(version)") : .and([.atom("has(\(path))"), .atom("\(path) == \(version)")]))
+                        : compare("\(path) \(symbol) \(version)")
             case "$exists":
                 // (Any falsy value asks for absence, as the SDK reads it.)
                 let exists = !(value == .bool(false) || value == .null || value == .int(0) || value == .double(0) || value == .string(""))
                 part = declaration ? (exists ? .always : .never) : exists ? .atom("has(\(path))") : .not(.atom("has(\(path))"))
             case "$notRegex", "$notRegexi":
                 let positive = op == "$notRegex" ? "$regex" : "$regexi"
-                part = valueCondition(path, .object([(positive, value)]), negated: !negated, at: at, declaration: declaration).map(
+                part = valueCondition(path, .object([(positive, value)]), negated: !negated, at: at, parent: parent).map(
                     ImportedCondition.negated)
             case "$regex", "$regexi":
                 guard var pattern = value.string else {
@@ -505,6 +512,10 @@ struct GrowthBookImport {
                     break
                 }
                 if op == "$regexi" { pattern = "(?i)" + pattern }
+                if parent.map({ $0 != "string" }) ?? false {
+                    part = .never
+                    break
+                }
                 guard LaunchDarklyImport.compiles(pattern) else {
                     notes.append(
                         ImportNote(
@@ -514,7 +525,7 @@ struct GrowthBookImport {
                 }
                 part = compare("\(path) matches \(StringEscaping.quoted(pattern))")
             case "$not":
-                part = valueCondition(path, value, negated: !negated, at: "\(at).$not", declaration: declaration, boolFlag: boolFlag).map(
+                part = valueCondition(path, value, negated: !negated, at: "\(at).$not", parent: parent).map(
                     ImportedCondition.negated)
             default:
                 notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) has no .flags form; the rule is left out"))
@@ -524,6 +535,16 @@ struct GrowthBookImport {
             parts.append(part)
         }
         return .and(parts)
+    }
+
+    /// Whether `value` is of the JSON type of values of `type`: a bool for a flag's or a
+    /// bool's, a string for a string's, a number for an int's or a double's.
+    static func isOfType(_ value: JSON, _ type: String) -> Bool {
+        switch (value, type) {
+        case (.bool, "flag"), (.bool, "bool"), (.string, "string"), (.int, "int"), (.int, "double"), (.double, "int"), (.double, "double"):
+            true
+        default: false
+        }
     }
 
     /// A version literal for `text` when it is three numbers and an optional pre-release.

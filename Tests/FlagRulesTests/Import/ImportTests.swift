@@ -123,6 +123,35 @@ struct ImportTests {
         #expect(!result.isExact)
     }
 
+    /// A prerequisite's condition read against its feature's value, of one known type:
+    /// GrowthBook never finds values of two JSON types equal or ordered, so such a test is
+    /// never true (or, `$vne` and `$notRegex`, always), not a comparison that does not load.
+    @Test func growthBookPrerequisitesOfAnotherTypeNeverMatch() throws {
+        let payload = """
+            {"features": {
+              "label": {"defaultValue": "on"},
+              "count": {"defaultValue": 3},
+              "gate": {"defaultValue": true},
+              "a": {"defaultValue": 0, "rules": [
+                {"force": 1, "parentConditions": [{"id": "label", "condition": {"value": true}}]},
+                {"force": 2, "parentConditions": [{"id": "count", "condition": {"value": {"$in": ["3", 3, true]}}}]},
+                {"force": 3, "parentConditions": [{"id": "gate", "condition": {"value": {"$gt": 0}}}]},
+                {"force": 4, "parentConditions": [{"id": "count", "condition": {"value": {"$vne": "1.0.0", "$notRegex": "x"}}}]}
+              ]},
+              "b": {"defaultValue": 0, "rules": [
+                {"force": 5, "parentConditions": [{"id": "count", "condition": {"value": {"$regex": "3"}}}]},
+                {"force": 6, "parentConditions": [{"id": "label", "condition": {"value": {"$lte": "on", "$ne": 1}}}]}
+              ]}
+            }}
+            """
+        let result = try Self.imported(payload, .growthbook)
+        #expect(result.isExact, "\(result.notes)")
+        #expect(!result.text.contains("count == \"3\"") && !result.text.contains("label == true"), "\(result.text)")
+        #expect(try Self.evaluate(result, "a", [:]) == .int(2))
+        #expect(try Self.evaluate(result, "b", [:]) == .int(6))
+        #expect(!result.text.contains("5 when"), "\(result.text)")
+    }
+
     static let flagd = """
         {
           "flags": {
