@@ -3,6 +3,9 @@ imported, then every flag is evaluated by the vendor's Python SDK and by `flags 
 import, over thousands of contexts; every value must agree.
 
     python3 .ci/import_check.py FLAGS_BINARY [FILES_PER_VENDOR] [CONTEXTS]
+
+IMPORT_SEED picks other random files; IMPORT_SYSTEMS (such as `growthbook,unleash`) checks
+only those systems.
 """
 import json
 import os
@@ -162,6 +165,19 @@ def check_launchdarkly(rng, ctxs):
 
 # ---------------------------------------------------------------- GrowthBook
 
+GB_GROUPS = ["staff", "europe", "adults", "either", "gone"]
+
+
+def gb_saved_groups(rng):
+    return {
+        "staff": {"type": "list", "attributeKey": "email", "values": ["a@example.com", "bob@mail.org", 7]},
+        "legacy": ["carol@example.com", "a@mail.org"],
+        "europe": {"type": "list", "attributeKey": "country", "values": rng.sample(COUNTRIES, 2)},
+        "adults": {"type": "condition", "condition": gb_condition(rng, 1)},
+        "either": {"type": "condition", "condition": {"$or": [{"$savedGroup": {"id": "adults"}}, gb_condition(rng, 1)]}},
+    }
+
+
 def gb_condition(rng, depth=0):
     r = rng.random()
     if depth < 2 and r < 0.15:
@@ -169,6 +185,10 @@ def gb_condition(rng, depth=0):
         return {op: [gb_condition(rng, depth + 1) for _ in range(rng.randrange(1, 3))]}
     if depth < 2 and r < 0.2:
         return {"$not": gb_condition(rng, depth + 1)}
+    if depth < 2 and r < 0.28:
+        reference = {"id": rng.choice(GB_GROUPS)}
+        if rng.random() < 0.2: reference["attributeKey"] = "organization.plan"
+        return {"$savedGroup": reference}
     attr, test = rng.choice([
         ("country", rng.choice(COUNTRIES)),
         ("country", {"$ne": rng.choice(COUNTRIES)}),
@@ -182,6 +202,8 @@ def gb_condition(rng, depth=0):
         ("age", {"$exists": 0}),
         ("organization.plan", rng.choice(PLANS)),
         ("organization.plan", {"$ne": "free"}),
+        ("email", {rng.choice(["$inGroup", "$notInGroup"]): rng.choice(["staff", "legacy", "adults", "gone"])}),
+        ("country", {rng.choice(["$inGroup", "$notInGroup"]): "europe"}),
     ])
     return {attr: test}
 
@@ -222,14 +244,19 @@ def gb_file(rng):
             if rng.random() < 0.1: rule["seed"] = ""
             if rng.random() < 0.05 and "variations" in rule: rule["ranges"] = []
             if rng.random() < 0.3: rule["seed"] = f"seed-{rng.randrange(100)}"
-            if rng.random() < 0.2: rule["hashAttribute"] = "email"
+            if rng.random() < 0.2:
+                rule["hashAttribute"] = "email"
+                if rng.random() < 0.5: rule["fallbackAttribute"] = "key"
             earlier = list(features)
             if earlier and rng.random() < 0.2:
                 p = rng.choice(earlier)
                 rule["parentConditions"] = [{"id": p, "condition": {"value": {"$ne": features[p]["defaultValue"]}}}]
+                if rng.random() < 0.3:
+                    test = rng.choice([True, "red", 3, {"$gt": 1}, {"$in": ["red", 3, False]}, {"$regex": "e"}, {"$vne": "1.0.0"}])
+                    rule["parentConditions"][0]["condition"] = {"value": test}
             rules.append(rule)
         features[key] = {"defaultValue": pick(), "rules": rules}
-    return {"features": features}
+    return {"features": features, "savedGroups": gb_saved_groups(rng)}
 
 
 def check_growthbook(rng, ctxs):
@@ -244,7 +271,7 @@ def check_growthbook(rng, ctxs):
         ours = flags_eval(text, [dict(c, id=c["key"]) for c in ctxs])
         for c, got in zip(ctxs, ours):
             attributes = dict(c, id=c["key"])
-            gb = GrowthBook(attributes=attributes, features=doc["features"])
+            gb = GrowthBook(attributes=attributes, features=doc["features"], saved_groups=doc["savedGroups"])
             for key in doc["features"]:
                 if key in skipped: continue
                 expected = gb.eval_feature(key).value
@@ -436,7 +463,8 @@ def check_unleash(rng, ctxs):
 skips = [0, 0, 0, 0]
 rng = random.Random(int(os.environ.get("IMPORT_SEED", "20261127")))
 ctxs = contexts(rng)
-check_launchdarkly(rng, ctxs)
-check_growthbook(rng, ctxs)
-check_flagd(rng, ctxs)
-check_unleash(rng, ctxs)
+# IMPORT_SYSTEMS=growthbook,unleash checks only those.
+systems = os.environ.get("IMPORT_SYSTEMS", "launchdarkly,growthbook,flagd,unleash").split(",")
+for system, check in [("launchdarkly", check_launchdarkly), ("growthbook", check_growthbook), ("flagd", check_flagd),
+                      ("unleash", check_unleash)]:
+    if system in systems: check(rng, ctxs)

@@ -11,11 +11,27 @@ import Foundation
 /// `$nin`, `$not`, `$nor`) is true (`not has(x) or …`).
 struct GrowthBookImport {
     var notes: [ImportNote] = []
-    private var names = ImportNames()
+    var names = ImportNames()
     /// Each feature's name and kind, for prerequisites.
     private var declared: [String: (name: String, type: String)] = [:]
+    /// The values each declaration (by name) can give, for version tests of them.
+    var declaredValues: [String: [JSON]] = [:]
+    /// The payload's saved groups, by id.
+    var savedGroups: [String: JSON] = [:]
+    /// Saved groups written as segments (their names, by id, and a list group's by id and
+    /// path), condition groups that could not be, and those being written (a reference
+    /// back to one is a cycle).
+    var groupSegments: [String: String] = [:]
+    var failedGroups: Set<String> = []
+    var writingGroups: [String] = []
+    /// Bytes written so far from what rules refer to (see ``spend(_:at:)``).
+    var expansion = 0
+    /// The most bytes an import writes from what rules refer to (a real payload's saved
+    /// groups are written once each, and a test of a parent's value lists a few values).
+    let expansionLimit: Int
+    var segments: [(name: String, doc: [String], condition: ImportedCondition)] = []
 
-    init() {}
+    init(expansionLimit: Int = 8 << 20) { self.expansionLimit = expansionLimit }
 
     mutating func run(_ root: JSON) throws(ImportError) -> ImportedFile {
         guard case .object = root else {
@@ -33,17 +49,27 @@ struct GrowthBookImport {
         if root["encryptedFeatures"] != nil {
             throw ImportError("the payload's features are encrypted: import the decrypted payload (the SDK's decryption key decrypts it)")
         }
+        if let groups = root["savedGroups"] {
+            guard case .object(let members) = groups else { throw ImportError("\"savedGroups\" is \(groups.kindName), not an object") }
+            for (id, group) in lastOfEach(members, at: "savedGroups", notes: &notes) { savedGroups[id] = group }
+        }
         var file = ImportedFile()
         file.header = ["Imported from GrowthBook by 'flags import --from growthbook'."]
         // The attributes the conditions read keep their names.
         var read: Set<String> = []
+        func attribute(_ json: JSON?) {
+            if let a = json?.string { read.insert(String(a.split(separator: ".").first ?? Substring(a))) }
+        }
         for (_, feature) in entries {
             for rule in feature["rules"]?.elements ?? [] {
                 if let condition = rule["condition"] { ImportNames.attributes(in: condition, into: &read) }
-                for field in ["hashAttribute", "fallbackAttribute"] {
-                    if let a = rule[field]?.string { read.insert(String(a.split(separator: ".").first ?? Substring(a))) }
-                }
+                for field in ["hashAttribute", "fallbackAttribute"] { attribute(rule[field]) }
+                for filter in rule["filters"]?.elements ?? [] { attribute(filter["attribute"]) }
             }
+        }
+        for (_, group) in savedGroups {
+            if let condition = group["condition"] { ImportNames.attributes(in: condition, into: &read) }
+            attribute(group["attributeKey"])
         }
         read.insert("id")
         names.reserve(read)
@@ -55,12 +81,16 @@ struct GrowthBookImport {
                         .renamed, at: "features.\(key)",
                         "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
             }
-            if let type = type(of: feature, key: key) { declared[key] = (name, type) }
+            if let type = type(of: feature, key: key) {
+                declared[key] = (name, type)
+                declaredValues[name] = values(feature)
+            }
         }
         for (key, feature) in entries {
             guard let (name, type) = declared[key] else { continue }
             file.declarations.append(declaration(feature, key: key, name: name, type: type))
         }
+        file.segments = segments
         return file
     }
 
@@ -119,10 +149,12 @@ struct GrowthBookImport {
         for (i, rule) in (feature["rules"]?.elements ?? []).enumerated() {
             let at = "\(place).rules[\(i)]"
             var unsupported: [String] = []
-            for field in ["fallbackAttribute", "contextualBanditRef", "tracks"]
-            where rule[field] != nil && rule[field] != .null {
-                if field == "tracks" { continue }
-                unsupported.append(field)
+            if rule["contextualBanditRef"] != nil && rule["contextualBanditRef"] != .null {
+                unsupported.append("contextual bandits")
+            }
+            let fallback = rule["fallbackAttribute"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+            if let fallback, fallback.contains(".") {
+                unsupported.append("a fallback attribute named with a dot (GrowthBook reads it as one flat name)")
             }
             if (rule["meta"]?.elements ?? []).contains(where: { $0["passthrough"] == .bool(true) }) {
                 unsupported.append("passthrough variations (holdouts)")
@@ -147,6 +179,11 @@ struct GrowthBookImport {
             let unit = rule["hashAttribute"]?.string ?? "id"
             if let force = rule["force"] {
                 guard var rollout = rollout(rule, key: key, unit: unit, at: at) else { continue }
+                // A unit without a usable value (absent, empty, not a string or a number):
+                // the fallback attribute's, as GrowthBook takes it.
+                if let fallback, rollout != .always, rollout != .never, let other = self.rollout(rule, key: key, unit: fallback, at: at) {
+                    rollout = .atom("(\(rollout.text)) ?? (\(other.text))")
+                }
                 if let json = rule["filters"] {
                     guard let f = filters(json, at: at + ".filters") else { continue }
                     rollout = .and([f, rollout])
@@ -160,6 +197,13 @@ struct GrowthBookImport {
             }
             guard let rules = experiment(rule, variations: variations, key: key, unit: unit, type: type, when: condition, at: at) else {
                 continue
+            }
+            if fallback != nil {
+                notes.append(
+                    ImportNote(
+                        .remark, at: at + ".fallbackAttribute",
+                        "GrowthBook reads an experiment's fallback attribute only with sticky bucketing, which .flags has not: a user without '\(unit)' is not in the experiment"
+                    ))
             }
             out.rules += rules
         }
@@ -359,200 +403,4 @@ struct GrowthBookImport {
     /// A value as Python's `value or fallback` reads it: a zero or an empty string is none.
     static func orDefault(_ value: Int?, _ fallback: Int) -> Int { value.flatMap { $0 == 0 ? nil : $0 } ?? fallback }
     static func orDefault(_ value: String?, _ fallback: String) -> String { value.flatMap { $0.isEmpty ? nil : $0 } ?? fallback }
-
-    // MARK: Conditions
-
-    static func number(_ json: JSON) -> Double? {
-        switch json {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        default: return nil
-        }
-    }
-
-    /// A condition object: every member holds (attributes by path, `$and`, `$or`, `$nor`,
-    /// `$not`). `negated`: under an odd number of negations, where a comparison with an
-    /// absent attribute must read false, not unknown.
-    private mutating func condition(_ json: JSON, negated: Bool, at: String) -> ImportedCondition? {
-        guard case .object(let members) = json else {
-            notes.append(ImportNote(.notImported, at: at, "a condition is an object; the rule is left out"))
-            return nil
-        }
-        var parts: [ImportedCondition] = []
-        for (key, value) in members {
-            switch key {
-            case "$and", "$or", "$nor":
-                guard let list = value.elements else {
-                    notes.append(ImportNote(.notImported, at: "\(at).\(key)", "\(key) takes a list; the rule is left out"))
-                    return nil
-                }
-                var inner: [ImportedCondition] = []
-                for (i, c) in list.enumerated() {
-                    guard let part = condition(c, negated: negated != (key == "$nor"), at: "\(at).\(key)[\(i)]") else { return nil }
-                    inner.append(part)
-                }
-                switch key {
-                case "$and": parts.append(.and(inner))
-                case "$or": parts.append(list.isEmpty ? .always : .or(inner))
-                default: parts.append(.negated(.or(inner)))
-                }
-            case "$not":
-                guard let inner = condition(value, negated: !negated, at: "\(at).$not") else { return nil }
-                parts.append(.negated(inner))
-            default:
-                if key.hasPrefix("$") {
-                    notes.append(ImportNote(.notImported, at: "\(at).\(key)", "\(key) has no .flags form; the rule is left out"))
-                    return nil
-                }
-                guard let path = ImportedSource.path(key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
-                    notes.append(
-                        ImportNote(
-                            .notImported, at: "\(at).\(key)", "'\(key)' is no attribute a .flags rule can read; the rule is left out"))
-                    return nil
-                }
-                guard let part = valueCondition(path, value, negated: negated, at: "\(at).\(key)") else { return nil }
-                parts.append(part)
-            }
-        }
-        return .and(parts)
-    }
-
-    /// A test of one attribute, or of the value of a parent feature whose values are of
-    /// type `parent` (never absent, and never equal to or ordered with a value of
-    /// another JSON type).
-    private mutating func valueCondition(
-        _ path: String, _ test: JSON, negated: Bool, at: String, parent: String? = nil
-    ) -> ImportedCondition? {
-        let declaration = parent != nil
-        func fits(_ value: JSON) -> Bool { parent.map { Self.isOfType(value, $0) } ?? true }
-        // Under a negation a comparison is guarded by presence, so that it reads false (not
-        // unknown) for an absent attribute, as GrowthBook's does.
-        func compare(_ text: String) -> ImportedCondition {
-            let atom = ImportedCondition.atom(text)
-            return negated && !declaration ? .and([.atom("has(\(path))"), atom]) : atom
-        }
-        func equal(_ value: JSON) -> ImportedCondition? {
-            if parent == "flag", case .bool(let b) = value { return b ? .atom(path) : .not(.atom(path)) }
-            switch value {
-            case .null: return declaration ? .never : .not(.atom("has(\(path))"))
-            case .bool, .int, .double, .string: return fits(value) ? compare("\(path) == \(ImportedSource.literal(value)!)") : .never
-            default:
-                notes.append(ImportNote(.notImported, at: at, "comparing with \(value.kindName) has no .flags form; the rule is left out"))
-                return nil
-            }
-        }
-        func member(_ list: JSON, _ op: String) -> ImportedCondition? {
-            guard let listed = list.elements else {
-                notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) takes a list; the rule is left out"))
-                return nil
-            }
-            var tests: [ImportedCondition] = []
-            let values = listed.filter(fits)
-            let strings = values.compactMap(\.string).map(StringEscaping.quoted)
-            let numbers = values.compactMap { v -> String? in
-                switch v {
-                case .int, .double: ImportedSource.literal(v);
-                default: nil
-                }
-            }
-            for group in [strings, numbers] where !group.isEmpty { tests.append(compare("\(path) in [\(group.joined(separator: ", "))]")) }
-            for v in values { if case .bool = v { tests.append(equal(v) ?? .never) } }
-            return .or(tests)
-        }
-        guard case .object(let members) = test, members.contains(where: { $0.0.hasPrefix("$") }) else { return equal(test) }
-        var parts: [ImportedCondition] = []
-        for (op, value) in members {
-            let part: ImportedCondition?
-            switch op {
-            case "$eq": part = equal(value)
-            case "$ne":
-                part = valueCondition(path, value, negated: !negated, at: at, parent: parent).map(
-                    ImportedCondition.negated)
-            case "$in": part = member(value, op)
-            case "$nin":
-                part = valueCondition(
-                    path, .object([("$in", value)]), negated: !negated, at: at, parent: parent
-                ).map(ImportedCondition.negated)
-            case "$lt", "$lte", "$gt", "$gte":
-                let symbol = ["$lt": "<", "$lte": "<=", "$gt": ">", "$gte": ">="][op]!
-                switch value {
-                case .int, .double, .string:
-                    part = !fits(value) || parent == "flag" ? .never : compare("\(path) \(symbol) \(ImportedSource.literal(value)!)")
-                default: part = .never
-                }
-            case "$vlt", "$vlte", "$vgt", "$vgte", "$veq", "$vne":
-                let symbol = ["$vlt": "<", "$vlte": "<=", "$vgt": ">", "$vgte": ">=", "$veq": "==", "$vne": "!="][op]!
-                guard let text = value.string, let version = GrowthBookImport.version(text) else {
-                    notes.append(
-                        ImportNote(
-                            .notImported, at: "\(at).\(op)",
-                            "only versions of three numbers compare as .flags versions; the rule is left out"))
-                    return nil
-                }
-                // ($vne holds for a missing attribute: its negation is of a guarded ==.)
-                part =
-                    parent.map { $0 != "string" } ?? false
-                    ? (op == "$vne" ? .always : .never)
-                    : op == "$vne"
-                        ? .negated(
-                            negated && !declaration
-                                ? .atom("\(path) == \(version)") : .and([.atom("has(\(path))"), .atom("\(path) == \(version)")]))
-                        : compare("\(path) \(symbol) \(version)")
-            case "$exists":
-                // (Any falsy value asks for absence, as the SDK reads it.)
-                let exists = !(value == .bool(false) || value == .null || value == .int(0) || value == .double(0) || value == .string(""))
-                part = declaration ? (exists ? .always : .never) : exists ? .atom("has(\(path))") : .not(.atom("has(\(path))"))
-            case "$notRegex", "$notRegexi":
-                let positive = op == "$notRegex" ? "$regex" : "$regexi"
-                part = valueCondition(path, .object([(positive, value)]), negated: !negated, at: at, parent: parent).map(
-                    ImportedCondition.negated)
-            case "$regex", "$regexi":
-                guard var pattern = value.string else {
-                    part = .never
-                    break
-                }
-                if op == "$regexi" { pattern = "(?i)" + pattern }
-                if parent.map({ $0 != "string" }) ?? false {
-                    part = .never
-                    break
-                }
-                guard LaunchDarklyImport.compiles(pattern) else {
-                    notes.append(
-                        ImportNote(
-                            .notImported, at: "\(at).\(op)",
-                            "the pattern \(StringEscaping.quoted(pattern)) is outside the .flags dialect; the rule is left out"))
-                    return nil
-                }
-                part = compare("\(path) matches \(StringEscaping.quoted(pattern))")
-            case "$not":
-                part = valueCondition(path, value, negated: !negated, at: "\(at).$not", parent: parent).map(
-                    ImportedCondition.negated)
-            default:
-                notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) has no .flags form; the rule is left out"))
-                return nil
-            }
-            guard let part else { return nil }
-            parts.append(part)
-        }
-        return .and(parts)
-    }
-
-    /// Whether `value` is of the JSON type of values of `type`: a bool for a flag's or a
-    /// bool's, a string for a string's, a number for an int's or a double's.
-    static func isOfType(_ value: JSON, _ type: String) -> Bool {
-        switch (value, type) {
-        case (.bool, "flag"), (.bool, "bool"), (.string, "string"), (.int, "int"), (.int, "double"), (.double, "int"), (.double, "double"):
-            true
-        default: false
-        }
-    }
-
-    /// A version literal for `text` when it is three numbers and an optional pre-release.
-    static func version(_ text: String) -> String? {
-        var text = text
-        if text.hasPrefix("v") { text.removeFirst() }
-        let core = text.prefix { $0 != "-" && $0 != "+" }
-        guard core.split(separator: ".", omittingEmptySubsequences: false).count == 3 else { return nil }
-        return LaunchDarklyImport.version(text)
-    }
 }

@@ -106,7 +106,7 @@ package indirect enum ImportedCondition: Sendable, Equatable {
         case .never: return "false"
         case .atom(let text): return text
         case .not(let inner):
-            if case .atom(let text) = inner { return "not (\(text))" }
+            if case .atom(let text) = inner { return ImportNames.isName(text) ? "not \(text)" : "not (\(text))" }
             return "not " + inner.text(inside: .not)
         case .all(let parts):
             let text = parts.map { $0.text(inside: .and) }.joined(separator: " and ")

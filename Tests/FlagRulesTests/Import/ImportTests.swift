@@ -54,7 +54,7 @@ struct ImportTests {
         #expect(text.contains(#"enabled when key == "user-1""#))
         #expect(text.contains(#"not (rollout(key, "new-checkout.abc", launchdarkly) < 60%)"#), "\(text)")
         #expect(text.contains(#"variant theme [light, dark] = light {"#))
-        #expect(text.contains("light when not (newCheckout)"), "a failed prerequisite gives the off variation")
+        #expect(text.contains("light when not newCheckout"), "a failed prerequisite gives the off variation")
         #expect(text.contains(#"dark when organization.plan == "pro""#), "another context kind is an object")
         #expect(text.contains(#"split(key, "61", launchdarkly) { light: 50000, dark: 50000 }"#), "an experiment hashes its seed")
         #expect(text.contains("@disabled\nvalue limit: int = 10 {\n  20\n}"), "an off flag: its off variation, its fallthrough kept")
@@ -116,11 +116,13 @@ struct ImportTests {
             text.contains(#"7 when not (rollout(deviceId, "s", growthbook) < 50%) and\#n      rollout(deviceId, "s", growthbook) < 100%"#),
             "\(text)")
         #expect(!text.contains("8"), "an experiment of one variation never runs")
+        // An experiment's fallback attribute: read only with sticky bucketing, and said.
         let notes = result.notes.map(\.description)
         #expect(
-            notes.contains("features.limit.rules[2]: not imported: fallbackAttribute have no .flags form; the rule is left out"), "\(notes)"
-        )
-        #expect(!result.isExact)
+            notes.contains {
+                $0.hasPrefix("features.limit.rules[2].fallbackAttribute: note: GrowthBook reads an experiment's fallback attribute only")
+            }, "\(notes)")
+        #expect(result.isExact)
     }
 
     /// A prerequisite's condition read against its feature's value, of one known type:
@@ -150,6 +152,69 @@ struct ImportTests {
         #expect(try Self.evaluate(result, "a", [:]) == .int(2))
         #expect(try Self.evaluate(result, "b", [:]) == .int(6))
         #expect(!result.text.contains("5 when"), "\(result.text)")
+    }
+
+    /// Saved groups (`$savedGroup`, `$inGroup`, a group reading itself), a force rule's
+    /// fallback attribute, and a version test of a parent's value: the values are the
+    /// GrowthBook 4.0.0 SDK's for the same payload and contexts.
+    @Test func growthBookSavedGroupsFallbackAttributesAndParentVersions() throws {
+        let payload = """
+            {"features": {
+              "release": {"defaultValue": "1.2.0", "rules": [{"condition": {"beta": true}, "force": "2.0.0-rc.1"}]},
+              "offer": {"defaultValue": 0, "rules": [
+                {"condition": {"$savedGroup": {"id": "staff"}}, "force": 1},
+                {"condition": {"$not": {"$savedGroup": {"id": "eu"}}}, "force": 2},
+                {"condition": {"email": {"$inGroup": "vip"}}, "force": 3},
+                {"parentConditions": [{"id": "release", "condition": {"value": {"$vgte": "2.0.0-beta"}}}], "force": 4},
+                {"force": 5, "coverage": 0.5, "hashAttribute": "userId", "fallbackAttribute": "deviceId", "hashVersion": 2}
+              ]},
+              "loop": {"defaultValue": false, "rules": [{"condition": {"$savedGroup": {"id": "a"}}, "force": true}]}
+            },
+            "savedGroups": {
+              "staff": {"type": "list", "attributeKey": "userId", "values": ["u1", "u2"]},
+              "vip": ["a@x.com", "b@x.com"],
+              "eu": {"type": "condition", "condition": {"$or": [{"country": {"$in": ["FR", "DE"]}}, {"$savedGroup": {"id": "eu"}}]}},
+              "a": {"type": "condition", "condition": {"$savedGroup": {"id": "b"}}},
+              "b": {"type": "condition", "condition": {"$savedGroup": {"id": "a"}}}
+            }}
+            """
+        let result = try Self.imported(payload, .growthbook)
+        let text = result.text
+        #expect(text.contains(#"segment eu = (country in ["FR", "DE"]) ?? false"#), "\(text)")
+        #expect(text.contains(#"segment staff = (userId in ["u1", "u2"]) ?? false"#), "\(text)")
+        #expect(text.contains("2 when not eu\n"), "\(text)")
+        #expect(text.contains(#"4 when release in ["2.0.0-rc.1"]"#), "\(text)")
+        #expect(
+            text.contains(#"5 when (rollout(userId, "offer", growthbook) < 50%) ?? (rollout(deviceId, "offer", growthbook) < 50%)"#),
+            "\(text)")
+        let expected: [(EvaluationContext, Int)] = [
+            (["userId": "u1"], 1), (["country": "FR", "userId": "u9"], 0), (["country": "US", "userId": "u9"], 2),
+            (["country": "FR", "email": "a@x.com", "userId": "x"], 3), (["country": "FR", "beta": true, "userId": "x"], 4),
+            (["country": "FR", "userId": "u7"], 5), (["country": "FR", "userId": "u4"], 0), (["country": "FR", "deviceId": "d3"], 5),
+            (["country": "FR", "deviceId": "d1"], 0), (["country": "FR", "userId": "", "deviceId": "d3"], 5),
+        ]
+        for (context, value) in expected { #expect(try Self.evaluate(result, "offer", context) == .int(value), "\(context)") }
+        // Two groups that read each other mean one thing or another by where they are
+        // entered: the rule is named, at its place.
+        #expect(
+            result.notes.map(\.description).contains(
+                "features.loop.rules[0].condition.$savedGroup: not imported: saved group 'a' is not imported (see savedGroups.a); the rule is left out"
+            ), "\(result.notes)")
+        #expect(!result.isExact)
+    }
+
+    /// A big list group read by many attributes, each a segment of its own: what an import
+    /// writes from what rules refer to is bounded, and each rule past the bound is named.
+    @Test func growthBookListsWrittenFromGroupsAreBounded() throws {
+        let values = (0..<500).map { "\"user-\($0)\"" }.joined(separator: ",")
+        let rules = (0..<20).map { #"{"condition": {"a\#($0)": {"$inGroup": "big"}}, "force": \#($0 + 1)}"# }.joined(separator: ",")
+        let payload = #"{"features": {"f": {"defaultValue": 0, "rules": [\#(rules)]}}, "savedGroups": {"big": [\#(values)]}}"#
+        var importer = GrowthBookImport(expansionLimit: 10_000)
+        let file = try importer.run(try JSON.parse(bytes: Array(payload.utf8)))
+        #expect(file.segments.count == 2)
+        let bounded = importer.notes.filter { $0.message.contains("the most an import writes") }
+        #expect(bounded.count == 18 && bounded.first?.place == "features.f.rules[2].condition.a2.$inGroup", "\(importer.notes)")
+        #expect(file.declarations.first?.rules.count == 2)
     }
 
     static let flagd = """

@@ -1,0 +1,380 @@
+import FlagRules
+
+// GrowthBook's conditions: attribute tests, `$and`/`$or`/`$nor`/`$not`, and saved groups.
+extension GrowthBookImport {
+    /// A JSON number as a double; nil for anything else.
+    static func number(_ json: JSON) -> Double? {
+        switch json {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    /// A condition object: every member holds (attributes by path, `$and`, `$or`, `$nor`,
+    /// `$not`). `negated`: under an odd number of negations, where a comparison with an
+    /// absent attribute must read false, not unknown.
+    mutating func condition(_ json: JSON, negated: Bool, at: String) -> ImportedCondition? {
+        guard case .object(let members) = json else {
+            notes.append(ImportNote(.notImported, at: at, "a condition is an object; the rule is left out"))
+            return nil
+        }
+        var parts: [ImportedCondition] = []
+        for (key, value) in members {
+            switch key {
+            case "$and", "$or", "$nor":
+                guard let list = value.elements else {
+                    notes.append(ImportNote(.notImported, at: "\(at).\(key)", "\(key) takes a list; the rule is left out"))
+                    return nil
+                }
+                var inner: [ImportedCondition] = []
+                for (i, c) in list.enumerated() {
+                    guard let part = condition(c, negated: negated != (key == "$nor"), at: "\(at).\(key)[\(i)]") else { return nil }
+                    inner.append(part)
+                }
+                switch key {
+                case "$and": parts.append(.and(inner))
+                case "$or": parts.append(list.isEmpty ? .always : .or(inner))
+                default: parts.append(.negated(.or(inner)))
+                }
+            case "$not":
+                guard let inner = condition(value, negated: !negated, at: "\(at).$not") else { return nil }
+                parts.append(.negated(inner))
+            case "$savedGroup":
+                guard let group = savedGroup(value, negated: negated, at: "\(at).$savedGroup") else { return nil }
+                parts.append(group)
+            case "$savedGroups":
+                // (A retired key; the SDK reads it as false.)
+                parts.append(.never)
+            default:
+                if key.hasPrefix("$") {
+                    notes.append(ImportNote(.notImported, at: "\(at).\(key)", "\(key) has no .flags form; the rule is left out"))
+                    return nil
+                }
+                guard let path = ImportedSource.path(key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at).\(key)", "'\(key)' is no attribute a .flags rule can read; the rule is left out"))
+                    return nil
+                }
+                guard let part = valueCondition(path, value, negated: negated, at: "\(at).\(key)") else { return nil }
+                parts.append(part)
+            }
+        }
+        return .and(parts)
+    }
+
+    /// A test of one attribute, or of the value of a parent feature whose values are of
+    /// type `parent` (never absent, and never equal to or ordered with a value of
+    /// another JSON type).
+    mutating func valueCondition(
+        _ path: String, _ test: JSON, negated: Bool, at: String, parent: String? = nil
+    ) -> ImportedCondition? {
+        let declaration = parent != nil
+        func fits(_ value: JSON) -> Bool { parent.map { Self.isOfType(value, $0) } ?? true }
+        // Under a negation a comparison is guarded by presence, so that it reads false (not
+        // unknown) for an absent attribute, as GrowthBook's does.
+        func compare(_ text: String) -> ImportedCondition {
+            let atom = ImportedCondition.atom(text)
+            return negated && !declaration ? .and([.atom("has(\(path))"), atom]) : atom
+        }
+        func equal(_ value: JSON) -> ImportedCondition? {
+            if parent == "flag", case .bool(let b) = value { return b ? .atom(path) : .not(.atom(path)) }
+            switch value {
+            case .null: return declaration ? .never : .not(.atom("has(\(path))"))
+            case .bool, .int, .double, .string: return fits(value) ? compare("\(path) == \(ImportedSource.literal(value)!)") : .never
+            default:
+                notes.append(ImportNote(.notImported, at: at, "comparing with \(value.kindName) has no .flags form; the rule is left out"))
+                return nil
+            }
+        }
+        func member(_ list: JSON, _ op: String) -> ImportedCondition? {
+            guard let listed = list.elements else {
+                notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) takes a list; the rule is left out"))
+                return nil
+            }
+            let values = listed.filter(fits)
+            let strings = values.compactMap(\.string).map(StringEscaping.quoted)
+            let numbers = values.compactMap { v -> String? in
+                switch v {
+                case .int, .double: ImportedSource.literal(v);
+                default: nil
+                }
+            }
+            let bools = values.filter { if case .bool = $0 { true } else { false } }
+            var lists = [strings, numbers].filter { !$0.isEmpty }.map { "\(path) in [\($0.joined(separator: ", "))]" }
+            // Values of several JSON types: a test of another type than the attribute's is
+            // unknown where GrowthBook's is false, so each reads false when unknown.
+            if !declaration, lists.count + (bools.isEmpty ? 0 : 1) > 1 {
+                lists += bools.compactMap { ImportedSource.literal($0).map { "\(path) == \($0)" } }
+                return .or(lists.map { .atom("(\($0)) ?? false") })
+            }
+            return .or(lists.map(compare) + bools.map { equal($0) ?? .never })
+        }
+        guard case .object(let members) = test, members.contains(where: { $0.0.hasPrefix("$") }) else { return equal(test) }
+        var parts: [ImportedCondition] = []
+        for (op, value) in members {
+            let part: ImportedCondition?
+            switch op {
+            case "$eq": part = equal(value)
+            case "$ne":
+                part = valueCondition(path, value, negated: !negated, at: at, parent: parent).map(
+                    ImportedCondition.negated)
+            case "$in": part = member(value, op)
+            case "$nin":
+                part = valueCondition(
+                    path, .object([("$in", value)]), negated: !negated, at: at, parent: parent
+                ).map(ImportedCondition.negated)
+            case "$lt", "$lte", "$gt", "$gte":
+                let symbol = ["$lt": "<", "$lte": "<=", "$gt": ">", "$gte": ">="][op]!
+                switch value {
+                case .int, .double, .string:
+                    part = !fits(value) || parent == "flag" ? .never : compare("\(path) \(symbol) \(ImportedSource.literal(value)!)")
+                default: part = .never
+                }
+            case "$vlt", "$vlte", "$vgt", "$vgte", "$veq", "$vne":
+                if parent != nil {
+                    guard let held = versionTest(op, of: path, against: value, parent: parent!, at: at) else { return nil }
+                    part = held
+                    break
+                }
+                let symbol = ["$vlt": "<", "$vlte": "<=", "$vgt": ">", "$vgte": ">=", "$veq": "==", "$vne": "!="][op]!
+                guard let text = value.string, let version = GrowthBookImport.version(text) else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at).\(op)",
+                            "only versions of three numbers compare as .flags versions; the rule is left out"))
+                    return nil
+                }
+                // ($vne holds for a missing attribute: its negation is of a guarded ==.)
+                part =
+                    op == "$vne"
+                    ? .negated(negated ? .atom("\(path) == \(version)") : .and([.atom("has(\(path))"), .atom("\(path) == \(version)")]))
+                    : compare("\(path) \(symbol) \(version)")
+            case "$inGroup", "$notInGroup":
+                // A legacy list, or a list group's values; a group the payload lacks is
+                // empty; anything else the SDK reads as false, whichever the operator.
+                let group = value.string.map { savedGroups[$0] ?? .array([]) }
+                let listed: JSON? =
+                    switch group {
+                    case .array?: group
+                    case .object?: group?["type"]?.string == "list" && group?["values"]?.elements != nil ? group?["values"] : nil
+                    default: nil
+                    }
+                if case .object? = group, let type = group?["type"]?.string, type != "list", type != "condition" {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at).\(op)", "saved group of type \"\(type)\" has no .flags form; the rule is left out"))
+                    return nil
+                }
+                guard let listed else {
+                    part = .never
+                    break
+                }
+                part = listGroup(value.string!, of: path, values: listed, parent: parent, at: "\(at).\(op)").map {
+                    op == "$inGroup" ? $0 : .negated($0)
+                }
+            case "$exists":
+                // (Any falsy value asks for absence, as the SDK reads it.)
+                let exists = !(value == .bool(false) || value == .null || value == .int(0) || value == .double(0) || value == .string(""))
+                part = declaration ? (exists ? .always : .never) : exists ? .atom("has(\(path))") : .not(.atom("has(\(path))"))
+            case "$notRegex", "$notRegexi":
+                let positive = op == "$notRegex" ? "$regex" : "$regexi"
+                part = valueCondition(path, .object([(positive, value)]), negated: !negated, at: at, parent: parent).map(
+                    ImportedCondition.negated)
+            case "$regex", "$regexi":
+                guard var pattern = value.string else {
+                    part = .never
+                    break
+                }
+                if op == "$regexi" { pattern = "(?i)" + pattern }
+                if parent.map({ $0 != "string" }) ?? false {
+                    part = .never
+                    break
+                }
+                guard LaunchDarklyImport.compiles(pattern) else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at).\(op)",
+                            "the pattern \(StringEscaping.quoted(pattern)) is outside the .flags dialect; the rule is left out"))
+                    return nil
+                }
+                part = compare("\(path) matches \(StringEscaping.quoted(pattern))")
+            case "$not":
+                part = valueCondition(path, value, negated: !negated, at: "\(at).$not", parent: parent).map(
+                    ImportedCondition.negated)
+            default:
+                notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) has no .flags form; the rule is left out"))
+                return nil
+            }
+            guard let part else { return nil }
+            parts.append(part)
+        }
+        return .and(parts)
+    }
+
+    /// Whether `value` is of the JSON type of values of `type`: a bool for a flag's or a
+    /// bool's, a string for a string's, a number for an int's or a double's.
+    static func isOfType(_ value: JSON, _ type: String) -> Bool {
+        switch (value, type) {
+        case (.bool, "flag"), (.bool, "bool"), (.string, "string"), (.int, "int"), (.int, "double"), (.double, "int"), (.double, "double"):
+            true
+        default: false
+        }
+    }
+
+    /// A version literal for `text` when it is three numbers and an optional pre-release.
+    static func version(_ text: String) -> String? {
+        var text = text
+        if text.hasPrefix("v") { text.removeFirst() }
+        let core = text.prefix { $0 != "-" && $0 != "+" }
+        guard core.split(separator: ".", omittingEmptySubsequences: false).count == 3 else { return nil }
+        return LaunchDarklyImport.version(text)
+    }
+
+    /// A version test (`$veq`…`$vgte`) of a parent feature's value, decided for each value
+    /// the feature can give, as GrowthBook compares them (`paddedVersionString`): the
+    /// values that pass, as an `in` list. Values of another JSON type than a string never
+    /// compare (`$vne` holds).
+    mutating func versionTest(_ op: String, of name: String, against value: JSON, parent: String, at: String) -> ImportedCondition? {
+        guard parent == "string", let text = value.string else { return op == "$vne" ? .always : .never }
+        let possible = Array(Set((declaredValues[name] ?? []).compactMap(\.string))).sorted()
+        let padded = possible.compactMap(Self.paddedVersion)
+        guard let expected = Self.paddedVersion(text), padded.count == possible.count else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: "\(at).\(op)",
+                    "versions outside printable ASCII are not compared by this import; the rule is left out"))
+            return nil
+        }
+        let holding = zip(possible, padded).filter { _, actual in
+            switch op {
+            case "$veq": actual == expected
+            case "$vne": actual != expected
+            case "$vlt": actual.lexicographicallyPrecedes(expected)
+            case "$vlte": !expected.lexicographicallyPrecedes(actual)
+            case "$vgt": expected.lexicographicallyPrecedes(actual)
+            default: !actual.lexicographicallyPrecedes(expected)
+            }
+        }
+        guard spend(holding.reduce(0) { $0 + $1.0.utf8.count + 4 }, at: at) else { return nil }
+        if holding.isEmpty { return .never }
+        if holding.count == possible.count { return .always }
+        return .atom("\(name) in [\(holding.map { StringEscaping.quoted($0.0) }.joined(separator: ", "))]")
+    }
+
+    /// GrowthBook's text for ordering versions (its `paddedVersionString`) as bytes: a
+    /// leading `v` and build metadata dropped, split at `.` and `-`, `~` added after a
+    /// version of three parts, each part of digits padded to five with spaces; nil for text
+    /// outside printable ASCII.
+    static func paddedVersion(_ text: String) -> [UInt8]? {
+        guard text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+        var core = Substring(text.isEmpty ? "0" : text)
+        if core.hasPrefix("v") { core = core.dropFirst() }
+        if let plus = core.firstIndex(of: "+") { core = core[..<plus] }
+        var parts = core.split(omittingEmptySubsequences: false) { $0 == "." || $0 == "-" }.map(String.init)
+        if parts.count == 3 { parts.append("~") }
+        let padded = parts.map { part in
+            !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+                ? String(repeating: " ", count: max(0, 5 - part.count)) + part : part
+        }
+        return Array(padded.joined(separator: "-").utf8)
+    }
+
+    /// A list group's test of `path` (an attribute, or a `parent` feature's value): a
+    /// segment written once for each group and path, true or false as GrowthBook's test is.
+    mutating func listGroup(_ id: String, of path: String, values: JSON, parent: String?, at: String) -> ImportedCondition? {
+        let key = "savedGroups.\(id) \(path)"
+        if let name = groupSegments[key] { return .atom(name) }
+        guard spend(values.elements?.reduce(0) { $0 + ($1.string?.utf8.count ?? 24) } ?? 0, at: at) else { return nil }
+        guard let test = valueCondition(path, .object([("$in", values)]), negated: false, at: at, parent: parent) else { return nil }
+        switch test {
+        case .always, .never: return test
+        default: break
+        }
+        let name = names.name(for: key, base: id)
+        groupSegments[key] = name
+        segments.append((name, ["GrowthBook's saved group '\(id)', of \(path)."], .atom("(\(test.text)) ?? false")))
+        return .atom(name)
+    }
+
+    /// Counts `bytes` more written from what a rule refers to (a group's list, a parent's
+    /// values) against `expansionLimit`; false, with a note, past it.
+    mutating func spend(_ bytes: Int, at: String) -> Bool {
+        expansion += bytes
+        guard expansion > expansionLimit else { return true }
+        notes.append(
+            ImportNote(
+                .notImported, at: at,
+                "the lists written for saved groups and parents' values pass \(expansionLimit) bytes, the most an import writes; the rule is left out"
+            ))
+        return false
+    }
+
+    /// A `$savedGroup` reference to one of the payload's saved groups: a list group is its
+    /// attribute `$in` its values; a condition group is a segment written once, true or
+    /// false as GrowthBook's test is (never unknown), so that it reads the same under a
+    /// negation. What the SDK reads as false (a missing or malformed group) is false.
+    mutating func savedGroup(_ reference: JSON, negated: Bool, at: String) -> ImportedCondition? {
+        guard case .object = reference, let id = reference["id"]?.string else { return .never }
+        if let key = reference["attributeKey"], key.string == nil { return .never }
+        guard let group = savedGroups[id], case .object = group else {
+            if savedGroups[id] == nil {
+                notes.append(ImportNote(.remark, at: at, "the payload has no saved group '\(id)': GrowthBook reads it as false"))
+            }
+            return .never
+        }
+        let place = "savedGroups.\(id)"
+        switch group["type"]?.string {
+        case "list":
+            guard let key = (reference["attributeKey"] ?? group["attributeKey"])?.string, let values = group["values"],
+                values.elements != nil
+            else { return .never }
+            guard let path = ImportedSource.path(key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at,
+                        "saved group '\(id)' reads '\(key)', no attribute a .flags rule can read; the rule is left out"))
+                return nil
+            }
+            return listGroup(id, of: path, values: values, parent: nil, at: at)
+        case "condition":
+            guard let json = group["condition"], case .object = json else { return .never }
+            if let segment = groupSegments[id] { return .atom(segment) }
+            guard !failedGroups.contains(id) else {
+                notes.append(ImportNote(.notImported, at: at, "saved group '\(id)' is not imported (see \(place)); the rule is left out"))
+                return nil
+            }
+            // A group read again inside itself is false to the SDK; a cycle through other
+            // groups means one thing or another by where it is entered, and is not imported.
+            if writingGroups.last == id { return .never }
+            guard !writingGroups.contains(id) else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at, "saved groups '\(id)' and '\(writingGroups.last!)' refer to each other; the rule is left out")
+                )
+                return nil
+            }
+            writingGroups.append(id)
+            defer { writingGroups.removeLast() }
+            guard let inner = condition(json, negated: false, at: place + ".condition") else {
+                failedGroups.insert(id)
+                notes.append(ImportNote(.notImported, at: at, "saved group '\(id)' is not imported (see \(place)); the rule is left out"))
+                return nil
+            }
+            let name = names.name(for: "savedGroups." + id, base: id)
+            groupSegments[id] = name
+            let twoValued: ImportedCondition =
+                switch inner {
+                case .always, .never: inner
+                default: .atom("(\(inner.text)) ?? false")
+                }
+            segments.append((name, ["GrowthBook's saved group '\(id)'."], twoValued))
+            return .atom(name)
+        default:
+            notes.append(
+                ImportNote(.notImported, at: place + ".type", "a saved group is of type \"list\" or \"condition\"; the rule is left out"))
+            return nil
+        }
+    }
+}
