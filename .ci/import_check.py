@@ -158,7 +158,7 @@ def check_launchdarkly(rng, ctxs):
                 actual = got[names.get(key, key)]["value"]
                 compared += 1
                 if expected != actual:
-                    sys.exit(f"launchdarkly file {n}: flag {key} for {json.dumps(c)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
+                    sys.exit(f"launchdarkly file {n} ({path}): flag {key} for {json.dumps(c)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
         client.close()
     print(f"launchdarkly-server-sdk and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[0]} flags named as not imported)")
 
@@ -266,7 +266,7 @@ def check_growthbook(rng, ctxs):
     compared = 0
     for n in range(files_per_vendor):
         doc = gb_file(rng)
-        text, names, _, skipped = run_import(doc, "growthbook")
+        text, names, path, skipped = run_import(doc, "growthbook")
         skips[1] += len(skipped)
         ours = flags_eval(text, [dict(c, id=c["key"]) for c in ctxs])
         for c, got in zip(ctxs, ours):
@@ -278,7 +278,7 @@ def check_growthbook(rng, ctxs):
                 actual = got[names.get(key, key)]["value"]
                 compared += 1
                 if expected != actual or type(expected) != type(actual):
-                    sys.exit(f"growthbook file {n}: feature {key} for {json.dumps(attributes)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
+                    sys.exit(f"growthbook file {n} ({path}): feature {key} for {json.dumps(attributes)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
             gb.destroy()
     print(f"growthbook and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[1]} features with a rule named as not imported)")
 
@@ -349,7 +349,7 @@ def check_flagd(rng, ctxs):
     compared = 0
     for n in range(files_per_vendor):
         doc = fd_file(rng)
-        text, names, _, skipped = run_import(doc, "flagd")
+        text, names, path, skipped = run_import(doc, "flagd")
         skips[2] += len(skipped)
         core = FlagdCore()
         core.set_flags(json.dumps(doc))
@@ -365,11 +365,20 @@ def check_flagd(rng, ctxs):
                 actual = got[names.get(key, key)]["value"]
                 compared += 1
                 if expected != actual or type(expected) != type(actual):
-                    sys.exit(f"flagd file {n}: flag {key} for {json.dumps(c)}: flagd-core gives {expected!r}, flags eval {actual!r}\n{json.dumps(flag)}\n{text}")
+                    sys.exit(f"flagd file {n} ({path}): flag {key} for {json.dumps(c)}: flagd-core gives {expected!r}, flags eval {actual!r}\n{json.dumps(flag)}\n{text}")
     print(f"openfeature-flagd-core and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[2]} flags named as not imported)")
 
 
 # ---------------------------------------------------------------- Unleash
+
+def un_time(rng):
+    """A time in 2026 to the millisecond, in UTC or at +02:00."""
+    import datetime
+    t = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(milliseconds=rng.randrange(365 * 86400000))
+    if rng.random() < 0.3: t = t.astimezone(datetime.timezone(datetime.timedelta(hours=2)))
+    text = t.isoformat(timespec="milliseconds")
+    return text.replace("+00:00", "Z") if rng.random() < 0.7 else text
+
 
 def un_constraint(rng):
     c = rng.choice([
@@ -378,6 +387,7 @@ def un_constraint(rng):
          "values": [rng.choice(["a", "Bob", "tester", "@Example.com", "@mail.org"])], "caseInsensitive": rng.random() < 0.5},
         {"contextName": "age", "operator": rng.choice(["NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE"]), "value": str(rng.randrange(10, 80))},
         {"contextName": "version", "operator": rng.choice(["SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"]), "value": rng.choice(VERSIONS)},
+        {"contextName": "currentTime", "operator": rng.choice(["DATE_AFTER", "DATE_BEFORE"]), "value": un_time(rng)},
     ])
     c["inverted"] = rng.random() < 0.25
     return c
@@ -399,6 +409,11 @@ def un_file(rng):
             elif kind == "userWithId":
                 params = {"userIds": ", ".join(f"user-{rng.randrange(100000)}" for _ in range(2)) + ", 3"}
             strategy = {"name": kind, "parameters": params, "constraints": [un_constraint(rng) for _ in range(rng.randrange(0, 3))]}
+            if rng.random() < 0.25:
+                names = rng.sample(["blue", "green", "red"], 2)
+                strategy["variants"] = [{"name": n, "weight": w, "weightType": "variable", "stickiness": rng.choice(["default", "sessionId"]),
+                                         **({"payload": {"type": "string", "value": f"{n} text"}} if rng.random() < 0.5 else {})}
+                                        for n, w in zip(names, [300, 700])]
             if rng.random() < 0.2: strategy["segments"] = [1]
             if rng.random() < 0.15: strategy["disabled"] = True
             strategies.append(strategy)
@@ -408,6 +423,10 @@ def un_file(rng):
             cuts = sorted(rng.randrange(1, 1000) for _ in range(len(names) - 1))
             weights = [b - a for a, b in zip([0] + cuts, cuts + [1000])]
             feature["variants"] = [{"name": n, "weight": w, "weightType": "variable", "stickiness": "default"} for n, w in zip(names, weights)]
+            for v in feature["variants"]:
+                if rng.random() < 0.5:
+                    v["payload"] = rng.choice([{"type": "string", "value": f"{v['name']} text"}, {"type": "json", "value": '{"size": 2}'},
+                                               {"type": "number", "value": "1.5"}])
             if rng.random() < 0.3: feature["variants"][0]["overrides"] = [{"contextName": "userId", "values": ["3", "user-1"]}]
         if features and rng.random() < 0.2:
             feature["dependencies"] = [{"feature": rng.choice(features)["name"], "enabled": rng.random() < 0.7}]
@@ -428,10 +447,11 @@ def check_unleash(rng, ctxs):
         o = {k: v for k, v in c.items() if k in ("country", "email", "age", "version")}
         if i % 6: o["userId"] = c["key"]
         o["sessionId"] = f"session-{i}"
+        o["now"] = un_time(rng)
         ours_ctxs.append(o)
     for n in range(files_per_vendor):
         doc = un_file(rng)
-        text, names, _, skipped = run_import(doc, "unleash")
+        text, names, path, skipped = run_import(doc, "unleash")
         skips[3] += len(skipped)
         with tempfile.TemporaryDirectory() as d:
             cache = FileCache("import-check", directory=d)
@@ -442,7 +462,8 @@ def check_unleash(rng, ctxs):
             ours = flags_eval(text, ours_ctxs)
             for c, got in zip(ours_ctxs, ours):
                 context = {k: c[k] for k in ("userId", "sessionId") if k in c}
-                context["properties"] = {k: str(v) for k, v in c.items() if k not in ("userId", "sessionId")}
+                context["currentTime"] = c["now"]
+                context["properties"] = {k: str(v) for k, v in c.items() if k not in ("userId", "sessionId", "now")}
                 for feature in doc["features"]:
                     key = feature["name"]
                     if key in skipped: continue
@@ -450,12 +471,18 @@ def check_unleash(rng, ctxs):
                     expected, actual = client.is_enabled(key, context), got[flag]["value"]
                     compared += 1
                     if expected != actual:
-                        sys.exit(f"unleash file {n}: feature {key} for {json.dumps(context)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(feature)}\n{text}")
+                        sys.exit(f"unleash file {n} ({path}): feature {key} for {json.dumps(context)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(feature)}\n{text}")
                     if "variants" in feature:
-                        expected, actual = client.get_variant(key, context)["name"], got[flag + "Variant"]["value"]
+                        variant = client.get_variant(key, context)
+                        expected, actual = variant["name"], got[flag + "Variant"]["value"]
                         compared += 1
                         if expected != actual:
-                            sys.exit(f"unleash file {n}: variant of {key} for {json.dumps(context)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(feature)}\n{text}")
+                            sys.exit(f"unleash file {n} ({path}): variant of {key} for {json.dumps(context)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(feature)}\n{text}")
+                        if flag + "Payload" in got:
+                            expected, actual = (variant.get("payload") or {}).get("value", ""), got[flag + "Payload"]["value"]
+                            compared += 1
+                            if expected != actual:
+                                sys.exit(f"unleash file {n} ({path}): payload of {key} for {json.dumps(context)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(feature)}\n{text}")
             client.destroy()
     print(f"UnleashClient and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[3]} features named as not imported)")
 

@@ -85,10 +85,11 @@ struct FlagdImport {
 
     private mutating func shape(_ flag: JSON, key: String, splits: Bool) -> Shape? {
         let place = "flags.\(key).variants"
-        guard case .object(let variants) = flag["variants"] ?? .null, !variants.isEmpty else {
+        guard case .object(let members) = flag["variants"] ?? .null, !members.isEmpty else {
             notes.append(ImportNote(.notImported, at: place, "a flag needs variants; flag '\(key)' left out"))
             return nil
         }
+        let variants = lastOfEach(members, at: place, notes: &notes).map { ($0.key, $0.json) }
         let order = variants.map(\.0)
         let values = variants.map(\.1)
         let bools = values.compactMap { if case .bool(let b) = $0 { b } else { nil } }

@@ -18,7 +18,12 @@ struct UnleashImport {
     private var declared: [String: (flag: String, variant: String?)] = [:]
     private var byKey: [String: JSON] = [:]
 
-    init() {}
+    /// Bytes of feature variants written again for each run of strategies without their
+    /// own, and the most an import writes so.
+    private var spent = 0
+    private let expansionLimit: Int
+
+    init(expansionLimit: Int = 8 << 20) { self.expansionLimit = expansionLimit }
 
     mutating func run(_ root: JSON) throws(ImportError) -> ImportedFile {
         guard case .object = root else {
@@ -139,8 +144,12 @@ struct UnleashImport {
         // variants of its own, else the feature's (overrides first).
         var cases = ["disabled"]
         var rules: [ImportedDeclaration.Rule] = []
-        func addCases(_ variants: [JSON], at: String) -> [(String, Int)]? {
-            var entries: [(String, Int)] = []
+        // Each variant's payload text by its name (nil: none), and the first place one name
+        // is given another payload.
+        var payloads: [String: String?] = [:]
+        var payloadClash: String?
+        func addCases(_ variants: [JSON], at: String) -> [(name: String, weight: Int, payload: String?)]? {
+            var entries: [(name: String, weight: Int, payload: String?)] = []
             for (i, variant) in variants.enumerated() {
                 guard let name = variant["name"]?.string, ImportNames.isName(name), name != "disabled" else {
                     notes.append(
@@ -149,25 +158,32 @@ struct UnleashImport {
                             "a variant's name that is no .flags name (or 'disabled'); the feature's variants are left out"))
                     return nil
                 }
-                if variant["payload"] != nil, variant["payload"] != .null {
-                    notes.append(
-                        ImportNote(
-                            .notImported, at: "\(at)[\(i)].payload", "payloads are not imported: \(variantName) gives the variant's name"))
+                var payload: String? = nil
+                if let json = variant["payload"], json != .null {
+                    guard let text = json["value"]?.string else {
+                        notes.append(
+                            ImportNote(
+                                .notImported, at: "\(at)[\(i)].payload",
+                                "a payload's value is a string; the feature's variants are left out"))
+                        return nil
+                    }
+                    payload = text
                 }
+                if let known = payloads[name], known != payload, payloadClash == nil { payloadClash = "\(at)[\(i)].payload" }
+                payloads[name] = payload
                 if !cases.contains(name) { cases.append(name) }
-                entries.append((name, max(0, variant["weight"]?.integer ?? 0)))
+                entries.append((name, max(0, variant["weight"]?.integer ?? 0), payload))
             }
             return entries
         }
-        for strategy in strategies {
-            guard let variants = strategy.json["variants"]?.elements, !variants.isEmpty else { continue }
-            guard let entries = addCases(variants, at: strategy.at + ".variants"),
-                let split = split(
-                    entries, stickiness: variants[0]["stickiness"]?.string,
-                    groupId: strategy.json["parameters"]?["groupId"]?.string ?? key, at: strategy.at + ".variants")
-            else { return [flag] }
-            rules.append(.init(split, when: .and([.atom(flagName), strategy.condition])))
+        // What a payload is where one variant name has two: for each variant rule, the
+        // payload of each variant it may give (`v == name`).
+        var payloadRules: [ImportedDeclaration.Rule] = []
+        func payloadTests(of entries: [(name: String, weight: Int, payload: String?)]) -> [(String, ImportedCondition)] {
+            entries.map { (StringEscaping.quoted($0.payload ?? ""), .atom("\(variantName) == \($0.name)")) }
         }
+        // The feature's variants (overrides first), for when the first strategy on has none.
+        var featureRules: [(result: String, condition: ImportedCondition, payloads: [(String, ImportedCondition)])] = []
         if let variants = feature["variants"]?.elements, !variants.isEmpty {
             guard let entries = addCases(variants, at: place + ".variants") else { return [flag] }
             for (i, variant) in variants.enumerated() {
@@ -180,19 +196,87 @@ struct UnleashImport {
                     }
                     let values = (override["values"]?.elements ?? []).compactMap(\.string).map(StringEscaping.quoted)
                     guard !values.isEmpty else { continue }
-                    rules.append(
-                        .init(entries[i].0, when: .and([.atom(flagName), .atom("\(path) in [\(values.joined(separator: ", "))]")])))
+                    featureRules.append(
+                        (
+                            entries[i].name, .atom("\(path) in [\(values.joined(separator: ", "))]"),
+                            [(StringEscaping.quoted(entries[i].payload ?? ""), .always)]
+                        ))
                 }
             }
-            guard let split = split(entries, stickiness: variants[0]["stickiness"]?.string, groupId: key, at: place + ".variants") else {
-                return [flag]
+            guard
+                let split = split(
+                    entries.map { ($0.name, $0.weight) }, stickiness: variants[0]["stickiness"]?.string, groupId: key,
+                    at: place + ".variants")
+            else { return [flag] }
+            featureRules.append((split, .always, payloadTests(of: entries)))
+        } else {
+            featureRules = [("disabled", .always, [("\"\"", .always)])]
+        }
+        // The first strategy on decides: its own variants (their overrides unread), or the
+        // feature's. Strategies in a row without variants share one set of the feature's.
+        // (With no strategy of variants of its own, the flag on is all it takes.)
+        let anyOwn = strategies.contains { !($0.json["variants"]?.elements ?? []).isEmpty }
+        var withoutVariants: [ImportedCondition] = anyOwn ? [] : [.always]
+        func addFeatureVariants() {
+            guard !withoutVariants.isEmpty else { return }
+            let on = ImportedCondition.and([.atom(flagName), .or(withoutVariants)])
+            spent += featureRules.reduce(0) { $0 + $1.result.utf8.count + $1.condition.text.utf8.count }
+            rules += featureRules.map { .init($0.result, when: .and([on, $0.condition])) }
+            for rule in featureRules {
+                payloadRules += rule.payloads.map { .init($0.0, when: .and([on, rule.condition, $0.1])) }
             }
-            rules.append(.init(split, when: .atom(flagName)))
+            withoutVariants = []
+        }
+        for strategy in strategies {
+            guard let variants = strategy.json["variants"]?.elements, !variants.isEmpty else {
+                if anyOwn { withoutVariants.append(strategy.condition) }
+                continue
+            }
+            addFeatureVariants()
+            // (A strategy's variants are bucketed by the strategy's stickiness, not theirs.)
+            guard let entries = addCases(variants, at: strategy.at + ".variants"),
+                let split = split(
+                    entries.map { ($0.name, $0.weight) }, stickiness: strategy.json["parameters"]?["stickiness"]?.string,
+                    groupId: strategy.json["parameters"]?["groupId"]?.string ?? key, at: strategy.at + ".variants")
+            else { return [flag] }
+            let on = ImportedCondition.and([.atom(flagName), strategy.condition])
+            rules.append(.init(split, when: on))
+            payloadRules += payloadTests(of: entries).map { .init($0.0, when: .and([on, $0.1])) }
+        }
+        addFeatureVariants()
+        guard spent <= expansionLimit else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: place + ".variants",
+                    "the feature's variants written for each run of strategies without their own pass \(expansionLimit) bytes, the most an import writes; the variants are left out"
+                ))
+            return [flag]
         }
         var variant = ImportedDeclaration(name: variantName, kind: .variant(cases), defaultText: "disabled")
         variant.doc = ["The variant of \(flagName) (Unleash's getVariant): disabled while \(flagName) is off."]
         variant.rules = rules
-        return [flag, variant]
+        guard payloads.values.contains(where: { $0 != nil }) else { return [flag, variant] }
+        var payload = ImportedDeclaration(
+            name: names.name(for: key + " payload", base: flagName + "Payload"), kind: .value("string"), defaultText: "\"\"")
+        payload.doc = ["The payload of \(variantName)'s variant (Unleash's getVariant payload value): empty for one without."]
+        if payloadClash == nil {
+            // Each variant name has one payload: the payload is by the variant given.
+            payload.rules = payloads.sorted { $0.key < $1.key }.compactMap { name, text in
+                text.flatMap { $0.isEmpty ? nil : .init(StringEscaping.quoted($0), when: .atom("\(variantName) == \(name)")) }
+            }
+        } else {
+            spent += payloadRules.reduce(0) { $0 + $1.result.utf8.count + $1.condition.text.utf8.count }
+            guard spent <= expansionLimit else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: payloadClash!,
+                        "the payloads, by the rule that gives the variant, pass \(expansionLimit) bytes, the most an import writes; left out"
+                    ))
+                return [flag, variant]
+            }
+            payload.rules = payloadRules
+        }
+        return [flag, variant, payload]
     }
 
     /// A variant split by Unleash's variant algorithm (FlagRules' own `split`).
@@ -301,6 +385,29 @@ struct UnleashImport {
         return .and(parts)
     }
 
+    /// Whether `text` is a time of the one RFC 3339 form Unleash's engine and `.flags`
+    /// read as the same instant: `YYYY-MM-DDTHH:MM:SS`, up to three decimals, `Z` or an
+    /// offset `±HH:MM`.
+    static func isPlainTimestamp(_ text: String) -> Bool {
+        let b = Array(text.utf8)
+        let shape = Array("0000-00-00T00:00:00".utf8)
+        func digit(_ c: UInt8) -> Bool { (0x30...0x39).contains(c) }
+        guard b.count >= 20, DateTime.parse(text) != nil,
+            zip(shape, b).allSatisfy({ s, c in s == UInt8(ascii: "0") ? digit(c) : s == c })
+        else { return false }
+        var i = 19
+        if b[i] == UInt8(ascii: ".") {
+            let start = i + 1
+            i = start
+            while i < b.count, digit(b[i]) { i += 1 }
+            guard (1...3).contains(i - start) else { return false }
+        }
+        let zone = Array(b[i...])
+        if zone == [UInt8(ascii: "Z")] { return true }
+        return zone.count == 6 && (zone[0] == UInt8(ascii: "+") || zone[0] == UInt8(ascii: "-")) && digit(zone[1]) && digit(zone[2])
+            && zone[3] == UInt8(ascii: ":") && digit(zone[4]) && digit(zone[5])
+    }
+
     /// A constraint: its operator on a context field; false when the field is missing (so
     /// `NOT_IN` and an inverted constraint are true).
     private mutating func constraint(_ json: JSON, at: String) -> ImportedCondition? {
@@ -311,6 +418,25 @@ struct UnleashImport {
         }
         let values = (json["values"]?.elements ?? []).compactMap(\.string)
         let value = json["value"]?.string
+        if op == "DATE_AFTER" || op == "DATE_BEFORE" {
+            // Unleash's current time (its context's `currentTime`, now unless given) is `now`.
+            guard field == "currentTime" else {
+                notes.append(ImportNote(.notImported, at: at, "\(op) compares only currentTime in .flags; the strategy is left out"))
+                return nil
+            }
+            guard let value, Self.isPlainTimestamp(value) else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at,
+                        "'\(value ?? "")' is not a time such as 2026-06-01T00:00:00.000Z (or +02:00), which Unleash and .flags read alike; the strategy is left out"
+                    ))
+                return nil
+            }
+            notes.append(
+                ImportNote(.remark, at: at, "Unleash's currentTime is `now` in .flags: a context value `now` sets it, as currentTime does"))
+            let test = ImportedCondition.atom("now \(op == "DATE_AFTER" ? ">" : "<") \(StringEscaping.quoted(value))")
+            return json["inverted"] == .bool(true) ? .negated(test) : test
+        }
         let insensitive = json["caseInsensitive"] == .bool(true)
         let subject = insensitive ? "lower(\(path))" : path
         var test: ImportedCondition

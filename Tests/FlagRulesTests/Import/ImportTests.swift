@@ -295,10 +295,47 @@ struct ImportTests {
         #expect(try Self.evaluate(result, "checkout", ["userId": "u-1"]) == .bool(true))
         #expect(try Self.evaluate(result, "checkout", ["userId": "u-1", "email": "A@EXAMPLE.COM"]) == .bool(false))
         let notes = result.notes.map(\.description)
-        #expect(notes.contains { $0.hasPrefix("features[0].variants[1].payload: not imported: payloads are not imported") }, "\(notes)")
         #expect(notes.contains { $0.hasPrefix("features[3].strategies[0]: not imported: the 'applicationHostname' strategy") }, "\(notes)")
-        #expect(notes.contains { $0.hasPrefix("features[4].strategies[0].constraints[0]: not imported: operator DATE_AFTER") }, "\(notes)")
         #expect(!result.isExact)
+        // A variant's payload is a value by the variant given; the current time is `now`.
+        #expect(text.contains("value newUiPayload: string = \"\" {\n  \"#0f0\" when newUiVariant == green\n}"), "\(text)")
+        #expect(text.contains(#"enabled when now > "2027-01-01T00:00:00Z""#), "\(text)")
+        #expect(
+            notes.contains { $0.hasPrefix("features[4].strategies[0].constraints[0]: note: Unleash's currentTime is `now`") }, "\(notes)")
+        #expect(try Self.evaluate(result, "later", ["now": "2027-01-01T00:00:00.001Z"]) == .bool(true))
+        #expect(try Self.evaluate(result, "later", ["now": "2027-01-01T00:00:00Z"]) == .bool(false))
+    }
+
+    /// The first strategy on decides the variant: its own variants (by the strategy's
+    /// stickiness, their overrides unread), else the feature's. Payloads follow the rule that
+    /// gave the variant where one name has two. The values are UnleashClient 6.9.1's.
+    @Test func unleashStrategyVariantsAndPayloadsByTheRuleThatGaveThem() throws {
+        let payload = #"""
+            {"version": 2, "features": [
+              {"name": "theme", "enabled": true,
+               "strategies": [
+                 {"name": "flexibleRollout", "parameters": {"rollout": "100", "stickiness": "sessionId", "groupId": "g"},
+                  "constraints": [{"contextName": "country", "operator": "IN", "values": ["FR"]}],
+                  "variants": [{"name": "red", "weight": 500, "stickiness": "default", "payload": {"type": "string", "value": "r-fr"}},
+                               {"name": "blue", "weight": 500, "stickiness": "default"}]},
+                 {"name": "userWithId", "parameters": {"userIds": "u-1, u-2, u-3, u-4"}}],
+               "variants": [{"name": "red", "weight": 500, "stickiness": "default", "payload": {"type": "json", "value": "{\"all\": true}"}},
+                            {"name": "green", "weight": 500, "stickiness": "default", "overrides": [{"contextName": "userId", "values": ["u-2"]}]}]}
+            ]}
+            """#
+        let result = try Self.imported(payload, .unleash)
+        #expect(result.isExact, "\(result.notes)")
+        #expect(result.text.contains(#"split(sessionId, "g") { red: 500, blue: 500 } when theme and has(sessionId) and country in ["FR"]"#))
+        let expected: [(EvaluationContext, String, String)] = [
+            (["userId": "u-1", "sessionId": "s1", "country": "FR"], "red", "r-fr"),
+            (["userId": "u-1", "sessionId": "s2", "country": "FR"], "blue", ""),
+            (["userId": "u-1", "sessionId": "s1"], "green", ""), (["userId": "u-2", "sessionId": "s1"], "green", ""),
+            (["userId": "u-3", "sessionId": "s1"], "red", #"{"all": true}"#), (["userId": "u-9", "sessionId": "s1"], "disabled", ""),
+        ]
+        for (context, variant, text) in expected {
+            #expect(try Self.evaluate(result, "themeVariant", context) == .string(variant), "\(context)")
+            #expect(try Self.evaluate(result, "themePayload", context) == .string(text), "\(context)")
+        }
     }
 
     @Test func filesThatAreNotWhatTheyClaimAreRefusedNamingWhy() {
@@ -401,6 +438,15 @@ struct ImportTests {
         ] {
             let bytes = Array(text.utf8)
             var inputs = stride(from: 0, to: bytes.count, by: 7).map { Array(bytes[..<$0]) }
+            // Every key of every object given twice (a JSON reader keeps the last).
+            func doubled(_ json: JSON) -> JSON {
+                switch json {
+                case .object(let members): .object(members.flatMap { [($0.0, doubled($0.1)), ($0.0, doubled($0.1))] })
+                case .array(let elements): .array(elements.map(doubled))
+                default: json
+                }
+            }
+            inputs.append(Array(doubled(try JSON.parse(bytes: bytes)).serialized().utf8))
             let alphabet = Array(#"{}[]",:0123456789-.$truefalsn "#.utf8)
             for _ in 0..<1_500 {
                 var mutated = bytes
