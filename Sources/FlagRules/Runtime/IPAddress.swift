@@ -155,12 +155,12 @@ package struct IPAddress: Hashable, Sendable {
 
 /// A network block: an address and a prefix length (`10.0.0.0/8`, `2001:db8::/32`); a bare
 /// address is a /32 or /128 block.
-struct IPBlock: Sendable, Hashable {
+package struct IPBlock: Sendable, Hashable {
     let address: IPAddress
     let prefix: Int
 
     /// Why a block literal is refused, for a load error.
-    enum Problem: Error, Equatable {
+    package enum Problem: Error, Equatable {
         /// Not an address, or a prefix that is not a decimal number.
         case notABlock
         /// `/255.0.0.0`.
@@ -172,7 +172,7 @@ struct IPBlock: Sendable, Hashable {
     }
 
     /// The block `text` spells.
-    static func parse(_ text: String) -> Result<IPBlock, Problem> {
+    package static func parse(_ text: String) -> Result<IPBlock, Problem> {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = IPAddress(String(parts[0])) else { return .failure(.notABlock) }
         let width = address.isV4 && !parts[0].contains(":") ? 32 : 128

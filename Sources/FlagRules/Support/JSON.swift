@@ -375,10 +375,11 @@ private struct JSONParser {
 }
 
 extension JSON {
-    /// An object's member, or nil (for any other value or a missing key).
+    /// An object's member, the last of that name as JSON readers (JavaScript's, Python's,
+    /// Go's) keep it; nil for any other value or a missing key.
     package subscript(key: String) -> JSON? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.0 == key }?.1
+        return members.last { $0.0 == key }?.1
     }
 
     /// The string, when this is one.

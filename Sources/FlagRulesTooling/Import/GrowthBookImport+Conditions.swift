@@ -35,7 +35,7 @@ extension GrowthBookImport {
                 switch key {
                 case "$and": parts.append(.and(inner))
                 case "$or": parts.append(list.isEmpty ? .always : .or(inner))
-                default: parts.append(.negated(.or(inner)))
+                default: parts.append(list.isEmpty ? .never : .negated(.or(inner)))
                 }
             case "$not":
                 guard let inner = condition(value, negated: !negated, at: "\(at).$not") else { return nil }
@@ -154,6 +154,10 @@ extension GrowthBookImport {
             case "$inGroup", "$notInGroup":
                 // A legacy list, or a list group's values; a group the payload lacks is
                 // empty; anything else the SDK reads as false, whichever the operator.
+                if let id = value.string, savedGroups[id] == nil {
+                    notes.append(
+                        ImportNote(.remark, at: "\(at).\(op)", "the payload has no saved group '\(id)': GrowthBook reads it as empty"))
+                }
                 let group = value.string.map { savedGroups[$0] ?? .array([]) }
                 let listed: JSON? =
                     switch group {

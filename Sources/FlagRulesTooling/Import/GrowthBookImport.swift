@@ -152,7 +152,9 @@ struct GrowthBookImport {
             if rule["contextualBanditRef"] != nil && rule["contextualBanditRef"] != .null {
                 unsupported.append("contextual bandits")
             }
-            let fallback = rule["fallbackAttribute"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+            // (The SDK drops the fallback of a rule with `disableStickyBucketing`.)
+            let fallback =
+                Self.isTruthy(rule["disableStickyBucketing"]) ? nil : rule["fallbackAttribute"]?.string.flatMap { $0.isEmpty ? nil : $0 }
             if let fallback, fallback.contains(".") {
                 unsupported.append("a fallback attribute named with a dot (GrowthBook reads it as one flat name)")
             }
@@ -310,7 +312,7 @@ struct GrowthBookImport {
         guard variations.count >= 2, version == 1 || version == 2 else { return [] }
         guard let unit = path(attribute, at: at + ".hashAttribute") else { return nil }
         var condition = condition
-        if let json = rule["filters"] {
+        if let json = rule["filters"], json.elements?.isEmpty != true {
             guard let f = filters(json, at: at + ".filters") else { return nil }
             condition = .and([condition, f])
         } else if let namespace = rule["namespace"]?.elements {
@@ -398,6 +400,17 @@ struct GrowthBookImport {
             }
         }
         return .and(parts)
+    }
+
+    /// Whether Python reads `json` as true: not absent, null, false, zero or empty.
+    static func isTruthy(_ json: JSON?) -> Bool {
+        switch json {
+        case nil, .null?, .bool(false)?, .int(0)?, .string("")?: false
+        case .double(let d)?: d != 0
+        case .array(let a)?: !a.isEmpty
+        case .object(let o)?: !o.isEmpty
+        default: true
+        }
     }
 
     /// A value as Python's `value or fallback` reads it: a zero or an empty string is none.

@@ -345,21 +345,25 @@ struct UnleashImport {
                 parts.append(.atom("has(\(unit))"))  // a missing field of its own: off
             }  // (default stickiness at 100%: on for everyone, a missing id included)
         case "userWithId":
-            let ids = (text("userIds") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            // (An empty entry is kept, as Unleash keeps it: it is the empty user id.)
+            let ids = (text("userIds") ?? "").split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             parts.append(ids.isEmpty ? .never : .atom("userId in [\(ids.map(StringEscaping.quoted).joined(separator: ", "))]"))
         case "remoteAddress":
-            let ips = (text("IPs") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard !ips.isEmpty,
-                (try? RuleSet(
-                    source: "flag f { enabled when remoteAddress in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))] }")) != nil
-            else {
+            // Entries that are no address or network never match in Unleash, and are left
+            // out; a network written another way than .flags reads it is not imported.
+            let ips = (text("IPs") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                if case .failure(.notABlock) = IPBlock.parse($0) { false } else { true }
+            }
+            guard ips.allSatisfy({ if case .success = IPBlock.parse($0) { true } else { false } }) else {
                 notes.append(
                     ImportNote(
                         .notImported, at: at + ".parameters.IPs",
                         "addresses .flags does not read as IPs or networks; the strategy is left out"))
                 return nil
             }
-            parts.append(.atom("remoteAddress in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))]"))
+            parts.append(ips.isEmpty ? .never : .atom("remoteAddress in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))]"))
         default:
             notes.append(
                 ImportNote(
@@ -386,8 +390,8 @@ struct UnleashImport {
     }
 
     /// Whether `text` is a time of the one RFC 3339 form Unleash's engine and `.flags`
-    /// read as the same instant: `YYYY-MM-DDTHH:MM:SS`, up to three decimals, `Z` or an
-    /// offset `±HH:MM`.
+    /// read as the same instant: `YYYY-MM-DDTHH:MM:SS`, no decimals or three (Unleash's
+    /// engine matches no constraint of another number), `Z` or an offset `±HH:MM`.
     static func isPlainTimestamp(_ text: String) -> Bool {
         let b = Array(text.utf8)
         let shape = Array("0000-00-00T00:00:00".utf8)
@@ -400,7 +404,7 @@ struct UnleashImport {
             let start = i + 1
             i = start
             while i < b.count, digit(b[i]) { i += 1 }
-            guard (1...3).contains(i - start) else { return false }
+            guard i - start == 3 else { return false }
         }
         let zone = Array(b[i...])
         if zone == [UInt8(ascii: "Z")] { return true }
@@ -428,7 +432,7 @@ struct UnleashImport {
                 notes.append(
                     ImportNote(
                         .notImported, at: at,
-                        "'\(value ?? "")' is not a time such as 2026-06-01T00:00:00.000Z (or +02:00), which Unleash and .flags read alike; the strategy is left out"
+                        "'\(value ?? "")' is not a time such as 2026-06-01T00:00:00.000Z (or +02:00), the form Unleash's engine matches; the strategy is left out"
                     ))
                 return nil
             }
@@ -436,6 +440,12 @@ struct UnleashImport {
                 ImportNote(.remark, at: at, "Unleash's currentTime is `now` in .flags: a context value `now` sets it, as currentTime does"))
             let test = ImportedCondition.atom("now \(op == "DATE_AFTER" ? ">" : "<") \(StringEscaping.quoted(value))")
             return json["inverted"] == .bool(true) ? .negated(test) : test
+        }
+        if field == "appName" || field == "environment" {
+            notes.append(
+                ImportNote(
+                    .remark, at: at,
+                    "Unleash's SDK fills \(field) from its configuration; a .flags context must carry it for this constraint to read it"))
         }
         let insensitive = json["caseInsensitive"] == .bool(true)
         let subject = insensitive ? "lower(\(path))" : path
@@ -464,8 +474,10 @@ struct UnleashImport {
             notes.append(ImportNote(.notImported, at: at, "operator \(op) has no .flags form here; the strategy is left out"))
             return nil
         }
-        // A missing field: the operator is false (NOT_IN is the negation of IN).
-        let holds: ImportedCondition = .and([.atom("has(\(path))"), test])
+        // A missing field: the operator is false (NOT_IN is the negation of IN); so is a
+        // number or a version Unleash cannot read, which .flags leaves unknown.
+        let holds: ImportedCondition =
+            op.hasPrefix("NUM_") || op.hasPrefix("SEMVER_") ? .atom("(\(test.text)) ?? false") : .and([.atom("has(\(path))"), test])
         let negate = (op == "NOT_IN") != (json["inverted"] == .bool(true))
         return negate ? .negated(holds) : test
     }
