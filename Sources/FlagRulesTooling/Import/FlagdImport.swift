@@ -19,6 +19,11 @@ struct FlagdImport {
     private var segmentNames: [String: String] = [:]
     private var segments: [(name: String, doc: [String], condition: ImportedCondition)] = []
     private var writing: Set<String> = []
+    /// Each evaluator's place in the file, and the evaluator whose body is being read:
+    /// flagd-core fills in each `$ref` of the file's text in the order the evaluators are
+    /// listed, so a `$ref` inside an evaluator to one listed no later is left unfilled.
+    private var evaluatorOrder: [String: Int] = [:]
+    private var insideEvaluator: String?
     /// What one flag's translation may still visit: `$ref`s in a targeting's results are
     /// written out where they stand, and a file may nest them to any size.
     private var budget = 0
@@ -42,7 +47,10 @@ struct FlagdImport {
         let entries = lastOfEach(members, at: "flags", notes: &notes)
         if let shared = root["$evaluators"] {
             guard case .object(let members) = shared else { throw ImportError("\"$evaluators\" is \(shared.kindName), not an object") }
-            for (k, v) in lastOfEach(members, at: "$evaluators", notes: &notes) { evaluators[k] = v }
+            for (i, entry) in lastOfEach(members, at: "$evaluators", notes: &notes).enumerated() {
+                evaluators[entry.key] = entry.json
+                evaluatorOrder[entry.key] = i
+            }
         }
         var file = ImportedFile()
         file.header = ["Imported from flagd by 'flags import --from flagd' (fractional as flagd-core 2.0 buckets)."]
@@ -119,7 +127,13 @@ struct FlagdImport {
         let targeting = flag["targeting"].flatMap { $0 == .object([]) || $0 == .null ? nil : $0 }
         let splits = targeting.map(Self.hasFractional) ?? false
         guard let shape = shape(flag, key: key, splits: splits) else { return nil }
-        guard let defaultName = flag["defaultVariant"]?.string, let defaultResult = shape.results[defaultName] else {
+        // (flagd-core reads a boolean default as the variant "true" or "false", and an empty
+        // one as none.)
+        let defaultName = flag["defaultVariant"].flatMap { json -> String? in
+            if case .bool(let b) = json { return b ? "true" : "false" }
+            return json.string.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        guard let defaultName, let defaultResult = shape.results[defaultName] else {
             notes.append(
                 ImportNote(
                     .notImported, at: place + ".defaultVariant",
@@ -138,6 +152,14 @@ struct FlagdImport {
             out.attributes.append("@disabled")
         }
         guard let targeting else { return out }
+        guard case .object = targeting else {
+            notes.append(
+                ImportNote(
+                    .notImported, at: place + ".targeting", "a targeting is a JSON object (flagd answers an error); flag '\(key)' left out")
+            )
+            return nil
+        }
+        let noted = notes.count
         do {
             var rules: [ImportedDeclaration.Rule] = []
             try translate(
@@ -145,6 +167,11 @@ struct FlagdImport {
                 into: &rules)
             out.rules = rules
         } catch {
+            // (A note inside an evaluator names the evaluator: this one names the flag.)
+            if !notes[noted...].contains(where: { $0.place.hasPrefix(place) }) {
+                notes.append(
+                    ImportNote(.notImported, at: place + ".targeting", "an evaluator it reads is not imported; flag '\(key)' left out"))
+            }
             return nil
         }
         return out
@@ -200,6 +227,13 @@ struct FlagdImport {
                     notes.append(ImportNote(.notImported, at: at, "$ref names no evaluator of the file; flag '\(key)' left out"))
                     throw Untranslatable()
                 }
+                guard filled(name) else {
+                    notes.append(ImportNote(.notImported, at: at, Self.unfilled(name, insideEvaluator) + "; flag '\(key)' left out"))
+                    throw Untranslatable()
+                }
+                let outer = insideEvaluator
+                insideEvaluator = name
+                defer { insideEvaluator = outer }
                 try translate(
                     shared, when: condition, key: key, shape: shape, defaultResult: defaultResult, at: "$evaluators.\(name)",
                     depth: depth + 1, into: &rules)
@@ -307,12 +341,23 @@ struct FlagdImport {
         return x.lexicographicallyPrecedes(y) ? -1 : x == y ? 0 : 1
     }
 
-    /// `{"var": "a.b"}` as a path; nil for anything else (`$flagd` values included).
+    /// `{"var": "a.b"}` (or `["a.b"]`) as a path; nil for anything else (`$flagd` values,
+    /// and a `var` with a default, which is never missing, included).
     static func variable(_ json: JSON) -> String? {
         guard case .object(let members) = json, members.count == 1, members[0].0 == "var",
-            let text = members[0].1.string ?? members[0].1.elements?.first?.string, !text.hasPrefix("$")
+            let text = members[0].1.string ?? members[0].1.elements.flatMap({ $0.count == 1 ? $0[0].string : nil }), !text.hasPrefix("$")
         else { return nil }
         return ImportedSource.path(text.split(separator: ".", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    /// Whether flagd-core fills in a `$ref` to `name` where it stands.
+    private func filled(_ name: String) -> Bool {
+        guard let inside = insideEvaluator else { return true }
+        return (evaluatorOrder[name] ?? 0) > (evaluatorOrder[inside] ?? 0)
+    }
+
+    static func unfilled(_ name: String, _ inside: String?) -> String {
+        "flagd-core leaves the $ref to '\(name)' inside evaluator '\(inside ?? "")' unfilled (it fills them in the order evaluators are listed) and answers an error"
     }
 
     // MARK: Conditions
@@ -353,6 +398,10 @@ struct FlagdImport {
             guard let name = argument.string, let shared = evaluators[name] else { throw fail("$ref names no evaluator of the file") }
             if let segment = segmentNames[name] { return .atom(segment) }
             guard !writing.contains(name) else { throw fail("evaluator '\(name)' refers to itself") }
+            guard filled(name) else { throw fail(Self.unfilled(name, insideEvaluator)) }
+            let outer = insideEvaluator
+            insideEvaluator = name
+            defer { insideEvaluator = outer }
             // A segment, written once, true or false as JsonLogic's test is (never unknown),
             // so that it reads the same under a negation.
             writing.insert(name)

@@ -6,10 +6,11 @@ extension LaunchDarklyImport {
     // MARK: Clauses
 
     /// A context attribute as a path: the `user` kind's at the top, another kind's in an
-    /// object named by the kind; an attribute reference (`/address/city`) as a path.
+    /// object named by the kind; an attribute reference (`/address/city`) as a path where a
+    /// context kind is given (without one, LaunchDarkly reads the whole text as a name).
     func reference(_ attribute: String, kind: String?) -> String? {
         var names: [String]
-        if attribute.hasPrefix("/") {
+        if attribute.hasPrefix("/"), !(kind ?? "").isEmpty {
             names = attribute.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
                 $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
             }
@@ -37,7 +38,8 @@ extension LaunchDarklyImport {
         let values = clause["values"]?.elements ?? []
         let negate = clause["negate"] == .bool(true)
         if op == "segmentMatch" {
-            let matched = values.compactMap(\.string).compactMap { segmentNames[$0] }.map { ImportedCondition.atom($0) }
+            var matched: [ImportedCondition] = []
+            for key in values.compactMap(\.string) { if let name = segment(key) { matched.append(.atom(name)) } }
             if matched.count < values.count {
                 notes.append(ImportNote(.notImported, at: place, "a segment it names is not imported; the rule is left out"))
                 return nil
@@ -53,11 +55,16 @@ extension LaunchDarklyImport {
             notes.append(ImportNote(.notImported, at: place, "clauses on context kinds have no .flags form; the rule is left out"))
             return nil
         }
-        guard let attribute = reference(attributeName, kind: clause["contextKind"]?.string) else {
+        guard let path = reference(attributeName, kind: clause["contextKind"]?.string) else {
             notes.append(
                 ImportNote(.notImported, at: place, "'\(attributeName)' is no attribute a .flags rule can read; the rule is left out"))
             return nil
         }
+        // (LaunchDarkly's `anonymous` is false unless a context says otherwise.)
+        let anonymous =
+            attributeName == "anonymous" || (attributeName == "/anonymous" && !(clause["contextKind"]?.string ?? "").isEmpty)
+        let present: ImportedCondition = anonymous ? .always : .atom("has(\(path))")
+        let attribute = anonymous ? "(\(path) ?? false)" : path
         var tests: [ImportedCondition] = []
         switch op {
         case "in":
@@ -108,7 +115,7 @@ extension LaunchDarklyImport {
         let any = ImportedCondition.or(tests)
         // Negated, a clause holds for a present attribute that matches none of its values
         // (none at all, when it has none of the attribute's type).
-        return negate ? .and([.atom("has(\(attribute))"), .negated(any)]) : any
+        return negate ? .and([present, .negated(any)]) : any
     }
 
     /// A version literal for LaunchDarkly's lenient semantic version (`2` and `2.3` are
@@ -132,7 +139,45 @@ extension LaunchDarklyImport {
 
     // MARK: Segments
 
-    /// A segment: its included keys, or not its excluded ones and any of its rules.
+    /// Segment `key`'s name, the segment written the first time a rule reads it (after the
+    /// segments it reads); nil, with a note, when it cannot be.
+    mutating func segment(_ key: String) -> String? {
+        if let name = segmentNames[key] { return name }
+        guard let json = segments[key], !failedSegments.contains(key) else { return nil }
+        let place = "segments.\(key)"
+        guard !writingSegments.contains(key) else {
+            notes.append(
+                ImportNote(.notImported, at: place, "segment '\(key)' reads itself through its rules (LaunchDarkly answers an error)"))
+            failedSegments.insert(key)
+            return nil
+        }
+        if json["unbounded"] == .bool(true) {
+            notes.append(ImportNote(.notImported, at: place, "a big segment's members live in LaunchDarkly's store, not in this file"))
+            failedSegments.insert(key)
+            return nil
+        }
+        writingSegments.insert(key)
+        defer { writingSegments.remove(key) }
+        guard let condition = segmentCondition(json, key: key, place: place) else {
+            failedSegments.insert(key)
+            return nil
+        }
+        let name = names.name(for: "segments." + key, base: key)
+        if name != key { notes.append(ImportNote(.renamed, at: place, "segment '\(key)' is \(name)")) }
+        segmentNames[key] = name
+        // A segment matches or not (a missing attribute makes its clause false), so a rule
+        // that negates it matches a context its clauses cannot read.
+        let twoValued: ImportedCondition =
+            switch condition {
+            case .always, .never: condition
+            default: .atom("(\(condition.text)) ?? false")
+            }
+        writtenSegments.append((name, description(json), twoValued))
+        return name
+    }
+
+    /// A segment: its included keys, or not its excluded ones and any of its rules; nil when
+    /// a rule cannot be read.
     mutating func segmentCondition(_ json: JSON, key: String, place: String) -> ImportedCondition? {
         let salt = json["salt"]?.string ?? ""
         func keys(_ field: String, kind: String?) -> ImportedCondition {
@@ -153,22 +198,23 @@ extension LaunchDarklyImport {
         var rules: [ImportedCondition] = []
         for (i, rule) in (json["rules"]?.elements ?? []).enumerated() {
             let at = "\(place).rules[\(i)]"
-            guard var condition = clauses(rule["clauses"]?.elements ?? [], at: at) else { continue }
+            // (A rule that cannot be read leaves the segment out: it would match fewer.)
+            guard var condition = clauses(rule["clauses"]?.elements ?? [], at: at) else { return nil }
             if let weight = rule["weight"]?.integer {
-                let bucketBy = rule["bucketBy"]?.string ?? "key"
+                let bucketBy = rule["bucketBy"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? "key"
                 guard let unit = reference(bucketBy, kind: rule["rolloutContextKind"]?.string) else {
                     notes.append(
-                        ImportNote(.notImported, at: at, "'\(bucketBy)' is no attribute a .flags rule can read; the rule is left out"))
-                    continue
+                        ImportNote(.notImported, at: at, "'\(bucketBy)' is no attribute a .flags rule can read; the segment is left out"))
+                    return nil
                 }
                 let share = max(0, min(weight, 100_000))
                 let call = ImportedCondition.atom(
                     "rollout(\(unit), \(StringEscaping.quoted("\(key).\(salt)")), launchdarkly) < \(ImportedSource.percent(thousandths: share))"
                 )
-                // Without the attribute the bucket is 0: in, unless the weight is 0; without
-                // the rule's kind it is -1: in.
+                // Without the attribute (or with one of no string or int) the bucket is 0: in,
+                // unless the weight is 0; without the rule's kind it is -1: in.
                 var inRollout: ImportedCondition =
-                    share == 0 ? .never : share >= 100_000 ? .always : .or([.not(.atom("has(\(unit))")), call])
+                    share == 0 ? .never : share >= 100_000 ? .always : .atom("(\(call.text)) ?? true")
                 if let kind = rule["rolloutContextKind"]?.string, kind != "user", let object = ImportedSource.path([kind]) {
                     inRollout = .or([.not(.atom("has(\(object))")), inRollout])
                 }

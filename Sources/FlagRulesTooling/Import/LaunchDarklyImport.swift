@@ -15,7 +15,12 @@ struct LaunchDarklyImport {
     var notes: [ImportNote] = []
     var names = ImportNames()
     private var flags: [(key: String, json: JSON)] = []
-    private var segments: [String: JSON] = [:]
+    var segments: [String: JSON] = [:]
+    /// Segments written (in the order they are, each after those it reads), those that
+    /// could not be, and those being written.
+    var writtenSegments: [(name: String, doc: [String], condition: ImportedCondition)] = []
+    var failedSegments: Set<String> = []
+    var writingSegments: Set<String> = []
     /// Each imported flag's kind and its variations' results.
     private var shapes: [String: Shape] = [:]
     var segmentNames: [String: String] = [:]
@@ -107,25 +112,8 @@ struct LaunchDarklyImport {
             }
             if let shape = shape(of: json, key: key, name: name) { shapes[key] = shape }
         }
-        for (key, json) in segments.sorted(by: { $0.key < $1.key }) {
-            let place = "segments.\(key)"
-            if json["unbounded"] == .bool(true) {
-                notes.append(ImportNote(.notImported, at: place, "a big segment's members live in LaunchDarkly's store, not in this file"))
-                continue
-            }
-            let name = names.name(for: "segments." + key, base: key)
-            if name != key { notes.append(ImportNote(.renamed, at: place, "segment '\(key)' is \(name)")) }
-            guard let condition = segmentCondition(json, key: key, place: place) else { continue }
-            segmentNames[key] = name
-            // A segment matches or not (a missing attribute makes its clause false), so a
-            // rule that negates it matches a context its clauses cannot read.
-            let twoValued: ImportedCondition =
-                switch condition {
-                case .always, .never: condition
-                default: .atom("(\(condition.text)) ?? false")
-                }
-            file.segments.append((name, description(json), twoValued))
-        }
+        for key in segments.keys.sorted() { _ = segment(key) }
+        file.segments = writtenSegments
         var declarations: [String: ImportedDeclaration] = [:]
         for (key, json) in flags {
             guard let shape = shapes[key] else { continue }
@@ -189,7 +177,7 @@ struct LaunchDarklyImport {
         }
     }
 
-    private func description(_ json: JSON) -> [String] {
+    func description(_ json: JSON) -> [String] {
         guard let text = json["description"]?.string, !text.isEmpty else { return [] }
         return text.split(whereSeparator: \.isNewline).map { String($0) }
     }
@@ -311,8 +299,16 @@ struct LaunchDarklyImport {
                 notes.append(ImportNote(.notImported, at: at, "a prerequisite needs a key and a variation"))
                 continue
             }
-            guard let otherShape = shapes[other], onByKey[other] == true, v >= 0, v < otherShape.results.count, other != key else {
-                // Missing, off, not imported or itself: it always fails.
+            guard other != key else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at,
+                        "flag '\(key)' is its own prerequisite (LaunchDarkly answers an error); flag '\(key)' left out"))
+                unreadable.insert(key)
+                break
+            }
+            guard let otherShape = shapes[other], onByKey[other] == true, v >= 0, v < otherShape.results.count else {
+                // Missing, off or not imported: it always fails.
                 failed = [.always]
                 if shapes[other] == nil {
                     notes.append(ImportNote(.notImported, at: at, "prerequisite '\(other)' is not imported: it fails for everyone"))
@@ -362,9 +358,11 @@ struct LaunchDarklyImport {
                         "a target of no variation of the flag (LaunchDarkly answers an error); left out"))
                 continue
             }
-            let kind = contextTargets.isEmpty ? nil : t["contextKind"]?.string ?? "user"
+            let kind = contextTargets.isEmpty ? nil : (t["contextKind"]?.string).flatMap { $0.isEmpty ? nil : $0 } ?? "user"
             var values = t["values"]?.elements ?? []
-            if kind == "user", values.isEmpty {
+            // (A user entry stands for the first user targets of its variation, its own
+            // values unread.)
+            if kind == "user" {
                 values = targets.first { $0["variation"]?.integer == v }?["values"]?.elements ?? []
             }
             out.rules.append(.init(shape.results[v], when: target(values, kind: kind)))
@@ -401,7 +399,7 @@ struct LaunchDarklyImport {
         let kind = rollout["contextKind"]?.string
         let experiment = rollout["kind"]?.string == "experiment"
         let seed = rollout["seed"]?.integer
-        let bucketBy = experiment ? "key" : rollout["bucketBy"]?.string ?? "key"
+        let bucketBy = experiment ? "key" : rollout["bucketBy"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? "key"
         guard let unit = reference(bucketBy, kind: kind) else {
             notes.append(ImportNote(.notImported, at: at + ".rollout.bucketBy", "'\(bucketBy)' is no attribute a .flags rule can read"))
             return
@@ -427,11 +425,12 @@ struct LaunchDarklyImport {
             out.rules.append(.init(shape.results[weights[0].variation], when: .and([condition, .not(.atom("has(\(object))"))])))
         }
         weights.removeAll { $0.weight == 0 }
-        // A context without the bucketing attribute is bucket 0: the first variation of a weight.
-        let first = weights[0].variation
-        let absent = ImportedCondition.and([condition, .not(.atom("has(\(unit))"))])
-        if bucketBy != "key" || kind != nil { out.rules.append(.init(shape.results[first], when: absent)) }
         let call = "rollout(\(unit), \(StringEscaping.quoted(hashed)), launchdarkly)"
+        // A context without the bucketing attribute, or with one of no string or int, is
+        // bucket 0: the first variation of a weight.
+        let first = weights[0].variation
+        let unbucketable = ImportedCondition.and([condition, .not(.atom("(\(call) < 100%) ?? false"))])
+        if bucketBy != "key" || kind != nil { out.rules.append(.init(shape.results[first], when: unbucketable)) }
         if case .flag = shape.kind {
             // The bucket's ranges that give true, then false for the rest.
             var start = 0
@@ -449,16 +448,29 @@ struct LaunchDarklyImport {
             out.rules.append(.init("disabled", when: condition))
             return
         }
-        // Entries of one variation next to each other are one entry.
-        var merged: [(variation: Int, weight: Int)] = []
+        // Entries of one result next to each other are one entry.
+        var merged: [(result: String, weight: Int)] = []
         for entry in weights {
-            if merged.last?.variation == entry.variation { merged[merged.count - 1].weight += entry.weight } else { merged.append(entry) }
+            let result = shape.results[entry.variation]
+            if merged.last?.result == result {
+                merged[merged.count - 1].weight += entry.weight
+            } else {
+                merged.append((result, entry.weight))
+            }
         }
-        guard Set(merged.map(\.variation)).count == merged.count else {
-            notes.append(ImportNote(.notImported, at: at + ".rollout", "a variation in two places of one rollout has no split form"))
+        guard Set(merged.map(\.result)).count == merged.count else {
+            // One result in two places: a rule for each range of the bucket.
+            var start = 0
+            for (result, w) in merged {
+                var parts: [ImportedCondition] = [condition]
+                if start > 0 { parts.append(.not(.atom("\(call) < \(ImportedSource.percent(thousandths: start))"))) }
+                if start + w < 100_000 { parts.append(.atom("\(call) < \(ImportedSource.percent(thousandths: start + w))")) }
+                out.rules.append(.init(result, when: .and(parts)))
+                start += w
+            }
             return
         }
-        let split = merged.map { "\(shape.results[$0.variation]): \($0.weight)" }.joined(separator: ", ")
+        let split = merged.map { "\($0.result): \($0.weight)" }.joined(separator: ", ")
         out.rules.append(.init("split(\(unit), \(StringEscaping.quoted(hashed)), launchdarkly) { \(split) }", when: condition))
     }
 }

@@ -77,6 +77,54 @@ struct ImportTests {
                     "'new-checkout' is newCheckout (a .flags name is letters, digits and '_', and no attribute's)")))
     }
 
+    /// What a review against launchdarkly-server-sdk 9.20.0 found, pinned with the SDK's
+    /// values: `anonymous` is false unless given; a user context target stands for the
+    /// user targets of its variation; a bucketing value of no string or int is bucket 0; a
+    /// segment reads one listed after it; one value in two places of a rollout; an
+    /// attribute reference is a path only with a context kind; a flag that is its own
+    /// prerequisite is an error.
+    @Test func launchDarklyEdgesAsItsSDKReadsThem() throws {
+        let file = #"""
+            {"flags": {
+              "anon": {"key": "anon", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false],
+                       "rules": [{"clauses": [{"attribute": "anonymous", "op": "in", "values": [false]}], "variation": 0}], "fallthrough": {"variation": 1}},
+              "targeted": {"key": "targeted", "on": true, "salt": "s", "variations": ["x", "y", "z"], "targets": [{"values": ["user-1"], "variation": 1}],
+                           "contextTargets": [{"contextKind": "user", "values": ["3"], "variation": 1}], "fallthrough": {"variation": 2}},
+              "odd": {"key": "odd", "on": true, "salt": "s", "variations": ["a", "b", "c"],
+                      "rules": [{"clauses": [{"attribute": "country", "op": "in", "values": ["US"]}],
+                                 "rollout": {"bucketBy": "email", "variations": [{"variation": 0, "weight": 50000}, {"variation": 1, "weight": 50000}]}}],
+                      "fallthrough": {"variation": 2}},
+              "inSegment": {"key": "inSegment", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false],
+                            "rules": [{"clauses": [{"attribute": "", "op": "segmentMatch", "values": ["a"]}], "variation": 0}], "fallthrough": {"variation": 1}},
+              "twice": {"key": "twice", "on": true, "salt": "s", "variations": ["a", "b", "a"],
+                        "fallthrough": {"rollout": {"variations": [{"variation": 0, "weight": 30000}, {"variation": 1, "weight": 40000}, {"variation": 2, "weight": 30000}]}}},
+              "literal": {"key": "literal", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false],
+                          "rules": [{"clauses": [{"attribute": "/address/city", "op": "in", "values": ["Paris"]}], "variation": 0}], "fallthrough": {"variation": 1}},
+              "itself": {"key": "itself", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false],
+                         "prerequisites": [{"key": "itself", "variation": 0}], "fallthrough": {"variation": 0}}
+            },
+            "segments": {"a": {"key": "a", "salt": "x", "rules": [{"clauses": [{"attribute": "", "op": "segmentMatch", "values": ["b"]}]}]},
+                         "b": {"key": "b", "salt": "y", "included": ["u1"]}}}
+            """#
+        let result = try Self.imported(file, .launchdarkly)
+        #expect(try Self.evaluate(result, "anon", ["key": "u1"]) == .bool(true))
+        #expect(try Self.evaluate(result, "anon", ["key": "u1", "anonymous": true]) == .bool(false))
+        #expect(try Self.evaluate(result, "targeted", ["key": "3"]) == .string("z"))
+        #expect(try Self.evaluate(result, "targeted", ["key": "user-1"]) == .string("y"))
+        for email: Value in [true, 30.5, .list([.string("a@x.org")])] {
+            #expect(try Self.evaluate(result, "odd", ["key": "u5", "country": "US", "email": email]) == .string("a"), "\(email)")
+        }
+        #expect(try Self.evaluate(result, "inSegment", ["key": "u1"]) == .bool(true))
+        let twice = (1...8).map { try? Self.evaluate(result, "twice", ["key": .string("user-\($0)")]) }
+        #expect(twice == ["b", "a", "b", "a", "a", "a", "b", "a"].map { .string($0) })
+        let notes = result.notes.map(\.description)
+        #expect(
+            notes.contains { $0.hasPrefix("flags.literal.rules[0].clauses[0]: not imported: '/address/city' is no attribute") }, "\(notes)")
+        #expect(
+            notes.contains { $0.hasPrefix("flags.itself.prerequisites[0]: not imported: flag 'itself' is its own prerequisite") },
+            "\(notes)")
+    }
+
     @Test func growthBookForceRulesRolloutsExperimentsAndConditions() throws {
         let payload = """
             {"features": {
@@ -276,6 +324,34 @@ struct ImportTests {
           {"name": "later", "enabled": true, "strategies": [{"name": "default", "constraints": [{"contextName": "currentTime", "operator": "DATE_AFTER", "value": "2027-01-01T00:00:00Z"}]}]}
         ], "segments": [{"id": 1, "name": "adults", "constraints": [{"contextName": "age", "operator": "NUM_GTE", "value": "18"}]}]}
         """
+
+    /// What a review against flagd-core 2.0.0 found: a `var` with a default, a `$ref` inside
+    /// an evaluator to one listed before it (flagd-core fills them in in listed order and
+    /// leaves it), a targeting that is no object, and an empty default variant each give
+    /// flagd's caller default or another reading, and are named, with the flag.
+    @Test func flagdEdgesAsFlagdCoreReadsThem() throws {
+        let file = """
+            {"flags": {
+              "withDefault": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+                              "targeting": {"if": [{"==": [{"var": ["country", "US"]}, "US"]}, "on", "off"]}},
+              "refOrder": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+                           "targeting": {"if": [{"$ref": "outer"}, "on", "off"]}},
+              "text": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue"}, "defaultVariant": "blue", "targeting": "red"},
+              "noDefault": {"state": "ENABLED", "variants": {"": "x", "b": "y"}, "defaultVariant": ""},
+              "boolDefault": {"state": "ENABLED", "variants": {"true": "t", "false": "f"}, "defaultVariant": true}
+            },
+            "$evaluators": {"inner": {"in": [{"var": "country"}, ["US"]]}, "outer": {"and": [{"$ref": "inner"}]}}}
+            """
+        let result = try Self.imported(file, .flagd)
+        let places = Set(result.notes.filter { $0.kind == .notImported }.map(\.place))
+        for place in [
+            "flags.withDefault.targeting.if[0]", "flags.refOrder.targeting", "flags.text.targeting", "flags.noDefault.defaultVariant",
+        ] {
+            #expect(places.contains(place), "\(place): \(result.notes)")
+        }
+        #expect(!result.text.contains("withDefault") && !result.text.contains("refOrder") && !result.text.contains("noDefault"))
+        #expect(try Self.evaluate(result, "boolDefault", [:]) == .string("t"))
+    }
 
     @Test func unleashStrategiesConstraintsVariantsAndDependencies() throws {
         let result = try Self.imported(Self.unleash, .unleash)
