@@ -33,6 +33,7 @@ def contexts(rng):
         if rng.random() < 0.8: c["age"] = rng.randrange(10, 80)
         if rng.random() < 0.8: c["version"] = rng.choice(VERSIONS)
         if rng.random() < 0.6: c["organization"] = {"key": f"org-{rng.randrange(50)}", "plan": rng.choice(PLANS)}
+        if rng.random() < 0.1: c["anonymous"] = rng.random() < 0.5
         out.append(c)
     return out
 
@@ -85,6 +86,8 @@ def ld_clause(rng, segments):
         ("key", "in", [f"user-{rng.randrange(100000)}", "3", "5"], None),
         ("email", "in", [], None),
         ("age", "startsWith", [3], None),
+        ("anonymous", "in", [rng.random() < 0.5], None),
+        ("/plan", "in", [rng.choice(PLANS)], "organization"),
     ])
     clause = {"attribute": attr, "op": op, "values": values, "negate": rng.random() < 0.3}
     if ctx_kind: clause["contextKind"] = ctx_kind
@@ -103,20 +106,30 @@ def ld_rollout(rng, n):
     elif rng.random() < 0.2:
         r["contextKind"] = "organization"
         if rng.random() < 0.5: r["variations"][0]["weight"], r["variations"][-1]["weight"] = 0, r["variations"][-1]["weight"] + r["variations"][0]["weight"]
+        if rng.random() < 0.3: r["bucketBy"] = "plan"
+    if rng.random() < 0.1:
+        for v in r["variations"]: v["weight"] //= 2  # weights short of 100,000: the last takes the rest
     return r
 
 
 def ld_file(rng):
     segments = {}
-    for s in range(rng.randrange(0, 3)):
+    count = rng.randrange(0, 4)
+    for s in range(count):
         key = f"seg-{s}"
+        # (A segment may read a segment listed after it, never itself.)
+        others = [f"seg-{t}" for t in range(count) if t > s]
         segments[key] = {"key": key, "salt": f"salt{s}", "included": [f"user-{rng.randrange(100000)}"], "excluded": ["7"],
-                         "rules": [{"clauses": [ld_clause(rng, [])], **({"weight": rng.choice([0, rng.randrange(0, 100001)])} if rng.random() < 0.5 else {}),
-                                    **({"rolloutContextKind": "organization"} if rng.random() < 0.3 else {})}]}
+                         "rules": [{"clauses": [ld_clause(rng, others)], **({"weight": rng.choice([0, rng.randrange(0, 100001)])} if rng.random() < 0.5 else {}),
+                                    **({"rolloutContextKind": "organization"} if rng.random() < 0.3 else {}),
+                                    **({"bucketBy": "email"} if rng.random() < 0.2 else {})}]}
+        if rng.random() < 0.3:
+            segments[key]["includedContexts"] = [{"contextKind": "organization", "values": [f"org-{rng.randrange(50)}"]}]
+            segments[key]["excludedContexts"] = [{"contextKind": "organization", "values": [f"org-{rng.randrange(50)}"]}]
     flags_ = {}
     for f in range(8):
         key = f"flag-{f}" if f % 2 else f"flag{f}"
-        variations = rng.choice([[True, False], [False, True], ["control", "oneStep", "twoStep"], [10, 20, 30, 40], ["a b", "c"]])
+        variations = rng.choice([[True, False], [False, True], ["control", "oneStep", "twoStep"], [10, 20, 30, 40], ["a b", "c"], ["a", "b", "a"]])
         n = len(variations)
         def vr():
             return {"variation": rng.randrange(n)} if rng.random() < 0.6 else {"rollout": ld_rollout(rng, n)}
@@ -124,15 +137,22 @@ def ld_file(rng):
                 "targets": [{"values": [str(rng.randrange(30)), "user-1"], "variation": rng.randrange(n)}] if rng.random() < 0.5 else [],
                 "rules": [{"clauses": [ld_clause(rng, list(segments)) for _ in range(rng.randrange(1, 3))], **vr()} for _ in range(rng.randrange(0, 4))],
                 "fallthrough": vr(), "prerequisites": []}
+        if rng.random() < 0.2:
+            flag["contextTargets"] = [{"contextKind": "user", "values": [], "variation": rng.randrange(n)},
+                                      {"contextKind": "organization", "values": [f"org-{rng.randrange(50)}"], "variation": rng.randrange(n)}]
+        if rng.random() < 0.1: del flag["offVariation"]
         earlier = list(flags_)
         if earlier and rng.random() < 0.3:
-            p = rng.choice(earlier)
-            flag["prerequisites"] = [{"key": p, "variation": rng.randrange(len(flags_[p]["variations"]))}]
+            for p in rng.sample(earlier, min(len(earlier), rng.randrange(1, 3))):
+                flag["prerequisites"].append({"key": p, "variation": rng.randrange(len(flags_[p]["variations"]))})
+            if rng.random() < 0.2: flag["prerequisites"].append({"key": "no-such-flag", "variation": 0})
         flags_[key] = flag
     return {"flags": flags_, "segments": segments}
 
 
 def check_launchdarkly(rng, ctxs):
+    import logging
+    logging.disable(logging.ERROR)  # the SDK logs each prerequisite the file lacks
     import ldclient
     from ldclient import Context
     from ldclient.config import Config
@@ -148,6 +168,7 @@ def check_launchdarkly(rng, ctxs):
             user = Context.builder(c["key"])
             for k in ("country", "email", "age", "version"):
                 if k in c: user.set(k, c[k])
+            if "anonymous" in c: user.anonymous(c["anonymous"])
             context = user.build()
             if "organization" in c:
                 org = Context.builder(c["organization"]["key"]).kind("organization").set("plan", c["organization"]["plan"]).build()
@@ -203,6 +224,10 @@ def gb_condition(rng, depth=0):
         ("organization.plan", rng.choice(PLANS)),
         ("organization.plan", {"$ne": "free"}),
         ("email", {rng.choice(["$inGroup", "$notInGroup"]): rng.choice(["staff", "legacy", "adults", "gone"])}),
+        ("country", {"$eq": rng.choice(COUNTRIES)}),
+        ("email", {"$regexi": "^BOB"}),
+        ("country", {"$not": {"$in": rng.sample(COUNTRIES, 2)}}),
+        ("email", {rng.choice(["$gt", "$lte"]): rng.choice(["b", "carol"])}),
         ("country", {rng.choice(["$inGroup", "$notInGroup"]): "europe"}),
     ])
     return {attr: test}
@@ -212,9 +237,9 @@ def gb_file(rng):
     features = {}
     for f in range(8):
         key = f"feature-{f}" if f % 2 else f"feature{f}"
-        kind = rng.choice(["bool", "string", "int"])
+        kind = rng.choice(["bool", "string", "int", "double"])
         pick = {"bool": lambda: rng.random() < 0.5, "string": lambda: rng.choice(["red", "green", "blue"]),
-                "int": lambda: rng.randrange(100)}[kind]
+                "int": lambda: rng.randrange(100), "double": lambda: rng.randrange(100) / 4 + 0.5}[kind]
         rules = []
         for _ in range(rng.randrange(0, 4)):
             rule = {}
@@ -224,12 +249,12 @@ def gb_file(rng):
                 if rng.random() < 0.5: rule["coverage"] = round(rng.random(), rng.choice([1, 2, 4]))
                 elif rng.random() < 0.3: rule["range"] = sorted([round(rng.random(), 3), round(rng.random(), 3)])
             else:
-                values = {"bool": [False, True], "string": ["red", "green", "blue"], "int": [1, 2, 3]}[kind]
+                values = {"bool": [False, True], "string": ["red", "green", "blue"], "int": [1, 2, 3], "double": [0.5, 1.5, 2.25]}[kind]
                 rule["variations"] = values
                 cuts = sorted(rng.randrange(0, 10001) for _ in range(len(values) - 1))
                 rule["weights"] = [(b - a) / 10000 for a, b in zip([0] + cuts, cuts + [10000])]
                 if rng.random() < 0.2: rule["weights"] = [1 / len(values)] * len(values)
-                rule["key"] = f"exp-{f}"
+                if rng.random() < 0.9: rule["key"] = f"exp-{f}"
                 r = rng.random()
                 if r < 0.25: rule["coverage"] = round(rng.random(), rng.choice([2, 4]))
                 elif r < 0.35: rule["ranges"] = [sorted([round(rng.random(), 3), round(rng.random(), 3)]) for _ in values]
@@ -239,14 +264,15 @@ def gb_file(rng):
                     rule["weights"] = [1]
             if rng.random() < 0.15:
                 rule["filters"] = [{"seed": f"f{rng.randrange(3)}", "ranges": [sorted([round(rng.random(), 2), round(rng.random(), 2)])],
-                                    **({"hashVersion": 1} if rng.random() < 0.3 else {})}]
-            if rng.random() < 0.5: rule["hashVersion"] = rng.choice([2, 2, 0])
+                                    **({"hashVersion": 1} if rng.random() < 0.3 else {}), **({"attribute": "email"} if rng.random() < 0.3 else {})}]
+            if rng.random() < 0.5: rule["hashVersion"] = rng.choice([2, 2, 0, 3])
             if rng.random() < 0.1: rule["seed"] = ""
             if rng.random() < 0.05 and "variations" in rule: rule["ranges"] = []
             if rng.random() < 0.3: rule["seed"] = f"seed-{rng.randrange(100)}"
             if rng.random() < 0.2:
                 rule["hashAttribute"] = "email"
                 if rng.random() < 0.5: rule["fallbackAttribute"] = "key"
+                if rng.random() < 0.2: rule["disableStickyBucketing"] = True
             earlier = list(features)
             if earlier and rng.random() < 0.2:
                 p = rng.choice(earlier)
@@ -307,6 +333,8 @@ def fd_condition(rng, depth=0):
         {"in": [{"var": "country"}, [None, "FR"]]},
         {rng.choice([">", "<"]): [{"var": "email"}, rng.choice(["m", "b"])]},
         {"$ref": "staff"},
+        {"$ref": "european"},
+        {rng.choice(["===", "!=="]): [{"var": "country"}, rng.choice(COUNTRIES)]},
     ])
 
 
@@ -317,10 +345,11 @@ def fd_target(rng, names, depth=0):
         for _ in range(rng.randrange(1, 3)):
             parts += [fd_condition(rng), fd_target(rng, names, depth + 1)]
         if rng.random() < 0.6: parts.append(fd_target(rng, names, depth + 1))
-        return {"if": parts}
+        return {rng.choice(["if", "if", "?:"]): parts}
     if r < 0.75:
         entries = [[n, rng.randrange(0, 100)] for n in rng.sample(names, rng.randrange(1, len(names) + 1))]
         if all(w == 0 for _, w in entries): entries[0][1] = 1
+        if rng.random() < 0.15: entries = [[n] for n, _ in entries]  # no weights: equal shares
         first = [] if rng.random() < 0.7 else [{"var": "email"}]
         return {"fractional": first + entries}
     return rng.choice(names + [None])
@@ -338,7 +367,9 @@ def fd_file(rng):
             target = fd_target(rng, names)
             flag["targeting"] = target if isinstance(target, dict) else {"if": [fd_condition(rng), target]}
         flags_[key] = flag
-    return {"flags": flags_, "$evaluators": {"staff": {"starts_with": [{"var": "email"}, "a"]}}}
+    # (An evaluator may read one listed after it: flagd-core fills that $ref in.)
+    return {"flags": flags_, "$evaluators": {"european": {"or": [{"in": [{"var": "country"}, ["FR", "DE"]]}, {"$ref": "staff"}]},
+                                            "staff": {"starts_with": [{"var": "email"}, "a"]}}}
 
 
 def check_flagd(rng, ctxs):
@@ -388,6 +419,10 @@ def un_constraint(rng):
         {"contextName": "age", "operator": rng.choice(["NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE"]), "value": str(rng.randrange(10, 80))},
         {"contextName": "version", "operator": rng.choice(["SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"]), "value": rng.choice(VERSIONS)},
         {"contextName": "currentTime", "operator": rng.choice(["DATE_AFTER", "DATE_BEFORE"]), "value": un_time(rng)},
+        {"contextName": "userId", "operator": rng.choice(["IN", "NOT_IN"]), "values": ["3", "user-1", "12"]},
+        {"contextName": "country", "operator": rng.choice(["IN", "NOT_IN"]), "values": ["fr", "us"], "caseInsensitive": True},
+        {"contextName": "age", "operator": rng.choice(["NUM_GT", "NUM_LTE"]), "value": f"{rng.randrange(10, 80)}.5"},
+        {"contextName": "version", "operator": rng.choice(["SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"]), "value": rng.choice(["2.0.0-beta.1", "1.10.0-rc.2"])},
     ])
     c["inverted"] = rng.random() < 0.25
     return c
@@ -400,12 +435,15 @@ def un_file(rng):
         name = f"feature-{f}" if f % 2 else f"feature{f}"
         strategies = []
         for _ in range(rng.randrange(0, 3)):
-            kind = rng.choice(["default", "flexibleRollout", "flexibleRollout", "userWithId", "gradualRolloutUserId"])
+            kind = rng.choice(["default", "flexibleRollout", "flexibleRollout", "userWithId", "gradualRolloutUserId", "gradualRolloutSessionId",
+                               "remoteAddress"])
             params = {}
             if kind == "flexibleRollout":
                 params = {"rollout": str(rng.randrange(0, 101)), "stickiness": rng.choice(["default", "userId", "sessionId"]), "groupId": rng.choice([name, "group-x"])}
-            elif kind == "gradualRolloutUserId":
+            elif kind in ("gradualRolloutUserId", "gradualRolloutSessionId"):
                 params = {"percentage": str(rng.randrange(0, 101)), "groupId": name}
+            elif kind == "remoteAddress":
+                params = {"IPs": rng.choice(["10.0.0.0/8", "10.1.0.0/16, 192.168.1.7", "2001:db8::/32, bogus", "192.168.0.0/16"])}
             elif kind == "userWithId":
                 params = {"userIds": ", ".join(f"user-{rng.randrange(100000)}" for _ in range(2)) + ", 3"}
             strategy = {"name": kind, "parameters": params, "constraints": [un_constraint(rng) for _ in range(rng.randrange(0, 3))]}
@@ -428,8 +466,15 @@ def un_file(rng):
                     v["payload"] = rng.choice([{"type": "string", "value": f"{v['name']} text"}, {"type": "json", "value": '{"size": 2}'},
                                                {"type": "number", "value": "1.5"}])
             if rng.random() < 0.3: feature["variants"][0]["overrides"] = [{"contextName": "userId", "values": ["3", "user-1"]}]
+            if rng.random() < 0.2: feature["variants"][-1]["overrides"] = [{"contextName": "country", "values": ["JP"]}]
+            if rng.random() < 0.2:
+                for v in feature["variants"]: v["weightType"] = "variable"
+                feature["variants"][0]["weightType"] = "fix"
         if features and rng.random() < 0.2:
-            feature["dependencies"] = [{"feature": rng.choice(features)["name"], "enabled": rng.random() < 0.7}]
+            parent = rng.choice(features)
+            feature["dependencies"] = [{"feature": parent["name"], "enabled": rng.random() < 0.7}]
+            if parent.get("variants") and feature["dependencies"][0]["enabled"] and rng.random() < 0.5:
+                feature["dependencies"][0]["variants"] = [parent["variants"][0]["name"]]
         features.append(feature)
     return {"version": 2, "features": features, "segments": segments}
 
@@ -448,6 +493,7 @@ def check_unleash(rng, ctxs):
         if i % 6: o["userId"] = c["key"]
         o["sessionId"] = f"session-{i}"
         o["now"] = un_time(rng)
+        if i % 3: o["remoteAddress"] = rng.choice(["10.2.3.4", "10.1.9.9", "192.168.1.7", "172.16.0.1", "2001:db8::5"])
         ours_ctxs.append(o)
     for n in range(files_per_vendor):
         doc = un_file(rng)
@@ -463,9 +509,9 @@ def check_unleash(rng, ctxs):
             client.initialize_client(fetch_toggles=False)
             ours = flags_eval(text, ours_ctxs)
             for c, got in zip(ours_ctxs, ours):
-                context = {k: c[k] for k in ("userId", "sessionId") if k in c}
+                context = {k: c[k] for k in ("userId", "sessionId", "remoteAddress") if k in c}
                 context["currentTime"] = c["now"]
-                context["properties"] = {k: str(v) for k, v in c.items() if k not in ("userId", "sessionId", "now")}
+                context["properties"] = {k: str(v) for k, v in c.items() if k not in ("userId", "sessionId", "now", "remoteAddress")}
                 for feature in doc["features"]:
                     key = feature["name"]
                     if key in skipped: continue

@@ -190,7 +190,8 @@ extension LaunchDarklyImport {
                 (json[field]?.elements ?? []).map { t in
                     let values = (t["values"]?.elements ?? []).compactMap(\.string)
                     guard !values.isEmpty, let attribute = reference("key", kind: t["contextKind"]?.string) else { return .never }
-                    return .atom("\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]")
+                    // (A context without that kind is in no list: false, not unknown.)
+                    return .atom("(\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]) ?? false")
                 })
         }
         let included = ImportedCondition.or([keys("included", kind: nil), contexts("includedContexts")])

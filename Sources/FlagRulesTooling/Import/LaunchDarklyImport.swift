@@ -311,7 +311,14 @@ struct LaunchDarklyImport {
                 // Missing, off or not imported: it always fails.
                 failed = [.always]
                 if shapes[other] == nil {
-                    notes.append(ImportNote(.notImported, at: at, "prerequisite '\(other)' is not imported: it fails for everyone"))
+                    // (A prerequisite the file lacks fails in LaunchDarkly too.)
+                    let inFile = flags.contains { $0.key == other }
+                    notes.append(
+                        ImportNote(
+                            inFile ? .notImported : .remark, at: at,
+                            inFile
+                                ? "prerequisite '\(other)' is not imported: it fails for everyone"
+                                : "prerequisite '\(other)' is not in the file: it fails for everyone, as in LaunchDarkly"))
                 }
                 break
             }
@@ -332,9 +339,13 @@ struct LaunchDarklyImport {
             if let off {
                 out.rules.append(.init(shape.results[off], when: .or(failed)))
             } else {
+                // (No value at all, which a flag reading this one as its prerequisite
+                // would see as failed: the flag is left out, and so are they.)
                 notes.append(
                     ImportNote(
-                        .notImported, at: place + ".prerequisites", "a failed prerequisite gives the caller's default (no off variation)"))
+                        .notImported, at: place + ".prerequisites",
+                        "a failed prerequisite gives the caller's default (no off variation); flag '\(key)' left out"))
+                unreadable.insert(key)
             }
         }
         // Individual targets, in LaunchDarkly's order.
