@@ -24,8 +24,10 @@ enum ImportCommand {
           --from SYSTEM   the system the file comes from (required)
           --help          show this help
 
-        exit status: 0 imported exactly, 1 the file could not be read or is not of that
-        system, 2 usage error, 3 imported, but something was left out (named on stderr)
+        exit status: 0 imported exactly (renames and notes on stderr are still worth a
+        read: a renamed key is asked for by its new name), 1 the file is not JSON or not of
+        that system, 2 usage error (a file that cannot be read included), 3 imported, but
+        something was left out or imported with another meaning ("not imported" on stderr)
 
         """
 
@@ -55,7 +57,7 @@ enum ImportCommand {
             for note in result.notes { Terminal.writeError("\(name): \(note)\n") }
             return result.isExact ? 0 : 3
         } catch {
-            Terminal.writeError("error: \(error.message)\n")
+            Terminal.writeError("flags: error: \(error.message)\n")
             return 1
         }
     }

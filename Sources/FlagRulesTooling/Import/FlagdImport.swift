@@ -58,13 +58,10 @@ struct FlagdImport {
         for (_, flag) in entries { Self.variables(in: flag["targeting"] ?? .null, into: &read) }
         for (_, evaluator) in evaluators { Self.variables(in: evaluator, into: &read) }
         names.reserve(read)
+        names.claim(entries.map(\.key))
         for (key, flag) in entries {
             let name = names.name(for: key)
-            if name != key {
-                notes.append(
-                    ImportNote(
-                        .renamed, at: "flags.\(key)", "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
-            }
+            if let note = names.renameNote(for: key, at: "flags.\(key)") { notes.append(note) }
             budget = 100_000
             if let declaration = declaration(flag, key: key, name: name) { file.declarations.append(declaration) }
         }
@@ -141,6 +138,7 @@ struct FlagdImport {
             return nil
         }
         var out = ImportedDeclaration(name: name, kind: shape.kind, defaultText: Self.defaultText(defaultResult, shape.kind))
+        out.place = place
         if let text = flag["metadata"]?["description"]?.string, !text.isEmpty {
             out.doc = text.split(whereSeparator: \.isNewline).map(String.init)
         }

@@ -73,14 +73,10 @@ struct GrowthBookImport {
         }
         read.insert("id")
         names.reserve(read)
+        names.claim(entries.map(\.key))
         for (key, feature) in entries {
             let name = names.name(for: key)
-            if name != key {
-                notes.append(
-                    ImportNote(
-                        .renamed, at: "features.\(key)",
-                        "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
-            }
+            if let note = names.renameNote(for: key, at: "features.\(key)") { notes.append(note) }
             if let type = type(of: feature, key: key) {
                 declared[key] = (name, type)
                 declaredValues[name] = values(feature)
@@ -145,6 +141,7 @@ struct GrowthBookImport {
         var out = ImportedDeclaration(
             name: name, kind: type == "flag" ? .flag : .value(type),
             defaultText: type == "flag" ? (defaultValue == .bool(true) ? "true" : "false") : literal(defaultValue, type: type))
+        out.place = place
         if let text = feature["description"]?.string, !text.isEmpty { out.doc = text.split(whereSeparator: \.isNewline).map(String.init) }
         for (i, rule) in (feature["rules"]?.elements ?? []).enumerated() {
             let at = "\(place).rules[\(i)]"

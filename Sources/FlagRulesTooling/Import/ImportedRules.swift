@@ -4,6 +4,16 @@ import Foundation
 /// The systems `flags import` reads, by the names its `--from` takes.
 package enum ImportFormat: String, Sendable, CaseIterable {
     case growthbook, launchdarkly, flagd, unleash
+
+    /// The system's name, as its users write it.
+    package var system: String {
+        switch self {
+        case .growthbook: "GrowthBook"
+        case .launchdarkly: "LaunchDarkly"
+        case .flagd: "flagd"
+        case .unleash: "Unleash"
+        }
+    }
 }
 
 /// Something of a vendor's file that `flags import` did not carry over exactly: where it is
@@ -112,7 +122,11 @@ package indirect enum ImportedCondition: Sendable, Equatable {
             let text = parts.map { $0.text(inside: .and) }.joined(separator: " and ")
             return level.rawValue > Level.and.rawValue ? "(\(text))" : text
         case .any(let parts):
-            let text = parts.map { $0.text(inside: .or) }.joined(separator: " or ")
+            // (An `and` beside an `or` is bracketed for the reader, though it binds tighter.)
+            let text = parts.map { part in
+                if case .all = part { "(\(part.text(inside: .and)))" } else { part.text(inside: .or) }
+            }
+            .joined(separator: " or ")
             return level.rawValue > Level.or.rawValue ? "(\(text))" : text
         }
     }
@@ -144,6 +158,10 @@ package struct ImportedDeclaration: Sendable {
     package var doc: [String] = []
     package var attributes: [String] = []
     package var rules: [Rule] = []
+    /// The vendor file's place of what the declaration is imported from (`features.x`),
+    /// and comments written above it (what of it was not imported).
+    package var place: String?
+    package var comments: [String] = []
 
     package init(name: String, kind: Kind, defaultText: String) {
         self.name = name
@@ -155,7 +173,8 @@ package struct ImportedDeclaration: Sendable {
     /// rule after one that always matches (written last, without `when`; a split matches
     /// only a context holding its unit).
     package var source: String {
-        var out = doc.map { "/// \($0)\n" }.joined()
+        var out = comments.map { "# \($0)\n" }.joined()
+        out += doc.map { "/// \($0)\n" }.joined()
         if !attributes.isEmpty { out += attributes.joined(separator: " ") + "\n" }
         switch kind {
         case .flag: out += "flag \(name) = \(defaultText)"
@@ -215,6 +234,9 @@ package func lastOfEach(_ entries: [(String, JSON)], at place: String, notes: in
 package struct ImportNames: Sendable {
     private var given: [String: String] = [:]
     private var taken: Set<String> = []
+    /// The context attributes kept from declarations, and the key each name was given to.
+    private var attributeNames: Set<String> = []
+    private var owner: [String: String] = [:]
     private var nextSuffix: [String: Int] = [:]
 
     package init() {}
@@ -233,6 +255,38 @@ package struct ImportNames: Sendable {
     /// declaration: in `.flags` a declaration's name would hide the attribute.
     package mutating func reserve(_ names: some Sequence<String>) {
         taken.formUnion(names)
+        attributeNames.formUnion(names)
+    }
+
+    /// Gives each of `keys` that is a `.flags` name as it stands (and no attribute's) that
+    /// name, before any other key is made into one: a key keeps its name, and a key made
+    /// into a name never takes another's.
+    package mutating func claim(_ keys: some Sequence<String>) {
+        for key in keys where given[key] == nil && Self.isName(key) && !taken.contains(key) {
+            taken.insert(key)
+            given[key] = key
+            owner[key] = key
+        }
+    }
+
+    /// The note that vendor key `id` (written `key`), at `place`, is named otherwise; nil
+    /// when it keeps its key as its name. The reason says why: not a name, an attribute's name, or another
+    /// key's.
+    package func renameNote(for id: String, key shown: String? = nil, at place: String, what: String = "") -> ImportNote? {
+        let key = shown ?? id
+        guard let name = given[id], name != key else { return nil }
+        var reasons: [String] = []
+        if !Self.isName(key) {
+            reasons.append(Self.reserved.contains(key) ? "'\(key)' is a word of the language" : "a .flags name is letters, digits and '_'")
+        }
+        if attributeNames.contains(key) {
+            reasons.append("a context attribute is named '\(key)', and a declaration of that name would hide it")
+        }
+        let base = name.prefix { !$0.isNumber }
+        if name != base, let other = owner[String(base)], other != id {
+            reasons.append("\(base) is taken by '\(other)'")
+        }
+        return ImportNote(.renamed, at: place, "\(what)'\(key)' is \(name) (\(reasons.joined(separator: "; ")))")
     }
 
     /// The attribute names a vendor file's conditions read: each object key under `json`
@@ -278,6 +332,7 @@ package struct ImportNames: Sendable {
         if name != base { nextSuffix[base] = n }
         taken.insert(name)
         given[key] = name
+        owner[name] = key
         return name
     }
 

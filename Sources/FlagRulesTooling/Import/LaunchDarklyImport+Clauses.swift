@@ -163,7 +163,7 @@ extension LaunchDarklyImport {
             return nil
         }
         let name = names.name(for: "segments." + key, base: key)
-        if name != key { notes.append(ImportNote(.renamed, at: place, "segment '\(key)' is \(name)")) }
+        if let note = names.renameNote(for: "segments." + key, key: key, at: place, what: "segment ") { notes.append(note) }
         segmentNames[key] = name
         // A segment matches or not (a missing attribute makes its clause false), so a rule
         // that negates it matches a context its clauses cannot read.

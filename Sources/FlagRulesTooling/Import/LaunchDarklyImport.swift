@@ -103,13 +103,10 @@ struct LaunchDarklyImport {
             }
         }
         names.reserve(read)
+        names.claim(flags.map(\.key))
         for (key, json) in flags {
             let name = names.name(for: key)
-            if name != key {
-                notes.append(
-                    ImportNote(
-                        .renamed, at: "flags.\(key)", "'\(key)' is \(name) (a .flags name is letters, digits and '_', and no attribute's)"))
-            }
+            if let note = names.renameNote(for: key, at: "flags.\(key)") { notes.append(note) }
             if let shape = shape(of: json, key: key, name: name) { shapes[key] = shape }
         }
         for key in segments.keys.sorted() { _ = segment(key) }
@@ -242,6 +239,7 @@ struct LaunchDarklyImport {
             }
         }
         var out = ImportedDeclaration(name: name, kind: shape.kind, defaultText: "")
+        out.place = place
         out.doc = description(json)
         func literalDefault(_ i: Int) -> String {
             switch shape.kind {

@@ -48,6 +48,7 @@ struct UnleashImport {
             if let name = constraint["contextName"]?.string { read.insert(name) }
         }
         names.reserve(read)
+        names.claim(list.compactMap { $0["name"]?.string })
         var keyed: [(key: String, json: JSON)] = []
         var last: [String: Int] = [:]
         for (i, feature) in list.enumerated() { if let name = feature["name"]?.string { last[name] = i } }
@@ -61,11 +62,7 @@ struct UnleashImport {
                 continue
             }
             let flag = names.name(for: key)
-            if flag != key {
-                notes.append(
-                    ImportNote(
-                        .renamed, at: "features[\(i)]", "'\(key)' is \(flag) (a .flags name is letters, digits and '_', and no field's)"))
-            }
+            if let note = names.renameNote(for: key, at: "features[\(i)]") { notes.append(note) }
             let hasVariants =
                 !(feature["variants"]?.elements ?? []).isEmpty
                 || (feature["strategies"]?.elements ?? []).contains { !($0["variants"]?.elements ?? []).isEmpty }
@@ -95,6 +92,7 @@ struct UnleashImport {
     private mutating func declarations(_ feature: JSON, key: String, at place: String) -> [ImportedDeclaration] {
         guard let (flagName, variantName) = declared[key] else { return [] }
         var flag = ImportedDeclaration(name: flagName, kind: .flag, defaultText: "false")
+        flag.place = place
         if let text = feature["description"]?.string, !text.isEmpty { flag.doc = text.split(whereSeparator: \.isNewline).map(String.init) }
         if feature["enabled"] != .bool(true) { flag.attributes.append("@disabled") }
         // Dependencies: the parent's state (and variant) first.
@@ -168,6 +166,12 @@ struct UnleashImport {
                         return nil
                     }
                     payload = text
+                    if let type = json["type"]?.string, type != "string" {
+                        notes.append(
+                            ImportNote(
+                                .remark, at: "\(at)[\(i)].payload",
+                                "a \(type) payload is given as its text: read it as \(type) where it is used"))
+                    }
                 }
                 if let known = payloads[name], known != payload, payloadClash == nil { payloadClash = "\(at)[\(i)].payload" }
                 payloads[name] = payload

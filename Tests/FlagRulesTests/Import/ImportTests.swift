@@ -74,7 +74,7 @@ struct ImportTests {
             result.notes.contains(
                 ImportNote(
                     .renamed, at: "flags.new-checkout",
-                    "'new-checkout' is newCheckout (a .flags name is letters, digits and '_', and no attribute's)")))
+                    "'new-checkout' is newCheckout (a .flags name is letters, digits and '_')")))
     }
 
     /// What a review against launchdarkly-server-sdk 9.20.0 found, pinned with the SDK's
@@ -414,6 +414,34 @@ struct ImportTests {
         }
     }
 
+    /// A key that is a `.flags` name keeps it, whatever comes before it; each rename says
+    /// why; what of a flag was not imported is written above it as well as on stderr.
+    @Test func namesKeysKeepAndNotesAboveWhatTheyConcern() throws {
+        let payload = #"""
+            {"features": {"new-ui": {"defaultValue": false}, "newUi": {"defaultValue": true},
+              "country": {"defaultValue": "US", "rules": [{"condition": {"country": "CA"}, "force": "CA"}]}, "now": {"defaultValue": false},
+              "gated": {"defaultValue": false, "rules": [{"condition": {"tags": {"$size": 2}}, "force": true}]}}}
+            """#
+        let result = try Self.imported(payload, .growthbook)
+        #expect(try Self.evaluate(result, "newUi", [:]) == .bool(true), "the key newUi keeps its name")
+        #expect(try Self.evaluate(result, "newUi2", [:]) == .bool(false))
+        let notes = result.notes.map(\.description)
+        #expect(
+            notes.contains(
+                "features.new-ui: renamed: 'new-ui' is newUi2 (a .flags name is letters, digits and '_'; newUi is taken by 'newUi')"),
+            "\(notes)")
+        #expect(
+            notes.contains(
+                "features.country: renamed: 'country' is country2 (a context attribute is named 'country', and a declaration of that name would hide it)"
+            ), "\(notes)")
+        #expect(notes.contains("features.now: renamed: 'now' is fNow ('now' is a word of the language)"), "\(notes)")
+        #expect(
+            result.text.contains(
+                "# not imported: features.gated.rules[0].condition.tags.$size: $size has no .flags form; the rule is left out\nflag gated = false\n"
+            ),
+            "\(result.text)")
+    }
+
     @Test func filesThatAreNotWhatTheyClaimAreRefusedNamingWhy() {
         func message(_ text: String, _ format: ImportFormat) -> String? {
             do throws(ImportError) {
@@ -423,13 +451,26 @@ struct ImportTests {
                 return error.message
             }
         }
-        #expect(message("{", .launchdarkly)?.hasPrefix("vendor.json is not JSON: ") == true)
+        #expect(message("{\n  \"flags\": {", .launchdarkly) == "vendor.json:2:13 is not JSON: expected a string key")
+        #expect(message("\u{FEFF}{}", .launchdarkly) == nil, "a byte-order mark is no part of the JSON")
         #expect(message("[1]", .launchdarkly)?.contains("a LaunchDarkly file is a JSON object") == true)
-        #expect(message(#"{"flags": 3}"#, .launchdarkly) == "\"flags\" is a number, not an object")
+        #expect(message(#"{"flags": 3}"#, .launchdarkly) == "vendor.json: \"flags\" is a number, not an object")
         #expect(message(#"{"status": 200}"#, .growthbook)?.contains("has \"features\"") == true)
         #expect(message(#"{"features": {}, "encryptedFeatures": "abc"}"#, .growthbook)?.contains("encrypted") == true)
-        #expect(message(#"{"features": {}}"#, .unleash) == "\"features\" is an object, not an array")
-        #expect(message(#"{"flags": []}"#, .flagd) == "\"flags\" is an array, not an object")
+        // A file of another system: its system is named.
+        #expect(
+            message(#"{"features": {}}"#, .unleash)
+                == "vendor.json: \"features\" is an object, not an array; it looks like GrowthBook's: try --from growthbook")
+        #expect(message(#"{"flags": []}"#, .flagd) == "vendor.json: \"flags\" is an array, not an object")
+        #expect(
+            message(#"{"flags": {"f": {"on": true, "variations": [1]}}, "$evaluators": 1}"#, .flagd)?.hasSuffix(
+                "it looks like LaunchDarkly's: try --from launchdarkly") == true)
+        // Rules past the size of a .flags file are said to be, with what to do.
+        let ids = (0..<1_000_000).map { "\"user-\($0)-0123456789\"" }.joined(separator: ",")
+        #expect(
+            message(
+                #"{"flags": {"f": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off", "targeting": {"if": [{"in": [{"var": "u"}, [\#(ids)]]}, "on", "off"]}}}}"#,
+                .flagd)?.contains("past the 16777216 a .flags file may be: import the vendor file in parts") == true)
         #expect(
             message(String(repeating: " ", count: FlagsImport.maximumSize + 1), .growthbook)?.contains("the most 'flags import' reads")
                 == true)
