@@ -466,6 +466,9 @@ def un_file(rng):
                     v["payload"] = rng.choice([{"type": "string", "value": f"{v['name']} text"}, {"type": "json", "value": '{"size": 2}'},
                                                {"type": "number", "value": "1.5"}])
             if rng.random() < 0.3: feature["variants"][0]["overrides"] = [{"contextName": "userId", "values": ["3", "user-1"]}]
+            if rng.random() < 0.15:  # a variant of weight 0, given by no one
+                feature["variants"].append({"name": "gray", "weight": 0, "weightType": "variable", "stickiness": "default",
+                                            "payload": {"type": "string", "value": "gray text"}})
             if rng.random() < 0.2: feature["variants"][-1]["overrides"] = [{"contextName": "country", "values": ["JP"]}]
             if rng.random() < 0.2:
                 for v in feature["variants"]: v["weightType"] = "variable"

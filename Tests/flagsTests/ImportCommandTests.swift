@@ -19,6 +19,25 @@ struct ImportCommandTests {
         #expect(checked.status == 0, "\(checked)")
     }
 
+    /// An Unleash variant of weight 0 that no override gives is no case of the import's
+    /// `variant` (one no rule gives, which `check --strict` refuses), and a dependency on it
+    /// never holds, as in Unleash.
+    @Test func anImportPassesCheckStrict() throws {
+        let payload = #"""
+            {"version": 2, "features": [
+              {"name": "sizes", "enabled": true, "strategies": [],
+               "variants": [{"name": "small", "weight": 0, "payload": {"type": "string", "value": "s"}}, {"name": "large", "weight": 1000}]},
+              {"name": "child", "enabled": true, "strategies": [], "dependencies": [{"feature": "sizes", "variants": ["small"]}]}
+            ]}
+            """#
+        let result = try flags(["import", "-", "--from", "unleash"], stdin: payload)
+        #expect(result.status == 0 && result.stdout.contains("variant sizesVariant [disabled, large] = disabled"), "\(result)")
+        let checked = try flags(["check", "--strict", "-"], stdin: result.stdout)
+        #expect(checked.status == 0, "\(checked)")
+        let child = try flags(["eval", "-", "child", "-c", "userId=u"], stdin: result.stdout)
+        #expect(child.stdout.hasPrefix("child = false"), "\(child)")
+    }
+
     @Test func somethingNotImportedIsNamedAndExitsThree() throws {
         let payload =
             #"{"flags": {"a": {"state": "ENABLED", "variants": {"x": {"k": 1}}, "defaultVariant": "x"}, "b": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#

@@ -76,6 +76,22 @@ struct UnleashImport {
         return file
     }
 
+    /// The variant names a feature can give: those of a weight, and the feature's own that
+    /// an override gives (a strategy's overrides are unread). Others are no case of its
+    /// `variant`, which would be one no rule gives.
+    static func givable(_ feature: JSON) -> Set<String> {
+        var names: Set<String> = []
+        for strategy in feature["strategies"]?.elements ?? [] {
+            for v in strategy["variants"]?.elements ?? [] where (v["weight"]?.integer ?? 0) > 0 {
+                if let name = v["name"]?.string { names.insert(name) }
+            }
+        }
+        for v in feature["variants"]?.elements ?? [] where (v["weight"]?.integer ?? 0) > 0 || !(v["overrides"]?.elements ?? []).isEmpty {
+            if let name = v["name"]?.string { names.insert(name) }
+        }
+        return names
+    }
+
     static func allConstraints(_ json: JSON) -> [JSON] {
         switch json {
         case .object(let members):
@@ -119,7 +135,9 @@ struct UnleashImport {
             let enabled = dependency["enabled"] != .bool(false)
             var condition: ImportedCondition = enabled ? .atom(names.flag) : .not(.atom(names.flag))
             if let variants = dependency["variants"]?.elements?.compactMap(\.string), !variants.isEmpty, let variantName = names.variant {
-                condition = .and([condition, .atom("\(variantName) in [\(variants.filter(ImportNames.isName).joined(separator: ", "))]")])
+                let given = Self.givable(byKey[parent] ?? .null)
+                let listed = variants.filter { ImportNames.isName($0) && given.contains($0) }
+                condition = .and([condition, listed.isEmpty ? .never : .atom("\(variantName) in [\(listed.joined(separator: ", "))]")])
             }
             parents.append(condition)
         }
@@ -141,6 +159,7 @@ struct UnleashImport {
         // The variant: `disabled` unless the flag is on; then the first strategy on with
         // variants of its own, else the feature's (overrides first).
         var cases = ["disabled"]
+        let given = Self.givable(feature)
         var rules: [ImportedDeclaration.Rule] = []
         // Each variant's payload text by its name (nil: none), and the first place one name
         // is given another payload.
@@ -173,9 +192,11 @@ struct UnleashImport {
                                 "a \(type) payload is given as its text: read it as \(type) where it is used"))
                     }
                 }
-                if let known = payloads[name], known != payload, payloadClash == nil { payloadClash = "\(at)[\(i)].payload" }
-                payloads[name] = payload
-                if !cases.contains(name) { cases.append(name) }
+                if given.contains(name) {
+                    if let known = payloads[name], known != payload, payloadClash == nil { payloadClash = "\(at)[\(i)].payload" }
+                    payloads[name] = payload
+                }
+                if !cases.contains(name), given.contains(name) { cases.append(name) }
                 entries.append((name, max(0, variant["weight"]?.integer ?? 0), payload))
             }
             return entries
@@ -184,7 +205,9 @@ struct UnleashImport {
         // payload of each variant it may give (`v == name`).
         var payloadRules: [ImportedDeclaration.Rule] = []
         func payloadTests(of entries: [(name: String, weight: Int, payload: String?)]) -> [(String, ImportedCondition)] {
-            entries.map { (StringEscaping.quoted($0.payload ?? ""), .atom("\(variantName) == \($0.name)")) }
+            entries.filter { given.contains($0.name) }.map {
+                (StringEscaping.quoted($0.payload ?? ""), .atom("\(variantName) == \($0.name)"))
+            }
         }
         // The feature's variants (overrides first), for when the first strategy on has none.
         var featureRules: [(result: String, condition: ImportedCondition, payloads: [(String, ImportedCondition)])] = []
