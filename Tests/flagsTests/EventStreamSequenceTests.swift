@@ -70,7 +70,8 @@ struct EventStreamSequenceTests {
         var history: [[(text: String, generation: Int)]] = [[], []]
         var standing: Set<String> = []
         var counter = 0
-        var running = try RunningServer()
+        // (A port no client socket is given: the server comes back on it after a restart.)
+        var running = try RunningServer(port: StablePort.next())
         defer { running.stop() }
         var lastGeneration = 0
         func etag(_ text: String, _ k: Int) throws -> String { "\"\(try RuleSet(source: text, name: names[k]).contentVersion)\"" }

@@ -39,7 +39,7 @@ import Testing
         let directory = try Self.rulesDirectory("flag f = false\n")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = directory.appendingPathComponent("relay-cache")
-        var origin = try ServeProcess([directory.path])
+        var origin = try ServeProcess([directory.path], port: StablePort.next())
         let originPort = origin.port
         let relay = try ServeProcess(["--source", "http://127.0.0.1:\(originPort)", "--cache", cache.path])
         defer { _ = relay.stop() }
@@ -182,7 +182,7 @@ import Testing
     @Test func aStoreCatchesUpFromTheStreamWithoutAFetch() async throws {
         let directory = try Self.rulesDirectory("flag f = false\n")
         defer { try? FileManager.default.removeItem(at: directory) }
-        var origin = try ServeProcess([directory.path])
+        var origin = try ServeProcess([directory.path], port: StablePort.next())
         let port = origin.port
         let store = FlagStore(source: .url(URL(string: "http://127.0.0.1:\(port)")!), refresh: .seconds(120))
         store.start()
@@ -383,7 +383,7 @@ import Testing
     @Test(slowTests) func afterATwentySecondOutageEveryHopHoldsTheEditWithinFiveSeconds() async throws {
         let directory = try Self.rulesDirectory("flag f = false\n")
         defer { try? FileManager.default.removeItem(at: directory) }
-        var origin = try ServeProcess([directory.path])
+        var origin = try ServeProcess([directory.path], port: StablePort.next())
         let port = origin.port
         let relay = try ServeProcess(["--source", "http://127.0.0.1:\(port)"])
         defer { _ = relay.stop() }
@@ -447,7 +447,7 @@ import Testing
         let directory = try Self.rulesDirectory("flag f = false\n")
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = directory.appendingPathComponent("relay-cache")
-        var origin = try ServeProcess([directory.path])
+        var origin = try ServeProcess([directory.path], port: StablePort.next())
         let port = origin.port
         var relay = try ServeProcess(["--source", "http://127.0.0.1:\(port)", "--cache", cache.path])
         #expect(relay.stop() == 0)
