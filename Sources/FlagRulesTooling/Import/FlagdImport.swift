@@ -407,12 +407,7 @@ struct FlagdImport {
             let inner = try condition(shared, negated: false, at: "$evaluators.\(name)", depth: depth + 1)
             let segment = names.name(for: "$evaluators." + name, base: name)
             segmentNames[name] = segment
-            let twoValued: ImportedCondition =
-                switch inner {
-                case .always, .never: inner
-                default: .atom("(\(inner.text)) ?? false")
-                }
-            segments.append((segment, ["The shared evaluator '\(name)' of the flagd file."], twoValued))
+            segments.append((segment, ["The shared evaluator '\(name)' of the flagd file."], inner.knownOrFalse))
             return .atom(segment)
         case "==", "===", "!=", "!==":
             let (path, literal, _) = try operands()

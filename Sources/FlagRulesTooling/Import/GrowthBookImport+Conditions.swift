@@ -298,7 +298,7 @@ extension GrowthBookImport {
         }
         let name = names.name(for: key, base: id)
         groupSegments[key] = name
-        segments.append((name, ["GrowthBook's saved group '\(id)', of \(path)."], .atom("(\(test.text)) ?? false")))
+        segments.append((name, ["GrowthBook's saved group '\(id)', of \(path)."], test.knownOrFalse))
         return .atom(name)
     }
 
@@ -368,12 +368,7 @@ extension GrowthBookImport {
             }
             let name = names.name(for: "savedGroups." + id, base: id)
             groupSegments[id] = name
-            let twoValued: ImportedCondition =
-                switch inner {
-                case .always, .never: inner
-                default: .atom("(\(inner.text)) ?? false")
-                }
-            segments.append((name, ["GrowthBook's saved group '\(id)'."], twoValued))
+            segments.append((name, ["GrowthBook's saved group '\(id)'."], inner.knownOrFalse))
             return .atom(name)
         default:
             notes.append(

@@ -105,6 +105,16 @@ package indirect enum ImportedCondition: Sendable, Equatable {
         }
     }
 
+    /// The condition true or false, never unknown (`(…) ?? false`): false where an attribute
+    /// it reads is absent or of another type, so that its negation holds there, as a
+    /// vendor's two-valued test (a segment, a saved group, an evaluator) reads.
+    package var knownOrFalse: ImportedCondition {
+        switch self {
+        case .always, .never: self
+        default: .atom("(\(text)) ?? false")
+        }
+    }
+
     /// The condition as `.flags` source (`always` and `never` as `true` and `false`).
     package var text: String { text(inside: .or) }
 

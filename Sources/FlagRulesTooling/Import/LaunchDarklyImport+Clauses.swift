@@ -167,12 +167,7 @@ extension LaunchDarklyImport {
         segmentNames[key] = name
         // A segment matches or not (a missing attribute makes its clause false), so a rule
         // that negates it matches a context its clauses cannot read.
-        let twoValued: ImportedCondition =
-            switch condition {
-            case .always, .never: condition
-            default: .atom("(\(condition.text)) ?? false")
-            }
-        writtenSegments.append((name, description(json), twoValued))
+        writtenSegments.append((name, description(json), condition.knownOrFalse))
         return name
     }
 

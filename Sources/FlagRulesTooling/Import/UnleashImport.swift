@@ -504,7 +504,7 @@ struct UnleashImport {
         // A missing field: the operator is false (NOT_IN is the negation of IN); so is a
         // number or a version Unleash cannot read, which .flags leaves unknown.
         let holds: ImportedCondition =
-            op.hasPrefix("NUM_") || op.hasPrefix("SEMVER_") ? .atom("(\(test.text)) ?? false") : .and([.atom("has(\(path))"), test])
+            op.hasPrefix("NUM_") || op.hasPrefix("SEMVER_") ? test.knownOrFalse : .and([.atom("has(\(path))"), test])
         let negate = (op == "NOT_IN") != (json["inverted"] == .bool(true))
         return negate ? .negated(holds) : test
     }
