@@ -24,8 +24,13 @@ enum EvalCommand {
           --json                    print one JSON object keyed by declaration name
           --help                    show this help
 
+        A context key is an attribute's name, dots and all: a field is given inside its
+        object ({"org": {"plan": "team"}}), or with -c org.plan=team. A key the schema does
+        not declare, and a value that does not fit its attribute, are named in a warning and
+        evaluated as a service reads them: no rule reads the key, the value is unknown.
+
         exit status: 0 resolved, 1 errors in the rules, 2 usage error (bad file, unknown name,
-        a context value that does not fit the schema)
+        a -c value that does not fit the schema)
 
         """
 
@@ -61,8 +66,10 @@ enum EvalCommand {
             throw UsageError(message: "\(path) declares no '\(name)'" + suggestion)
         }
         let selected = names.isEmpty ? rules.declarations.filter { $0.kind != .segment }.map(\.name) : names
+        var warnings = ContextWarnings()
+        defer { warnings.finish() }
         guard let linesPath = parsed.value("contexts") else {
-            let context = try buildContext(parsed, schema: rules.schema)
+            let context = try buildContext(parsed, rules: rules, warnings: &warnings)
             write(rules, selected, in: context, explain: parsed.has("explain"), json: parsed.has("json"), pretty: true)
             return 0
         }
@@ -74,7 +81,7 @@ enum EvalCommand {
         for (i, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
         where !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }) {
             let text = String(decoding: line, as: UTF8.self)
-            var context = try jsonContext(text, origin: "\(origin):\(i + 1)", schema: rules.schema)
+            var context = try jsonContext(text, origin: "\(origin):\(i + 1)", rules: rules, warnings: &warnings)
             try apply(parsed.all("context"), to: &context, schema: rules.schema)
             contexts.append((i + 1, context))
         }
@@ -105,46 +112,36 @@ enum EvalCommand {
         }
     }
 
-    static func buildContext(_ parsed: ParsedArguments, schema: ContextSchema?) throws(UsageError) -> EvaluationContext {
+    static func buildContext(_ parsed: ParsedArguments, rules: RuleSet, warnings: inout ContextWarnings) throws(UsageError)
+        -> EvaluationContext
+    {
         var context = EvaluationContext()
         if let jsonPath = parsed.value("context-json") {
             let bytes = try Terminal.read(jsonPath)
             context = try jsonContext(
-                String(decoding: bytes, as: UTF8.self), origin: jsonPath == "-" ? "<stdin>" : jsonPath, schema: schema)
+                String(decoding: bytes, as: UTF8.self), origin: jsonPath == "-" ? "<stdin>" : jsonPath, rules: rules,
+                warnings: &warnings)
         }
-        try apply(parsed.all("context"), to: &context, schema: schema)
+        try apply(parsed.all("context"), to: &context, schema: rules.schema)
         return context
     }
 
-    /// The context a JSON object gives, checked against the schema; errors name `origin`.
-    /// A key the schema does not declare is a usage error ("did you mean"); a declared
-    /// attribute with a value of the wrong type is kept, as a service would get it (the
-    /// library reads it as unknown, which `--explain` shows), and named in a warning.
-    static func jsonContext(_ text: String, origin: String, schema: ContextSchema?) throws(UsageError) -> EvaluationContext {
+    /// The context a JSON object gives; errors name `origin`. Its problems for the rules'
+    /// schema (`RuleSet.problems(in:)`: an undeclared key, a dotted key, a mistyped value)
+    /// are kept, as a service would get them, and named in warnings.
+    static func jsonContext(_ text: String, origin: String, rules: RuleSet, warnings: inout ContextWarnings) throws(UsageError)
+        -> EvaluationContext
+    {
         let context: EvaluationContext
         do {
             context = try EvaluationContext(json: text)
         } catch {
             throw UsageError(message: "\(origin): \(error.message)")
         }
-        guard let schema else { return context }
-        for (key, value) in context.entries.sorted(by: { $0.name < $1.name }) {
-            if let path = schema.firstUndeclared(key, value) {
-                throw UsageError(message: "\(origin): \(schema.undeclared(path).message)")
-            }
-            do {
-                try schema.validate(key, value)
-            } catch {
-                if schema[key] == nil, key != "now" { throw UsageError(message: "\(origin): \(error.message)") }
-                warnMistyped("\(origin): \(error.message)")
-            }
+        for problem in rules.problems(in: context) {
+            warnings.add(problem, given: context.value(atPath: problem.attribute), at: origin)
         }
         return context
-    }
-
-    /// Warns that a value does not fit its attribute and is evaluated as unknown.
-    static func warnMistyped(_ problem: String) {
-        Terminal.writeError("flags: warning: \(problem); it is evaluated as unknown, as a service would read it\n")
     }
 
     /// Sets the `-c key=value` assignments on `context`, typed by the schema.
@@ -168,5 +165,47 @@ enum EvalCommand {
                 context.set(Value.inferred(from: text), atPath: key)
             }
         }
+    }
+}
+
+/// The warnings of `flags eval` about its contexts: each problem once, at the first place
+/// it is found, and a count of the places it recurs (a file of many contexts with one
+/// extra key is one warning, not one a line); at most 20 distinct problems are named.
+struct ContextWarnings {
+    private var order: [String] = []
+    private var seen: [String: (origin: String, more: Int)] = [:]
+    private var unnamed = 0
+    static let limit = 20
+
+    /// Adds `problem`, whose value as given (for a mistyped one) is `value`.
+    mutating func add(_ problem: ContextProblem, given value: Value?, at origin: String) {
+        var text = problem.description
+        if case .mistyped = problem.kind, let value { text += ", got \(value)" }
+        text += ContextWarnings.consequence(problem)
+        if let first = seen[text] {
+            seen[text] = (first.origin, first.more + 1)
+        } else if order.count < ContextWarnings.limit {
+            order.append(text)
+            seen[text] = (origin, 0)
+        } else {
+            unnamed += 1
+        }
+    }
+
+    static func consequence(_ problem: ContextProblem) -> String {
+        switch problem.kind {
+        case .mistyped: return "; it is evaluated as unknown, as a service would read it"
+        case .unknownAttribute, .fieldPathAsKey: return "; no rule reads it"
+        }
+    }
+
+    /// Writes the warnings to standard error.
+    func finish() {
+        for text in order {
+            guard let place = seen[text] else { continue }
+            let more = place.more > 0 ? " (and in \(place.more) more context\(place.more == 1 ? "" : "s"))" : ""
+            Terminal.writeError("flags: warning: \(place.origin): \(text)\(more)\n")
+        }
+        if unnamed > 0 { Terminal.writeError("flags: warning: \(unnamed) more problems of the contexts are not named\n") }
     }
 }

@@ -1,6 +1,8 @@
 // libFuzzer target: JSON contexts, and what a store reads from a server. Any bytes are
 // parsed as a JSON context; one that parses is evaluated against a rule set with a schema
-// and one without, by name and prepared (the two must agree), and its problems listed. The
+// (lenient and strict) and one without, for every declaration, on every path: by name, by
+// handle on the context prepared whole and key by key, `evaluateAll` and `explain` must
+// give one resolution (a dotted key is a name on each), and its problems are listed. The
 // same bytes are read as a push event's data (one that parses must read back the same from
 // the text it writes), as an event stream (its actions for a store), as a chunked body and
 // as a response head. Built with the library's sources and the other targets as one
@@ -43,13 +45,24 @@ func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     pushFuzz(text, Array(UnsafeBufferPointer(start: data, count: size)))
     guard let context = try? EvaluationContext(json: text) else { return 0 }
     let loaded = contextFuzzRules()
-    for rules in [loaded.typed, loaded.untyped] {
+    var strict = loaded.typed
+    strict.checksContextsStrictly = true
+    for rules in [loaded.typed, strict, loaded.untyped] {
         _ = rules.problems(in: context)
         let prepared = rules.prepare(context)
+        var keyByKey = rules.makeContext()
+        for (key, value) in context.entries { keyByKey[key] = value }
+        let all = rules.evaluateAll(in: context)
         for name in ["f", "n", "o"] {
             let plain = rules.evaluate(name, in: context)
-            let fast = rules.evaluate(name, in: prepared)
-            if plain != fast { fatalError("plain and prepared disagree on \(name) in \(text.debugDescription): \(plain) vs \(fast)") }
+            let paths = [
+                ("prepared", rules.evaluate(rules.handle(name), in: prepared)),
+                ("prepared key by key", rules.evaluate(rules.handle(name), in: keyByKey)),
+                ("evaluateAll", all[name]), ("explain", rules.explain(name, in: context)?.resolution),
+            ]
+            for (path, r) in paths where r != plain {
+                fatalError("by name and \(path) disagree on \(name) in \(text.debugDescription): \(plain) vs \(r.map { "\($0)" } ?? "nil")")
+            }
         }
     }
     return 0

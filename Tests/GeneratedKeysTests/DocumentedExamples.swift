@@ -153,8 +153,14 @@ func articleRuleSet() throws {
 func articleStrict(rules: RuleSet) {
     var strict = rules
     strict.checksContextsStrictly = true
-    print(strict.evaluate("darkMode", in: ["userid": "u-42"]))
-    // false (ERROR, INVALID_CONTEXT: unknown attribute 'userid'; did you mean 'userId'?)
+    print(strict.evaluate("darkMode", in: ["build": "beta", "userId": 42]))
+    // false (ERROR, INVALID_CONTEXT: attribute 'userId' expects a string)
+}
+
+/// Embedding in apps and services: a key is a name.
+func articleDottedKey(rules: RuleSet) {
+    print(rules.problems(in: ["org.plan": "team"]))
+    // [unknown attribute 'org.plan': a key is a name, not a path; give the field inside its object, as {"org": {"plan": …}}]
 }
 
 /// Embedding in apps and services: hot paths.

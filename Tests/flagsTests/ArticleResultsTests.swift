@@ -96,8 +96,12 @@ import Testing
         strict.checksContextsStrictly = true
         #expect(
             article.contains(
-                "print(strict.evaluate(\"darkMode\", in: [\"userid\": \"u-42\"]))\n// \(strict.evaluate("darkMode", in: ["userid": "u-42"]))\n"
+                "print(strict.evaluate(\"darkMode\", in: [\"build\": \"beta\", \"userId\": 42]))\n// \(strict.evaluate("darkMode", in: ["build": "beta", "userId": 42]))\n"
             ))
+        let accounts = try RuleSet(contentsOf: packageRoot.appendingPathComponent("examples/accounts.flags"))
+        #expect(
+            article.contains(
+                "print(rules.problems(in: [\"org.plan\": \"team\"]))\n// \(accounts.problems(in: ["org.plan": "team"]))\n"))
     }
 
     /// The start line the OFREP article shows for `flags serve examples/` counts what the

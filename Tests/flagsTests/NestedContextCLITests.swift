@@ -41,15 +41,38 @@ import Testing
 
     @Test func nestedJSONIsChecked() throws {
         let unknown = try flags(
-            ["eval", "examples/accounts.flags", "--context-json", "-"], stdin: #"{"org": {"plan": "team", "sets": 12}}"#)
+            ["eval", "examples/accounts.flags", "--context-json", "-", "teamFeatures"], stdin: #"{"org": {"plan": "team", "sets": 12}}"#)
         #expect(
-            unknown == Run(status: 2, stdout: "", stderr: "flags: error: <stdin>: 'org' declares no field 'sets'; did you mean 'seats'?\n"))
+            unknown
+                == Run(
+                    status: 0, stdout: "teamFeatures = false  (DEFAULT)\n",
+                    stderr: "flags: warning: <stdin>: unknown attribute 'org.sets'; did you mean 'org.seats'?; no rule reads it\n"))
         let mistyped = try flags(["eval", "examples/accounts.flags", "--context-json", "-", "teamFeatures"], stdin: #"{"org": "acme"}"#)
         #expect(mistyped.status == 0 && mistyped.stdout == "teamFeatures = false  (DEFAULT)\n")
         #expect(
             mistyped.stderr
                 == "flags: warning: <stdin>: attribute 'org' expects an object (with fields id, plan, seats, billing), got \"acme\"; it is evaluated as unknown, as a service would read it\n"
         )
+    }
+
+    /// A key is a name, dots and all: `{"org.plan": "team"}` is read by no rule, as in the
+    /// library and OFREP, and the warning says how to give the field.
+    @Test func aDottedKeyIsANameWithAWarning() throws {
+        let dotted = try flags(
+            ["eval", "examples/accounts.flags", "--json", "--context-json", "-", "teamFeatures"],
+            stdin: #"{"org.plan": "team", "org": {"plan": "free", "seats": 12}}"#)
+        #expect(dotted.status == 0)
+        #expect(dotted.stdout.contains(#""teamFeatures": {"value": false, "reason": "DEFAULT"}"#), "\(dotted)")
+        #expect(
+            dotted.stderr
+                == "flags: warning: <stdin>: unknown attribute 'org.plan': a key is a name, not a path; give the field inside its object, as {\"org\": {\"plan\": …}}; no rule reads it\n"
+        )
+        let lines = try flags(
+            ["eval", "examples/accounts.flags", "--json", "--contexts", "-", "teamFeatures"],
+            stdin: "{\"org.plan\": \"team\", \"org.seats\": 12}\n{\"org\": {\"plan\": \"team\", \"seats\": 12}}\n")
+        #expect(lines.stdout.split(separator: "\n").map { $0.contains(#""value": true"#) } == [false, true], "\(lines)")
+        #expect(
+            lines.stderr.split(separator: "\n").count == 2 && lines.stderr.contains("<stdin>:1: unknown attribute 'org.seats'"), "\(lines)")
     }
 
     @Test func explainSaysWhyAPathIsAbsent() throws {

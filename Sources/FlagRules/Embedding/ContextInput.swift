@@ -123,18 +123,6 @@ extension ContextSchema {
         }
     }
 
-    /// The first attribute or field path in `value` given for `name` that the schema does
-    /// not declare (`now` is always declared); nil when every one is.
-    package func firstUndeclared(_ name: String, _ value: Value) -> String? {
-        if name == "now" { return nil }
-        guard let attribute = self[name] else { return name }
-        guard attribute.type.fields != nil, case .object(let fields) = value else { return nil }
-        for (field, v) in fields.sorted(by: { $0.key < $1.key }) {
-            if let path = firstUndeclared(name + "." + field, v) { return path }
-        }
-        return nil
-    }
-
     /// The error for an attribute or field path the schema does not declare.
     package func undeclared(_ name: String) -> ContextError {
         let suggestion = Suggestions.closest(to: name, in: attributes.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""

@@ -8,6 +8,10 @@ public struct ContextProblem: Sendable, Hashable, CustomStringConvertible {
         case unknownAttribute(suggestion: String?)
         /// The value does not fit the attribute's type (`expected` names it).
         case mistyped(expected: String)
+        /// The key spells a declared field's path (`org.plan`). A key names an attribute,
+        /// dots and all, so no rule reads it: the field is given inside its object
+        /// (`["org": ["plan": "team"]]`).
+        case fieldPathAsKey
     }
 
     /// The attribute's name, as the context spells it, or a field's path (`org.plan`).
@@ -20,13 +24,17 @@ public struct ContextProblem: Sendable, Hashable, CustomStringConvertible {
         self.kind = kind
     }
 
-    /// `unknown attribute 'userid'; did you mean 'userId'?`, or
-    /// `attribute 'userId' expects a string, got 12345`.
+    /// `unknown attribute 'userid'; did you mean 'userId'?`,
+    /// `attribute 'age' expects an int`, or
+    /// `unknown attribute 'org.plan': a key is a name, not a path; give the field inside its object, as {"org": {"plan": …}}`.
     public var description: String {
         switch kind {
         case .unknownAttribute(let suggestion?): return "unknown attribute '\(attribute)'; did you mean '\(suggestion)'?"
         case .unknownAttribute(nil): return "unknown attribute '\(attribute)'"
         case .mistyped(let expected): return "attribute '\(attribute)' expects \(expected)"
+        case .fieldPathAsKey:
+            return
+                "unknown attribute '\(attribute)': a key is a name, not a path; give the field inside its object, as \(Path.nestedJSON(attribute))"
         }
     }
 }
@@ -49,8 +57,12 @@ extension RuleSet {
                 continue
             }
             guard let schema else { continue }
-            guard let attribute = schema[name] else {
-                let suggestion = Suggestions.closest(to: name, in: schema.attributes.map(\.name))
+            guard let attribute = schema.attribute(forKey: name) else {
+                if schema[name] != nil {
+                    found.append(ContextProblem(attribute: name, kind: .fieldPathAsKey))
+                    continue
+                }
+                let suggestion = Suggestions.closest(to: name, in: schema.topLevel.map(\.name))
                 found.append(ContextProblem(attribute: name, kind: .unknownAttribute(suggestion: suggestion)))
                 continue
             }
@@ -77,16 +89,27 @@ extension RuleSet {
         }
     }
 
-    /// The first problem of `context` when this rule set checks contexts strictly; nil
-    /// otherwise (and always for a lenient rule set, at the cost of one test).
+    /// The first mistyped value of `context` when this rule set checks contexts strictly;
+    /// nil otherwise (and always for a lenient rule set, at the cost of one test).
     @inline(__always)
     func strictProblem(_ context: EvaluationContext) -> ContextProblem? {
         guard checksContextsStrictly else { return nil }
-        return firstProblem(in: context)
+        return firstMistyped(in: context)
     }
 
+    /// The mistyped value of `context` that comes first in the schema (`now` after every
+    /// attribute): the one a prepared context reports, whose slots are in schema order.
+    /// Undeclared keys are not strictness's concern: they are read by no rule.
     @inline(never)
-    private func firstProblem(in context: EvaluationContext) -> ContextProblem? { problems(in: context).first }
+    private func firstMistyped(in context: EvaluationContext) -> ContextProblem? {
+        var first: (rank: Int, problem: ContextProblem)?
+        for problem in problems(in: context) {
+            guard case .mistyped = problem.kind else { continue }
+            let rank = schema?[problem.attribute]?.slot ?? Int.max
+            if first == nil || rank < first!.rank { first = (rank, problem) }
+        }
+        return first?.problem
+    }
 
     /// The resolution a strict rule set gives for a context with `problem`: the caller's
     /// default (else the declaration's), reason `ERROR`, code `INVALID_CONTEXT`.
@@ -96,16 +119,15 @@ extension RuleSet {
 }
 
 extension RuleSet {
-    /// The first mistyped value of a prepared context when this rule set checks contexts
-    /// strictly (undeclared attributes were dropped when it was prepared). Out of line, so
-    /// that the lenient fast path stays as small as it was.
+    /// The first mistyped value of a prepared context, in schema order, when this rule set
+    /// checks contexts strictly. Out of line, so that the lenient fast path stays small.
     @inline(never)
     func strictProblem(_ context: PreparedContext) -> ContextProblem? {
         guard checksContextsStrictly else { return nil }
-        guard context.storage.isLaidOut(for: program) else { return problems(in: context.dictionary).first }
+        guard context.storage.isLaidOut(for: program) else { return firstMistyped(in: context.dictionary) }
         for (slot, attribute) in (schema?.attributes ?? []).enumerated() where context.storage.isMistyped(slot) {
             return ContextProblem(attribute: attribute.name, kind: .mistyped(expected: ContextSchema.describe(attribute.type)))
         }
-        return problems(in: context.storage.extra).first
+        return firstMistyped(in: context.storage.extra)
     }
 }

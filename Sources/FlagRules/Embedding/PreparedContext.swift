@@ -33,22 +33,17 @@ public struct PreparedContext: Sendable {
     }
 
     /// The attribute's value as given; setting nil removes it. A value of the wrong type
-    /// is kept as present (for `has`) but reads as absent in comparisons. A path
-    /// (`org.plan`) reads or sets a field of an object attribute.
+    /// is kept as present (for `has`) but reads as absent in comparisons. The key is the
+    /// attribute's name, dots and all, as in an ``EvaluationContext``: `"org.plan"` names an
+    /// attribute of that name, not the field `plan` of `org`; set a field with
+    /// ``set(_:atPath:)``.
     public subscript(name: String) -> Value? {
         get {
-            if let slot = program.schema?.slots.index(of: name) { return storage.given(slot) }
-            let parts = Path.names(name)
-            return extra[parts[0]]?.value(at: parts.dropFirst())
+            if let slot = program.topLevelSlot(of: name) { return storage.given(slot) }
+            return extra[name]
         }
         set {
-            if Path.isPath(name) {
-                let parts = Path.names(name)
-                guard parts.count <= Path.maxNames else { return }
-                self[parts[0]] = Value.placing(newValue, in: self[parts[0]], at: parts.dropFirst())
-                return
-            }
-            let (slot, hasSchema) = withStorage { storage in storage.withProgram { ($0.attributeNames.index(of: name), $0.schema != nil) } }
+            let (slot, hasSchema) = withStorage { storage in storage.withProgram { ($0.topLevelSlot(of: name), $0.schema != nil) } }
             guard let slot else {
                 guard !hasSchema || name == "now" else { return }
                 if !isKnownUniquelyReferenced(&box.buffer) { box.buffer = box.buffer.copy() }
@@ -59,6 +54,26 @@ public struct PreparedContext: Sendable {
             box.buffer.set(slot, given: newValue)
             setFields(of: slot, newValue)
         }
+    }
+
+    /// The attribute or field a path names (`org.billing.country`): nil when an object on
+    /// the way is absent or not an object, or lacks the field.
+    public func value(atPath path: String) -> Value? {
+        let names = Path.names(path)
+        return self[names[0]]?.value(at: names.dropFirst())
+    }
+
+    /// Sets the attribute or field a path names (`org.plan`): the objects on the way are
+    /// made, or replace a value that is not an object; nil removes the field. A path of
+    /// more than 64 names sets nothing (no context nests deeper).
+    public mutating func set(_ value: Value?, atPath path: String) {
+        let names = Path.names(path)
+        guard names.count <= Path.maxNames else { return }
+        guard names.count > 1 else {
+            self[path] = value
+            return
+        }
+        self[names[0]] = Value.placing(value, in: self[names[0]], at: names.dropFirst())
     }
 
     /// Lays out an object's declared fields, at every depth, in their own slots (each

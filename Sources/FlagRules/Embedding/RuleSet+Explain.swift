@@ -2,12 +2,18 @@
 extension RuleSet {
     /// Every rule tried for `name` and the value of every sub-expression, or nil when no
     /// declaration has that name. Inside a `withFlagOverrides` scope that overrides it, the
-    /// override, with no rules tried.
+    /// override, with no rules tried; for a rule set that checks contexts strictly, a
+    /// mistyped value's `INVALID_CONTEXT`, with no rules tried.
     public func explain(_ name: String, in context: EvaluationContext) -> Explanation? {
         guard let i = program.names.index(of: name) else { return nil }
         if OverrideScopes.everEntered, FlagOverrides.scoped?[name] != nil {
             let r = evaluate(name, in: context)
             return Explanation(name: name, resolution: r, rules: [], condition: nil, summary: "overridden by a withFlagOverrides scope")
+        }
+        if let problem = strictProblem(context) {
+            return Explanation(
+                name: name, resolution: invalidContext(problem, declaration: i, default: nil), rules: [], condition: nil,
+                summary: "the context is invalid (strict): \(problem)")
         }
         return Explainer(checked: checked, source: source, context: context).explain(i)
     }

@@ -115,12 +115,13 @@ public struct RuleSet: Sendable {
     /// The `context { … }` schema, when the file declares one.
     public var schema: ContextSchema? { program.schema }
 
-    /// Whether a context with a problem (`problems(in:)`: an undeclared attribute, a value
-    /// that does not fit the schema) gives reason `ERROR` with `INVALID_CONTEXT` naming the
-    /// attribute, rather than reading the attribute as absent. Off by default (three-valued
-    /// logic); checking costs a pass over the context's keys on each evaluation by name.
-    /// Prepared contexts drop undeclared attributes when they are prepared: strictly, a
-    /// mistyped value in one is an `INVALID_CONTEXT` too.
+    /// Whether a context with a value that does not fit the schema (a number for a string,
+    /// an unparsable version, a case the enum lacks) gives reason `ERROR` with
+    /// `INVALID_CONTEXT` naming the attribute, rather than reading the attribute as absent.
+    /// Off by default (three-valued logic); checking costs a pass over the context's keys
+    /// on each evaluation by name. Strictness is about the values of declared attributes:
+    /// an attribute the schema does not declare (a struct's other fields) is read by no
+    /// rule and never an error; ``problems(in:)`` lists it.
     public var checksContextsStrictly = false
 
     /// Parses, checks and compiles `.flags` source. Throws a `RuleSetError` listing every

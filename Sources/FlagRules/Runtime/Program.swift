@@ -296,8 +296,11 @@ final class Program: Sendable {
     let schema: ContextSchema?
     /// Each schema attribute's coercion, by slot.
     let coercions: [Coercion]
-    /// Schema attribute names by slot.
+    /// Schema attribute names by slot (fields by their paths).
     let attributeNames: LiteralSet
+    /// By slot, whether the attribute is a field of an object (named by its path, which is
+    /// no context key).
+    let isField: [Bool]
     /// By slot, an object attribute's fields: each one's name and slot (empty for others).
     let fieldSlots: [[(name: String, slot: Int)]]
 
@@ -311,6 +314,7 @@ final class Program: Sendable {
         let coercions = coercions ?? schema?.attributes.map { Coercion($0.type) } ?? []
         self.coercions = coercions
         self.attributeNames = schema?.slots ?? LiteralSet([])
+        self.isField = schema?.attributes.map { $0.parent != nil } ?? []
         var fieldSlots = [[(name: String, slot: Int)]](repeating: [], count: schema?.attributes.count ?? 0)
         for a in schema?.attributes ?? [] {
             if let parent = a.parent { fieldSlots[parent].append((a.fieldName, a.slot)) }
@@ -334,6 +338,14 @@ final class Program: Sendable {
     func resolution(_ i: Int, _ frame: Frame) -> Resolution {
         let (outcome, kind) = withDeclaration(i) { ($0.resolve(frame), $0.kind) }
         return Resolution(outcome, isVariant: kind == .variant)
+    }
+
+    /// The slot of the top-level attribute called `name`: a context's key names an
+    /// attribute, dots and all, so a field's path (`org.plan`) names none.
+    @inline(__always)
+    func topLevelSlot(of name: String) -> Int? {
+        guard let slot = attributeNames.index(of: name), !isField[slot] else { return nil }
+        return slot
     }
 
     static let empty = Program(declarations: [], schema: nil)

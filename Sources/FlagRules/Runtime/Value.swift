@@ -176,6 +176,15 @@ package enum Path {
         path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
 
+    /// The JSON that gives the field a path names inside its objects, its value elided:
+    /// `{"org": {"plan": …}}` for `org.plan`.
+    package static func nestedJSON(_ path: String) -> String {
+        let names = Path.names(path)
+        var text = "…"
+        for name in names.reversed() { text = "{" + JSON.string(name).serialized() + ": " + text + "}" }
+        return text
+    }
+
     /// Whether `name` is a path (holds a dot), its bytes read in place.
     @inline(__always)
     static func isPath(_ name: String) -> Bool {

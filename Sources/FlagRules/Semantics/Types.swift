@@ -153,8 +153,15 @@ public struct ContextSchema: Sendable {
         slotByName = Dictionary(attributes.map { ($0.name, $0.slot) }, uniquingKeysWith: { a, _ in a })
     }
 
-    /// The attribute called `name`.
+    /// The attribute called `name`, or the field whose path `name` is (`org.plan`).
     public subscript(name: String) -> Attribute? {
         slotByName[name].map { attributes[$0] }
+    }
+
+    /// The top-level attribute a context's key names: the key is the attribute's name,
+    /// dots and all, so a field's path (`org.plan`) names none.
+    package func attribute(forKey key: String) -> Attribute? {
+        guard let attribute = self[key], attribute.parent == nil else { return nil }
+        return attribute
     }
 }

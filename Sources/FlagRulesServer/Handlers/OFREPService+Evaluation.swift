@@ -136,7 +136,7 @@ extension OFREPService {
         metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
         if let log = options.evaluationLog { log(evaluationLine(key, r, rules, context)) }
         if r.reason == .error {
-            return (400, failure(key, "GENERAL", r.errorMessage ?? "evaluation failed"))
+            return (400, failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed"))
         }
         var metadata: [(String, JSON)] = [("kind", .string(info.kind.rawValue))]
         if let rule = r.rule { metadata.append(("rule", .int(rule))) }

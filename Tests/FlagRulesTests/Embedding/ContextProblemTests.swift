@@ -3,8 +3,9 @@ import Testing
 @testable import FlagRules
 
 /// A misspelt key, a mistyped value or an unparsable version is absent to a lenient rule
-/// set (three-valued logic), listed by `problems(in:)`, and an `INVALID_CONTEXT` error
-/// naming the attribute to a strict one.
+/// set (three-valued logic) and listed by `problems(in:)`; a mistyped value is an
+/// `INVALID_CONTEXT` error naming the attribute to a strict one, while a key the schema does
+/// not declare is read by no rule, strict or not.
 @Suite struct ContextProblemTests {
     static let source = """
         context { userId: string; appVersion: version; build: enum(debug, release) }
@@ -45,8 +46,13 @@ import Testing
         let r = rules.evaluate("v", in: ["appVersion": "two"])
         #expect(r.reason == .error && r.errorCode == .invalidContext && r.value == .int(3))
         #expect(r.errorMessage == "attribute 'appVersion' expects a semantic version such as 2.3.0")
-        #expect(rules.evaluate("v", in: ["userid": "x"], default: .int(9)).value == .int(9))
-        #expect(rules.evaluate("v", in: ["userid": "x"]).errorMessage == "unknown attribute 'userid'; did you mean 'userId'?")
+        // An undeclared key (a struct's other fields) is no error: no rule reads it.
+        #expect(rules.evaluate("v", in: ["userid": "x", "name": "Ada"], default: .int(9)).reason == .default)
+        #expect(rules.evaluate("v", in: ["appVersion": "2.1", "org.plan": "x"]).value == .int(4))
+        // Two mistyped values: the one first in the schema, on every path.
+        let two: EvaluationContext = ["build": "prod", "userId": 5]
+        #expect(rules.evaluate("v", in: two).errorMessage == "attribute 'userId' expects a string")
+        #expect(rules.evaluate(rules.handle("v"), in: rules.prepare(two)).errorMessage == "attribute 'userId' expects a string")
         #expect(!rules.isEnabled("f", in: ["userId": 5]))
         #expect(rules.isEnabled("f", in: ["userId": 5], default: true))
         #expect(rules.value("v", in: ["build": "prod"], default: 7) == 7)

@@ -169,20 +169,25 @@ import Testing
     }
 
     /// A prepared context lays an object's declared fields out in their own slots, and a
-    /// path set on it goes into its object.
+    /// path set on it with `set(_:atPath:)` goes into its object; a key is a name, so
+    /// `context["org.plan"]` is an attribute of that name, which the schema lacks.
     @Test func aPreparedContextReadsAndSetsPaths() throws {
         let rules = try RuleSet(
             source: "context { \(Self.schema) }\nflag f { enabled when org.billing.country == \"FR\" and org.plan == team }\n")
         var context = rules.makeContext()
-        context["org.plan"] = "team"
+        context.set("team", atPath: "org.plan")
         #expect(context["org"] == .object(["plan": "team"]))
+        #expect(context.value(atPath: "org.plan") == "team")
         #expect(!rules.isEnabled(rules.handle("f"), in: context))
-        context["org.billing.country"] = "FR"
+        context.set("FR", atPath: "org.billing.country")
         #expect(rules.isEnabled(rules.handle("f"), in: context))
-        #expect(context["org.billing.country"] == "FR")
+        #expect(context.value(atPath: "org.billing.country") == "FR")
+        #expect(context["org.billing.country"] == nil)
+        context["org.plan"] = "free"  // an undeclared attribute: dropped
+        #expect(rules.isEnabled(rules.handle("f"), in: context) && context["org.plan"] == nil)
         context["org"] = "acme"
         #expect(!rules.isEnabled(rules.handle("f"), in: context))
-        #expect(context["org.plan"] == nil)
+        #expect(context.value(atPath: "org.plan") == nil)
         #expect(context.dictionary == ["org": "acme"])
     }
 
