@@ -1,6 +1,6 @@
-// libFuzzer's entry point for the five targets, built as one binary (Tests/Fuzz/run.sh):
-// FLAGRULES_FUZZ_TARGET names the target an input goes to (pipeline, pattern, context, code
-// or import).
+// libFuzzer's entry point for the six targets, built as one binary (Tests/Fuzz/run.sh):
+// FLAGRULES_FUZZ_TARGET names the target an input goes to (pipeline, pattern, context, code,
+// import or http).
 import Foundation
 
 /// The target this process fuzzes, read once from the environment.
@@ -11,8 +11,10 @@ let fuzzTarget: @Sendable (UnsafePointer<UInt8>, Int) -> CInt = {
     case "context": return contextFuzzTest
     case "code": return codeFuzzTest
     case "import": return importFuzzTest
+    case "http": return httpFuzzTest
     case let other:
-        fatalError("FLAGRULES_FUZZ_TARGET is \(other.map { "'\($0)'" } ?? "not set"): set it to pipeline, pattern, context, code or import")
+        fatalError(
+            "FLAGRULES_FUZZ_TARGET is \(other.map { "'\($0)'" } ?? "not set"): set it to pipeline, pattern, context, code, import or http")
     }
 }()
 

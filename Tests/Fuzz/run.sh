@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets (libFuzzer with AddressSanitizer, from the toolchain) and runs
 # each for SECONDS (default 60): the whole pipeline, patterns, JSON contexts, the code
-# scanner of `flags refs`, and `flags import` of other systems' files.
+# scanner of `flags refs`, `flags import` of other systems' files, and the request parser
+# of `flags serve`.
 #
-#   Tests/Fuzz/run.sh [SECONDS] [pipeline|pattern|context|code|import ...]
+#   Tests/Fuzz/run.sh [SECONDS] [pipeline|pattern|context|code|import|http ...]
 #
 # Each target is the library's sources compiled with one harness as a single module. A
 # finding is written to .build/fuzz/findings/TARGET-*; make it a regression test.
@@ -14,26 +15,26 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(pipeline pattern context code import)
+[[ ${#targets[@]} -gt 0 ]] || targets=(pipeline pattern context code import http)
 out=.build/fuzz
 mkdir -p "$out/findings"
 export SWIFT_BACKTRACE=enable=no
-# The library and its tooling (the formatter) as one module: the tooling's copies, in
-# $out/tooling, leave out their `import FlagRules`.
+# The library, its tooling (the formatter) and the server's HTTP messages as one module:
+# the copies, in $out/tooling, leave out their `import FlagRules`.
 rm -rf "$out/tooling"
 mkdir -p "$out/tooling"
-for file in $(find Sources/FlagRulesTooling -name '*.swift'); do
+for file in $(find Sources/FlagRulesTooling -name '*.swift') Sources/FlagRulesServer/Transport/HTTPMessage.swift; do
   grep -v '^import FlagRules$' "$file" > "$out/tooling/$(basename "$file")"
 done
 sources="$(find Sources/FlagRules "$out/tooling" -name '*.swift')"
 harnesses=(Tests/Fuzz/*.swift)
 for target in "${targets[@]}"; do
   case $target in
-    pipeline | pattern | context | code | import) ;;
-    *) echo "unknown target '$target' (pipeline, pattern, context, code or import)" >&2; exit 2 ;;
+    pipeline | pattern | context | code | import | http) ;;
+    *) echo "unknown target '$target' (pipeline, pattern, context, code, import or http)" >&2; exit 2 ;;
   esac
 done
-# One binary holds the three targets (FLAGRULES_FUZZ_TARGET picks one): the library is
+# One binary holds the targets (FLAGRULES_FUZZ_TARGET picks one): the library is
 # compiled with the sanitizers once.
 optimization=${FUZZ_OPTIMIZATION:--O}
 case $optimization in
@@ -41,7 +42,7 @@ case $optimization in
   *) echo "FUZZ_OPTIMIZATION is -O or -Onone, not '$optimization'" >&2; exit 2 ;;
 esac
 binary=$out/fuzz$optimization
-if [[ ! -x $binary || -n $(find Tests/Fuzz Sources/FlagRules Sources/FlagRulesTooling Sources/FlagRulesAtomics -newer "$binary" -name '*.[sch]*') ]]; then
+if [[ ! -x $binary || -n $(find Tests/Fuzz Sources/FlagRules Sources/FlagRulesTooling Sources/FlagRulesAtomics Sources/FlagRulesServer/Transport/HTTPMessage.swift -newer "$binary" -name '*.[sch]*') ]]; then
   echo "== building the fuzz targets ($optimization)"
   # shellcheck disable=SC2086
   swiftc -swift-version 6 "$optimization" -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \

@@ -202,12 +202,12 @@ public struct FlagEvaluation: Sendable {
         }
     }
 
-    /// One attribute of the context (`e["userId"]`, the targeting unit of a split), read
-    /// without building the whole context.
+    /// One attribute of the context, or a field by its path (`e["userId"]`, or a split's
+    /// unit `e["device.id"]`), read without building the whole context.
     public subscript(attribute: String) -> Value? {
         switch input {
-        case .dictionary(let context): return context[attribute]
-        case .prepared(let context): return context[attribute]
+        case .dictionary(let context): return context.value(atPath: attribute)
+        case .prepared(let context): return context.value(atPath: attribute)
         }
     }
 }

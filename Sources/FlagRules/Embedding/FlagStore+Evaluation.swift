@@ -169,8 +169,10 @@ extension FlagStore: FlagEvaluating {
         let rules = s.evaluated
         let index = rules.index(of: handle)
         var r = rules.resolve(handle.name, index, context, expecting: kind, default: fallback, s.layers)
-        if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, handle.name, storage: storage) { context[$0.path] } }
-        if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules) { context[$0.path] } }
+        if r.reason == .split, let storage = s.assignments {
+            r = rules.sticky(r, handle.name, storage: storage) { context.value(atPath: $0.path) }
+        }
+        if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules) { context.value(atPath: $0.path) } }
         s.report(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context), rules: rules))
         return r
     }

@@ -50,10 +50,11 @@ extension FlagStore {
     /// Looks at the source now, whether or not the store has started (after a pull to
     /// refresh, or when the app comes to the foreground), and returns when the look is
     /// done: what it found is in force, saved or reported. Waits for a look under way
-    /// first. Nothing for a store with no source.
+    /// first, and for a file that is still being written to stop changing. Nothing for a
+    /// store with no source.
     public func refreshNow() async {
         let epoch = state.withLock { $0.epoch }
-        _ = await checkSource(epoch: epoch)
+        _ = await checkSource(epoch: epoch, untilSettled: true)
     }
 
     /// Whether `epoch` is still the store's: no `stop()` since.
@@ -62,12 +63,19 @@ extension FlagStore {
     // MARK: One look
 
     /// One look at the source, after any under way; returns how long to wait before the
-    /// next.
-    func checkSource(epoch: Int) async -> Duration {
+    /// next. `untilSettled`: a file still being written is looked at again once it may
+    /// have stopped changing, until it has (a few seconds at most), before returning.
+    func checkSource(epoch: Int, untilSettled: Bool = false) async -> Duration {
         guard let fetching, let source else { return refresh }
         return await fetching.oneAtATime { fetcher in
             guard isCurrent(epoch) else { return refresh }
-            let result = await fetcher.fetch()
+            var result = await fetcher.fetch()
+            var waited = Duration.zero
+            while untilSettled, case .settling(let wait) = result, waited < .seconds(10), isCurrent(epoch) {
+                try? await Task.sleep(for: wait)
+                waited += wait
+                result = await fetcher.fetch()
+            }
             guard isCurrent(epoch) else { return refresh }
             if let events = fetcher.eventsURL { subscribe(to: events, epoch: epoch) }
             return settle(result, from: source, into: &fetcher, epoch: epoch)
@@ -206,8 +214,11 @@ extension FlagStore {
                 if s.origin == .source || s.origin == .cache { s.confirmedAt = Date() }
             }
             return refresh
-        case .failed(let reason, let outage, let unreachable):
-            return failed(reason, outage: outage, unreachable: unreachable)
+        case .failed(let reason, let outage, let unreachable, let retryAfter):
+            return failed(reason, outage: outage, unreachable: unreachable, retryAfter: retryAfter)
+        case .settling(let wait):
+            // A file still being written: looked at again once it may have settled.
+            return min(refresh, wait)
         case .fetched(let bytes, let seen):
             guard !bytes.isEmpty else {
                 // Not committed: the next look reads it again, whatever its stamp.
@@ -262,7 +273,7 @@ extension FlagStore {
     /// source that answered with something unusable (an empty or missing file, an empty
     /// body), it comes at the usual pace, so that a fix is taken within `refresh`. The same
     /// failure again in a row is not reported again.
-    private func failed(_ reason: String, outage: Bool, unreachable: Bool = false) -> Duration {
+    private func failed(_ reason: String, outage: Bool, unreachable: Bool = false, retryAfter: Duration? = nil) -> Duration {
         let (failures, repeated) = state.withLock { s in
             s.failures += 1
             let repeated = s.failures > 1 && s.lastProblem == reason
@@ -270,10 +281,11 @@ extension FlagStore {
             return (s.failures, repeated)
         }
         let delay =
-            outage
-            ? FlagStore.retryDelay(
-                after: failures, refresh: refresh, jitter: Double.random(in: 0..<1), hasRules: rules != nil, unreachable: unreachable)
-            : refresh
+            retryAfter
+            ?? (outage
+                ? FlagStore.retryDelay(
+                    after: failures, refresh: refresh, jitter: Double.random(in: 0..<1), hasRules: rules != nil, unreachable: unreachable)
+                : refresh)
         if !repeated || outage { emit(.fetchFailed(reason: reason, nextAttempt: delay)) }
         return delay
     }

@@ -35,7 +35,7 @@ extension RuleSet {
     /// when no rule decided `r` (so a default may be the absent unit's doing); sorted.
     package func absentUnits(of name: String, resolution r: Resolution, in context: EvaluationContext) -> [String] {
         guard r.rule == nil, r.reason == .default else { return [] }
-        return bucketingAttributes(of: name).filter { context[$0] == nil }.sorted()
+        return bucketingAttributes(of: name).filter { context.value(atPath: $0) == nil }.sorted()
     }
 
     /// The attributes that `name`'s resolution buckets by (`rollout(…)` and `split(…)`

@@ -50,6 +50,10 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         /// Connections in a row that failed, and whether the latest was answered with an error.
         var failures = 0
         var refused = false
+        /// What the latest refusal asked (``ErrorAnswers``): a wait, or that the server
+        /// behind a proxy is down.
+        var retryAfter: Duration?
+        var proxyOutage = false
         var cancelled = false
         var connected = false
         /// Whether the connection being made names the text the store holds.
@@ -154,6 +158,8 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
             guard !s.cancelled else { return false }
             s.namedHeld = held != nil
             s.refused = false
+            s.retryAfter = nil
+            s.proxyOutage = false
             if let id = s.reader.lastEventID { fields.append(("Last-Event-ID", id)) }
             s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
             if let plain { s.task = .plain(plain) }
@@ -213,7 +219,13 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
     /// is refused (false: close it).
     private func opened(status: Int, headers: [String: String]) -> Bool {
         guard status == 200, (headers["content-type"] ?? "").hasPrefix("text/event-stream") else {
-            state.withLock { $0.refused = true }
+            let retryAfter = ErrorAnswers.retryAfter(status: status, field: headers["retry-after"])
+            let outage = ErrorAnswers.isUnreachable(status: status, retryAfter: retryAfter)
+            state.withLock { s in
+                s.refused = !outage
+                s.retryAfter = retryAfter
+                s.proxyOutage = outage
+            }
             return false
         }
         let (namedHeld, lostFor) = state.withLock { s in
@@ -292,7 +304,7 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
     /// The connection `link` ended (`error`: why, nil when the server closed it): it is
     /// made again after the back-off.
     private func ended(_ link: Link, error: String?) {
-        let outcome = state.withLock { s -> (failures: Int, refused: Bool)? in
+        let outcome = state.withLock { s -> (failures: Int, refused: Bool, retryAfter: Duration?, proxyOutage: Bool)? in
             guard !s.cancelled, link.isSame(as: s.task) else { return nil }
             if s.connected || s.lostAt == nil { s.lostAt = Date() }
             // A connection that lasted, or brought an event, ends a run of failures; one that
@@ -303,11 +315,19 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
             s.connectedAt = nil
             s.task = nil
             s.failures += 1
-            return (s.failures, s.refused)
+            return (s.failures, s.refused, s.retryAfter, s.proxyOutage)
         }
         guard let outcome else { return }
-        let delay = Self.reconnectDelay(after: outcome.failures, refused: outcome.refused, jitter: Double.random(in: 0..<1))
-        let reason = outcome.refused ? "the server refused the stream" : error ?? "the stream ended"
+        // A wait the server asked for is kept to; a proxy's "the server is down" is an outage.
+        let delay =
+            outcome.retryAfter.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+            ?? Self.reconnectDelay(after: outcome.failures, refused: outcome.refused, jitter: Double.random(in: 0..<1))
+        let reason =
+            outcome.retryAfter != nil
+            ? "the server asked to be asked again later"
+            : outcome.proxyOutage
+                ? "the server behind the proxy is down"
+                : outcome.refused ? "the server refused the stream" : error ?? "the stream ended"
         // Told once, when a connection is lost (or the first fails); the attempts after are not.
         if outcome.failures == 1 { heard(.lost(reason: reason, retry: delay)) }
         DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.connect() }

@@ -17,12 +17,17 @@ enum FetchResult: Sendable {
     case unchanged(generation: Int? = nil)
     /// New text, with what identifies it (to be committed once the text is taken).
     case fetched([UInt8], Seen)
+    /// A file that changed and may still be being written: looked at again after `wait`,
+    /// and taken once it has stopped changing.
+    case settling(wait: Duration)
     /// Why the source could not be read or what it held was refused. `outage`: the source
     /// could not be reached (a timeout, a refused connection, an HTTP error status), and the
     /// next look backs off; otherwise it answered with something unusable (a missing or
     /// oversized file, an empty or oversized body) and the next look is at the usual pace.
-    /// `unreachable`: no answer at all (not an HTTP error): it may be back any second.
-    case failed(String, outage: Bool, unreachable: Bool = false)
+    /// `unreachable`: no answer at all, or a proxy's saying the server behind it is down
+    /// (``ErrorAnswers``): it may be back any second. `retryAfter`: the wait the answer asked
+    /// for.
+    case failed(String, outage: Bool, unreachable: Bool = false, retryAfter: Duration? = nil)
 }
 
 /// What identifies a text read: a URL's validators, a file's stamp, and the generation its
@@ -37,6 +42,14 @@ struct Seen: Sendable {
 /// modification time, size and identity, or a URL's validators, so that an unchanged
 /// source is not read or compiled again. A text is remembered only once it is committed
 /// (an empty body is not, so that it is read again).
+///
+/// A file is taken only once it has stopped changing: when it was last modified at least
+/// ``settleTime`` ago, or when its stamp has stayed the same for that long (a clock that
+/// disagrees with the file system's cannot hold it back for longer). A file written in
+/// place in parts is read whole, not as its first part; one that changes while it is read
+/// is read again. A file that replaced the one last looked at (another file renamed over
+/// it, as editors and atomic writes do) was whole before it was renamed, and is read at
+/// once.
 struct RulesFetcher: Sendable {
     let source: RulesSource
     /// The longest a request may take, headers and body.
@@ -47,6 +60,13 @@ struct RulesFetcher: Sendable {
     var validators = Validators()
     /// The last file taken, as (modification time, size, identity).
     private var fileStamp: FileStamp?
+    /// A changed file's stamp, and when it was first seen: it is taken once unchanged for
+    /// ``settleTime``.
+    private var settlingStamp: (stamp: FileStamp, since: ContinuousClock.Instant)?
+    /// The identity of the file last looked at (taken or not).
+    private var lastIdentity: Int?
+    /// How long a changed file must go unchanged before it is taken.
+    static let settleTime: Duration = .seconds(1)
     /// One HTTP session for every request of a URL source.
     private let client: HTTPClient?
     /// The event stream the source's server named (`X-Flags-Events`), resolved against
@@ -66,7 +86,7 @@ struct RulesFetcher: Sendable {
 
     mutating func fetch() async -> FetchResult {
         switch source {
-        case .file(let url): return readFile(url)
+        case .file(let url): return readSettledFile(url)
         case .url(let url, let headers): return await download(url, headers: headers)
         }
     }
@@ -93,17 +113,44 @@ struct RulesFetcher: Sendable {
         let identity: Int?
     }
 
-    private func readFile(_ url: URL) -> FetchResult {
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-        } catch {
-            return .failed("cannot read \(url.path): no such file", outage: false)
-        }
-        let stamp = FileStamp(
+    /// The file's stamp; nil when it cannot be read.
+    static func stamp(_ url: URL) -> FileStamp? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        return FileStamp(
             modified: attributes[.modificationDate] as? Date, size: (attributes[.size] as? NSNumber)?.intValue ?? -1,
             identity: (attributes[.systemFileNumber] as? NSNumber)?.intValue)
-        if stamp == fileStamp { return .unchanged() }
+    }
+
+    /// The file, once it has stopped changing (see ``settleTime``).
+    private mutating func readSettledFile(_ url: URL, now: ContinuousClock.Instant = .now, date: Date = Date()) -> FetchResult {
+        guard let stamp = RulesFetcher.stamp(url) else { return .failed("cannot read \(url.path): no such file", outage: false) }
+        let replaced = lastIdentity != nil && stamp.identity != nil && stamp.identity != lastIdentity
+        lastIdentity = stamp.identity
+        if stamp == fileStamp {
+            settlingStamp = nil
+            return .unchanged()
+        }
+        let age = replaced ? .infinity : stamp.modified.map { date.timeIntervalSince($0) } ?? .infinity
+        let settle = Double(RulesFetcher.settleTime.components.seconds) + Double(RulesFetcher.settleTime.components.attoseconds) / 1e18
+        if age < settle {
+            guard let settling = settlingStamp, settling.stamp == stamp else {
+                settlingStamp = (stamp, now)
+                return .settling(wait: min(RulesFetcher.settleTime, .milliseconds(Int(((settle - max(0, age)) * 1_000).rounded(.up)))))
+            }
+            let unchangedFor = now - settling.since
+            if unchangedFor < RulesFetcher.settleTime { return .settling(wait: RulesFetcher.settleTime - unchangedFor) }
+        }
+        let result = readFile(url, stamp: stamp)
+        // Changed while it was read: what was read may be part of a write.
+        if case .fetched = result, RulesFetcher.stamp(url) != stamp {
+            settlingStamp = nil
+            return .settling(wait: .milliseconds(100))
+        }
+        settlingStamp = nil
+        return result
+    }
+
+    private func readFile(_ url: URL, stamp: FileStamp) -> FetchResult {
         guard stamp.size <= maximumSize else {
             return .failed("\(url.path) is \(stamp.size) bytes; the limit is \(maximumSize)", outage: false)
         }
@@ -167,7 +214,11 @@ struct RulesFetcher: Sendable {
             default:
                 // The file a base URL named may be gone (renamed): the next look asks again.
                 if url != source { resolved = nil }
-                return .failed("\(url.absoluteString): HTTP \(response.statusCode)", outage: true)
+                let status = response.statusCode
+                let retryAfter = ErrorAnswers.retryAfter(status: status, field: fields["retry-after"])
+                return .failed(
+                    "\(url.absoluteString): HTTP \(status)", outage: true,
+                    unreachable: ErrorAnswers.isUnreachable(status: status, retryAfter: retryAfter), retryAfter: retryAfter)
             }
         }
     }

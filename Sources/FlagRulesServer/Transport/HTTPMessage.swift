@@ -67,9 +67,10 @@ package struct HTTPResponse: Sendable {
     }
 
     static let reasons: [Int: String] = [
-        200: "OK", 204: "No Content", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+        100: "Continue", 200: "OK", 204: "No Content", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
         404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout", 411: "Length Required", 413: "Content Too Large",
-        415: "Unsupported Media Type", 429: "Too Many Requests", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
+        415: "Unsupported Media Type", 417: "Expectation Failed", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        500: "Internal Server Error",
         501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
     ]
 
@@ -105,7 +106,15 @@ package struct HTTPResponse: Sendable {
 /// Reads HTTP/1.1 requests from a connection's bytes, one after another (keep-alive and
 /// pipelining), within limits: a request line and header block of at most
 /// `maxHeaderBytes`, at most `maxHeaders` fields, a body of at most `maxBodyBytes` given by
-/// `Content-Length` (chunked bodies are refused).
+/// `Content-Length`.
+///
+/// Framing is read as RFC 9112 asks of a server that a proxy may stand in front of: a
+/// request is refused (and its connection closed) when its framing could be read two ways.
+/// Lines end with CRLF; a bare CR or LF is a `400` as soon as it arrives. `Content-Length`
+/// is digits, the same in every field. `Transfer-Encoding` beside `Content-Length`, or
+/// other than one field saying `chunked`, is a `400`; a chunked body is a `501` (send
+/// `Content-Length`). `Expect: 100-continue` is answered `100 Continue` (``takeContinue()``)
+/// once the head has come and the body has not; another expectation is a `417`.
 package struct HTTPRequestParser: Sendable {
     package static let maxHeaderBytes = 16 << 10
     package static let maxHeaders = 100
@@ -123,6 +132,11 @@ package struct HTTPRequestParser: Sendable {
     /// Where the search for the end of the next request's head resumes: bytes before it
     /// hold no blank line, and are not searched again when more arrive.
     private var searched = 0
+    /// Where the request began whose `100 Continue` was last asked for (each request's is
+    /// asked for once).
+    private var continued: Int?
+    /// Whether a `100 Continue` waits to be sent.
+    private var continuePending = false
 
     package init() {}
 
@@ -132,6 +146,7 @@ package struct HTTPRequestParser: Sendable {
         if start > 0, start * 2 >= buffer.count {
             buffer.removeFirst(start)
             searched = max(0, searched - start)
+            continued = continued.map { $0 - start }
             start = 0
         }
         buffer.append(contentsOf: bytes)
@@ -140,11 +155,23 @@ package struct HTTPRequestParser: Sendable {
     /// Whether part of a request has arrived.
     package var hasPartialRequest: Bool { start < buffer.count }
 
+    /// Whether a `100 Continue` is to be sent now: a request that sent
+    /// `Expect: 100-continue` has its head read and waits for its body. True once a request.
+    package mutating func takeContinue() -> Bool {
+        defer { continuePending = false }
+        return continuePending
+    }
+
     /// The next whole request; nil until more bytes arrive.
     package mutating func next() throws(Failure) -> HTTPRequest? {
         // Blank lines before a request are allowed (RFC 9112 §2.2).
         while start + 1 < buffer.count, buffer[start] == 13, buffer[start + 1] == 10 { start += 2 }
         guard let end = headerEnd() else {
+            // A line that ends in a bare LF is refused as it arrives, not left to time out.
+            let from = max(start, searched)
+            if buffer[from...].indices.contains(where: { buffer[$0] == 10 && ($0 == start || buffer[$0 - 1] != 13) }) {
+                throw Failure(status: 400, message: "a line of the request ends with a bare LF; end lines with CRLF")
+            }
             // The last three bytes may begin the blank line.
             searched = max(start, buffer.count - 3)
             if buffer.count - start > HTTPRequestParser.maxHeaderBytes {
@@ -156,7 +183,13 @@ package struct HTTPRequestParser: Sendable {
             try HTTPRequestParser.parseHead(UnsafeBufferPointer(rebasing: bytes[start..<end]))
         }
         let bodyStart = end + 4
-        guard buffer.count - bodyStart >= length else { return nil }
+        guard buffer.count - bodyStart >= length else {
+            if continued != start, !request.isHTTP10, request.header("Expect") != nil {
+                continued = start
+                continuePending = true
+            }
+            return nil
+        }
         var whole = request
         whole.body = Array(buffer[bodyStart..<(bodyStart + length)])
         start = bodyStart + length
@@ -199,7 +232,8 @@ package struct HTTPRequestParser: Sendable {
         var headers: [(String, String)] = []
         headers.reserveCapacity(lines.count - 1)
         var length: Int?
-        var transferEncoding = false
+        var transferEncodings: [String] = []
+        var expectation: String?
         for line in lines.dropFirst() {
             guard let c = line.first(where: { head[$0] == colon }), c > line.lowerBound,
                 !head[line.lowerBound..<c].contains(where: { $0 == space || $0 == tab })
@@ -217,11 +251,24 @@ package struct HTTPRequestParser: Sendable {
                 guard length == nil || length == n else { throw Failure(status: 400, message: "Content-Length is not one count") }
                 length = n
             } else if HTTPRequest.sameName(name, "Transfer-Encoding") {
-                transferEncoding = text(valueStart..<valueEnd).lowercased() != "identity"
+                transferEncodings.append(text(valueStart..<valueEnd).lowercased())
+            } else if HTTPRequest.sameName(name, "Expect") {
+                expectation = text(valueStart..<valueEnd).lowercased()
             }
             headers.append((name, text(valueStart..<valueEnd)))
         }
-        if transferEncoding { throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length") }
+        if !transferEncodings.isEmpty {
+            guard length == nil else {
+                throw Failure(status: 400, message: "a request has Transfer-Encoding or Content-Length, not both")
+            }
+            guard transferEncodings == ["chunked"] else {
+                throw Failure(status: 400, message: "Transfer-Encoding other than one 'chunked' is refused")
+            }
+            throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length")
+        }
+        if let expectation, expectation != "100-continue", version == "HTTP/1.1" {
+            throw Failure(status: 417, message: "the only expectation met is 100-continue")
+        }
         if let length, length > HTTPRequestParser.maxBodyBytes {
             throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
         }

@@ -453,7 +453,11 @@ package final class HTTPServer: @unchecked Sendable {
                 queue(.json(error.status, .object([("errorDetails", .string(error.message))])), keepAlive: false, on: &channel)
                 return answered + 1
             }
-            guard let request else { break }
+            guard let request else {
+                // A client that asked to be told to send its body is told now.
+                if channel.parser.takeContinue() { queue(raw: HTTPServer.continueLine, on: &channel) }
+                break
+            }
             answered += 1
             channel.requestStarted = channel.parser.hasPartialRequest && !channel.readClosed ? Date() : nil
             if request.path == OFREPService.eventsPath, request.method == "GET" {
@@ -472,11 +476,20 @@ package final class HTTPServer: @unchecked Sendable {
         return answered
     }
 
+    /// The interim answer to `Expect: 100-continue`.
+    static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
     /// Queues `response` on the channel (closing after it unless `keepAlive`): its bytes'
     /// time at the minimum rate is added to the write deadline, which starts now when
     /// nothing was waiting.
     private func queue(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, on channel: inout Channel) {
-        let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
+        queue(raw: response.serialized(keepAlive: keepAlive, headOnly: headOnly), on: &channel)
+        if !keepAlive { channel.closeAfterWrite = true }
+    }
+
+    /// Queues bytes on the channel, their time at the minimum rate added to its write
+    /// deadline.
+    private func queue(raw bytes: [UInt8], on channel: inout Channel) {
         if let due = channel.writeDeadline, channel.hasOutbound {
             channel.writeDeadline = due.addingTimeInterval(Double(bytes.count) / Double(max(1, limits.minimumRate)))
         } else {
@@ -485,7 +498,6 @@ package final class HTTPServer: @unchecked Sendable {
         channel.outbound += bytes
         let queued = channel.queued
         mostQueued.withLock { $0 = max($0, queued) }
-        if !keepAlive { channel.closeAfterWrite = true }
     }
 
     package var isDraining: Bool { lock.withLock { draining } }

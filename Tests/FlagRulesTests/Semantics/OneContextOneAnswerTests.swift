@@ -117,6 +117,12 @@ import Testing
                     #expect(
                         strictRules.evaluate(name, in: context).errorCode == .invalidContext, "OFREP on \(name) in \(context): \(answer)")
                 } else {
+                    // A unit it says is absent is absent, by its path.
+                    if case .string(let units)? = answer["metadata"]?["absentUnits"] {
+                        for unit in units.split(separator: ",") {
+                            #expect(context.value(atPath: String(unit)) == nil, "OFREP says \(unit) is absent in \(context)")
+                        }
+                    }
                     #expect(
                         answer["value"] == expected.value.json && answer["reason"] == .string(expected.reason.rawValue),
                         "OFREP on \(name) in \(context): \(answer) vs \(expected)")
@@ -129,6 +135,44 @@ import Testing
 
     static func json(_ context: EvaluationContext) -> String {
         JSON.object(context.entries.map { ($0.name, $0.value.json) }).serialized()
+    }
+
+    /// A store's exposures and sticky assignments read a split's unit by its path on both
+    /// kinds of context: the same unit, whichever way the context came.
+    @Test func exposuresAndStickyAssignmentsReadTheUnitAlike() async throws {
+        let rules = try RuleSet(source: Self.source)
+        var g = SeededGenerator(seed: 7)
+        for _ in 0..<40 {
+            let context = Self.randomContext(&g)
+            let stores = [FlagStore(rules), FlagStore(rules)]
+            let logs = stores.map { $0.recordExposures(window: 100, buffer: 100) }
+            let byName = stores[0].evaluate("v", in: context)
+            let byHandle = stores[1].evaluate(rules.handle("v"), in: rules.prepare(context))
+            #expect(byName == byHandle, "\(context)")
+            guard byName.reason == .split else { continue }
+            let exposures = [await Self.first(of: logs[0]), await Self.first(of: logs[1])]
+            #expect(
+                exposures[0].map(\.unit) == exposures[1].map(\.unit)
+                    && exposures[0].map(\.unit) == [context.value(atPath: "org.id")?.unitText].compactMap { $0 }, "\(context)")
+        }
+    }
+
+    /// The log's first exposure, waited for at most 10 s (so that a missing one fails the
+    /// test rather than hangs it).
+    static func first(of log: ExposureLog) async -> [Exposure] {
+        await withTaskGroup(of: [Exposure].self) { group in
+            group.addTask {
+                for await e in log.exposures { return [e] }
+                return []
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return []
+            }
+            let first = await group.next() ?? []
+            group.cancelAll()
+            return first
+        }
     }
 
     /// A random context: objects whole, partial, mistyped or not objects; dotted keys that

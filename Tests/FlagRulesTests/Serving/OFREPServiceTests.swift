@@ -271,6 +271,20 @@ import Testing
         }
         #expect(failure("GET / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n") == 413)
         #expect(failure("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n") == 501)
+        // Framing a proxy could read another way is refused (RFC 9112 §6.1, §6.3): the
+        // connection then closes, so no body is read as a second request.
+        #expect(failure("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\nContent-Length: 5\r\n\r\n") == 400)
+        #expect(failure("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n") == 400)
+        #expect(failure("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n") == 400)
+        #expect(failure("POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n") == 400)
+        #expect(failure("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n") == 400)
+        #expect(failure("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n") == 400)
+        #expect(failure("POST / HTTP/1.1\r\nExpect: something\r\nContent-Length: 2\r\n\r\n{}") == 417)
+        // A bare LF is refused as it arrives, before any blank line (not left for the 408).
+        #expect(failure("GET / HTTP/1.1\nHost: h\n") == 400)
+        #expect(failure("GET / HTTP/1.1\r\nHost: h\n\n") == 400)
+        #expect(failure("\nGET / HTTP/1.1\r\n") == 400)
+        #expect(failure("GET / HTTP/1.1\r\nHost: h\r\n") == nil)
         #expect(failure("GET / HTTP/2\r\n\r\n") == 505)
         #expect(failure("get / HTTP/1.1\r\n\r\n") == 400)
         #expect(failure("GET / HTTP/1.1\r\nBad Header\r\n\r\n") == 400)
@@ -295,6 +309,25 @@ import Testing
         #expect(failure("GET / HTTP/1.1\r\n" + String(repeating: "X-A: b\r\n", count: 101) + "\r\n") == 431)
         // A request that has not all arrived waits for more.
         #expect(failure("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n{}") == nil)
+    }
+
+    /// `Expect: 100-continue` asks for one `100 Continue`, once the head has come and the
+    /// body has not; none when the body came with the head, or for HTTP/1.0.
+    @Test func aHundredContinueIsAskedForOnceARequest() throws {
+        var parser = HTTPRequestParser()
+        parser.append(Array("POST /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8))
+        #expect(try parser.next() == nil)
+        #expect(parser.takeContinue() && !parser.takeContinue())
+        #expect(try parser.next() == nil && !parser.takeContinue())
+        parser.append(Array("{}POST /b HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n".utf8))
+        #expect(try parser.next()?.path == "/a")
+        #expect(try parser.next() == nil && parser.takeContinue())
+        parser.append(Array("xPOST /c HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\ny".utf8))
+        #expect(try parser.next()?.body == Array("x".utf8))
+        #expect(try parser.next()?.path == "/c" && !parser.takeContinue())
+        var old = HTTPRequestParser()
+        old.append(Array("POST /a HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8))
+        #expect(try old.next() == nil && !old.takeContinue())
     }
 
     /// Past the clients it tracks, the rate limit forgets those whose bucket is full, then

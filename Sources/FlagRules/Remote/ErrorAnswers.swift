@@ -1,0 +1,50 @@
+import Foundation
+
+/// What an HTTP error answer from a rules server (or a proxy or CDN in front of it) asks of
+/// a client that will ask again: a store's fetches and its event stream, and a relay's,
+/// read it alike.
+///
+/// - `429` and `503` with `Retry-After` (seconds, or an HTTP date): asked again after that
+///   wait, held between a quarter of a second and ``longestRetryAfter``.
+/// - `502`, `504`, and `503` without `Retry-After`: the server behind the proxy is down, an
+///   outage like a refused connection, asked again within seconds (not backed off from as
+///   an answer).
+/// - Any other error status: an answer, backed off from.
+package enum ErrorAnswers {
+    /// The longest wait a `Retry-After` is taken for.
+    package static let longestRetryAfter: Duration = .seconds(60)
+
+    /// The wait `Retry-After` asks for on a `429` or `503`, bounded; nil for another status,
+    /// or when the field is absent or unreadable.
+    package static func retryAfter(status: Int, field: String?, now: Date = Date()) -> Duration? {
+        guard status == 429 || status == 503, let field = field?.trimmingCharacters(in: .whitespaces), !field.isEmpty else {
+            return nil
+        }
+        let seconds: Double
+        if field.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            guard let n = Double(field.prefix(9)) else { return nil }
+            seconds = n
+        } else if let date = httpDate(field) {
+            seconds = date.timeIntervalSince(now)
+        } else {
+            return nil
+        }
+        let bounded = min(max(seconds, 0.25), Double(longestRetryAfter.components.seconds))
+        return .milliseconds(Int((bounded * 1_000).rounded()))
+    }
+
+    /// Whether `status` says the server behind a proxy cannot be reached: `502`, `504`, or
+    /// `503` without a `Retry-After`.
+    package static func isUnreachable(status: Int, retryAfter: Duration?) -> Bool {
+        status == 502 || status == 504 || (status == 503 && retryAfter == nil)
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 asks senders to use.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text)
+    }
+}
