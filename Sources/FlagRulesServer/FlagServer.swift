@@ -122,6 +122,15 @@ public final class FlagServer: Sendable {
         }
     }
 
+    /// What subscribers are told of a rejected update: its errors' count and the first, at
+    /// its place in the file by the name it is served under (never a path of this host's
+    /// disk): `2 errors: app.flags:12:1: expected a declaration`.
+    static func rejection(_ error: RuleSetError, servedAs name: String) -> String {
+        let count = error.errors.count
+        let first = error.errors.first.map { ": \(name):\($0.range.start.line):\($0.range.start.column): \($0.message)" } ?? ""
+        return "\(count) error\(count == 1 ? "" : "s")\(first)"
+    }
+
     /// Serves `store`'s updates under the name it is served by (and starts it). A store no
     /// longer served says nothing: its late rejection is not left standing. A store of
     /// another server's file (a relay's) passes on that server's rejections and their
@@ -134,9 +143,9 @@ public final class FlagServer: Sendable {
                 service.accepted(file: name)
                 install()
                 service.metrics.reload(.loaded)
-            case .updateRejected:
+            case .updateRejected(_, let error):
                 service.metrics.reload(.rejected)
-                service.reject(file: name, message: event.description)
+                service.reject(file: name, message: Self.rejection(error, servedAs: name))
                 // Removed meanwhile: `replaceFiles` may have cleared the file before this.
                 if self.name(of: store) != name { service.accepted(file: name) }
                 log("\(name): \(event)")

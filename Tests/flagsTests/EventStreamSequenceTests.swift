@@ -200,16 +200,22 @@ struct EventStreamSequenceTests {
                     s.expected.append("refetch \(service.version)")
                 }
             case 6:
-                // A rejected update of one file: everyone is told, the rules stay.
+                // A rejected update of one file: its subscribers and those of every change
+                // are told (not another file's), the rules stay.
                 let name = names[Int(g.next() % 2)]
                 service.reject(file: name, message: "\(name):1:1: expected a declaration")
                 standing.insert(name)
-                for s in subscribers { s.expected.append("rejected \(name)") }
+                for s in subscribers where s.file == nil || s.file == name { s.expected.append("rejected \(name)") }
             case 7:
-                // A good text in force again: a standing rejection clears, and everyone is told.
-                let name = names[Int(g.next() % 2)]
+                // A good text in force again: a standing rejection clears, and the same
+                // subscribers are told, with the generation in force.
+                let k = Int(g.next() % 2)
+                let name = names[k]
                 service.accepted(file: name)
-                if standing.remove(name) != nil { for s in subscribers { s.expected.append("accepted \(name)") } }
+                if standing.remove(name) != nil {
+                    let generation = service.servedFiles[k].generation
+                    for s in subscribers where s.file == nil || s.file == name { s.expected.append("accepted \(name) \(generation)") }
+                }
             case 8:
                 guard !subscribers.isEmpty else { continue }
                 let gone = subscribers.remove(at: Int(g.next() % UInt64(subscribers.count)))

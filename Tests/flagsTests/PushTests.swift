@@ -176,6 +176,47 @@ import Testing
         #expect(try bulk.response().body.contains(#""inactivityDelaySec": 120"#))
     }
 
+    /// A rejected update is told to the subscribers of that file and of every change, not
+    /// to another file's; its message names the file as it is served, never where it lies
+    /// on the server's disk; its clearing names the generation in force.
+    @Test func aRejectionIsToldToItsFilesSubscribersByItsServedName() throws {
+        let directory = try Self.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = directory.appendingPathComponent("app.flags")
+        let b = directory.appendingPathComponent("b.flags")
+        try "flag g = false\n".write(to: b, atomically: true, encoding: .utf8)
+        let server = try ServeProcess([directory.path])
+        defer { _ = server.stop() }
+        let all = try TCPClient(port: server.port)
+        all.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
+        _ = try all.read(until: "text/event-stream")
+        let other = try TCPClient(port: server.port)
+        other.send("GET /ofrep/v1/events?rules=b.flags HTTP/1.1\r\n\r\n")
+        _ = try other.read(until: "rulesAccepted")
+        try "flag f = \n".write(to: a, atomically: true, encoding: .utf8)
+        /// The text of the first event of `type` a client has, once all of it has come.
+        func event(_ client: TCPClient, _ type: String) throws -> String {
+            let text = try client.read(within: 30) { text in
+                guard let start = text.range(of: #""type": "\#(type)""#) else { return false }
+                return text[start.upperBound...].contains("\n\n")
+            }
+            let start = text.range(of: #""type": "\#(type)""#)!
+            return String(text[start.lowerBound...].prefix { $0 != "\n" })
+        }
+        let rejected = try event(all, "rulesRejected")
+        #expect(rejected.contains(#""message": "1 error: app.flags:1:"#), "\(rejected)")
+        #expect(!rejected.contains(directory.path) && !rejected.contains("/app.flags"), "\(rejected)")
+        try "flag f = true\n".write(to: a, atomically: true, encoding: .utf8)
+        let accepted = try event(all, "rulesAccepted")
+        #expect(accepted.contains(#""file": "app.flags""#) && accepted.contains(#""generation": "#), "\(accepted)")
+        #expect(!accepted.contains(#""etag": """#), "\(accepted)")
+        // b's subscriber hears b's next change and nothing of app.flags before it.
+        try "flag g = true\n".write(to: b, atomically: true, encoding: .utf8)
+        _ = try event(other, "rulesChanged")
+        let heard = try other.read(until: "rulesChanged")
+        #expect(!heard.contains("rulesRejected") && !heard.contains("app.flags"), "\(heard)")
+    }
+
     /// A store reconnecting to a `?rules=` stream names the text it holds and takes a newer
     /// one from the stream's first event, with no fetch: after the origin's restart with an
     /// edit made meanwhile, the only request the new origin answered is the stream.

@@ -281,7 +281,7 @@ extension FlagStore {
             return (s.failures, repeated)
         }
         let delay =
-            retryAfter
+            retryAfter.map { ErrorAnswers.wait(after: $0, jitter: Double.random(in: 0..<1)) }
             ?? (outage
                 ? FlagStore.retryDelay(
                     after: failures, refresh: refresh, jitter: Double.random(in: 0..<1), hasRules: rules != nil, unreachable: unreachable)

@@ -5,7 +5,8 @@ import Foundation
 /// read it alike.
 ///
 /// - `429` and `503` with `Retry-After` (seconds, or an HTTP date): asked again after that
-///   wait, held between a quarter of a second and ``longestRetryAfter``.
+///   wait, held between a second and ``longestRetryAfter``, and spread up to half as long
+///   again (so that a fleet refused at once does not come back at once).
 /// - `502`, `504`, and `503` without `Retry-After`: the server behind the proxy is down, an
 ///   outage like a refused connection, asked again within seconds (not backed off from as
 ///   an answer).
@@ -29,8 +30,14 @@ package enum ErrorAnswers {
         } else {
             return nil
         }
-        let bounded = min(max(seconds, 0.25), Double(longestRetryAfter.components.seconds))
+        let bounded = min(max(seconds, 1), Double(longestRetryAfter.components.seconds))
         return .milliseconds(Int((bounded * 1_000).rounded()))
+    }
+
+    /// The wait before asking again after a `Retry-After` of `retryAfter`: it, spread by
+    /// `jitter` (in 0..<1) up to half as long again.
+    package static func wait(after retryAfter: Duration, jitter: Double) -> Duration {
+        retryAfter * (1 + 0.5 * min(max(jitter, 0), 1))
     }
 
     /// Whether `status` says the server behind a proxy cannot be reached: `502`, `504`, or

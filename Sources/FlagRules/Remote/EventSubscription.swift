@@ -320,7 +320,10 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         guard let outcome else { return }
         // A wait the server asked for is kept to; a proxy's "the server is down" is an outage.
         let delay =
-            outcome.retryAfter.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+            outcome.retryAfter.map { after in
+                let wait = ErrorAnswers.wait(after: after, jitter: Double.random(in: 0..<1))
+                return Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+            }
             ?? Self.reconnectDelay(after: outcome.failures, refused: outcome.refused, jitter: Double.random(in: 0..<1))
         let reason =
             outcome.retryAfter != nil

@@ -114,8 +114,12 @@ struct RulesFetcher: Sendable {
     }
 
     /// The file's stamp; nil when it cannot be read.
+    /// The stamp is the file's the path leads to, through any symbolic links (a ConfigMap's
+    /// key is a link whose target is swapped): a new target is a new file.
     static func stamp(_ url: URL) -> FileStamp? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path) else {
+            return nil
+        }
         return FileStamp(
             modified: attributes[.modificationDate] as? Date, size: (attributes[.size] as? NSNumber)?.intValue ?? -1,
             identity: (attributes[.systemFileNumber] as? NSNumber)?.intValue)
@@ -182,7 +186,7 @@ struct RulesFetcher: Sendable {
                 resolved = file
                 url = file
             case .failure(let failure):
-                return .failed(failure.reason, outage: failure.outage, unreachable: failure.unreachable)
+                return .failed(failure.reason, outage: failure.outage, unreachable: failure.unreachable, retryAfter: failure.retryAfter)
             }
         } else {
             url = source
@@ -230,6 +234,7 @@ struct RulesFetcher: Sendable {
         let reason: String
         let outage: Bool
         var unreachable = false
+        var retryAfter: Duration?
     }
 
     /// Whether `url` is a server's base URL: no path (or `/`), no query.
@@ -254,7 +259,20 @@ struct RulesFetcher: Sendable {
                 return .failure(
                     Unresolved(reason: "\(listURL.absoluteString): HTTP \(response.statusCode) (the server wants a key)", outage: true))
             }
-            guard response.statusCode == 200, let names = Self.servedFiles(body) else { return .success(base) }
+            // A server that is busy or down (or a proxy saying so) names nothing yet: asked
+            // again, not taken for a server that lists no files.
+            let status = response.statusCode
+            if status == 429 || status >= 500 {
+                let fields = Dictionary(
+                    response.allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } },
+                    uniquingKeysWith: { a, _ in a })
+                let retryAfter = ErrorAnswers.retryAfter(status: status, field: fields["retry-after"])
+                return .failure(
+                    Unresolved(
+                        reason: "\(listURL.absoluteString): HTTP \(status)", outage: true,
+                        unreachable: ErrorAnswers.isUnreachable(status: status, retryAfter: retryAfter), retryAfter: retryAfter))
+            }
+            guard status == 200, let names = Self.servedFiles(body) else { return .success(base) }
             return Self.file(of: root, among: names)
         }
     }

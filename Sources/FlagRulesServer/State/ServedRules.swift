@@ -63,7 +63,8 @@ package final class ServedRules: Sendable {
         package let number: Int
     }
 
-    /// What the event stream tells every subscriber besides changes of the rules.
+    /// What the event stream tells besides changes of the rules: every subscriber of all
+    /// changes, and those of the file it is about.
     package enum Notice: Sendable, Equatable {
         case rejected(Rejection)
         /// The rejection of `file` no longer stands (a good text of it is in force).
@@ -73,6 +74,14 @@ package final class ServedRules: Sendable {
             switch self {
             case .rejected(let r): return r.number
             case .accepted(_, let number): return number
+            }
+        }
+
+        /// The file it is about, by the name it is served under.
+        package var file: String {
+            switch self {
+            case .rejected(let r): return r.file
+            case .accepted(let file, _): return file
             }
         }
     }

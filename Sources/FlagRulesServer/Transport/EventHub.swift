@@ -279,10 +279,14 @@ final class EventHub: @unchecked Sendable {
         if count > at.notices {
             let recorded = served.notices(after: at.notices, through: count)
             at.notices = count
+            let inForce = Dictionary(now.files.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             broadcast { subscriber in
-                let untold = recorded.filter { $0.number > subscriber.seenNotices }
+                // A file's subscriber hears of that file only; one of every change, of all.
+                let untold = recorded.filter {
+                    $0.number > subscriber.seenNotices && (subscriber.file == nil || subscriber.file == $0.file)
+                }
                 subscriber.seenNotices = max(subscriber.seenNotices, count)
-                return untold.isEmpty ? [] : [Array(untold.map(Self.event(notice:)).joined().utf8)]
+                return untold.isEmpty ? [] : [Array(untold.map { Self.event(notice: $0, inForce: inForce[$0.file]) }.joined().utf8)]
             }
         }
         if now.generation > at.generation {
@@ -342,13 +346,14 @@ final class EventHub: @unchecked Sendable {
     }
 
     /// The event telling of a rejected update or of its clearing (the page shows them; a
-    /// store following the file reports them; an OFREP client ignores the types).
-    static func event(notice: ServedRules.Notice) -> String {
+    /// store following the file reports them; an OFREP client ignores the types): the
+    /// clearing names the text in force, its etag and generation.
+    static func event(notice: ServedRules.Notice, inForce: ServedRules.File?) -> String {
         switch notice {
         case .rejected(let r):
             return PushProtocol.Event.rulesRejected(file: r.file, message: r.message, at: Int(r.at.timeIntervalSince1970)).text
         case .accepted(let file, _):
-            return PushProtocol.Event.rulesAccepted(file: file, etag: "").text
+            return PushProtocol.Event.rulesAccepted(file: file, etag: inForce?.etag ?? "", generation: inForce?.generation).text
         }
     }
 

@@ -167,10 +167,13 @@ package struct HTTPRequestParser: Sendable {
         // Blank lines before a request are allowed (RFC 9112 §2.2).
         while start + 1 < buffer.count, buffer[start] == 13, buffer[start + 1] == 10 { start += 2 }
         guard let end = headerEnd() else {
-            // A line that ends in a bare LF is refused as it arrives, not left to time out.
+            // A bare LF, or a CR that is not followed by LF, is refused as it arrives, not left
+            // to time out (a CR at the end waits for the byte after it).
             let from = max(start, searched)
-            if buffer[from...].indices.contains(where: { buffer[$0] == 10 && ($0 == start || buffer[$0 - 1] != 13) }) {
-                throw Failure(status: 400, message: "a line of the request ends with a bare LF; end lines with CRLF")
+            if buffer[from...].indices.contains(where: { i in
+                (buffer[i] == 10 && (i == start || buffer[i - 1] != 13)) || (buffer[i] == 13 && i + 1 < buffer.count && buffer[i + 1] != 10)
+            }) {
+                throw Failure(status: 400, message: "a line of the request ends with a bare CR or LF; end lines with CRLF")
             }
             // The last three bytes may begin the blank line.
             searched = max(start, buffer.count - 3)
@@ -233,7 +236,7 @@ package struct HTTPRequestParser: Sendable {
         headers.reserveCapacity(lines.count - 1)
         var length: Int?
         var transferEncodings: [String] = []
-        var expectation: String?
+        var expectations: [String] = []
         for line in lines.dropFirst() {
             guard let c = line.first(where: { head[$0] == colon }), c > line.lowerBound,
                 !head[line.lowerBound..<c].contains(where: { $0 == space || $0 == tab })
@@ -253,7 +256,7 @@ package struct HTTPRequestParser: Sendable {
             } else if HTTPRequest.sameName(name, "Transfer-Encoding") {
                 transferEncodings.append(text(valueStart..<valueEnd).lowercased())
             } else if HTTPRequest.sameName(name, "Expect") {
-                expectation = text(valueStart..<valueEnd).lowercased()
+                expectations.append(text(valueStart..<valueEnd).lowercased())
             }
             headers.append((name, text(valueStart..<valueEnd)))
         }
@@ -266,7 +269,7 @@ package struct HTTPRequestParser: Sendable {
             }
             throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length")
         }
-        if let expectation, expectation != "100-continue", version == "HTTP/1.1" {
+        if expectations.contains(where: { $0 != "100-continue" }), version == "HTTP/1.1" {
             throw Failure(status: 417, message: "the only expectation met is 100-continue")
         }
         if let length, length > HTTPRequestParser.maxBodyBytes {

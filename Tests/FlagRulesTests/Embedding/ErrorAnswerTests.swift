@@ -11,7 +11,10 @@ import Testing
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         #expect(ErrorAnswers.retryAfter(status: 503, field: "5", now: now) == .seconds(5))
         #expect(ErrorAnswers.retryAfter(status: 429, field: " 2 ", now: now) == .seconds(2))
-        #expect(ErrorAnswers.retryAfter(status: 503, field: "0", now: now) == .milliseconds(250))
+        #expect(ErrorAnswers.retryAfter(status: 503, field: "0", now: now) == .seconds(1))
+        #expect(
+            ErrorAnswers.wait(after: .seconds(2), jitter: 0) == .seconds(2)
+                && ErrorAnswers.wait(after: .seconds(2), jitter: 1) == .seconds(3))
         #expect(ErrorAnswers.retryAfter(status: 503, field: "86400", now: now) == ErrorAnswers.longestRetryAfter)
         #expect(ErrorAnswers.retryAfter(status: 503, field: "99999999999999999999", now: now) == ErrorAnswers.longestRetryAfter)
         #expect(ErrorAnswers.retryAfter(status: 503, field: "Tue, 14 Nov 2023 22:13:30 GMT", now: now) == .seconds(10))

@@ -77,6 +77,32 @@ import Testing
         #expect(store.isEnabled("b") && !store.isEnabled("a"), "\(store.status)")
     }
 
+    /// A ConfigMap's key is a symbolic link through `..data`, itself a link swapped to a
+    /// new directory on each update: the file the path leads to is what is stamped, so the
+    /// swap is a new file, read at the next look.
+    @Test func aConfigMapSwapIsReadAtTheNextLook() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let manager = FileManager.default
+        for (version, text) in [("v1", "flag a = true\n"), ("v2", "flag a = false\nflag b = true\n")] {
+            try manager.createDirectory(at: directory.appendingPathComponent(version), withIntermediateDirectories: true)
+            try text.write(to: directory.appendingPathComponent("\(version)/app.flags"), atomically: true, encoding: .utf8)
+        }
+        try manager.createSymbolicLink(atPath: directory.appendingPathComponent("..data").path, withDestinationPath: "v1")
+        let file = directory.appendingPathComponent("app.flags")
+        try manager.createSymbolicLink(atPath: file.path, withDestinationPath: "..data/app.flags")
+        let store = FlagStore(source: .file(file), refresh: .seconds(60))
+        await store.refreshNow()
+        #expect(store.isEnabled("a") && !store.isEnabled("b"))
+        // The swap, as the kubelet makes it: a new link renamed over `..data`.
+        try manager.createSymbolicLink(atPath: directory.appendingPathComponent("..data_tmp").path, withDestinationPath: "v2")
+        #expect(rename(directory.appendingPathComponent("..data_tmp").path, directory.appendingPathComponent("..data").path) == 0)
+        let start = ContinuousClock.now
+        await store.refreshNow()
+        #expect(store.isEnabled("b") && !store.isEnabled("a"), "\(store.status)")
+        #expect(ContinuousClock.now - start < .milliseconds(500), "a swap waited for the settle time")
+    }
+
     /// The settle rule itself: a stamp seen for the first time and modified just now waits;
     /// one last modified over the settle time ago is read at once; one that has stayed the
     /// same for the settle time is read whatever its modification time says.
