@@ -108,6 +108,34 @@ import Testing
         #expect(counted == [200: 2, 503: 1], "\(counted)")
     }
 
+    /// Subscribers that hang up free their places at once, though nothing is sent to them:
+    /// at a limit of 40, 40 leave and 40 others come at once, and all of those are answered
+    /// 200 within 2 s (a hang-up was noticed only at the next event, after which the newcomers
+    /// were answered 503 for as long as nothing changed).
+    @Test func subscribersThatLeaveFreeTheirPlacesAtOnce() throws {
+        let running = try Self.running(.init(subscribers: 40))
+        defer { running.stop() }
+        func subscribe() throws -> (TCPClient, [Int]) {
+            let subscriber = try TCPClient(port: running.server.port)
+            subscriber.send("GET /ofrep/v1/events HTTP/1.1\r\nHost: t\r\n\r\n")
+            return (subscriber, HTTPLoopSequenceTests.statuses(try subscriber.read(within: 10) { $0.contains("\r\n\r\n") }))
+        }
+        let first = try (0..<40).map { _ in try subscribe() }
+        #expect(first.allSatisfy { $0.1 == [200] } && running.server.hub.count == 40)
+        for (client, _) in first { client.hangUp() }
+        let start = Date()
+        var answered: [[Int]] = []
+        var held: [TCPClient] = []
+        while answered.filter({ $0 == [200] }).count < 40, Date().timeIntervalSince(start) < 10 {
+            let (client, statuses) = try subscribe()
+            answered.append(statuses)
+            if statuses == [200] { held.append(client) }
+        }
+        let took = Date().timeIntervalSince(start)
+        #expect(held.count == 40 && took < 2, "40 places back after \(took) s; answers: \(answered.map { $0.first ?? 0 })")
+        #expect(answered.count == 40, "refused \(answered.count - held.count) newcomers first")
+    }
+
     /// A client that pipelines requests and never reads: once its answers waiting pass the
     /// bound, the server reads no more of it (its own send buffer fills), and the answers
     /// waiting stay within the bound and one answer; once it reads, every request it sent is

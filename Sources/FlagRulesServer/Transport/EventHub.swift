@@ -270,9 +270,12 @@ final class EventHub: @unchecked Sendable {
         wakeUp.drain()
         guard !lock.withLock({ stopped }) else { return Wait(descriptors: [], deadline: .distantFuture) }
         let pipe = wakeUp.readEnd
-        let writable = Set(ready.filter { $0.fd != pipe && $0.revents != 0 }.map(\.fd))
+        let hangUp = Int16(POLLIN | POLLHUP | POLLERR)
+        let hungUp = Set(ready.filter { $0.fd != pipe && $0.revents & hangUp != 0 }.map(\.fd))
+        let writable = Set(ready.filter { $0.fd != pipe && $0.revents & Int16(POLLOUT) != 0 }.map(\.fd))
         let stepped = Date()
         let overdue = Set(lock.withLock { self.behind }.filter { stepped.timeIntervalSince($0.value) > maxBehind }.keys)
+        if !hungUp.isEmpty { broadcast(only: hungUp, checkingHangUps: true) { _ in [] } }
         if !writable.isEmpty || !overdue.isEmpty { broadcast(only: writable.union(overdue)) { _ in [] } }
         var at = cursor.withLock { $0 }
         let (now, count) = served.current
@@ -300,11 +303,16 @@ final class EventHub: @unchecked Sendable {
         cursor.withLock { $0 = at }
         // Wait for a change, for a socket behind to take more, for one behind too long to be
         // dropped, or for the next keep-alive.
-        let waiting = lock.withLock { behind }
+        // Every subscriber is watched for its hang-up (a subscriber sends nothing after its
+        // request: readable means closed), so that one gone frees its place at once.
+        let (waiting, held) = lock.withLock { (behind, subscribers.map(\.fd)) }
         var deadline = at.lastKeepAlive.addingTimeInterval(EventHub.keepAlive)
         for since in waiting.values { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
         var descriptors = [pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)]
-        descriptors += waiting.keys.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+        descriptors.reserveCapacity(held.count + 1)
+        for fd in held {
+            descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (waiting[fd] != nil ? Int16(POLLOUT) : 0), revents: 0))
+        }
         return Wait(descriptors: descriptors, deadline: deadline)
     }
 
@@ -358,11 +366,11 @@ final class EventHub: @unchecked Sendable {
     }
 
     /// Hands each subscriber (of `only`, when given) the events `eventsFor` gives it (after what it has pending)
-    /// and sends what its socket takes. A subscriber that hung up, that has held events back
+    /// and sends what its socket takes (`checkingHangUps`: each is looked at, events or not). A subscriber that hung up, that has held events back
     /// for `maxBehind`, or that holds back more than ``backlogLimit(_:)``, is dropped (it
     /// reconnects and catches up). Returns whether any subscriber still has events pending.
     @discardableResult
-    private func broadcast(only: Set<Int32>? = nil, _ eventsFor: (inout Subscriber) -> [[UInt8]]) -> Bool {
+    private func broadcast(only: Set<Int32>? = nil, checkingHangUps: Bool = false, _ eventsFor: (inout Subscriber) -> [[UInt8]]) -> Bool {
         writing.lock()
         defer { writing.unlock() }
         let held = lock.withLock { stopped ? [] : subscribers }.filter { only?.contains($0.fd) ?? true }
@@ -372,7 +380,7 @@ final class EventHub: @unchecked Sendable {
         let now = Date()
         for var subscriber in held {
             let messages = eventsFor(&subscriber)
-            guard !messages.isEmpty || !subscriber.pending.isEmpty else { continue }
+            guard !messages.isEmpty || !subscriber.pending.isEmpty || checkingHangUps else { continue }
             let fd = subscriber.fd
             // A subscriber sends nothing after its request: readable means closed (or talking
             // out of turn, which is read and ignored).
