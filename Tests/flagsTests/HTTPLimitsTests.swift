@@ -136,6 +136,35 @@ import Testing
         #expect(answered.count == 40, "refused \(answered.count - held.count) newcomers first")
     }
 
+    /// The metrics count what the server holds: connections, and subscribers by the file
+    /// they follow; `/healthz/upstream` is 200 for a server that follows no other.
+    @Test func theMetricsCountConnectionsAndSubscribersByFile() throws {
+        let running = try Self.running(.init())
+        defer { running.stop() }
+        let all = try TCPClient(port: running.server.port)
+        all.send("GET /ofrep/v1/events HTTP/1.1\r\nHost: t\r\n\r\n")
+        _ = try all.read(within: 10) { $0.contains("\r\n\r\n") }
+        let followers = try (0..<2).map { _ in try TCPClient(port: running.server.port) }
+        for follower in followers {
+            follower.send("GET /ofrep/v1/events?rules=app.flags HTTP/1.1\r\nHost: t\r\n\r\n")
+            _ = try follower.read(within: 10) { $0.contains("rulesAccepted") }
+        }
+        let idle = try TCPClient(port: running.server.port)
+        idle.send(Self.health)
+        #expect(try idle.response().status == 200)
+        let client = try TCPClient(port: running.server.port)
+        client.send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n")
+        let metrics = try client.response().body
+        #expect(metrics.contains("flags_event_stream_subscribers{file=\"*\"} 1\n"), "\(metrics)")
+        #expect(metrics.contains("flags_event_stream_subscribers{file=\"app.flags\"} 2\n"), "\(metrics)")
+        let connections = metrics.split(separator: "\n").first { $0.hasPrefix("flags_http_connections ") }
+        #expect(connections.flatMap { Int($0.split(separator: " ").last!) }.map { $0 >= 2 && $0 <= 3 } == true, "\(metrics)")
+        let upstream = try TCPClient(port: running.server.port)
+        upstream.send("GET /healthz/upstream HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try upstream.response().status == 200)
+        withExtendedLifetime((all, followers)) {}
+    }
+
     /// A client that pipelines requests and never reads: once its answers waiting pass the
     /// bound, the server reads no more of it (its own send buffer fills), and the answers
     /// waiting stay within the bound and one answer; once it reads, every request it sent is

@@ -443,6 +443,10 @@ import Testing
         #expect(origin.stop() == 0)
         let noticed = try await Self.until { try Self.get(relay.port, "/healthz").hasPrefix("degraded\n") }
         #expect(noticed != nil && noticed! < 5, "the relay said its upstream was down after \(noticed ?? -1) s")
+        // For a monitor that reads status codes only: 503 while degraded; /healthz stays 200.
+        let upstream = try TCPClient(port: relay.port)
+        upstream.send("GET /healthz/upstream HTTP/1.1\r\n\r\n")
+        #expect(try upstream.response().status == 503)
         #expect(try Self.get(relay.port, "/metrics").contains(#"flags_upstream_up{file="app.flags"} 0"#))
         #expect(try Self.get(relay.port, "/healthz").contains("last synced "))
         let syncedBefore = try Self.lastSync(relay.port)

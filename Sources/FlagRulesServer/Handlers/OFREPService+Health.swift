@@ -68,10 +68,42 @@ extension OFREPService {
         return out
     }
 
-    func health() -> HTTPResponse {
+    /// `/healthz`: always `200` while the server serves (a relay whose upstream is down still
+    /// serves its last good rules, so a load balancer keeps it), its first word `ok` or
+    /// `degraded`. `/healthz/upstream` says the same with its status, for a monitor that reads
+    /// status codes only: `503` while an upstream is unreachable.
+    func health(statusTells: Bool = false) -> HTTPResponse {
         guard let report = healthReport.withLock({ $0 })?(), !report.upstreams.isEmpty else { return .text(200, "ok\n") }
-        // Serving its last good rules, a relay whose upstream is down is still of use: 200,
-        // with the first word saying so.
-        return .text(200, ([report.ok ? "ok" : "degraded"] + report.detail).joined(separator: "\n") + "\n")
+        let text = ([report.ok ? "ok" : "degraded"] + report.detail).joined(separator: "\n") + "\n"
+        return .text(statusTells && !report.ok ? 503 : 200, text)
+    }
+
+    /// What the transport holds now: open connections, and event-stream subscribers by the
+    /// file they follow (`*`: every change).
+    package struct TransportLoad: Sendable {
+        package var connections: Int
+        package var subscribers: [String: Int]
+        package init(connections: Int, subscribers: [String: Int]) {
+            self.connections = connections
+            self.subscribers = subscribers
+        }
+    }
+
+    /// Sets what the metrics say of the transport.
+    package func reportTransport(_ report: @escaping @Sendable () -> TransportLoad) { transportReport.withLock { $0 = report } }
+
+    /// The transport's gauges: connections, and subscribers by file.
+    func transportMetrics() -> String {
+        guard let load = transportReport.withLock({ $0 })?() else { return "" }
+        var out = "# HELP flags_http_connections Open HTTP connections making requests (event-stream subscribers apart).\n"
+        out += "# TYPE flags_http_connections gauge\nflags_http_connections \(load.connections)\n"
+        out += "# HELP flags_event_stream_subscribers Event-stream subscribers, by the file they follow (* for every change).\n"
+        out += "# TYPE flags_event_stream_subscribers gauge\n"
+        var files = Set(served.current.snapshot.files.map(\.name))
+        files.insert("*")
+        for file in files.union(load.subscribers.keys).sorted() {
+            out += "flags_event_stream_subscribers{file=\"\(ServeMetrics.escape(file))\"} \(load.subscribers[file] ?? 0)\n"
+        }
+        return out
     }
 }

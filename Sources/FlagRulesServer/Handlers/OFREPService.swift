@@ -42,6 +42,8 @@ package final class OFREPService: Sendable {
     private let buckets = Locked([String: (tokens: Double, at: Double)]())
     /// What `/healthz` says besides `ok` (a relay's upstream); nil: plain `ok`.
     let healthReport = Locked<(@Sendable () -> Health)?>(nil)
+    /// What the metrics say of the transport (set by the HTTP server); nil: nothing.
+    let transportReport = Locked<(@Sendable () -> TransportLoad)?>(nil)
 
     package init(options: Options = Options(), metrics: ServeMetrics = ServeMetrics(), served: ServedRules = ServedRules()) {
         self.options = options
@@ -81,6 +83,7 @@ package final class OFREPService: Sendable {
     private func route(_ request: HTTPRequest, peer: String) -> HTTPResponse {
         let path = request.path
         if path == "/healthz" { return health() }
+        if path == "/healthz/upstream" { return health(statusTells: true) }
         if path == "/" || path == "/index.html" {
             guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
             return .text(200, ServePage.html, type: "text/html; charset=utf-8")
@@ -106,7 +109,7 @@ package final class OFREPService: Sendable {
             return rulesList(request)
         case "/metrics":
             guard request.method == "GET" else { return methodNotAllowed("GET") }
-            return .text(200, metrics.text() + statusMetrics(), type: "text/plain; version=0.0.4; charset=utf-8")
+            return .text(200, metrics.text() + statusMetrics() + transportMetrics(), type: "text/plain; version=0.0.4; charset=utf-8")
         case "/api/rules":
             guard request.method == "GET" else { return methodNotAllowed("GET") }
             return rulesForPage()

@@ -140,6 +140,11 @@ final class EventHub: @unchecked Sendable {
     /// How many subscribers are held.
     var count: Int { lock.withLock { subscribers.count } }
 
+    /// The subscribers by the file they follow (`*`: every change).
+    var countsByFile: [String: Int] {
+        lock.withLock { subscribers.reduce(into: [:]) { counts, s in counts[s.file ?? "*", default: 0] += 1 } }
+    }
+
     /// The refetch event for the generation of `snapshot`.
     static func event(refetch snapshot: ServedRules.Snapshot) -> String {
         PushProtocol.Event.refetch(version: snapshot.version, lastModified: Int(snapshot.since.timeIntervalSince1970)).text

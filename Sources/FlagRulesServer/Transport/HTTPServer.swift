@@ -95,6 +95,8 @@ package final class HTTPServer: @unchecked Sendable {
     /// to see that a client that does not read costs the server a bounded amount).
     private let mostQueued = Locked(0)
     package var largestQueue: Int { mostQueued.withLock { $0 } }
+    /// The connections held now (set at each turn of the loop), for the metrics.
+    private let openConnections = Locked(0)
     /// A descriptor kept open for the moment the process has no other: closed to accept a
     /// connection over the limit and answer it 503, then opened again.
     private var reserve: Int32 = -1
@@ -154,6 +156,9 @@ package final class HTTPServer: @unchecked Sendable {
         }
         listener = fd
         self.port = Int(UInt16(bigEndian: actual.sin_port))
+        service.reportTransport { [hub, openConnections] in
+            OFREPService.TransportLoad(connections: openConnections.withLock { $0 }, subscribers: hub.countsByFile)
+        }
     }
 
     /// Connections waiting to be accepted (the system caps it at `net.core.somaxconn`).
@@ -248,6 +253,7 @@ package final class HTTPServer: @unchecked Sendable {
                 }
             }
             if let started = drainStarted, channels.isEmpty || now.timeIntervalSince(started) > 10 { return }
+            openConnections.withLock { $0 = channels.count }
             // The event hub's step: what became writable, changes to tell, keep-alives.
             let hubWait = hub.step(ready: hubReady)
             // The reserve descriptor, if it could not be had again after its last use.
