@@ -65,7 +65,8 @@ enum ServeCommand {
                              Retry-After beyond)
           --log-evaluations  write each OFREP evaluation to standard output as a JSON line:
                              OpenTelemetry's feature_flag.evaluation event ({"time", "name",
-                             "attributes": {"feature_flag.key", …}})
+                             "attributes": {"feature_flag.key", …}}), on a thread of its own
+                             (past 10,000 lines waiting, lines are dropped and counted)
           --source URL       relay the 'flags serve' at URL (its base, as http://host:8016)
           --cache DIR        with --source: keep the last good rules in DIR, and start from them
           --source-key KEY   with --source: the API key upstream asks for

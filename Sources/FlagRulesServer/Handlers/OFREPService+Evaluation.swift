@@ -134,7 +134,7 @@ extension OFREPService {
         }
         let r = rules.evaluate(key, in: context)
         metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
-        if let log = options.evaluationLog { log(evaluationLine(key, r, rules, context)) }
+        if let log = evaluationLines { log.append(evaluationLine(key, r, rules, context)) }
         if r.reason == .error {
             return (400, failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed"))
         }

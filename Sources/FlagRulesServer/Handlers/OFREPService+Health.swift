@@ -94,8 +94,13 @@ extension OFREPService {
 
     /// The transport's gauges: connections, and subscribers by file.
     func transportMetrics() -> String {
-        guard let load = transportReport.withLock({ $0 })?() else { return "" }
-        var out = "# HELP flags_http_connections Open HTTP connections making requests (event-stream subscribers apart).\n"
+        var out = ""
+        if let log = evaluationLines {
+            out += "# HELP flags_evaluation_log_dropped_total Evaluation log lines dropped while the log's reader fell behind.\n"
+            out += "# TYPE flags_evaluation_log_dropped_total counter\nflags_evaluation_log_dropped_total \(log.dropped)\n"
+        }
+        guard let load = transportReport.withLock({ $0 })?() else { return out }
+        out += "# HELP flags_http_connections Open HTTP connections making requests (event-stream subscribers apart).\n"
         out += "# TYPE flags_http_connections gauge\nflags_http_connections \(load.connections)\n"
         out += "# HELP flags_event_stream_subscribers Event-stream subscribers, by the file they follow (* for every change).\n"
         out += "# TYPE flags_event_stream_subscribers gauge\n"

@@ -22,7 +22,8 @@ package final class OFREPService: Sendable {
         package var targetingKey = "userId"
         /// Requests a second from one client address (a burst of as many); nil: no limit.
         package var rateLimit: Int?
-        /// Receives each evaluation as an OpenTelemetry event's JSON line; nil: none.
+        /// Receives each evaluation as an OpenTelemetry event's JSON line, on a thread of its
+        /// own (``LineLog``): a sink that stalls costs lines, never answers; nil: none.
         package var evaluationLog: (@Sendable (String) -> Void)?
         package init(
             apiKeys: Set<String> = [], targetingKey: String = "userId", rateLimit: Int? = nil,
@@ -45,10 +46,22 @@ package final class OFREPService: Sendable {
     /// What the metrics say of the transport (set by the HTTP server); nil: nothing.
     let transportReport = Locked<(@Sendable () -> TransportLoad)?>(nil)
 
+    /// The evaluation log's queue, when there is a log.
+    let evaluationLines: LineLog?
+
     package init(options: Options = Options(), metrics: ServeMetrics = ServeMetrics(), served: ServedRules = ServedRules()) {
         self.options = options
         self.metrics = metrics
         self.served = served
+        evaluationLines = options.evaluationLog.map { sink in
+            LineLog(sink: sink) { dropped in
+                let members: [(String, JSON)] = [
+                    ("time", .string(DateTime.format(Date()))), ("name", .string("flags.evaluation_log.dropped")),
+                    ("attributes", .object([("count", .int(dropped))])),
+                ]
+                return JSON.object(members).serialized()
+            }
+        }
     }
 
     // MARK: Rules

@@ -106,16 +106,21 @@ import Testing
 /// `flags serve --log-evaluations`: each OFREP evaluation as a JSON line holding the same
 /// event, its context id the targeting key's attribute.
 @Suite struct ServeEvaluationLogTests {
-    @Test func eachEvaluationIsALine() throws {
-        let lines = Locked<[String]>([])
-        let service = OFREPService(options: .init(evaluationLog: { line in lines.withLock { $0.append(line) } }))
+    @Test func eachEvaluationIsALine() async throws {
+        let (stream, line) = AsyncStream.makeStream(of: String.self)
+        let service = OFREPService(options: .init(evaluationLog: { line.yield($0) }))
         let rules = try RuleSet(source: OpenTelemetryEventTests.source, name: "app.flags")
         service.install([.init(name: "app.flags", rules: rules)])
         for (key, context) in [("on", #"{"targetingKey": "u-1"}"#), ("checkout", #"{"targetingKey": "u-1"}"#), ("limit", "{}")] {
             let body = Array(#"{"context": \#(context)}"#.utf8)
             _ = service.respond(HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/\(key)", headers: [], body: body))
         }
-        let logged = try lines.withLock { $0 }.map { try JSON.parse($0) }
+        // The lines come on the log's own thread, in order.
+        var logged: [JSON] = []
+        for await text in stream {
+            logged.append(try JSON.parse(text))
+            if logged.count == 3 { break }
+        }
         #expect(logged.count == 3)
         #expect(logged.allSatisfy { $0["name"] == .string("feature_flag.evaluation") && $0["time"]?.string != nil })
         let first = try #require(logged.first?["attributes"])

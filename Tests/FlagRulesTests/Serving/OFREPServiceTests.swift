@@ -314,6 +314,35 @@ import Testing
         #expect(failure("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n{}") == nil)
     }
 
+    /// The evaluation log's sink runs on a thread of its own: while it is stuck (a full
+    /// pipe), evaluations are answered, lines past the queue's bound are dropped and counted,
+    /// and once it takes lines again it is first told how many were dropped.
+    @Test func aStuckEvaluationLogCostsLinesNotAnswers() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let (lines, line) = AsyncStream.makeStream(of: String.self)
+        let service = try Self.service(
+            .init(evaluationLog: { text in
+                if !text.contains("dropped") { gate.wait() }
+                line.yield(text)
+            }))
+        let request = Self.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "beta"}}"#)
+        let count = LineLog.maxLines + 50
+        for _ in 0..<count { #expect(service.respond(request).status == 200) }
+        let dropped = service.evaluationLines?.dropped ?? 0
+        // The lines the sink took at once are with it, the queue is full, the rest were dropped.
+        #expect(dropped > 0 && dropped <= 50, "\(dropped)")
+        let metrics = String(decoding: service.respond(HTTPRequest(method: "GET", path: "/metrics")).body, as: UTF8.self)
+        #expect(metrics.contains("flags_evaluation_log_dropped_total \(dropped)\n"))
+        for _ in 0..<count { gate.signal() }
+        var notice: String?
+        var taken = 0
+        for await text in lines {
+            if text.contains("flags.evaluation_log.dropped") { notice = text } else { taken += 1 }
+            if taken + dropped == count { break }
+        }
+        #expect(notice?.contains(#""count": \#(dropped)"#) == true, "\(notice ?? "no notice")")
+    }
+
     /// `Expect: 100-continue` asks for one `100 Continue`, once the head has come and the
     /// body has not; none when the body came with the head, or for HTTP/1.0.
     @Test func aHundredContinueIsAskedForOnceARequest() throws {
