@@ -67,17 +67,29 @@ import Testing
         let store = FlagStore(source: .url(server.url), refresh: .seconds(1))
         store.onEvent = log.record
         await store.refreshNow()
-        script.set(TestHTTPServer.Response(status: 503))
+        // An error the server answers itself is backed off from.
+        script.set(TestHTTPServer.Response(status: 500))
         for _ in 0..<4 { await store.refreshNow() }
         let outage = Self.failures(log)
         #expect(outage.count == 4 && outage[3] >= .seconds(4))
-        #expect(store.status.lastProblem?.contains("HTTP 503") == true)
+        #expect(store.status.lastProblem?.contains("HTTP 500") == true)
         script.set(.ok(version(2), etag: "\"v2\""))
         await store.refreshNow()
         #expect(store.status.failuresInARow == 0)
         script.set(TestHTTPServer.Response(status: 200, headers: ["ETag": "\"e\""], body: []))
         for _ in 0..<3 { await store.refreshNow() }
         #expect(Self.failures(log).dropFirst(4) == [.seconds(1)])
+        // A proxy's 502, 504 or bare 503 (the server behind it is down) is an outage asked
+        // again within 2 s, however many in a row.
+        for status in [502, 503, 504] {
+            script.set(TestHTTPServer.Response(status: status))
+            let before = Self.failures(log).count
+            for _ in 0..<5 { await store.refreshNow() }
+            let waits = Self.failures(log).dropFirst(before)
+            #expect(waits.count == 5 && waits.allSatisfy { $0 <= .seconds(2) }, "HTTP \(status): \(waits)")
+            script.set(.ok(version(status), etag: "\"v\(status)\""))
+            await store.refreshNow()
+        }
     }
 
     @Test func theStatusTellsTheRulesOriginAndAge() async throws {
