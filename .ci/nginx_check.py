@@ -37,6 +37,8 @@ EDITS = 6
 SPACING = 2.0  # seconds between edits
 AFTER = 65.0  # seconds of polling after the last edit
 LIMIT = 1.0  # seconds an edit may be behind the direct relay
+OUTAGE = 10.0  # seconds the origin is down, then an edit made meanwhile
+RECOVERY = 5.0  # seconds after the origin's return by which every relay has that edit
 children = []  # (name, process, log path)
 
 
@@ -72,10 +74,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def serve(name, arguments):
-    """Starts `flags serve ARGUMENTS --port 0`; returns its port, read from its first log line."""
+def serve(name, arguments, port=0):
+    """Starts `flags serve ARGUMENTS --port PORT`; returns its port, read from its first log line."""
     log = os.path.join(work, name + ".log")
-    process = start(name, [flags, "serve", *arguments, "--port", "0"], log)
+    process = start(name, [flags, "serve", *arguments, "--port", str(port)], log)
     deadline = time.time() + 15
     while time.time() < deadline:
         found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", open(log, errors="replace").read())
@@ -87,12 +89,13 @@ def serve(name, arguments):
     fail(f"{name} did not say where it listens within 15 s")
 
 
-# The doc's two nginx blocks: the configuration, then the files' location of a 60 s CDN.
+# The doc's three nginx blocks: the main context's settings, the http block's configuration,
+# then the files' location of a 60 s CDN.
 section = open(doc).read().split("## Behind a proxy or a CDN\n", 1)[-1].split("\n## ", 1)[0]
 blocks = re.findall(r"```nginx\n(.*?)```", section, re.S)
-if len(blocks) != 2:
-    fail(f"{doc}: expected 2 nginx blocks in 'Behind a proxy or a CDN', found {len(blocks)}")
-documented, cdn_location = blocks
+if len(blocks) != 3:
+    fail(f"{doc}: expected 3 nginx blocks in 'Behind a proxy or a CDN', found {len(blocks)}")
+main_context, documented, cdn_location = blocks
 
 
 def nginx_config(name, upstream_port, port, with_cdn):
@@ -108,9 +111,8 @@ def nginx_config(name, upstream_port, port, with_cdn):
     if with_cdn:  # the CDN's location goes at the end of the server block
         end = text.rstrip().rfind("}")
         text = text[:end] + "\n    " + cdn_location.strip().replace("\n", "\n    ") + "\n}\n"
-    config = f"""worker_processes 1;
+    config = f"""{main_context}
 error_log {prefix}/error.log info;
-events {{ worker_connections 1024; }}
 http {{
 log_format check '$time_iso8601 "$request" $status cache=$upstream_cache_status $request_time s';
 access_log {prefix}/access.log check;
@@ -293,12 +295,35 @@ try:
     if status != 304:
         fail(f"GET /rules/app.flags through nginx A with If-None-Match: {headers['ETag']} answered {status}, not 304")
 
+    # An outage: the origin stops for OUTAGE s (nginx answers 502 meanwhile, which the relays
+    # read as an outage, not as an answer to back off from), an edit is made, and the origin
+    # comes back on its port: every relay has the edit within RECOVERY s of its return.
+    origin_process = next(process for name, process, _ in children if name == "origin")
+    origin_process.terminate()
+    origin_process.wait(timeout=10)
+    time.sleep(OUTAGE)
+    k = EDITS + 1
+    edit(k)
+    serve("origin-again", [os.path.join(work, "origin")], port=origin)
+    back = time.time()
+    recovered = {}
+    while len(recovered) < len(clients) and time.time() < back + 30:
+        for name, client in clients.items():
+            if name not in recovered and (shown(client)[0] or 0) >= k:
+                recovered[name] = time.time() - back
+        time.sleep(0.05)
+    late = {name: recovered.get(name) for name in clients if recovered.get(name) is None or recovered[name] > RECOVERY}
+    if late:
+        fail(f"after a {OUTAGE:.0f} s outage, relays had the edit made meanwhile late (s after the origin's return, "
+             f"None: not in 30 s): {late}; all: {recovered}")
+
     def ms(name):
         return f"{gaps[name] * 1000:.0f} ms"
 
     print(f"nginx: {EDITS} edits; through nginx at most {ms('R1 (nginx)')} behind direct, "
           f"through a 60 s cache at most {ms('R2 (nginx, 60 s cache)')}; the stream through nginx at most "
           f"{ms('stream (nginx)')}; no relay went back in {AFTER:.0f} s after the last edit "
-          f"(the cache held an older text after {cdn_held_old} of {EDITS} edits)")
+          f"(the cache held an older text after {cdn_held_old} of {EDITS} edits); after a {OUTAGE:.0f} s outage "
+          f"every relay had the edit made meanwhile at most {max(recovered.values()):.2f} s after the origin's return")
 finally:
     stop_all()

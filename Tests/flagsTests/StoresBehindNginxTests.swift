@@ -11,7 +11,7 @@ let nginxBinary: String? = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbi
 let nginxInstalled: ConditionTrait = .enabled(if: nginxBinary != nil, "nginx is not installed (CI installs Debian's for .ci/nginx)")
 
 /// Stores of an app (``FlagStore`` of a URL) behind Debian's nginx, configured as
-/// ServingOverOFREP.md's "Behind a proxy or a CDN" says (its two `nginx` blocks are what
+/// ServingOverOFREP.md's "Behind a proxy or a CDN" says (its three `nginx` blocks are what
 /// runs): one store through the documented configuration, one through a CDN that holds
 /// `/rules/NAME` for 60 s (its cache warmed with an old text), beside one store of the
 /// server itself. Every edit reaches the stores behind nginx within a second of the direct
@@ -33,8 +33,9 @@ let nginxInstalled: ConditionTrait = .enabled(if: nginxBinary != nil, "nginx is 
                 contentsOf: packageRoot.appendingPathComponent("Sources/FlagRules/FlagRules.docc/ServingOverOFREP.md"), encoding: .utf8)
             let section = doc.components(separatedBy: "## Behind a proxy or a CDN\n").last!.components(separatedBy: "\n## ").first!
             let blocks = section.components(separatedBy: "```nginx\n").dropFirst().map { $0.components(separatedBy: "```").first! }
-            try #require(blocks.count == 2, "the doc's nginx blocks")
-            var text = blocks[0]
+            try #require(blocks.count == 3, "the doc's nginx blocks")
+            let mainContext = blocks[0]
+            var text = blocks[1]
             for (pattern, replacement) in [
                 (#"server 127\.0\.0\.1:\d+;"#, "server 127.0.0.1:\(upstream);"), (#"listen \d+;"#, "listen 127.0.0.1:\(port);"),
                 (#"proxy_cache_path \S+"#, "proxy_cache_path \(prefix.path)/cache"),
@@ -44,13 +45,12 @@ let nginxInstalled: ConditionTrait = .enabled(if: nginxBinary != nil, "nginx is 
             }
             if cdn {
                 let end = try #require(text.range(of: "}", options: .backwards))
-                text.replaceSubrange(end, with: "    " + blocks[1].replacingOccurrences(of: "\n", with: "\n    ") + "\n}")
+                text.replaceSubrange(end, with: "    " + blocks[2].replacingOccurrences(of: "\n", with: "\n    ") + "\n}")
             }
             let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "\($0)_temp_path \(prefix.path)/\($0);" }
             let config = """
-                worker_processes 1;
+                \(mainContext)
                 error_log \(prefix.path)/error.log info;
-                events { worker_connections 1024; }
                 http {
                 access_log off;
                 \(temporary.joined(separator: "\n"))
