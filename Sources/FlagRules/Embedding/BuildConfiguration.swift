@@ -46,3 +46,17 @@ public struct BuildConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// The name.
     public var description: String { name }
 }
+
+extension BuildConfiguration: Codable {
+    /// A configuration from its name, encoded as a string (`"beta"`).
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Encodes the name as a string, so that a context struct holding the build encodes it
+    /// as the `build` attribute rules compare (`"build": "beta"`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
+}

@@ -63,6 +63,22 @@ import Testing
         #expect(Self.rules.isEnabled("hasEmail", in: other))
     }
 
+    /// `BuildConfiguration` is `Codable` as its name: it sits in a context struct as the
+    /// `build` attribute, and round-trips through JSON.
+    @Test func aBuildConfigurationEncodesAsItsName() throws {
+        struct Session: Codable { let build: BuildConfiguration; let userId: String }
+        let session = Session(build: .beta, userId: "u-1")
+        let context = try EvaluationContext(encoding: session)
+        #expect(context == ["build": "beta", "userId": "u-1"])
+        let rules = try RuleSet(source: "context { build: enum(debug, alpha, beta, release) }\nflag f { enabled when build == beta }")
+        #expect(rules.isEnabled("f", in: context))
+        let json = try JSONEncoder().encode(session)
+        #expect(String(decoding: json, as: UTF8.self).contains(#""build":"beta""#))
+        #expect(try JSONDecoder().decode(Session.self, from: json).build == .beta)
+        #expect(try JSONDecoder().decode(BuildConfiguration.self, from: Data(#""nightly""#.utf8)) == BuildConfiguration("nightly"))
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(BuildConfiguration.self, from: Data("3".utf8)) }
+    }
+
     @Test func aValueThatIsNotKeyedIsRefused() {
         #expect(throws: ContextError.self) { try EvaluationContext(encoding: "just a string") }
         #expect(throws: ContextError.self) { try EvaluationContext(encoding: [1, 2]) }
