@@ -305,7 +305,8 @@ import Testing
             "within \(Int(limits.write)) s of when it began to wait, plus its size at \(limits.minimumRate >> 10) KiB a second",
             "more than \(limits.queuedAnswers >> 10) KiB of a connection's answers",
             "closes after \(Int(limits.idle)) s (\(Int(limits.busyIdle)) s while more than half",
-            "at most \(figure(limits.subscribers)); one that has held events back for \(Int(limits.subscriberBehind)) s",
+            "at most \(figure(limits.subscribers)), each watched for its hang-up",
+            "one that has held events back for \(Int(limits.subscriberBehind)) s",
         ] {
             #expect(section.contains(phrase), "the Limits section does not say '\(phrase)'")
         }

@@ -66,7 +66,8 @@ import Testing
         }
         let took = ContinuousClock.now - start
         #expect(store.value("v", default: 0) == 2, "HTTP \(status)")
-        // Three errors: at most a few seconds each (not ten minutes doubled).
-        #expect(took < .seconds(9), "HTTP \(status) \(headers): the new text came after \(took)")
+        // Three errors: at most a few seconds each, not ten minutes doubled (the bound leaves
+        // room for a machine loaded by the other suites).
+        #expect(took < .seconds(25), "HTTP \(status) \(headers): the new text came after \(took)")
     }
 }
