@@ -144,7 +144,8 @@ public struct FlagEvaluation: Sendable {
     /// | `feature_flag.key` | the declaration's name |
     /// | `feature_flag.result.variant` | the variant, when the result has one |
     /// | `feature_flag.result.value` | the value, when the result has no variant |
-    /// | `feature_flag.result.reason` | the reason in lower case: `static`, `targeting_match`, `split`, `default`, `disabled`, `error` (and FlagRules' own `override`) |
+    /// | `feature_flag.result.reason` | one of the conventions' values: `static`, `targeting_match`, `split`, `default`, `disabled`, `error`; an override is `static` |
+    /// | `flagrules.override` | `true` for a value an override gave (a `withFlagOverrides` scope, a store's overrides) |
     /// | `feature_flag.provider.name` | `FlagRules` |
     /// | `feature_flag.context.id` | the context's `targetingKey`, else its `userId` (as text), when present |
     /// | `feature_flag.set.id` | the rules file's name |
@@ -162,9 +163,10 @@ public struct FlagEvaluation: Sendable {
         _ name: String, _ r: Resolution, _ unit: Value?, _ rules: RuleSet?
     ) -> [String: Value] {
         var a: [String: Value] = [
-            "feature_flag.key": .string(name), "feature_flag.result.reason": .string(r.reason.rawValue.lowercased()),
+            "feature_flag.key": .string(name), "feature_flag.result.reason": .string(telemetryReason(r.reason)),
             "feature_flag.provider.name": "FlagRules",
         ]
+        if r.reason == .override { a["flagrules.override"] = true }
         if let variant = r.variant {
             a["feature_flag.result.variant"] = .string(variant)
         } else {
@@ -180,6 +182,13 @@ public struct FlagEvaluation: Sendable {
             if let message = r.errorMessage { a["feature_flag.error.message"] = .string(message) }
         }
         return a
+    }
+
+    /// The reason as the semantic conventions' `feature_flag.result.reason` names it: an
+    /// override, which they do not name, is a `static` value (``Resolution/Reason/override``
+    /// is said in `flagrules.override`).
+    package static func telemetryReason(_ reason: Resolution.Reason) -> String {
+        reason == .override ? "static" : reason.rawValue.lowercased()
     }
 
     /// A value as an attribute holds one: a bool, an int, a double or a string as it is;

@@ -103,6 +103,35 @@ import Testing
     }
 }
 
+/// Every reason FlagRules gives is one of the semantic conventions' values of
+/// `feature_flag.result.reason`; an override is `static`, and says so in an attribute of
+/// FlagRules' own.
+@Suite struct OpenTelemetryReasonTests {
+    /// The conventions' values of `feature_flag.result.reason`.
+    static let conventionReasons: Set<String> = [
+        "static", "default", "targeting_match", "split", "cached", "disabled", "unknown", "stale", "error",
+    ]
+
+    @Test(arguments: [
+        Resolution.Reason.static, .targetingMatch, .split, .default, .disabled, .error, .override,
+    ])
+    func eachReasonIsOneOfTheConventions(_ reason: Resolution.Reason) {
+        #expect(Self.conventionReasons.contains(FlagEvaluation.telemetryReason(reason)), "\(reason)")
+    }
+
+    @Test func anOverrideIsStaticAndSaysSo() throws {
+        let rules = try RuleSet(source: "flag on = false\n", name: "app.flags")
+        let overridden = try withFlagOverrides(["on": true]) { () throws -> [String: Value] in
+            let r = rules.evaluate("on", in: [:])
+            #expect(r.reason == .override)
+            return FlagEvaluation(name: "on", resolution: r, input: .dictionary([:]), rules: rules).openTelemetryEvent.attributes
+        }
+        #expect(overridden["feature_flag.result.reason"] == "static" && overridden["flagrules.override"] == true, "\(overridden)")
+        let plain = FlagEvaluation(name: "on", resolution: rules.evaluate("on", in: [:]), input: .dictionary([:]), rules: rules)
+        #expect(plain.openTelemetryEvent.attributes["flagrules.override"] == nil)
+    }
+}
+
 /// `flags serve --log-evaluations`: each OFREP evaluation as a JSON line holding the same
 /// event, its context id the targeting key's attribute.
 @Suite struct ServeEvaluationLogTests {
