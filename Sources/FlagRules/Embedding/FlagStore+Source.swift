@@ -508,9 +508,12 @@ struct ContentDigest: Hashable, Sendable {
 }
 
 extension Duration {
+    /// The duration in seconds, with its fraction.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+
     /// A wait as people read it: `250 ms`, `1.5 s`, `10 min`, `2 min 30 s`.
     var readable: String {
-        let seconds = Double(components.seconds) + Double(components.attoseconds) / 1e18
+        let seconds = inSeconds
         if seconds < 1 { return "\(Int((seconds * 1_000).rounded())) ms" }
         if seconds < 60 {
             let tenths = (seconds * 10).rounded() / 10

@@ -210,9 +210,7 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
 
     func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         let http = response as? HTTPURLResponse
-        var fields: [String: String] = [:]
-        for (name, value) in http?.allHeaderFields ?? [:] { if let name = name as? String { fields[name.lowercased()] = "\(value)" } }
-        return opened(status: http?.statusCode ?? 0, headers: fields) ? .allow : .cancel
+        return opened(status: http?.statusCode ?? 0, headers: http?.lowercasedFields ?? [:]) ? .allow : .cancel
     }
 
     /// A response's head: a stream (`200`, `text/event-stream`) is connected; anything else
@@ -320,10 +318,7 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
         guard let outcome else { return }
         // A wait the server asked for is kept to; a proxy's "the server is down" is an outage.
         let delay =
-            outcome.retryAfter.map { after in
-                let wait = ErrorAnswers.wait(after: after, jitter: Double.random(in: 0..<1))
-                return Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-            }
+            outcome.retryAfter.map { ErrorAnswers.wait(after: $0, jitter: Double.random(in: 0..<1)).inSeconds }
             ?? Self.reconnectDelay(after: outcome.failures, refused: outcome.refused, jitter: Double.random(in: 0..<1))
         let reason =
             outcome.retryAfter != nil

@@ -113,9 +113,9 @@ struct RulesFetcher: Sendable {
         let identity: Int?
     }
 
-    /// The file's stamp; nil when it cannot be read.
-    /// The stamp is the file's the path leads to, through any symbolic links (a ConfigMap's
-    /// key is a link whose target is swapped): a new target is a new file.
+    /// The stamp of the file the path leads to, through any symbolic links (a ConfigMap's key
+    /// is a link whose target is swapped: a new target is a new file); nil when it cannot be
+    /// read.
     static func stamp(_ url: URL) -> FileStamp? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path) else {
             return nil
@@ -135,7 +135,7 @@ struct RulesFetcher: Sendable {
             return .unchanged()
         }
         let age = replaced ? .infinity : stamp.modified.map { date.timeIntervalSince($0) } ?? .infinity
-        let settle = Double(RulesFetcher.settleTime.components.seconds) + Double(RulesFetcher.settleTime.components.attoseconds) / 1e18
+        let settle = RulesFetcher.settleTime.inSeconds
         if age < settle {
             guard let settling = settlingStamp, settling.stamp == stamp else {
                 settlingStamp = (stamp, now)
@@ -199,9 +199,7 @@ struct RulesFetcher: Sendable {
         case .failure(let reason, let outage):
             return .failed("\(url.absoluteString): \(reason)", outage: outage, unreachable: outage)
         case .success(let response, let body):
-            let fields = Dictionary(
-                response.allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } },
-                uniquingKeysWith: { a, _ in a })
+            let fields = response.lowercasedFields
             if [200, 304].contains(response.statusCode) {
                 eventsURL = fields[EventSubscription.header.lowercased()].flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
             }
@@ -263,9 +261,7 @@ struct RulesFetcher: Sendable {
             // again, not taken for a server that lists no files.
             let status = response.statusCode
             if status == 429 || status >= 500 {
-                let fields = Dictionary(
-                    response.allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } },
-                    uniquingKeysWith: { a, _ in a })
+                let fields = response.lowercasedFields
                 let retryAfter = ErrorAnswers.retryAfter(status: status, field: fields["retry-after"])
                 return .failure(
                     Unresolved(
@@ -356,7 +352,7 @@ package final class HTTPClient: Sendable {
     func close() { cancelAll() }
 
     package func get(_ request: URLRequest, timeout: Duration, maximumSize: Int) async -> Outcome {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let seconds = timeout.inSeconds
         var request = request
         // The deadline below is the timeout; the request's own (whole seconds with some
         // implementations, where 0.3 would be 0) only backs it up.
@@ -455,5 +451,12 @@ package final class HTTPClient: Sendable {
                 finish(.failure("not an HTTP response"))
             }
         }
+    }
+}
+
+extension HTTPURLResponse {
+    /// The header fields, their names in lower case (the first of a name given twice).
+    var lowercasedFields: [String: String] {
+        Dictionary(allHeaderFields.compactMap { k, v in (k as? String).map { ($0.lowercased(), "\(v)") } }, uniquingKeysWith: { a, _ in a })
     }
 }

@@ -102,9 +102,13 @@ extension OFREPService {
     /// "attributes": {…}}`, the attributes sorted by key.
     func evaluationLine(_ key: String, _ r: Resolution, _ rules: RuleSet, _ context: EvaluationContext) -> String {
         let attributes = FlagEvaluation.openTelemetryAttributes(key, r, context[options.targetingKey], rules)
+        return Self.eventLine("feature_flag.evaluation", attributes.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })
+    }
+
+    /// An event as a JSON line of the evaluation log: `{"time", "name", "attributes"}`.
+    static func eventLine(_ name: String, _ attributes: [(String, JSON)]) -> String {
         let members: [(String, JSON)] = [
-            ("time", .string(DateTime.format(Date()))), ("name", .string("feature_flag.evaluation")),
-            ("attributes", .object(attributes.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })),
+            ("time", .string(DateTime.format(Date()))), ("name", .string(name)), ("attributes", .object(attributes)),
         ]
         return JSON.object(members).serialized()
     }

@@ -54,13 +54,7 @@ package final class OFREPService: Sendable {
         self.metrics = metrics
         self.served = served
         evaluationLines = options.evaluationLog.map { sink in
-            LineLog(sink: sink) { dropped in
-                let members: [(String, JSON)] = [
-                    ("time", .string(DateTime.format(Date()))), ("name", .string("flags.evaluation_log.dropped")),
-                    ("attributes", .object([("count", .int(dropped))])),
-                ]
-                return JSON.object(members).serialized()
-            }
+            LineLog(sink: sink) { dropped in OFREPService.eventLine("flags.evaluation_log.dropped", [("count", .int(dropped))]) }
         }
     }
 
