@@ -112,10 +112,12 @@ public final class FlagServer: Sendable {
     /// never leave an older text served.
     private func install() {
         let conflicts = service.served.install {
-            files.withLock { $0 }.compactMap { name, store in
+            let read = files.withLock { $0 }.map { name, store in
                 let (rules, generation) = store.rulesAndGeneration
-                return rules.map { ServedRules.File(name: name, rules: $0, generation: generation ?? 0) }
+                return (name, rules.map { ServedRules.File(name: name, rules: $0, generation: generation ?? 0) })
             }
+            service.awaitedFiles.withLock { $0 = Set(read.filter { $0.1 == nil }.map(\.0)) }
+            return read.compactMap(\.1)
         }
         for c in conflicts where reported.withLock({ $0.insert(c.name).inserted }) {
             log("'\(c.name)' is declared in \(c.servedFrom) and in \(c.alsoIn); \(c.servedFrom)'s is served")

@@ -24,6 +24,10 @@ package enum PushProtocol {
     package static let rulesHeader = "X-Flags-Rules"
     /// The header carrying the generation of a served text.
     package static let generationHeader = "X-Flags-Generation"
+    /// The `Retry-After` of every `503` a server answers for want of room or of rules (a
+    /// connection over the limit, a full event hub, a file with no rules yet): a second,
+    /// which a client spreads up to half as long again (``ErrorAnswers``).
+    package static let retryAfterSeconds = 1
 
     /// `/rules/NAME`, each of the name's path segments percent-encoded (its slashes kept).
     package static func filePath(_ name: String) -> String {

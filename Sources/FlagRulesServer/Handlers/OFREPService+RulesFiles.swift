@@ -26,10 +26,17 @@ extension OFREPService {
     }
 
     /// One served file's text, with its ETag, generation and modification time (`304`
-    /// when `If-None-Match` names it) and the event-stream header.
+    /// when `If-None-Match` names it) and the event-stream header; `503` with `Retry-After`
+    /// for a file served without rules yet (a relay's before upstream answers), which a
+    /// store asks again for within a second or two.
     func rulesFile(_ name: String, _ request: HTTPRequest) -> HTTPResponse {
         let files = served.snapshot.files
         guard let file = files.first(where: { $0.name == name }) else {
+            if awaitedFiles.withLock({ $0.contains(name) }) {
+                return .json(
+                    503, .object([("errorDetails", .string("'\(name)' has no rules yet; ask again in a second"))]),
+                    headers: [("Retry-After", String(PushProtocol.retryAfterSeconds))])
+            }
             let suggestion = Suggestions.closest(to: name, in: files.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))
         }

@@ -48,6 +48,9 @@ package final class OFREPService: Sendable {
 
     /// The evaluation log's queue, when there is a log.
     let evaluationLines: LineLog?
+    /// The files served that have no rules yet (a relay's, before upstream's first answer):
+    /// `GET /rules/NAME` asks a client to come back in a second rather than saying 404.
+    package let awaitedFiles = Locked(Set<String>())
 
     package init(options: Options = Options(), metrics: ServeMetrics = ServeMetrics(), served: ServedRules = ServedRules()) {
         self.options = options

@@ -32,6 +32,29 @@ import Testing
         }
     }
 
+    /// A file served without rules yet (a relay's before upstream's first answer) is a
+    /// `503` asking again in a second, not a `404` a store backs off from; a name not served
+    /// is a `404`; once the file has rules it is served.
+    @Test func aFileWithoutRulesYetIsAskedForAgainInASecond() throws {
+        let pending = FlagStore()
+        let ready = FlagStore()
+        _ = try ready.update(source: "flag a = true\n", name: "ready.flags")
+        let server = try FlagServer(files: [("ready.flags", ready), ("pending.flags", pending)], options: .init(port: 0))
+        func get(_ name: String) -> HTTPResponse {
+            server.service.respond(HTTPRequest(method: "GET", path: PushProtocol.filePath(name)))
+        }
+        let waiting = get("pending.flags")
+        #expect(waiting.status == 503 && waiting.header("Retry-After") == "1")
+        #expect(String(decoding: waiting.body, as: UTF8.self).contains("'pending.flags' has no rules yet"))
+        #expect(get("ready.flags").status == 200)
+        #expect(get("other.flags").status == 404)
+        _ = try pending.update(source: "flag b = true\n", name: "pending.flags")
+        #expect(get("pending.flags").status == 200)
+        // No longer served: a 404 again.
+        server.replaceFiles(with: [("ready.flags", ready)])
+        #expect(get("pending.flags").status == 404)
+    }
+
     /// The wait of the event hub follows the generation, not the text: A → B → A before the
     /// hub looks is a change (content versions compared with `!=` saw none).
     @Test func aRevertIsANewGeneration() throws {
