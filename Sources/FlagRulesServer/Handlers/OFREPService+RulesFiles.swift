@@ -35,7 +35,7 @@ extension OFREPService {
             if awaitedFiles.withLock({ $0.contains(name) }) {
                 return .json(
                     503, .object([("errorDetails", .string("'\(name)' has no rules yet; ask again in a second"))]),
-                    headers: [("Retry-After", String(PushProtocol.retryAfterSeconds))])
+                    headers: HTTPResponse.busy.headers)
             }
             let suggestion = Suggestions.closest(to: name, in: files.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))

@@ -225,7 +225,7 @@ final class EventHub: @unchecked Sendable {
             return .held
         }
         if admitted == .refused {
-            _ = Socket.writeAll(fd, HTTPResponse(status: 503, headers: [("Retry-After", String(PushProtocol.retryAfterSeconds))]).serialized(keepAlive: false))
+            _ = Socket.writeAll(fd, HTTPResponse.busy.serialized(keepAlive: false))
         }
         return admitted
     }

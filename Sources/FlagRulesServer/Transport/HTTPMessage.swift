@@ -56,6 +56,10 @@ package struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(value.serialized().utf8))
     }
 
+    /// `503` with the server's `Retry-After` (``PushProtocol/retryAfterSeconds``): no room,
+    /// or no rules, yet.
+    package static let busy = HTTPResponse(status: 503, headers: [("Retry-After", String(PushProtocol.retryAfterSeconds))])
+
     /// A plain-text response.
     package static func text(_ status: Int, _ text: String, type: String = "text/plain; charset=utf-8") -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", type)], body: Array(text.utf8))

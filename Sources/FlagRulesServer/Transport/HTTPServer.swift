@@ -189,7 +189,7 @@ package final class HTTPServer: @unchecked Sendable {
     /// Answers a connection the server cannot take 503 and closes it.
     private func refuse(_ fd: Int32) {
         service.metrics.request(status: 503, seconds: 0)
-        write(fd, HTTPResponse(status: 503, headers: [("Retry-After", String(PushProtocol.retryAfterSeconds))]).serialized(keepAlive: false))
+        write(fd, HTTPResponse.busy.serialized(keepAlive: false))
         close(fd)
     }
 
