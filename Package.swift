@@ -34,8 +34,12 @@ let package = Package(
         .plugin(name: "FlagRulesPlugin", capability: .buildTool(), dependencies: ["flags-keys"], path: "Sources/FlagRulesPlugin"),
         // Counts heap allocations for the benchmark (glibc); linked into flags-bench only.
         .target(name: "MallocCounter"),
+        // The machine's limit for one thread of HTTP (an epoll loop), beside which flags-bench
+        // reads flags serve's requests a second; linked into flags-bench only.
+        .target(name: "MinimalServer"),
         .executableTarget(
-            name: "flags-bench", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "MallocCounter"]),
+            name: "flags-bench",
+            dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer", "MallocCounter", "MinimalServer"]),
         .testTarget(
             name: "FlagRulesTests", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"],
             exclude: ["Diagnostics/Golden"]),

@@ -1,5 +1,6 @@
 import FlagRules
 import FlagRulesLanguageServer
+import FlagRulesServer
 import FlagRulesTooling
 import Foundation
 import MallocCounter
@@ -109,6 +110,17 @@ func countedOperations() -> [CountedOperation] {
         },
         evaluation("in over 3 literals, fastest", 440, 0) { inOperation(3) },
         evaluation("in over 100,000 literals, fastest", 490, 0) { inOperation(100_000) },
+        request("GET /healthz", 1, 1) { _ in HTTPRequest(method: "GET", path: "/healthz") },
+        request("GET /rules/app.flags", 1, 1) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
+        request("GET /rules/app.flags, revalidated (304)", 1, 1) {
+            HTTPRequest(method: "GET", path: "/rules/app.flags", headers: [("If-None-Match", $0)])
+        },
+        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 1, 1) { _ in
+            HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/newMediaPicker", body: Array(ofrepContext.utf8))
+        },
+        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 1, 1) { _ in
+            HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
+        },
         CountedOperation(
             name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 2, maxInstructions: 650e6,
             maxAllocations: 270_000
@@ -123,6 +135,26 @@ func countedOperations() -> [CountedOperation] {
             return { _ in countedSink &+= rules.lint().count }
         },
     ]
+}
+
+/// The context of the OFREP requests counted: what a mobile client sends.
+let ofrepContext = #"{"context": {"targetingKey": "user-42", "build": "beta", "appVersion": "2.4.0"}}"#
+
+/// A request answered by `flags serve`'s handler (`OFREPService`) serving
+/// `examples/app.flags`, as a server answers it (its health report set), its transport
+/// apart. `make` gets the served file's ETag.
+func request(_ name: String, _ maxInstructions: Double, _ maxAllocations: Double, _ make: @escaping (String) -> HTTPRequest)
+    -> CountedOperation
+{
+    CountedOperation(name: name, unit: "request", iterations: 2_000, maxInstructions: maxInstructions, maxAllocations: maxAllocations) {
+        let source = (try? String(contentsOfFile: "examples/app.flags", encoding: .utf8)) ?? ""
+        let service = OFREPService()
+        service.install([OFREPService.ServedFile(name: "app.flags", rules: load(source))])
+        service.reportHealth { OFREPService.Health() }
+        service.reportTransport { OFREPService.TransportLoad(connections: 1, subscribers: [:]) }
+        let request = make(service.servedFiles[0].etag)
+        return { _ in countedSink &+= service.respond(request).body.count }
+    }
 }
 
 /// A schema whose organisation is an object, with an object inside it.

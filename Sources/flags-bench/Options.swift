@@ -117,6 +117,7 @@ struct Options {
                     i += 1
                 }
             case "--markdown": markdown = true
+            case "--minimal-server": runMinimalServer()
             case "--contexts" where i + 1 < arguments.count:
                 i += 1
                 contexts = max(1, Int(arguments[i]) ?? contexts)

@@ -118,6 +118,16 @@ func printReport() {
                     ])
                 ))
         }
+        if let throughput {
+            out.append(
+                (
+                    "throughput",
+                    .object(
+                        [("minimalRequestsPerSecond", .double(throughput.minimal))]
+                            + throughput.routes.map { ($0.name, .double($0.requestsPerSecond)) }
+                            + (throughput.skipped.map { [("skipped", .string($0))] } ?? []))
+                ))
+        }
         out.append(
             ("check10k", .object([("loadMilliseconds", .double(checkTimes.load)), ("lintMilliseconds", .double(checkTimes.lint))])))
         out.append(("lspChangeMilliseconds", .double(lspChangeMilliseconds)))
@@ -215,6 +225,18 @@ func printReport() {
             print(
                 "flags serve from a soft limit of 1,024 descriptors: \(held.held) of \(held.asked) subscribers held (\(held.refused) answered 503), \(f(held.kilobytesPerSubscriber, 1)) KB each; an edit reaches the \(held.held - 30) reading ones (30 never read) in \(f(held.editSeconds * 1000, 0)) ms from the write; evaluations meanwhile p99 \(f(held.evaluationP99Milliseconds, 2)) ms"
             )
+        }
+        if let throughput {
+            if let skipped = throughput.skipped {
+                print("requests a second with wrk: skipped (\(skipped))")
+            } else {
+                print(
+                    "requests a second with wrk, each server on one core and wrk on the other (16 connections): a minimal epoll server \(f(throughput.minimal, 0))"
+                )
+                for route in throughput.routes {
+                    print("  flags serve, \(route.name): \(f(route.requestsPerSecond, 0)) (\(f(throughput.fraction(route), 2)) of the minimal server's)")
+                }
+            }
         }
         if !checkTimes.load.isNaN {
             print(

@@ -432,6 +432,7 @@ let evalProcess = processMilliseconds()
 let serve = serveFigures()
 let relay = relayFigures()
 let held = subscriberFigures()
+let throughput = throughputFigures()
 
 // MARK: A long rule
 
@@ -582,6 +583,16 @@ if let problem = held?.problem {
     targets.append(("flags serve from 1,024 descriptors holds \(held.asked) subscribers", held.held == held.asked))
     targets.append(("an edit reaches \(held.held - 30) reading subscribers (30 never reading) within 3 s", held.editSeconds < 3))
     targets.append(("evaluations beside \(held.held) subscribers: p99 under 100 ms", held.evaluationP99Milliseconds < 100))
+}
+
+if let throughput, throughput.skipped == nil {
+    for route in throughput.routes {
+        targets.append(
+            (
+                "flags serve, \(route.name): at least \(route.target) of a minimal server's requests a second",
+                throughput.fraction(route) >= route.target
+            ))
+    }
 }
 
 printReport()

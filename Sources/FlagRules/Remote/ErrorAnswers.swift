@@ -25,7 +25,7 @@ package enum ErrorAnswers {
         if field.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
             guard let n = Double(field.prefix(9)) else { return nil }
             seconds = n
-        } else if let date = httpDate(field) {
+        } else if let date = HTTPDate.parse(field, now: now) {
             seconds = date.timeIntervalSince(now)
         } else {
             return nil
@@ -44,14 +44,5 @@ package enum ErrorAnswers {
     /// `503` without a `Retry-After`.
     package static func isUnreachable(status: Int, retryAfter: Duration?) -> Bool {
         status == 502 || status == 504 || (status == 503 && retryAfter == nil)
-    }
-
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 asks senders to use.
-    static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.date(from: text)
     }
 }

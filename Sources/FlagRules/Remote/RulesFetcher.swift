@@ -309,30 +309,6 @@ extension Validators {
     }
 }
 
-/// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate, and the obsolete RFC 850 and asctime forms.
-package enum HTTPDate {
-    package static func parse(_ text: String) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: trimmed.replacingOccurrences(of: "  ", with: " ")) { return date }
-        }
-        return nil
-    }
-
-    /// `date` as an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
-    package static func format(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-}
-
 /// The HTTP requests of stores and of the `flags` command, on the process's shared fetch
 /// session (``SharedSession``): each read up to a limit (a larger body cancels the request)
 /// and failed after a deadline or when its task is cancelled, whatever the server does.

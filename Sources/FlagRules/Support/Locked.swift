@@ -9,6 +9,11 @@
 /// A value guarded by a mutex (`pthread_mutex_t`, on every platform), for state that
 /// several threads share: the store's rules in force, its subscribers, the build
 /// configuration. Held only for a copy or a small update, never around a callback.
+///
+/// A function is kept as a field of a struct, never as the state itself (nor its
+/// `Optional`): the state is stored as a generic value, and each `withLock` would wrap the
+/// function in one more reabstraction thunk when it writes it back, so that every call
+/// through it costs more than the last.
 package final class Locked<State> {
     // Invariant: `state` is only read or written between `lock` and `unlock` of `mutex`.
     // Both are raw allocations: a stored `var` would add a dynamic exclusivity check to

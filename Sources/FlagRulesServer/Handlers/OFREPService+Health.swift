@@ -39,7 +39,7 @@ extension OFREPService {
     }
 
     /// Sets what `/healthz` reports besides `ok`.
-    package func reportHealth(_ report: @escaping @Sendable () -> Health) { healthReport.withLock { $0 = report } }
+    package func reportHealth(_ report: @escaping @Sendable () -> Health) { healthReport.withLock { $0 = Report(read: report) } }
 
     /// The gauges of what stands now: the generation, each file's rejection, a relay's
     /// upstream.
@@ -53,7 +53,7 @@ extension OFREPService {
         for file in snapshot.files {
             out += "flags_rules_rejected{file=\"\(ServeMetrics.escape(file.name))\"} \(rejected.contains(file.name) ? 1 : 0)\n"
         }
-        let upstreams = healthReport.withLock({ $0 })?().upstreams ?? []
+        let upstreams = healthReport.withLock({ $0 })?.read().upstreams ?? []
         guard !upstreams.isEmpty else { return out }
         out += "# HELP flags_upstream_up Whether the server a relayed file comes from is reachable.\n# TYPE flags_upstream_up gauge\n"
         for u in upstreams { out += "flags_upstream_up{file=\"\(ServeMetrics.escape(u.file))\"} \(u.reachable ? 1 : 0)\n" }
@@ -73,7 +73,7 @@ extension OFREPService {
     /// `degraded`. `/healthz/upstream` says the same with its status, for a monitor that reads
     /// status codes only: `503` while an upstream is unreachable.
     func health(statusTells: Bool = false) -> HTTPResponse {
-        guard let report = healthReport.withLock({ $0 })?(), !report.upstreams.isEmpty else { return .text(200, "ok\n") }
+        guard let report = healthReport.withLock({ $0 })?.read(), !report.upstreams.isEmpty else { return .text(200, "ok\n") }
         let text = ([report.ok ? "ok" : "degraded"] + report.detail).joined(separator: "\n") + "\n"
         return .text(statusTells && !report.ok ? 503 : 200, text)
     }
@@ -90,7 +90,7 @@ extension OFREPService {
     }
 
     /// Sets what the metrics say of the transport.
-    package func reportTransport(_ report: @escaping @Sendable () -> TransportLoad) { transportReport.withLock { $0 = report } }
+    package func reportTransport(_ report: @escaping @Sendable () -> TransportLoad) { transportReport.withLock { $0 = Report(read: report) } }
 
     /// The transport's gauges: connections, and subscribers by file.
     func transportMetrics() -> String {
@@ -99,7 +99,7 @@ extension OFREPService {
             out += "# HELP flags_evaluation_log_dropped_total Evaluation log lines dropped while the log's reader fell behind.\n"
             out += "# TYPE flags_evaluation_log_dropped_total counter\nflags_evaluation_log_dropped_total \(log.dropped)\n"
         }
-        guard let load = transportReport.withLock({ $0 })?() else { return out }
+        guard let load = transportReport.withLock({ $0 })?.read() else { return out }
         out += "# HELP flags_http_connections Open HTTP connections making requests (event-stream subscribers apart).\n"
         out += "# TYPE flags_http_connections gauge\nflags_http_connections \(load.connections)\n"
         out += "# HELP flags_event_stream_subscribers Event-stream subscribers, by the file they follow (* for every change).\n"

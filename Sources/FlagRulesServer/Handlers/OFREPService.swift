@@ -42,9 +42,16 @@ package final class OFREPService: Sendable {
     package let metrics: ServeMetrics
     private let buckets = Locked([String: (tokens: Double, at: Double)]())
     /// What `/healthz` says besides `ok` (a relay's upstream); nil: plain `ok`.
-    let healthReport = Locked<(@Sendable () -> Health)?>(nil)
+    let healthReport = Locked<Report<Health>?>(nil)
     /// What the metrics say of the transport (set by the HTTP server); nil: nothing.
-    let transportReport = Locked<(@Sendable () -> TransportLoad)?>(nil)
+    let transportReport = Locked<Report<TransportLoad>?>(nil)
+
+    /// A function that reads what a report says, kept in a `Locked` as a struct's field: a
+    /// function kept as the lock's state itself would be wrapped once more (a reabstraction
+    /// thunk) at every access, each call slower than the last.
+    struct Report<Value>: Sendable {
+        let read: @Sendable () -> Value
+    }
 
     /// The evaluation log's queue, when there is a log.
     let evaluationLines: LineLog?
