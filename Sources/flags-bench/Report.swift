@@ -234,7 +234,9 @@ func printReport() {
                     "requests a second with wrk, each server on one core and wrk on the other (16 connections): a minimal epoll server \(f(throughput.minimal, 0))"
                 )
                 for route in throughput.routes {
-                    print("  flags serve, \(route.name): \(f(route.requestsPerSecond, 0)) (\(f(throughput.fraction(route), 2)) of the minimal server's)")
+                    print(
+                        "  flags serve, \(route.name): \(f(route.requestsPerSecond, 0)) (\(f(throughput.fraction(route), 2)) of the minimal server's)"
+                    )
                 }
             }
         }

@@ -30,7 +30,7 @@ let throughputRoutes: [(name: String, path: String, body: String?, target: Doubl
     ("OFREP, bulk", "/ofrep/v1/evaluate/flags", #"{"context": {"targetingKey": "user-42", "build": "beta", "appVersion": "2.4.0"}}"#, 0.3),
     ("GET /healthz", "/healthz", nil, 0.6),
     ("GET /rules/app.flags", "/rules/app.flags", nil, 0.6),
-    ("GET /ofrep/v1/configuration", "/ofrep/v1/configuration", nil, 0.6),
+    ("GET /rules", "/rules", nil, 0.6),
 ]
 
 /// The path of `name` on `PATH`, or nil.
@@ -85,10 +85,10 @@ func wrkRequestsPerSecond(wrk: String, taskset: String, port: Int, path: String,
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("flags-bench-\(getpid()).lua")
         let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         try? """
-            wrk.method = "POST"
-            wrk.body = "\(escaped)"
-            wrk.headers["Content-Type"] = "application/json"
-            """.write(to: url, atomically: true, encoding: .utf8)
+        wrk.method = "POST"
+        wrk.body = "\(escaped)"
+        wrk.headers["Content-Type"] = "application/json"
+        """.write(to: url, atomically: true, encoding: .utf8)
         arguments += ["-s", url.path]
         script = url
     }

@@ -90,7 +90,9 @@ extension OFREPService {
     }
 
     /// Sets what the metrics say of the transport.
-    package func reportTransport(_ report: @escaping @Sendable () -> TransportLoad) { transportReport.withLock { $0 = Report(read: report) } }
+    package func reportTransport(_ report: @escaping @Sendable () -> TransportLoad) {
+        transportReport.withLock { $0 = Report(read: report) }
+    }
 
     /// The transport's gauges: connections, and subscribers by file.
     func transportMetrics() -> String {
