@@ -207,6 +207,30 @@ public struct RuleSet: Sendable {
         index(of: name).map { declarations[$0] }
     }
 
+    /// The first attribute `info` reads (in the order it reads them) whose value in
+    /// `context` is of another type than its schema's (`now` not a datetime): what OFREP
+    /// answers `INVALID_CONTEXT` for. Attributes the declaration does not read are not its
+    /// concern; an absent one is absent, not mistyped.
+    package func mistypedRead(by info: DeclarationInfo, in context: EvaluationContext) -> ContextProblem? {
+        for read in info.reads {
+            guard let value = context.value(atPath: read.name) else { continue }
+            let fits: Bool
+            if read.name == "now" {
+                if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
+            } else if let slot = schema?[read.name]?.slot {
+                fits = program.coercions[slot].apply(value) != nil
+            } else {
+                fits = true
+            }
+            if !fits {
+                return ContextProblem(
+                    attribute: read.name,
+                    kind: .mistyped(expected: read.name == "now" ? "an ISO 8601 datetime" : ContextSchema.describe(read.type)))
+            }
+        }
+        return nil
+    }
+
     /// `r` when its value has `fallback`'s type (an int converted to a double), else
     /// `fallback` with reason `ERROR` and `TYPE_MISMATCH`. The common case, a value of the
     /// default's type, is returned as it is, without copying either value.

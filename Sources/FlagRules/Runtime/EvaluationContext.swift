@@ -91,6 +91,8 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     /// The attribute or field a path names (`org.billing.country`): nil when an object on
     /// the way is absent or not an object, or lacks the field.
     public func value(atPath path: String) -> FlagRules.Value? {
+        // Most paths name an attribute: no parts to make.
+        if !path.utf8.contains(0x2E) { return self[path] }
         let parts = path.split(separator: ".", omittingEmptySubsequences: false)
         return self[String(parts[0])]?.value(at: parts.dropFirst().map(String.init))
     }

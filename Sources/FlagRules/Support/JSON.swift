@@ -89,78 +89,88 @@ package enum JSON: Sendable, Hashable {
         return value
     }
 
-    /// Compact serialization (`{"a":1}`); with `pretty`, two-space indentation.
+    /// Compact serialization (`{"a": 1}`); with `pretty`, two-space indentation.
     package func serialized(pretty: Bool = false) -> String {
-        var out = ""
+        String(decoding: serializedBytes(pretty: pretty), as: UTF8.self)
+    }
+
+    /// The serialization's UTF-8 bytes (what an HTTP answer's body is): written byte by
+    /// byte into one buffer, with no string built on the way.
+    package func serializedBytes(pretty: Bool = false) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out, pretty: pretty, indent: 0)
         return out
     }
 
-    private func write(to out: inout String, pretty: Bool, indent: Int) {
+    private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
+        func newline(_ depth: Int) {
+            out.append(0x0A)
+            out.append(contentsOf: repeatElement(0x20, count: 2 * depth))
+        }
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
+        case .null: out += "null".utf8
+        case .bool(let b): out += (b ? "true" : "false").utf8
+        case .int(let i): out += String(i).utf8
         case .double(let d):
             if d.isFinite {
-                out += d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) + ".0" : "\(d)"
+                out += (d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) + ".0" : "\(d)").utf8
             } else {
-                out += "null"
+                out += "null".utf8
             }
         case .string(let s): JSON.writeString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
+            if items.isEmpty { out += "[]".utf8; return }
+            out.append(0x5B)
             for (k, item) in items.enumerated() {
-                if k > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if k > 0 { out.append(0x2C) }
+                if pretty { newline(indent + 1) }
                 item.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty { newline(indent) }
+            out.append(0x5D)
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
-            out += "{"
+            if members.isEmpty { out += "{}".utf8; return }
+            out.append(0x7B)
             for (k, (key, value)) in members.enumerated() {
-                if k > 0 { out += pretty ? "," : ", " }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if k > 0 { out += (pretty ? "," : ", ").utf8 }
+                if pretty { newline(indent + 1) }
                 JSON.writeString(key, to: &out)
-                out += ": "
+                out += ": ".utf8
                 value.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty { newline(indent) }
+            out.append(0x7D)
         }
     }
 
-    static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        // Runs of bytes that need no escape are appended whole (every escaped character is
-        // ASCII, so a run never splits a scalar).
+    /// `s` as a JSON string, quoted and escaped: runs of bytes that need no escape are
+    /// copied whole (every escaped character is ASCII, so a run never splits a scalar).
+    static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(0x22)
         var text = s
         text.withUTF8 { bytes in
             var run = 0
-            for (i, b) in bytes.enumerated() where b == 0x22 || b == 0x5C || b < 0x20 {
-                if i > run { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<i]), as: UTF8.self) }
+            for i in bytes.indices {
+                let b = bytes[i]
+                guard b == 0x22 || b == 0x5C || b < 0x20 else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
                 run = i + 1
+                out.append(0x5C)
                 switch b {
-                case 0x22: out += "\\\""
-                case 0x5C: out += "\\\\"
-                case 0x0A: out += "\\n"
-                case 0x0D: out += "\\r"
-                case 0x09: out += "\\t"
+                case 0x22: out.append(0x22)
+                case 0x5C: out.append(0x5C)
+                case 0x0A: out.append(0x6E)
+                case 0x0D: out.append(0x72)
+                case 0x09: out.append(0x74)
                 default:
-                    let hex = String(b, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                    let hex = Array("0123456789abcdef".utf8)
+                    out += [0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]]
                 }
             }
-            if run == 0 {
-                out += s
-            } else if run < bytes.count {
-                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run...]), as: UTF8.self)
-            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
-        out += "\""
+        out.append(0x22)
     }
 }
 

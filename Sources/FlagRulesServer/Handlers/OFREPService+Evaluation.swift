@@ -118,23 +118,9 @@ extension OFREPService {
         guard let info = rules.declaration(named: key) else { return (404, failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")) }
         // A value of the wrong type for an attribute the declaration reads fails it; other
         // attributes are not its concern.
-        for read in info.reads {
-            guard let value = context.value(atPath: read.name) else { continue }
-            let fits: Bool
-            if read.name == "now" {
-                if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
-            } else if let type = rules.schema?[read.name]?.type {
-                fits = Coercion(type).apply(value) != nil
-            } else {
-                fits = true
-            }
-            if !fits {
-                metrics.evaluation(key, reason: "ERROR")
-                let problem = ContextProblem(
-                    attribute: read.name,
-                    kind: .mistyped(expected: read.name == "now" ? "an ISO 8601 datetime" : ContextSchema.describe(read.type)))
-                return (400, failure(key, "INVALID_CONTEXT", problem.description))
-            }
+        if let problem = rules.mistypedRead(by: info, in: context) {
+            metrics.evaluation(key, reason: "ERROR")
+            return (400, failure(key, "INVALID_CONTEXT", problem.description))
         }
         let r = rules.evaluate(key, in: context)
         metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)

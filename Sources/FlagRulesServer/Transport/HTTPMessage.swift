@@ -53,7 +53,7 @@ package struct HTTPResponse: Sendable {
 
     /// A JSON response.
     package static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(value.serialized().utf8))
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: value.serializedBytes())
     }
 
     /// `503` with the server's `Retry-After` (``PushProtocol/retryAfterSeconds``): no room,
