@@ -115,6 +115,9 @@ func printReport() {
                         ("asked", .int(held.asked)), ("held", .int(held.held)), ("refused", .int(held.refused)),
                         ("kilobytesPerSubscriber", .double(held.kilobytesPerSubscriber)), ("editSeconds", .double(held.editSeconds)),
                         ("evaluationP99Milliseconds", .double(held.evaluationP99Milliseconds)),
+                        ("largeEditBytes", .int(held.largeEditBytes)), ("largeEditSeconds", .double(held.largeEditSeconds)),
+                        ("largeEvaluationP99Milliseconds", .double(held.largeEvaluationP99Milliseconds)),
+                        ("largeEvaluationMaxMilliseconds", .double(held.largeEvaluationMaxMilliseconds)),
                     ])
                 ))
         }
@@ -224,6 +227,9 @@ func printReport() {
         if let held, held.problem == nil {
             print(
                 "flags serve from a soft limit of 1,024 descriptors: \(held.held) of \(held.asked) subscribers held (\(held.refused) answered 503), \(f(held.kilobytesPerSubscriber, 1)) KB each; an edit reaches the \(held.held - 30) reading ones (30 never read) in \(f(held.editSeconds * 1000, 0)) ms from the write; evaluations meanwhile p99 \(f(held.evaluationP99Milliseconds, 2)) ms"
+            )
+            print(
+                "  an edit making the file \(f(Double(held.largeEditBytes) / 1e3, 0)) KB, pushed whole to each: the last reading subscriber had it \(f(held.largeEditSeconds, 2)) s after the write; evaluations meanwhile p99 \(f(held.largeEvaluationP99Milliseconds, 2)) ms, slowest \(f(held.largeEvaluationMaxMilliseconds, 2)) ms"
             )
         }
         if let throughput {

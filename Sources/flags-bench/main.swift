@@ -583,6 +583,16 @@ if let problem = held?.problem {
     targets.append(("flags serve from 1,024 descriptors holds \(held.asked) subscribers", held.held == held.asked))
     targets.append(("an edit reaches \(held.held - 30) reading subscribers (30 never reading) within 3 s", held.editSeconds < 3))
     targets.append(("evaluations beside \(held.held) subscribers: p99 under 100 ms", held.evaluationP99Milliseconds < 100))
+    targets.append(
+        (
+            "evaluations while a 360 KB file is pushed to \(held.held) subscribers: p99 under 20 ms",
+            held.largeEvaluationP99Milliseconds < 20
+        ))
+    targets.append(
+        (
+            "evaluations while a 360 KB file is pushed to \(held.held) subscribers: slowest under 100 ms",
+            held.largeEvaluationMaxMilliseconds < 100
+        ))
 }
 
 if let throughput, throughput.skipped == nil {

@@ -318,6 +318,58 @@ struct EventStreamSequenceTests {
         }
     }
 
+    /// A push never holds the loop for the subscribers × bytes it owes: each step writes
+    /// (here) one share, round-robin, so that no subscriber gets its second share before
+    /// every other has had its first, and the server's loop answers requests between steps
+    /// (`writesLeft` asks it to come back at once). Every subscriber then has the whole text.
+    @Test func aPushIsWrittenAShareAStepRoundRobin() throws {
+        let text = (0..<2_000).map { "value v\($0): int = \($0)\n" }.joined()
+        let service = OFREPService()
+        service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
+        let share = 4_096
+        let streams = EventHub(served: service.served, driven: true, writeBudget: 0, writeShare: share)
+        defer { streams.stop() }
+        var readers: [Int32] = []
+        defer { for fd in readers { close(fd) } }
+        for _ in 0..<12 {
+            let pair = try Self.socketPair()
+            readers.append(pair[1])
+            #expect(streams.subscribe(pair[0], lastEventID: nil, file: "a.flags", holding: "\"other\""))
+            _ = Self.receive(pair[1]) { $0.contains("rulesAccepted") && $0.hasSuffix("\n\n") }
+        }
+        _ = streams.step(ready: [])
+        service.install([.init(name: "a.flags", rules: try RuleSet(source: text, name: "a.flags"))])
+        func readAvailable(_ fd: Int32) -> Int {
+            var total = 0
+            var bytes = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = recv(fd, &bytes, bytes.count, Int32(MSG_DONTWAIT))
+                if n <= 0 { return total }
+                total += n
+            }
+        }
+        var received = [Int](repeating: 0, count: readers.count)
+        var wait = streams.step(ready: [])
+        var steps = 1
+        while true {
+            let got = readers.map(readAvailable)
+            let writers = got.indices.filter { got[$0] > 0 }
+            // One share a step, to one subscriber, and never more than a share.
+            #expect(writers.count <= 1 && got.allSatisfy { $0 <= share }, "step \(steps): \(got)")
+            for k in writers {
+                // Round-robin: it had no more shares than any other before this one.
+                #expect(received[k] / share <= received.map { $0 / share }.min()!, "step \(steps): \(received)")
+                received[k] += got[k]
+            }
+            guard wait.writesLeft, steps < 10_000 else { break }
+            wait = streams.step(ready: [])
+            steps += 1
+        }
+        #expect(!wait.writesLeft)
+        #expect(Set(received).count == 1 && received[0] > text.utf8.count, "\(received)")
+        #expect(steps > readers.count * text.utf8.count / share, "\(steps) steps")
+    }
+
     /// An event larger than the subscriber's socket takes at once arrives whole, then the
     /// next: the rest is sent as the socket takes it, and the subscriber is not dropped.
     @Test func anEventLargerThanTheSocketTakesArrivesWhole() throws {

@@ -192,4 +192,40 @@ import Testing
         #expect(p99 < 0.1, "evaluations' p99 \(p99) s over \(latencies.count)")
         print("3,000 subscribers held; the edit reached 2,970 \(reached ?? -1) s after its write; evaluations p99 \(Int(p99 * 1_000)) ms")
     }
+    /// At a hard limit of 1,024 descriptors, 800 subscribers leave at once and 800 others
+    /// come at once: every newcomer holds a stream within 2 s (one answered 503 asks again
+    /// after its `Retry-After`, as a store does). The leavers free their places as they hang
+    /// up, though nothing is sent to them.
+    @Test(slowTests) func eightHundredLeaveAndEightHundredComeAtAHardLimitOf1024() throws {
+        let directory = try PushTests.rulesDirectory("flag f = false\n")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try ServeProcess([directory.path], descriptors: (1_024, 1_024))
+        defer { _ = server.stop() }
+        let leaving = try (0..<800).map { _ in try Subscriber(port: server.port) }
+        #expect(Self.until(leaving, within: 60) { $0.contains("\r\n\r\n") } != nil)
+        let unheld = leaving.filter { !$0.text.hasPrefix("HTTP/1.1 200") }
+        try #require(unheld.isEmpty, "\(unheld.count) of the first 800 not held: \(unheld.first?.text.prefix(80) ?? "")")
+        for subscriber in leaving { subscriber.client.hangUp() }
+        let start = Date()
+        var coming = try (0..<800).map { _ in try Subscriber(port: server.port) }
+        var refused = 0
+        var asked: [(index: Int, at: Date)] = []
+        while Date().timeIntervalSince(start) < 10 {
+            _ = Self.until(coming, within: 0.05) { _ in false }
+            for (k, subscriber) in coming.enumerated()
+            where subscriber.text.hasPrefix("HTTP/1.1 503") && !asked.contains(where: { $0.index == k }) {
+                refused += 1
+                asked.append((k, Date().addingTimeInterval(1)))
+            }
+            for (k, at) in asked where at <= Date() && !coming[k].text.hasPrefix("HTTP/1.1 200") {
+                coming[k] = try Subscriber(port: server.port)
+            }
+            asked.removeAll { $0.at <= Date() }
+            if coming.allSatisfy({ $0.text.hasPrefix("HTTP/1.1 200") }) { break }
+        }
+        let took = Date().timeIntervalSince(start)
+        let held = coming.filter { $0.text.hasPrefix("HTTP/1.1 200") }.count
+        #expect(held == 800 && took < 2, "\(held) of 800 held after \(took) s (\(refused) answered 503 first)")
+        print("800 left and 800 came at a hard limit of 1,024: all held after \(took) s, \(refused) answered 503 first")
+    }
 }

@@ -293,9 +293,7 @@ extension RuleSet {
     }
 
     /// A hash of the rules' text (FNV-1a, base 36): the same rules give the same version.
-    package var contentVersion: String {
-        String(FNV1a.hash(source.bytes), radix: 36)
-    }
+    package var contentVersion: String { loaded.contentVersion }
 }
 
 extension FlagStore {

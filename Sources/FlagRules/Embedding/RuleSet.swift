@@ -24,12 +24,15 @@ public struct RuleSet: Sendable {
         /// Each declaration's split rules and the attribute each buckets by (for exposures
         /// and sticky assignments), by declaration index.
         let splitUnits: [[SplitUnit]]
+        /// A hash of the whole text (FNV-1a, base 36), made once: a served file's ETag.
+        let contentVersion: String
 
         init(program: Program, checked: CheckedProgram, source: SourceText, warnings: [Diagnostic]) {
             self.program = program
             self.checked = checked
             self.source = source
             self.warnings = warnings
+            contentVersion = String(FNV1a.hash(source.bytes), radix: 36)
             splitUnits = checked.declarations.map { d in
                 d.rules.compactMap { r in
                     guard case .split(let s) = r.outcome, case .attribute(let name, _, _) = s.unit.kind else { return nil }

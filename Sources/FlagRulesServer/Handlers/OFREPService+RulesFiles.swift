@@ -75,11 +75,12 @@ extension OFREPService {
     /// comparison (RFC 9110 §13.1.2: a proxy that compresses a body weakens its ETag to
     /// `W/"…"`).
     static func matches(_ list: String, _ etag: String) -> Bool {
-        list.split(separator: ",").contains { item in
-            var tag = item.trimmingCharacters(in: .whitespaces)
-            if tag == "*" { return true }
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            return tag == etag
+        list.utf8.split(separator: UInt8(ascii: ",")).contains { item in
+            var tag = item.drop { $0 == 0x20 || $0 == 0x09 }
+            while let last = tag.last, last == 0x20 || last == 0x09 { tag = tag.dropLast() }
+            if tag.elementsEqual("*".utf8) { return true }
+            if tag.starts(with: "W/".utf8) { tag = tag.dropFirst(2) }
+            return tag.elementsEqual(etag.utf8)
         }
     }
 }

@@ -48,26 +48,38 @@ import Foundation
 /// while the file's last good rules stay served, and `{"type":"rulesAccepted",…}` once a
 /// good text of it is in force again (a fix, or the last good text restored). A subscriber
 /// that reconnects with `Last-Event-ID` naming another generation gets the refetch at once.
-/// What a subscriber's socket will not take at once is kept and sent as it takes it (an
-/// event of a large file on a slow link arrives whole); a subscriber whose socket is
-/// closed, that holds back more than a mebibyte (or twice its largest event), or that has
-/// held some back for 30 s, however slowly it reads, is dropped (it reconnects and catches
-/// up). It waits for a change (a pipe it is woken by), for the sockets of those behind to
-/// take more, and for the next keep-alive; nothing wakes it otherwise. The head says `X-Accel-Buffering: no`, so that nginx passes events on as they come.
+/// Telling is queuing: each subscriber's events wait in its own queue (an event's bytes
+/// are shared, not copied, among the subscribers it goes to), and a step writes queued
+/// events for at most ``writeBudget`` (2 ms), round-robin, each subscriber at most
+/// ``writeShare`` bytes (256 KiB) in its turn before the next one's, so that a large file pushed to
+/// thousands of subscribers (or a keep-alive sweep) never holds the server's loop for more
+/// than a few milliseconds between its requests: the next step comes at once while writes
+/// are left. What a subscriber's socket will not take waits until `poll` says it takes more
+/// (an event of a large file on a slow link arrives whole); a subscriber whose socket is
+/// closed (every subscriber is watched for its hang-up), that holds back more than a
+/// mebibyte (or twice its largest event), or that has held some back for 30 s, however
+/// slowly it reads, is dropped (it reconnects and catches up). It waits for a change (a
+/// pipe it is woken by), for the sockets of those behind to take more, and for the next
+/// keep-alive; nothing wakes it otherwise. The head says `X-Accel-Buffering: no`, so that
+/// nginx passes events on as they come.
 final class EventHub: @unchecked Sendable {
-    // Unchecked: `subscribers`, `behind`, `running` and `stopped` are read and written only
+    // Unchecked: `subscribers`, `ready`, `running` and `stopped` are read and written only
     // under `lock`.
     /// The most subscribers held at once; more are answered 503.
     static let maxSubscribers = 16_000
     static let keepAlive: TimeInterval = 15
+    /// The longest a step writes queued events for before it returns to the server's loop
+    /// (it writes one share at least): 2 ms, unless a test asks for another.
+    let writeBudget: TimeInterval
+    /// The most bytes a subscriber is given in its turn before the next one's: 256 KiB,
+    /// unless a test asks for another.
+    let writeShare: Int
 
     private let served: ServedRules
-    /// Guards `subscribers`, `behind`, `running` and `stopped`; taken before the service's
-    /// own lock.
+    /// Guards `subscribers`, `ready`, `running` and `stopped`, and is held while
+    /// subscribers' descriptors are written or closed (so that `stop` never closes one being
+    /// written, whose number could be reused by then); taken before the service's own lock.
     private let lock = NSLock()
-    /// Held while subscribers' descriptors are written or closed, so that `stop` never closes
-    /// one that a broadcast is writing (its number could be reused by then).
-    private let writing = NSLock()
     private struct Subscriber {
         let fd: Int32
         /// The served file whose text it asked for, the ETag of the text it holds (sent, or
@@ -84,12 +96,18 @@ final class EventHub: @unchecked Sendable {
         var pending: [[UInt8]] = []
         var pendingOffset = 0
         var pendingSince: Date?
+        /// Whether its socket took less than it was given (it waits for `POLLOUT`).
+        var full = false
+
+        /// The bytes it holds back.
+        var backlog: Int { pending.reduce(0) { $0 + $1.count } - pendingOffset }
     }
-    private var subscribers: [Subscriber] = []
-    /// The subscribers with events pending, and since when: what the hub waits on (their
-    /// sockets' room) and drops when too long behind, kept as `broadcast` leaves them so
-    /// that a step need not walk every subscriber.
-    private var behind: [Int32: Date] = [:]
+    /// The subscribers, by descriptor.
+    private var subscribers: [Int32: Subscriber] = [:]
+    /// The subscribers with events queued whose sockets take more, in the order they are
+    /// written (one that used its share goes to the back): `ready[readyStart...]`.
+    private var ready: [Int32] = []
+    private var readyStart = 0
     private var running = false
     private var stopped = false
     /// The longest a subscriber may hold events back before it is dropped.
@@ -115,15 +133,23 @@ final class EventHub: @unchecked Sendable {
     /// thread of its own from its first subscriber.
     let driven: Bool
 
-    /// What the hub waits for next: its descriptors (the pipe it is woken by, the sockets of
-    /// the subscribers behind) and when it must step even if none is ready.
+    /// What the hub waits for next: its descriptors (the pipe it is woken by, every
+    /// subscriber's socket for its hang-up, and for room those whose socket is full) and
+    /// when it must step even if none is ready; `writesLeft`: queued events are left to
+    /// write, and the next step should come at once.
     struct Wait {
         var descriptors: [pollfd]
         var deadline: Date
+        var writesLeft = false
     }
 
-    init(served: ServedRules, limit: Int = EventHub.maxSubscribers, maxBehind: TimeInterval = 30, driven: Bool = false) {
+    init(
+        served: ServedRules, limit: Int = EventHub.maxSubscribers, maxBehind: TimeInterval = 30, driven: Bool = false,
+        writeBudget: TimeInterval = 0.002, writeShare: Int = 256 << 10
+    ) {
         self.served = served
+        self.writeBudget = writeBudget
+        self.writeShare = max(1, writeShare)
         self.limit = max(1, min(limit, EventHub.maxSubscribers))
         self.maxBehind = maxBehind
         self.driven = driven
@@ -140,9 +166,12 @@ final class EventHub: @unchecked Sendable {
     /// How many subscribers are held.
     var count: Int { lock.withLock { subscribers.count } }
 
+    /// The bytes every subscriber holds back, in all (what a test reads).
+    var queuedBytes: Int { lock.withLock { subscribers.values.reduce(0) { $0 + $1.backlog } } }
+
     /// The subscribers by the file they follow (`*`: every change).
     var countsByFile: [String: Int] {
-        lock.withLock { subscribers.reduce(into: [:]) { counts, s in counts[s.file ?? "*", default: 0] += 1 } }
+        lock.withLock { subscribers.values.reduce(into: [:]) { counts, s in counts[s.file ?? "*", default: 0] += 1 } }
     }
 
     /// The refetch event for the generation of `snapshot`.
@@ -218,10 +247,9 @@ final class EventHub: @unchecked Sendable {
             let held = file.map { f in (heldGeneration ?? 0) > f.generation ? (holding, heldGeneration!) : (f.etag, f.generation) }
             // Marked with the name it asked for, served yet or not: a file served later (a
             // relay still loading, a rename) reaches it as any change does.
-            subscribers.append(
-                Subscriber(
-                    fd: fd, file: requested, heldETag: held?.0 ?? holding, heldGeneration: held?.1 ?? heldGeneration ?? 0,
-                    seenGeneration: now.generation, seenNotices: notices))
+            subscribers[fd] = Subscriber(
+                fd: fd, file: requested, heldETag: held?.0 ?? holding, heldGeneration: held?.1 ?? heldGeneration ?? 0,
+                seenGeneration: now.generation, seenNotices: notices)
             return .held
         }
         if admitted == .refused {
@@ -233,16 +261,14 @@ final class EventHub: @unchecked Sendable {
     /// Closes every subscriber's connection and ends the thread (a driven hub's is closed
     /// by its server once it stops stepping it).
     func stop() {
-        // Under `writing` first: a broadcast under way closes the subscribers it drops, and
-        // the list read after it no longer holds them (a descriptor is closed once).
-        writing.withLock {
-            let held = lock.withLock { () -> [Subscriber] in
-                stopped = true
-                behind = [:]
-                defer { subscribers = [] }
-                return subscribers
-            }
-            for subscriber in held { close(subscriber.fd) }
+        // Under the lock: a step under way closes the subscribers it drops, and the list read
+        // after it no longer holds them (a descriptor is closed once).
+        lock.withLock {
+            stopped = true
+            for fd in subscribers.keys { close(fd) }
+            subscribers = [:]
+            ready = []
+            readyStart = 0
         }
         // The thread closes its pipe as it ends; with no thread, it is closed here (a driven
         // hub's, by its server: ``closePipe()``).
@@ -259,29 +285,38 @@ final class EventHub: @unchecked Sendable {
         while !lock.withLock({ stopped }) {
             let wait = step(ready: ready)
             var descriptors = wait.descriptors
-            let timeout = Int32(max(1, min(60_000, (wait.deadline.timeIntervalSinceNow * 1_000).rounded(.up))))
+            let timeout = wait.writesLeft ? 0 : Int32(max(1, min(60_000, (wait.deadline.timeIntervalSinceNow * 1_000).rounded(.up))))
             _ = poll(&descriptors, nfds_t(descriptors.count), timeout)
             ready = descriptors
         }
         wakeUp.close()
     }
 
-    /// One step: sends what the sockets that became writable (`ready`, as `poll` left
-    /// them) now take, drops those behind too long, tells every subscriber of a new
-    /// generation or notice, sends the keep-alive when it is due; returns what to wait for
-    /// next. Nothing wakes the hub but its pipe, a socket of one behind, or that deadline.
-    func step(ready: [pollfd]) -> Wait {
+    /// One step: drops the subscribers that hung up, queues for writing those whose
+    /// sockets took more (`ready`, as `poll` left the descriptors), drops those behind too
+    /// long, queues a new generation's or notice's events for every subscriber and the
+    /// keep-alive when it is due, then writes for at most ``writeBudget``; returns what to
+    /// wait for next. Nothing wakes the hub but its pipe, a subscriber's socket, or that
+    /// deadline.
+    func step(ready polled: [pollfd]) -> Wait {
         wakeups.withLock { $0 += 1 }
         wakeUp.drain()
         guard !lock.withLock({ stopped }) else { return Wait(descriptors: [], deadline: .distantFuture) }
         let pipe = wakeUp.readEnd
         let hangUp = Int16(POLLIN | POLLHUP | POLLERR)
-        let hungUp = Set(ready.filter { $0.fd != pipe && $0.revents & hangUp != 0 }.map(\.fd))
-        let writable = Set(ready.filter { $0.fd != pipe && $0.revents & Int16(POLLOUT) != 0 }.map(\.fd))
+        let hungUp = polled.filter { $0.fd != pipe && $0.revents & hangUp != 0 }.map(\.fd)
+        let writable = polled.filter { $0.fd != pipe && $0.revents & Int16(POLLOUT) != 0 }.map(\.fd)
         let stepped = Date()
-        let overdue = Set(lock.withLock { self.behind }.filter { stepped.timeIntervalSince($0.value) > maxBehind }.keys)
-        if !hungUp.isEmpty { broadcast(only: hungUp, checkingHangUps: true) { _ in [] } }
-        if !writable.isEmpty || !overdue.isEmpty { broadcast(only: writable.union(overdue)) { _ in [] } }
+        lock.withLock {
+            for fd in hungUp where subscribers[fd] != nil && Self.hasHungUp(fd) { drop(fd) }
+            for fd in writable where subscribers[fd]?.full == true {
+                subscribers[fd]?.full = false
+                ready.append(fd)
+            }
+            for (fd, subscriber) in subscribers {
+                if let since = subscriber.pendingSince, stepped.timeIntervalSince(since) > maxBehind { drop(fd) }
+            }
+        }
         var at = cursor.withLock { $0 }
         let (now, count) = served.current
         if count > at.notices {
@@ -306,19 +341,35 @@ final class EventHub: @unchecked Sendable {
             at.lastKeepAlive = Date()
         }
         cursor.withLock { $0 = at }
-        // Wait for a change, for a socket behind to take more, for one behind too long to be
-        // dropped, or for the next keep-alive.
-        // Every subscriber is watched for its hang-up (a subscriber sends nothing after its
-        // request: readable means closed), so that one gone frees its place at once.
-        let (waiting, held) = lock.withLock { (behind, subscribers.map(\.fd)) }
+        let writesLeft = writeQueued(for: writeBudget)
+        // Wait for a change, for a full socket to take more, for one behind too long to be
+        // dropped, or for the next keep-alive. Every subscriber is watched for its hang-up (a
+        // subscriber sends nothing after its request: readable means closed), so that one
+        // gone frees its place at once.
         var deadline = at.lastKeepAlive.addingTimeInterval(EventHub.keepAlive)
-        for since in waiting.values { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
         var descriptors = [pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)]
-        descriptors.reserveCapacity(held.count + 1)
-        for fd in held {
-            descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (waiting[fd] != nil ? Int16(POLLOUT) : 0), revents: 0))
+        lock.withLock {
+            descriptors.reserveCapacity(subscribers.count + 1)
+            for (fd, subscriber) in subscribers {
+                descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (subscriber.full ? Int16(POLLOUT) : 0), revents: 0))
+                if let since = subscriber.pendingSince { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
+            }
         }
-        return Wait(descriptors: descriptors, deadline: deadline)
+        return Wait(descriptors: descriptors, deadline: deadline, writesLeft: writesLeft)
+    }
+
+    /// Whether a subscriber whose socket is readable has hung up (a subscriber sends
+    /// nothing after its request: what it does send is read and ignored).
+    private static func hasHungUp(_ fd: Int32) -> Bool {
+        var scratch = [UInt8](repeating: 0, count: 512)
+        let n = recv(fd, &scratch, scratch.count, 0)
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
+
+    /// Closes and forgets a subscriber (under `lock`).
+    private func drop(_ fd: Int32) {
+        guard subscribers.removeValue(forKey: fd) != nil else { return }
+        close(fd)
     }
 
     /// Tells every subscriber of the generation `now` (a file's newer text first to those
@@ -370,78 +421,82 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
-    /// Hands each subscriber (of `only`, when given) the events `eventsFor` gives it (after what it has pending)
-    /// and sends what its socket takes (`checkingHangUps`: each is looked at, events or not). A subscriber that hung up, that has held events back
-    /// for `maxBehind`, or that holds back more than ``backlogLimit(_:)``, is dropped (it
-    /// reconnects and catches up). Returns whether any subscriber still has events pending.
-    @discardableResult
-    private func broadcast(only: Set<Int32>? = nil, checkingHangUps: Bool = false, _ eventsFor: (inout Subscriber) -> [[UInt8]]) -> Bool {
-        writing.lock()
-        defer { writing.unlock() }
-        let held = lock.withLock { stopped ? [] : subscribers }.filter { only?.contains($0.fd) ?? true }
-        var dropped = Set<Int32>()
-        var kept: [Int32: Subscriber] = [:]
-        var scratch = [UInt8](repeating: 0, count: 512)
-        let now = Date()
-        for var subscriber in held {
-            let messages = eventsFor(&subscriber)
-            guard !messages.isEmpty || !subscriber.pending.isEmpty || checkingHangUps else { continue }
-            let fd = subscriber.fd
-            // A subscriber sends nothing after its request: readable means closed (or talking
-            // out of turn, which is read and ignored).
-            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&ready, 1, 0) > 0 {
-                let n = recv(fd, &scratch, scratch.count, 0)
-                if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                    || ready.revents & Int16(POLLHUP | POLLERR) != 0
-                {
-                    dropped.insert(fd)
-                    continue
-                }
-            }
-            subscriber.pending += messages
-            guard let sent = Self.flush(&subscriber) else {
-                dropped.insert(fd)
-                continue
-            }
-            _ = sent
-            if subscriber.pending.isEmpty {
-                subscriber.pendingSince = nil
-            } else if subscriber.pendingSince == nil {
-                subscriber.pendingSince = now
-            }
-            // Behind too long (however slowly it reads), or holding back too much.
-            let backlog = subscriber.pending.reduce(0) { $0 + $1.count } - subscriber.pendingOffset
-            if let since = subscriber.pendingSince,
-                now.timeIntervalSince(since) > maxBehind || backlog > Self.backlogLimit(subscriber.pending)
-            {
-                dropped.insert(fd)
-                continue
-            }
-            kept[fd] = subscriber
-        }
+    /// Queues for each subscriber the events `eventsFor` gives it, behind what it holds back
+    /// already: nothing is written here (``writeQueued(for:)`` writes). A subscriber that
+    /// would then hold back more than ``backlogLimit(_:)`` is dropped (it reconnects and
+    /// catches up).
+    private func broadcast(_ eventsFor: (inout Subscriber) -> [[UInt8]]) {
         lock.withLock {
-            subscribers.removeAll { dropped.contains($0.fd) }
-            // Only those held here were written to; one that subscribed meanwhile keeps its own marks.
-            for k in subscribers.indices { if let updated = kept[subscribers[k].fd] { subscribers[k] = updated } }
-            for fd in dropped { behind[fd] = nil }
-            for (fd, subscriber) in kept { behind[fd] = subscriber.pendingSince }
+            guard !stopped else { return }
+            let now = Date()
+            for fd in Array(subscribers.keys) {
+                guard var subscriber = subscribers[fd] else { continue }
+                let messages = eventsFor(&subscriber)
+                let wasIdle = subscriber.pending.isEmpty
+                subscriber.pending += messages
+                if wasIdle, !subscriber.pending.isEmpty {
+                    subscriber.pendingSince = now
+                    if !subscriber.full { ready.append(fd) }
+                }
+                subscribers[fd] = subscriber
+                if subscriber.backlog > Self.backlogLimit(subscriber.pending) { drop(fd) }
+            }
         }
-        for fd in dropped { close(fd) }
-        return kept.values.contains { !$0.pending.isEmpty }
     }
 
-    /// Sends `subscriber`'s pending events until its socket is full or they are all sent;
-    /// the bytes sent, or nil when the peer is gone.
-    private static func flush(_ subscriber: inout Subscriber) -> Int? {
+    /// Writes queued events for at most `budget` seconds (one share at least): the subscribers in `ready` in
+    /// turn, each up to ``writeShare`` bytes (one given its share and not done goes to the
+    /// back). A socket that takes less than it is given waits for `poll` to say it takes
+    /// more; a peer gone is dropped. Returns whether writes are left for the next step.
+    private func writeQueued(for budget: TimeInterval) -> Bool {
+        lock.withLock {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let limit = UInt64(budget * 1e9)
+            var first = true
+            while readyStart < ready.count, first || DispatchTime.now().uptimeNanoseconds - start < limit {
+                first = false
+                let fd = ready[readyStart]
+                readyStart += 1
+                guard var subscriber = subscribers[fd], !subscriber.full, !subscriber.pending.isEmpty else { continue }
+                switch Self.flush(&subscriber, upTo: writeShare) {
+                case .gone:
+                    drop(fd)
+                    continue
+                case .full:
+                    subscriber.full = true
+                case .sent:
+                    if subscriber.pending.isEmpty {
+                        subscriber.pendingSince = nil
+                    } else {
+                        ready.append(fd)
+                    }
+                }
+                subscribers[fd] = subscriber
+            }
+            // The queue's front, once consumed, is let go.
+            if readyStart == ready.count {
+                ready.removeAll(keepingCapacity: true)
+                readyStart = 0
+            } else if readyStart > 4_096, readyStart * 2 > ready.count {
+                ready.removeFirst(readyStart)
+                readyStart = 0
+            }
+            return readyStart < ready.count
+        }
+    }
+
+    /// What a flush came to.
+    private enum Flushed { case sent, full, gone }
+
+    /// Sends `subscriber`'s pending events, at most `share` bytes: `.sent` when it sent
+    /// them all or its share, `.full` when its socket took less than it was given, `.gone`
+    /// when the peer is.
+    private static func flush(_ subscriber: inout Subscriber, upTo share: Int) -> Flushed {
         var sent = 0
-        while let first = subscriber.pending.first {
+        while let first = subscriber.pending.first, sent < share {
             let offset = subscriber.pendingOffset
-            #if canImport(Darwin)
-                let n = first.withUnsafeBytes { send(subscriber.fd, $0.baseAddress! + offset, first.count - offset, 0) }
-            #else
-                let n = first.withUnsafeBytes { send(subscriber.fd, $0.baseAddress! + offset, first.count - offset, Int32(MSG_NOSIGNAL)) }
-            #endif
+            let count = min(first.count - offset, share - sent)
+            let n = first.withUnsafeBytes { Socket.transmit(subscriber.fd, $0.baseAddress! + offset, count) }
             if n > 0 {
                 sent += n
                 subscriber.pendingOffset += n
@@ -449,13 +504,12 @@ final class EventHub: @unchecked Sendable {
                     subscriber.pending.removeFirst()
                     subscriber.pendingOffset = 0
                 }
-            } else if n < 0, errno == EINTR {
-                continue
+                if n < count { return .full }
             } else {
-                return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? sent : nil
+                return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? .full : .gone
             }
         }
-        return sent
+        return .sent
     }
 
     /// A comment to every subscriber, so that proxies keep idle connections.

@@ -232,8 +232,8 @@ package final class HTTPServer: @unchecked Sendable {
         var channels: [Int32: Channel] = [:]
         var drainStarted: Date?
         var scratch = [UInt8](repeating: 0, count: 65_536)
-        // The hub's descriptors as the last poll left them.
-        var hubReady: [pollfd] = []
+        // What the hub waits for, as its last step left it.
+        var hubWait = hub.step(ready: [])
         defer {
             for fd in channels.keys { close(fd) }
             hub.stop()
@@ -254,8 +254,6 @@ package final class HTTPServer: @unchecked Sendable {
             }
             if let started = drainStarted, channels.isEmpty || now.timeIntervalSince(started) > 10 { return }
             openConnections.withLock { $0 = channels.count }
-            // The event hub's step: what became writable, changes to tell, keep-alives.
-            let hubWait = hub.step(ready: hubReady)
             // The reserve descriptor, if it could not be had again after its last use.
             if reserve < 0 { reserve = open("/dev/null", O_RDONLY) }
             // What to wait for, and until when.
@@ -281,10 +279,14 @@ package final class HTTPServer: @unchecked Sendable {
             deadline = min(deadline, hubWait.deadline)
             let serverCount = fds.count
             fds += hubWait.descriptors
-            let wait = Int32(max(1, min(60_000, (deadline.timeIntervalSince(now) * 1_000).rounded(.up))))
+            // Writes the hub left for its next step: a look at the sockets, not a wait.
+            let wait =
+                hubWait.writesLeft ? 0 : Int32(max(1, min(60_000, (deadline.timeIntervalSince(now) * 1_000).rounded(.up))))
             _ = poll(&fds, nfds_t(fds.count), wait)
             wakeUp.drain()
-            hubReady = Array(fds[serverCount...])
+            // The event hub's step first: subscribers that hung up free their places before
+            // newcomers are counted; then what became writable, changes to tell, keep-alives.
+            hubWait = hub.step(ready: Array(fds[serverCount...]))
             for ready in fds[1..<serverCount] where ready.revents != 0 {
                 if ready.fd == listener {
                     acceptWaiting(into: &channels)
@@ -399,16 +401,11 @@ package final class HTTPServer: @unchecked Sendable {
             while channel.hasOutbound {
                 let count = channel.queued
                 let start = channel.written
-                #if canImport(Darwin)
-                    let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, 0) }
-                #else
-                    let n = channel.outbound.withUnsafeBytes { send(channel.fd, $0.baseAddress! + start, count, Int32(MSG_NOSIGNAL)) }
-                #endif
+                let n = channel.outbound.withUnsafeBytes { Socket.transmit(channel.fd, $0.baseAddress! + start, count) }
                 if n > 0 {
                     channel.written += n
                     continue
                 }
-                if n < 0, errno == EINTR { continue }
                 if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
                 close(channel.fd)
                 return false
