@@ -32,11 +32,18 @@ public final class FlagServer: Sendable {
         /// `feature_flag.evaluation` event, its attributes keyed as
         /// `FlagEvaluation.openTelemetryEvent` keys them; nil: none.
         public var evaluationLog: (@Sendable (String) -> Void)?
+        /// Where the server keeps the last generation it served (a number in a text file),
+        /// read back when it starts: generations then only go up across restarts whatever
+        /// the clock does (one stepped back would make a new text look older than what
+        /// stores hold, and they would keep the old one). Nil: none kept, and generations
+        /// follow the clock.
+        public var generationFile: URL?
 
-        /// Options; by default the loopback address, port 8016, no key, no limit and no log.
+        /// Options; by default the loopback address, port 8016, no key, no limit, no log and
+        /// no generation kept.
         public init(
             host: String = "127.0.0.1", port: Int = 8016, apiKeys: Set<String> = [], targetingKey: String = "userId",
-            rateLimit: Int? = nil, evaluationLog: (@Sendable (String) -> Void)? = nil
+            rateLimit: Int? = nil, evaluationLog: (@Sendable (String) -> Void)? = nil, generationFile: URL? = nil
         ) {
             self.host = host
             self.port = port
@@ -44,6 +51,7 @@ public final class FlagServer: Sendable {
             self.targetingKey = targetingKey
             self.rateLimit = rateLimit
             self.evaluationLog = evaluationLog
+            self.generationFile = generationFile
         }
     }
 
@@ -69,10 +77,12 @@ public final class FlagServer: Sendable {
     public init(
         files: [(name: String, store: FlagStore)], options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(StartError) {
+        let kept = options.generationFile.map(GenerationRecord.init)
         let service = OFREPService(
             options: .init(
                 apiKeys: options.apiKeys, targetingKey: options.targetingKey, rateLimit: options.rateLimit,
-                evaluationLog: options.evaluationLog))
+                evaluationLog: options.evaluationLog),
+            served: ServedRules(generationFloor: kept?.read() ?? 0))
         do {
             http = try HTTPServer(service: service, host: options.host, port: options.port)
         } catch {
@@ -81,6 +91,10 @@ public final class FlagServer: Sendable {
         self.service = service
         self.files = Locked(files)
         self.log = log
+        if let kept {
+            let served = service.served
+            served.onChange { kept.write(served.snapshot.generation, log: log) }
+        }
         for (_, store) in files { follow(store) }
         install()
         service.reportHealth { [weak self] in self?.upstreamHealth() ?? OFREPService.Health() }
@@ -160,7 +174,10 @@ public final class FlagServer: Sendable {
                 service.accepted(file: name)
                 log("\(name): \(event)")
             case .fetchFailed:
-                service.metrics.reload(.failed)
+                // Once for each run of failed looks, however many looks the run takes (a
+                // relay's retries within seconds during an outage, an origin's look at an
+                // emptied file every quarter second): one meaning on origin and relay.
+                if store.status.failuresInARow == 1 { service.metrics.reload(.failed) }
                 log("\(name): \(event)")
             case .eventStreamConnected, .eventStreamLost, .olderRulesIgnored:
                 log("\(name): \(event)")
@@ -207,4 +224,39 @@ public final class FlagServer: Sendable {
     /// Stops accepting connections; requests in flight are answered, then ``run()`` returns.
     /// Safe from a signal handler's queue.
     public func drain() { http.drain() }
+}
+
+/// The file a server keeps its last generation in (``FlagServer/Options/generationFile``):
+/// read once at start; written (whole, by a rename) whenever the generation goes up. A file
+/// that cannot be written is said once in the log, and the server goes on without it.
+final class GenerationRecord: Sendable {
+    let url: URL
+    /// The generation last written, and whether a failure was logged.
+    private let written = Locked((generation: 0, failed: false))
+
+    init(_ url: URL) { self.url = url }
+
+    /// The generation kept, or nil when there is none (or it is no positive number).
+    func read() -> Int? {
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return nil }
+        return PushProtocol.generation(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Keeps `generation` when it is above the one last kept.
+    func write(_ generation: Int, log: (String) -> Void) {
+        let due = written.withLock { w -> Bool in
+            guard generation > w.generation else { return false }
+            w.generation = generation
+            return true
+        }
+        guard due else { return }
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try "\(generation)\n".write(to: url, atomically: true, encoding: .utf8)
+        } catch {
+            if written.withLock({ w in defer { w.failed = true }; return !w.failed }) {
+                log("cannot keep the generation in \(url.path) (\(error.localizedDescription)): generations follow the clock")
+            }
+        }
+    }
 }

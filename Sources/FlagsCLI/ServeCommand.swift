@@ -67,6 +67,11 @@ enum ServeCommand {
                              OpenTelemetry's feature_flag.evaluation event ({"time", "name",
                              "attributes": {"feature_flag.key", …}}), on a thread of its own
                              (past 10,000 lines waiting, lines are dropped and counted)
+          --generation-file FILE
+                             keep the last generation served in FILE and start above it, so
+                             that generations only go up across restarts whatever the clock
+                             does (default: serve-HASH.generation in $XDG_STATE_HOME/flags or
+                             ~/.local/state/flags, HASH of what is served; 'none': keep none)
           --source URL       relay the 'flags serve' at URL (its base, as http://host:8016)
           --cache DIR        with --source: keep the last good rules in DIR, and start from them
           --source-key KEY   with --source: the API key upstream asks for
@@ -88,7 +93,7 @@ enum ServeCommand {
                 OptionSpec(name: "targeting-key", takesValue: true), OptionSpec(name: "rate-limit", takesValue: true),
                 OptionSpec(name: "source", takesValue: true), OptionSpec(name: "cache", takesValue: true),
                 OptionSpec(name: "source-key", takesValue: true), OptionSpec(name: "relist", takesValue: true),
-                OptionSpec(name: "log-evaluations"),
+                OptionSpec(name: "log-evaluations"), OptionSpec(name: "generation-file", takesValue: true),
             ], command: "serve")
         if parsed.has("help") {
             Terminal.write(help)
@@ -134,6 +139,15 @@ enum ServeCommand {
             targetingKey: parsed.value("targeting-key") ?? "userId", rateLimit: rateLimit)
         if parsed.has("log-evaluations") {
             options.evaluationLog = { @Sendable line in Terminal.write(line + "\n") }
+        }
+        switch parsed.value("generation-file") {
+        case "none": break
+        case let path?:
+            guard !path.isEmpty else { throw UsageError(message: "--generation-file takes a file, or 'none'") }
+            options.generationFile = URL(fileURLWithPath: path)
+        case nil:
+            let served = upstream?.absoluteString ?? URL(fileURLWithPath: target).standardizedFileURL.path
+            options.generationFile = defaultGenerationFile(serving: served)
         }
         let relist =
             try parsed.value("relist").map { text throws(UsageError) -> TimeInterval in
@@ -238,6 +252,18 @@ enum ServeCommand {
         }
         timer.resume()
         return timer
+    }
+
+    /// Where a server of `served` (a path, or an upstream's URL) keeps its generation by
+    /// default: `serve-HASH.generation` in `$XDG_STATE_HOME/flags`, or in
+    /// `~/.local/state/flags` (the XDG base directories' place for state).
+    static func defaultGenerationFile(serving served: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> URL
+    {
+        let base =
+            environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/state")
+        return base.appendingPathComponent("flags/serve-\(String(FNV1a.hash(served.utf8), radix: 36)).generation")
     }
 
     /// Serves `stores` until SIGTERM or SIGINT; the exit status. `started` is given the

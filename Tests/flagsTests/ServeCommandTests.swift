@@ -253,6 +253,17 @@ final class TCPClient {
         return false
     }
 
+    /// The generation file's default place: `$XDG_STATE_HOME/flags` (an absolute one), else
+    /// `~/.local/state/flags`, named by a hash of what is served.
+    @Test func theGenerationFileIsKeptWhereXDGKeepsState() {
+        let a = ServeCommand.defaultGenerationFile(serving: "/srv/rules", environment: ["XDG_STATE_HOME": "/var/state"])
+        #expect(a.path.hasPrefix("/var/state/flags/serve-") && a.path.hasSuffix(".generation"))
+        let b = ServeCommand.defaultGenerationFile(serving: "/srv/other", environment: ["XDG_STATE_HOME": "/var/state"])
+        #expect(a != b)
+        let home = ServeCommand.defaultGenerationFile(serving: "/srv/rules", environment: ["XDG_STATE_HOME": "relative"])
+        #expect(home.path.hasPrefix(FileManager.default.homeDirectoryForCurrentUser.path + "/.local/state/flags/serve-"))
+    }
+
     /// A directory is served as `flags check` checks it (recursively); a fix after an
     /// emptied file is served within a second, the failure counted; log lines carry a UTC
     /// time.

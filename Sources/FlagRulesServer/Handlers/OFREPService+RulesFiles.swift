@@ -44,7 +44,7 @@ extension OFREPService {
         return conditional(
             request, etag: file.etag, modified: Date(timeIntervalSince1970: Double(file.generation) / 1e6),
             headers: [
-                (OFREPService.eventsHeader, PushProtocol.streamPath(file: name)),
+                (OFREPService.eventsHeader, file.streamPath),
                 (PushProtocol.generationHeader, String(file.generation)),
             ],
             body: file.rules.source.bytes, type: "text/plain; charset=utf-8")

@@ -14,12 +14,16 @@ package final class ServedRules: Sendable {
         package fileprivate(set) var generation: Int
         /// The ETag of its text, as `GET /rules/NAME` and the event stream give it: its
         /// content's hash, the same on any host.
-        package var etag: String { "\"\(rules.contentVersion)\"" }
+        package let etag: String
+        /// The event stream a store of the file subscribes to (``PushProtocol/streamPath(file:)``).
+        package let streamPath: String
         /// A file to serve; `generation`: the one upstream gave its text (0: none).
         package init(name: String, rules: RuleSet, generation: Int = 0) {
             self.name = name
             self.rules = rules
             self.generation = generation
+            etag = "\"\(rules.contentVersion)\""
+            streamPath = PushProtocol.streamPath(file: name)
         }
     }
 
@@ -112,7 +116,12 @@ package final class ServedRules: Sendable {
     /// Called on every change (the event hub's wake-up).
     private let observers = Locked<[@Sendable () -> Void]>([])
 
-    package init() {}
+    /// `generationFloor`: the generation the server served last before it started (read
+    /// back from where it kept it): every generation from now on is above it, whatever the
+    /// clock says.
+    package init(generationFloor: Int = 0) {
+        if generationFloor > 0 { state.withLock { $0.now.generation = generationFloor } }
+    }
 
     /// What is in force now.
     package var snapshot: Snapshot { state.withLock { $0.now } }

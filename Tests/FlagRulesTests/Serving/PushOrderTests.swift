@@ -55,6 +55,54 @@ import Testing
         #expect(get("pending.flags").status == 404)
     }
 
+    /// Generations only go up across a restart whatever the clock does: a server keeps its
+    /// last generation in its generation file and starts above it. Here the file holds one
+    /// an hour ahead of this clock (as after a clock stepped back an hour): the server's
+    /// first text comes after it, and the file then holds the new one, which the next server
+    /// starts above in turn.
+    @Test func generationsGoUpAcrossARestartWhateverTheClock() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("generations-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("state/serve.generation")
+        let ahead = Int(Date().timeIntervalSince1970 * 1_000_000) + 3_600_000_000
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try "\(ahead)\n".write(to: file, atomically: true, encoding: .utf8)
+        func kept() -> Int? { (try? String(contentsOf: file, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .newlines)) } }
+        var last = ahead
+        for restart in 0..<3 {
+            let store = FlagStore()
+            _ = try store.update(source: "flag f = \(restart % 2 == 0)\n", name: "app.flags")
+            let server = try FlagServer(files: [("app.flags", store)], options: .init(port: 0, generationFile: file))
+            let first = server.service.served.snapshot
+            #expect(first.generation > last && first.files[0].generation > last, "restart \(restart)")
+            #expect(kept() == first.generation, "restart \(restart)")
+            _ = try store.update(source: "flag f = \(restart % 2 == 1)\n", name: "app.flags")
+            let edited = server.service.served.snapshot.generation
+            #expect(edited > first.generation && kept() == edited, "restart \(restart)")
+            last = edited
+        }
+        // Without a file, or with one that holds no number, the clock alone.
+        try "not a number".write(to: file, atomically: true, encoding: .utf8)
+        #expect(ServedRules(generationFloor: GenerationRecord(file).read() ?? 0).snapshot.generation == 0)
+    }
+
+    /// A generation file that cannot be written is said once, and the server goes on.
+    @Test func aGenerationFileThatCannotBeWrittenIsSaidOnce() throws {
+        let blocker = FileManager.default.temporaryDirectory.appendingPathComponent("generation-blocker-\(UUID().uuidString)")
+        try "a file, not a directory".write(to: blocker, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: blocker) }
+        let lines = Locked<[String]>([])
+        let store = FlagStore()
+        _ = try store.update(source: "flag f = true\n", name: "app.flags")
+        let server = try FlagServer(
+            files: [("app.flags", store)], options: .init(port: 0, generationFile: blocker.appendingPathComponent("serve.generation"))
+        ) { line in lines.withLock { $0.append(line) } }
+        _ = try store.update(source: "flag f = false\n", name: "app.flags")
+        #expect(server.service.served.snapshot.files[0].rules.evaluate("f", in: [:]).value == .bool(false))
+        let said = lines.withLock { $0 }.filter { $0.contains("cannot keep the generation") }
+        #expect(said.count == 1, "\(lines.withLock { $0 })")
+    }
+
     /// The wait of the event hub follows the generation, not the text: A → B → A before the
     /// hub looks is a change (content versions compared with `!=` saw none).
     @Test func aRevertIsANewGeneration() throws {
