@@ -254,7 +254,11 @@ final class GenerationRecord: Sendable {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try "\(generation)\n".write(to: url, atomically: true, encoding: .utf8)
         } catch {
-            if written.withLock({ w in defer { w.failed = true }; return !w.failed }) {
+            let first = written.withLock { w in
+                defer { w.failed = true }
+                return !w.failed
+            }
+            if first {
                 log("cannot keep the generation in \(url.path) (\(error.localizedDescription)): generations follow the clock")
             }
         }

@@ -113,7 +113,8 @@ package final class ServeMetrics: Sendable {
         out += "flags_reloads_total \(c.reloads)\n"
         out += "# HELP flags_rejected_reloads_total Rules reloads refused (the last good rules stayed).\n"
         out += "# TYPE flags_rejected_reloads_total counter\nflags_rejected_reloads_total \(c.rejectedReloads)\n"
-        out += "# HELP flags_failed_reloads_total Times a served file's source became unusable (missing, empty or unreadable; upstream unreachable or answering an error), once for each run of failed looks.\n"
+        out += "# HELP flags_failed_reloads_total Times a served file's source became unusable (missing, empty or unreadable; "
+        out += "upstream unreachable or answering an error), once for each run of failed looks.\n"
         out += "# TYPE flags_failed_reloads_total counter\nflags_failed_reloads_total \(c.failedReloads)\n"
         if let last = c.lastReload {
             out += "# HELP flags_rules_loaded_timestamp_seconds When the rules in force were put in force (Unix time).\n"
