@@ -110,15 +110,15 @@ func countedOperations() -> [CountedOperation] {
         },
         evaluation("in over 3 literals, fastest", 440, 0) { inOperation(3) },
         evaluation("in over 100,000 literals, fastest", 490, 0) { inOperation(100_000) },
-        request("GET /healthz", 1, 1) { _ in HTTPRequest(method: "GET", path: "/healthz") },
-        request("GET /rules/app.flags", 1, 1) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
-        request("GET /rules/app.flags, revalidated (304)", 1, 1) {
+        request("GET /healthz", 1_600, 1) { _ in HTTPRequest(method: "GET", path: "/healthz") },
+        request("GET /rules/app.flags", 26_000, 8) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
+        request("GET /rules/app.flags, revalidated (304)", 30_000, 8) {
             HTTPRequest(method: "GET", path: "/rules/app.flags", headers: [("If-None-Match", $0)])
         },
-        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 1, 1) { _ in
+        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 52_000, 14) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/newMediaPicker", body: Array(ofrepContext.utf8))
         },
-        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 1, 1) { _ in
+        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 275_000, 65) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
         },
         CountedOperation(

@@ -112,8 +112,11 @@ final class EventHub: @unchecked Sendable {
     private var stopped = false
     /// The longest a subscriber may hold events back before it is dropped.
     let maxBehind: TimeInterval
-    /// Wakes the thread on a change of the rules or the notices.
-    private let wakeUp = WakePipe()
+    /// Wakes the thread on a change of the rules or the notices: the server's own pipe when
+    /// a server drives the hub (one pipe in its `poll`), else the hub's.
+    private let wakeUp: WakePipe
+    /// Whether the pipe is the server's (which polls and closes it).
+    private let sharesPipe: Bool
     /// How many times the thread has woken (what a test reads to see it does not poll).
     private let wakeups = Locked(0)
     var wakeCount: Int { wakeups.withLock { $0 } }
@@ -145,9 +148,11 @@ final class EventHub: @unchecked Sendable {
 
     init(
         served: ServedRules, limit: Int = EventHub.maxSubscribers, maxBehind: TimeInterval = 30, driven: Bool = false,
-        writeBudget: TimeInterval = 0.002, writeShare: Int = 256 << 10
+        writeBudget: TimeInterval = 0.002, writeShare: Int = 256 << 10, wakeUp: WakePipe? = nil
     ) {
         self.served = served
+        self.wakeUp = wakeUp ?? WakePipe()
+        sharesPipe = wakeUp != nil
         self.writeBudget = writeBudget
         self.writeShare = max(1, writeShare)
         self.limit = max(1, min(limit, EventHub.maxSubscribers))
@@ -155,7 +160,7 @@ final class EventHub: @unchecked Sendable {
         self.driven = driven
         let (now, notices) = served.current
         cursor = Locked(Cursor(generation: now.generation, notices: notices))
-        served.onChange { [wakeUp] in wakeUp.poke() }
+        served.onChange { [wakeUp = self.wakeUp] in wakeUp.poke() }
     }
 
     /// The most bytes a subscriber may hold back: a mebibyte, or twice its largest event.
@@ -277,7 +282,7 @@ final class EventHub: @unchecked Sendable {
     }
 
     /// Closes the wake-up pipe of a driven hub, once its server no longer polls it.
-    func closePipe() { wakeUp.close() }
+    func closePipe() { if !sharesPipe { wakeUp.close() } }
 
     /// The hub's own thread (when no server drives it): steps it until it stops.
     private func loop() {
@@ -347,7 +352,8 @@ final class EventHub: @unchecked Sendable {
         // subscriber sends nothing after its request: readable means closed), so that one
         // gone frees its place at once.
         var deadline = at.lastKeepAlive.addingTimeInterval(EventHub.keepAlive)
-        var descriptors = [pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)]
+        // The server polls its pipe itself.
+        var descriptors = sharesPipe ? [] : [pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)]
         lock.withLock {
             descriptors.reserveCapacity(subscribers.count + 1)
             for (fd, subscriber) in subscribers {

@@ -88,8 +88,9 @@ package final class HTTPServer: @unchecked Sendable {
     let hub: EventHub
     private let lock = NSLock()
     private var draining = false
-    /// Wakes the thread in `poll` (a drain).
-    private let wakeUp = WakePipe()
+    /// Wakes the thread in `poll`: a drain, or a change the hub is to tell (the one pipe of
+    /// the loop, the hub's too).
+    private let wakeUp: WakePipe
     let limits: Limits
     /// The most bytes of answers any connection has had waiting at once (what a test reads
     /// to see that a client that does not read costs the server a bounded amount).
@@ -117,11 +118,13 @@ package final class HTTPServer: @unchecked Sendable {
         self.limits = limits
         descriptorLimit = HTTPServer.raiseDescriptorLimit()
         capacity = max(2, min(limits.connections + limits.subscribers, descriptorLimit - HTTPServer.reservedDescriptors))
+        let pipe = WakePipe()
+        wakeUp = pipe
         // Subscribers never take the room requests need: an eighth of the capacity, at most
         // `limits.connections`, stays for them.
         hub = EventHub(
             served: service.served, limit: min(limits.subscribers, capacity - min(limits.connections, max(1, capacity / 8))),
-            maxBehind: limits.subscriberBehind, driven: true)
+            maxBehind: limits.subscriberBehind, driven: true, wakeUp: pipe)
         reserve = open("/dev/null", O_RDONLY)
         #if canImport(Darwin)
             let fd = socket(AF_INET, SOCK_STREAM, 0)
