@@ -92,8 +92,9 @@ public final class FlagServer: Sendable {
         self.files = Locked(files)
         self.log = log
         if let kept {
-            let served = service.served
-            served.onChange { kept.write(served.snapshot.generation, log: log) }
+            service.served.onChange { [weak served = service.served] in
+                if let served { kept.write(served.snapshot.generation, log: log) }
+            }
         }
         for (_, store) in files { follow(store) }
         install()
@@ -177,7 +178,8 @@ public final class FlagServer: Sendable {
                 // Once for each run of failed looks, however many looks the run takes (a
                 // relay's retries within seconds during an outage, an origin's look at an
                 // emptied file every quarter second): one meaning on origin and relay.
-                if store.status.failuresInARow == 1 { service.metrics.reload(.failed) }
+                // (0: a stream connected since, which ended the run this failure began.)
+                if store.status.failuresInARow <= 1 { service.metrics.reload(.failed) }
                 log("\(name): \(event)")
             case .eventStreamConnected, .eventStreamLost, .olderRulesIgnored:
                 log("\(name): \(event)")
@@ -231,7 +233,8 @@ public final class FlagServer: Sendable {
 /// that cannot be written is said once in the log, and the server goes on without it.
 final class GenerationRecord: Sendable {
     let url: URL
-    /// The generation last written, and whether a failure was logged.
+    /// The generation last written, and whether a failure was logged; held across the
+    /// write, so that a write of an older generation never lands after a newer one.
     private let written = Locked((generation: 0, failed: false))
 
     init(_ url: URL) { self.url = url }
@@ -244,23 +247,18 @@ final class GenerationRecord: Sendable {
 
     /// Keeps `generation` when it is above the one last kept.
     func write(_ generation: Int, log: (String) -> Void) {
-        let due = written.withLock { w -> Bool in
-            guard generation > w.generation else { return false }
+        let failure = written.withLock { w -> String? in
+            guard generation > w.generation else { return nil }
             w.generation = generation
-            return true
-        }
-        guard due else { return }
-        do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try "\(generation)\n".write(to: url, atomically: true, encoding: .utf8)
-        } catch {
-            let first = written.withLock { w in
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try "\(generation)\n".write(to: url, atomically: true, encoding: .utf8)
+                return nil
+            } catch {
                 defer { w.failed = true }
-                return !w.failed
-            }
-            if first {
-                log("cannot keep the generation in \(url.path) (\(error.localizedDescription)): generations follow the clock")
+                return w.failed ? nil : error.localizedDescription
             }
         }
+        if let failure { log("cannot keep the generation in \(url.path) (\(failure)): generations follow the clock") }
     }
 }

@@ -110,6 +110,23 @@ func countedOperations() -> [CountedOperation] {
         },
         evaluation("in over 3 literals, fastest", 440, 0) { inOperation(3) },
         evaluation("in over 100,000 literals, fastest", 490, 0) { inOperation(100_000) },
+        CountedOperation(
+            name: "EvaluationContext(encoding:) of a struct with 1,000 tags", unit: "context", iterations: 200, maxInstructions: 1,
+            maxAllocations: 1
+        ) {
+            let member = Member(id: "u-1", plan: "team", seats: 120, tags: (0..<1_000).map { "tag-\($0)" })
+            return { _ in countedSink &+= (try? EvaluationContext(encoding: member))?["tags"]?.listValue?.count ?? 0 }
+        },
+        CountedOperation(
+            name: "JSONEncoder, then EvaluationContext(json:), of the same", unit: "context", iterations: 200, maxInstructions: 1,
+            maxAllocations: 1
+        ) {
+            let member = Member(id: "u-1", plan: "team", seats: 120, tags: (0..<1_000).map { "tag-\($0)" })
+            return { _ in
+                let json = (try? JSONEncoder().encode(member)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                countedSink &+= (try? EvaluationContext(json: json))?["tags"]?.listValue?.count ?? 0
+            }
+        },
         request("GET /healthz", 1_600, 1) { _ in HTTPRequest(method: "GET", path: "/healthz") },
         request("GET /rules/app.flags", 26_000, 8) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
         request("GET /rules/app.flags, revalidated (304)", 30_000, 8) {
@@ -135,6 +152,14 @@ func countedOperations() -> [CountedOperation] {
             return { _ in countedSink &+= rules.lint().count }
         },
     ]
+}
+
+/// A service's model of a user, encoded into a context.
+struct Member: Encodable {
+    let id: String
+    let plan: String
+    let seats: Int
+    let tags: [String]
 }
 
 /// The context of the OFREP requests counted: what a mobile client sends.

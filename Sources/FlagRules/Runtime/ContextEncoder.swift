@@ -34,48 +34,64 @@ extension EvaluationContext {
 }
 
 /// A value being encoded: containers fill it in after it is handed out, so it is a
-/// reference until the end, when `resolved` reads the tree.
+/// reference until the end, when `resolved` reads the tree. An object's fields and a list's
+/// elements are grown in place (a field or an element added costs the same however many
+/// came before).
 private final class EncodedNode {
-    enum Content {
-        case empty
-        case value(Value?)
-        case object([String: EncodedNode])
-        case list([EncodedNode])
-    }
-    var content = Content.empty
+    enum Kind { case empty, value, object, list }
+    private(set) var kind = Kind.empty
+    private var scalar: Value?
+    private var fields: [String: EncodedNode] = [:]
+    private var elements: [EncodedNode] = []
+
+    /// The number of elements, when this is a list.
+    var count: Int { kind == .list ? elements.count : 0 }
 
     /// The value: objects with their absent fields left out; a list's absent element an
     /// empty list (mistyped, as JSON's `null` is).
     var resolved: Value? {
-        switch content {
+        switch kind {
         case .empty: return nil
-        case .value(let v): return v
-        case .object(let fields): return .object(fields.compactMapValues(\.resolved))
-        case .list(let elements): return .list(elements.map { $0.resolved ?? .list([]) })
+        case .value: return scalar
+        case .object: return .object(fields.compactMapValues(\.resolved))
+        case .list: return .list(elements.map { $0.resolved ?? .list([]) })
         }
     }
 
+    /// Makes this a scalar (nil: absent).
+    func set(_ value: Value?) {
+        kind = .value
+        scalar = value
+        fields = [:]
+        elements = []
+    }
+
     func field(_ key: String) -> EncodedNode {
-        if case .object(let fields) = content, let node = fields[key] { return node }
-        var fields: [String: EncodedNode] = [:]
-        if case .object(let existing) = content { fields = existing }
+        makeObject()
+        if let node = fields[key] { return node }
         let node = EncodedNode()
         fields[key] = node
-        content = .object(fields)
         return node
     }
 
     func appended() -> EncodedNode {
-        var elements: [EncodedNode] = []
-        if case .list(let existing) = content { elements = existing }
+        makeList()
         let node = EncodedNode()
         elements.append(node)
-        content = .list(elements)
         return node
     }
 
-    func makeObject() { if case .object = content {} else { content = .object([:]) } }
-    func makeList() { if case .list = content {} else { content = .list([]) } }
+    func makeObject() {
+        guard kind != .object else { return }
+        set(nil)
+        kind = .object
+    }
+
+    func makeList() {
+        guard kind != .list else { return }
+        set(nil)
+        kind = .list
+    }
 }
 
 /// The key of a list element in a coding path.
@@ -132,7 +148,7 @@ private struct ContextEncoder: Encoder {
                 message: "the value nests more than \(Path.maxNames) levels deep (at \(where_.prefix(200))…), deeper than a context may")
         }
         if let scalar = Scalar.value(value) {
-            node.content = .value(scalar)
+            node.set(scalar)
             return
         }
         try value.encode(to: ContextEncoder(node: node, codingPath: path))
@@ -142,7 +158,7 @@ private struct ContextEncoder: Encoder {
         let node: EncodedNode
         let codingPath: [any CodingKey]
 
-        mutating func encodeNil(forKey key: Key) throws { node.field(key.stringValue).content = .value(nil) }
+        mutating func encodeNil(forKey key: Key) throws { node.field(key.stringValue).set(nil) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             try ContextEncoder.encode(value, into: node.field(key.stringValue), at: codingPath + [key])
         }
@@ -168,11 +184,10 @@ private struct ContextEncoder: Encoder {
         let node: EncodedNode
         let codingPath: [any CodingKey]
         var count: Int {
-            if case .list(let elements) = node.content { return elements.count }
-            return 0
+            node.count
         }
 
-        mutating func encodeNil() throws { node.appended().content = .value(nil) }
+        mutating func encodeNil() throws { node.appended().set(nil) }
         mutating func encode<T: Encodable>(_ value: T) throws {
             let path = codingPath + [IndexKey(count)]
             try ContextEncoder.encode(value, into: node.appended(), at: path)
@@ -196,7 +211,7 @@ private struct ContextEncoder: Encoder {
         let node: EncodedNode
         let codingPath: [any CodingKey]
 
-        mutating func encodeNil() throws { node.content = .value(nil) }
+        mutating func encodeNil() throws { node.set(nil) }
         mutating func encode<T: Encodable>(_ value: T) throws { try ContextEncoder.encode(value, into: node, at: codingPath) }
     }
 }

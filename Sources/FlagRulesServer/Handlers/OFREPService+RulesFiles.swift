@@ -42,7 +42,7 @@ extension OFREPService {
         }
         // The stream a store of this file subscribes to carries the file's new text.
         return conditional(
-            request, etag: file.etag, modified: Date(timeIntervalSince1970: Double(file.generation) / 1e6),
+            request, etag: file.etag, modified: file.modified,
             headers: [
                 (OFREPService.eventsHeader, file.streamPath),
                 (PushProtocol.generationHeader, String(file.generation)),

@@ -17,6 +17,9 @@ package final class ServedRules: Sendable {
         package let etag: String
         /// The event stream a store of the file subscribes to (``PushProtocol/streamPath(file:)``).
         package let streamPath: String
+        /// When its text came in force here (`Last-Modified`): never later than this host's
+        /// clock, though a generation kept from before a restart may be.
+        package fileprivate(set) var modified = Date()
         /// A file to serve; `generation`: the one upstream gave its text (0: none).
         package init(name: String, rules: RuleSet, generation: Int = 0) {
             self.name = name
@@ -165,6 +168,7 @@ package final class ServedRules: Sendable {
                 let old = before.files.first { $0.name == file.name }
                 if let old, old.rules.contentVersion == file.rules.contentVersion {
                     file.generation = max(old.generation, file.generation)
+                    file.modified = old.modified
                 } else if file.generation <= (old?.generation ?? 0) {
                     // A new text, with no generation from upstream (or an older one than
                     // the text it replaces): it comes in force now, and after the one it

@@ -57,8 +57,9 @@ import Foundation
 /// are left. What a subscriber's socket will not take waits until `poll` says it takes more
 /// (an event of a large file on a slow link arrives whole); a subscriber whose socket is
 /// closed (every subscriber is watched for its hang-up), that holds back more than a
-/// mebibyte (or twice its largest event), or that has held some back for 30 s, however
-/// slowly it reads, is dropped (it reconnects and catches up). It waits for a change (a
+/// mebibyte (or twice its largest event), or whose socket has held some back for 30 s
+/// (from the first turn it took less than it was given), however slowly it reads, is
+/// dropped (it reconnects and catches up). It waits for a change (a
 /// pipe it is woken by), for the sockets of those behind to take more, and for the next
 /// keep-alive; nothing wakes it otherwise. The head says `X-Accel-Buffering: no`, so that
 /// nginx passes events on as they come.
@@ -92,10 +93,13 @@ final class EventHub: @unchecked Sendable {
         /// How many notices it has been told of (or were recorded when it subscribed).
         var seenNotices: Int
         /// Events its socket has not taken yet, oldest first (the first sent up to
-        /// `pendingOffset`), and since when some have waited.
+        /// `pendingOffset`).
         var pending: [[UInt8]] = []
         var pendingOffset = 0
-        var pendingSince: Date?
+        /// Since when its socket has held events back: from the first turn it took less than
+        /// it was given, until one in which it takes all (its own slowness, not the time its
+        /// events waited for their turn).
+        var blockedSince: Date?
         /// Whether its socket took less than it was given (it waits for `POLLOUT`).
         var full = false
 
@@ -319,7 +323,7 @@ final class EventHub: @unchecked Sendable {
                 ready.append(fd)
             }
             for (fd, subscriber) in subscribers {
-                if let since = subscriber.pendingSince, stepped.timeIntervalSince(since) > maxBehind { drop(fd) }
+                if let since = subscriber.blockedSince, stepped.timeIntervalSince(since) > maxBehind { drop(fd) }
             }
         }
         var at = cursor.withLock { $0 }
@@ -358,7 +362,7 @@ final class EventHub: @unchecked Sendable {
             descriptors.reserveCapacity(subscribers.count + 1)
             for (fd, subscriber) in subscribers {
                 descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (subscriber.full ? Int16(POLLOUT) : 0), revents: 0))
-                if let since = subscriber.pendingSince { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
+                if let since = subscriber.blockedSince { deadline = min(deadline, since.addingTimeInterval(maxBehind)) }
             }
         }
         return Wait(descriptors: descriptors, deadline: deadline, writesLeft: writesLeft)
@@ -434,16 +438,12 @@ final class EventHub: @unchecked Sendable {
     private func broadcast(_ eventsFor: (inout Subscriber) -> [[UInt8]]) {
         lock.withLock {
             guard !stopped else { return }
-            let now = Date()
             for fd in Array(subscribers.keys) {
                 guard var subscriber = subscribers[fd] else { continue }
                 let messages = eventsFor(&subscriber)
                 let wasIdle = subscriber.pending.isEmpty
                 subscriber.pending += messages
-                if wasIdle, !subscriber.pending.isEmpty {
-                    subscriber.pendingSince = now
-                    if !subscriber.full { ready.append(fd) }
-                }
+                if wasIdle, !subscriber.pending.isEmpty, !subscriber.full { ready.append(fd) }
                 subscribers[fd] = subscriber
                 if subscriber.backlog > Self.backlogLimit(subscriber.pending) { drop(fd) }
             }
@@ -470,12 +470,10 @@ final class EventHub: @unchecked Sendable {
                     continue
                 case .full:
                     subscriber.full = true
+                    if subscriber.blockedSince == nil { subscriber.blockedSince = Date() }
                 case .sent:
-                    if subscriber.pending.isEmpty {
-                        subscriber.pendingSince = nil
-                    } else {
-                        ready.append(fd)
-                    }
+                    subscriber.blockedSince = nil
+                    if !subscriber.pending.isEmpty { ready.append(fd) }
                 }
                 subscribers[fd] = subscriber
             }

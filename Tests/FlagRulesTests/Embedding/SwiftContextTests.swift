@@ -63,6 +63,53 @@ import Testing
         #expect(Self.rules.isEnabled("hasEmail", in: other))
     }
 
+    struct Inner: Encodable {
+        let tags: [String]
+        let score: Double
+        let seats: Int?
+    }
+    struct Item: Encodable {
+        let name: String
+        let count: Int
+        let flags: [Bool]
+        let inner: Inner?
+    }
+    struct Catalog: Encodable {
+        let id: String
+        let first: Item
+        let second: Item?
+        let tags: [String]
+        let numbers: [Int]
+    }
+
+    /// A context encoded from Swift values is the one `JSONEncoder` then
+    /// `EvaluationContext(json:)` make of them (the plain way, which the encoder is faster
+    /// than), for the shapes a context holds: random nested structs, absent optionals, lists
+    /// of strings, numbers and booleans, and a list of 20,000 tags, its order kept (a list
+    /// grows in place: each element costs the same however many came before).
+    @Test func encodingAgreesWithJSONEncoderThenJSON() throws {
+        var random = SeededGenerator(seed: 59)
+        func n(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
+        func word() -> String { String((0..<(1 + n(6))).map { _ in "abcdefgh\"\\é".randomElement(using: &random)! }) }
+        func item() -> Item {
+            Item(
+                name: word(), count: n(1_000) - 500, flags: (0..<n(4)).map { _ in n(2) == 0 },
+                inner: n(3) == 0
+                    ? nil : Inner(tags: (0..<n(5)).map { _ in word() }, score: Double(n(100)) + 0.25, seats: n(2) == 0 ? nil : n(50)))
+        }
+        for round in 0..<200 {
+            let catalog = Catalog(
+                id: word(), first: item(), second: n(2) == 0 ? nil : item(),
+                tags: (0..<(round == 0 ? 20_000 : n(30))).map { "t\($0)" }, numbers: (0..<n(10)).map { $0 * 3 })
+            let encoded = try EvaluationContext(encoding: catalog)
+            let json = String(decoding: try JSONEncoder().encode(catalog), as: UTF8.self)
+            // (A whole double is written by JSONEncoder as an int: the scores are never whole.)
+            let same = encoded == (try EvaluationContext(json: json))
+            #expect(same, "round \(round): \(json.prefix(300))")
+            if round == 0 { #expect(encoded["tags"]?.listValue?.count == 20_000 && encoded["tags"]?.listValue?.last == "t19999") }
+        }
+    }
+
     /// `BuildConfiguration` is `Codable` as its name: it sits in a context struct as the
     /// `build` attribute, and round-trips through JSON.
     @Test func aBuildConfigurationEncodesAsItsName() throws {
