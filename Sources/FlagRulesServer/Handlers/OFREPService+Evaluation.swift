@@ -40,16 +40,16 @@ extension OFREPService {
         let context: EvaluationContext
         switch self.context(of: request) {
         case .failure(.parse(let message)):
-            return .json(400, failure(key, "PARSE_ERROR", message))
+            return .json(400, logged(failure(key, "PARSE_ERROR", message)))
         case .failure(.invalid(let message)):
-            return .json(400, failure(key, "INVALID_CONTEXT", message))
+            return .json(400, logged(failure(key, "INVALID_CONTEXT", message)))
         case .success(let (c, _)):
             context = c
         }
         let state = served.snapshot
         guard let file = state.index[key] else {
             let suggestion = Suggestions.closest(to: key, in: state.names).map { "; did you mean '\($0)'?" } ?? ""
-            return .json(404, failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)"))
+            return .json(404, logged(failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)")))
         }
         let (status, json) = evaluate(key, in: state.files[file].rules, context)
         return .json(status, json)
@@ -60,9 +60,9 @@ extension OFREPService {
         let given: JSON
         switch self.context(of: request) {
         case .failure(.parse(let message)):
-            return .json(400, .object([("errorCode", .string("PARSE_ERROR")), ("errorDetails", .string(message))]))
+            return .json(400, logged(.object([("errorCode", .string("PARSE_ERROR")), ("errorDetails", .string(message))])))
         case .failure(.invalid(let message)):
-            return .json(400, .object([("errorCode", .string("INVALID_CONTEXT")), ("errorDetails", .string(message))]))
+            return .json(400, logged(.object([("errorCode", .string("INVALID_CONTEXT")), ("errorDetails", .string(message))])))
         case .success(let (c, g)):
             context = c
             given = g
@@ -98,6 +98,22 @@ extension OFREPService {
         .object([("key", .string(key)), ("errorCode", .string(code)), ("errorDetails", .string(details))])
     }
 
+    /// `failure` (an OFREP failure: `key` when it names one, `errorCode`, `errorDetails`),
+    /// written to the evaluation log first as the event of an evaluation that failed:
+    /// reason `error`, `error.type` the code in lower case, the details as
+    /// `feature_flag.error.message` (and no `feature_flag.key` for a bulk request's).
+    func logged(_ failure: JSON) -> JSON {
+        guard let log = evaluationLines else { return failure }
+        var attributes: [(String, JSON)] = [
+            ("error.type", .string(failure["errorCode"]?.string?.lowercased() ?? "general")),
+            ("feature_flag.error.message", .string(failure["errorDetails"]?.string ?? "")),
+        ]
+        if let key = failure["key"]?.string { attributes.append(("feature_flag.key", .string(key))) }
+        attributes += [("feature_flag.provider.name", .string("FlagRules")), ("feature_flag.result.reason", .string("error"))]
+        log.append(Self.eventLine("feature_flag.evaluation", attributes))
+        return failure
+    }
+
     /// An evaluation as a JSON line: `{"time", "name": "feature_flag.evaluation",
     /// "attributes": {…}}`, the attributes sorted by key.
     func evaluationLine(_ key: String, _ r: Resolution, _ rules: RuleSet, _ context: EvaluationContext) -> String {
@@ -115,12 +131,14 @@ extension OFREPService {
 
     /// One declaration's OFREP answer: 200 and a success, or 400 and a failure.
     func evaluate(_ key: String, in rules: RuleSet, _ context: EvaluationContext) -> (Int, JSON) {
-        guard let info = rules.declaration(named: key) else { return (404, failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")) }
+        guard let info = rules.declaration(named: key) else {
+            return (404, logged(failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")))
+        }
         // A value of the wrong type for an attribute the declaration reads fails it; other
         // attributes are not its concern.
         if let problem = rules.mistypedRead(by: info, in: context) {
             metrics.evaluation(key, reason: "ERROR")
-            return (400, failure(key, "INVALID_CONTEXT", problem.description))
+            return (400, logged(failure(key, "INVALID_CONTEXT", problem.description)))
         }
         let r = rules.evaluate(key, in: context)
         metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)

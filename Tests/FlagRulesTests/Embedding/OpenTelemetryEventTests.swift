@@ -162,6 +162,40 @@ import Testing
         #expect(
             logged[2]["attributes"]?["feature_flag.result.value"] == .int(3) && logged[2]["attributes"]?["feature_flag.context.id"] == nil)
     }
+
+    /// An OFREP evaluation that fails is a line too, with reason `error` and the error's
+    /// type: a body that is not JSON, a context of the wrong shape, a mistyped attribute, a
+    /// flag that does not exist, and the bulk request's failures (which name no flag): six
+    /// requests, six lines.
+    @Test func anEvaluationThatFailsIsALineToo() async throws {
+        let (stream, line) = AsyncStream.makeStream(of: String.self)
+        let service = OFREPService(options: .init(evaluationLog: { line.yield($0) }))
+        let rules = try RuleSet(
+            source: "context { plan : enum(free, team) }\nflag on { enabled when plan == team }\n", name: "app.flags")
+        service.install([.init(name: "app.flags", rules: rules)])
+        let requests: [(String, String, String, String?)] = [
+            ("on", "not json", "parse_error", "on"), ("on", #"{"context": 3}"#, "invalid_context", "on"),
+            ("on", #"{"context": {"plan": 7}}"#, "invalid_context", "on"), ("nope", #"{"context": {}}"#, "flag_not_found", "nope"),
+            ("", "[", "parse_error", nil), ("", #"{"context": []}"#, "invalid_context", nil),
+        ]
+        for (key, body, _, _) in requests {
+            let path = key.isEmpty ? "/ofrep/v1/evaluate/flags" : "/ofrep/v1/evaluate/flags/\(key)"
+            let answer = service.respond(HTTPRequest(method: "POST", path: path, headers: [], body: Array(body.utf8)))
+            #expect(answer.status == 400 || answer.status == 404, "\(path) \(body)")
+        }
+        var logged: [JSON] = []
+        for await text in stream {
+            logged.append(try JSON.parse(text))
+            if logged.count == requests.count { break }
+        }
+        for (k, (_, body, type, key)) in requests.enumerated() {
+            let attributes = logged[k]["attributes"]
+            #expect(attributes?["feature_flag.result.reason"] == .string("error"), "\(body)")
+            #expect(attributes?["error.type"] == .string(type), "\(body)")
+            #expect(attributes?["feature_flag.key"] == key.map(JSON.string), "\(body)")
+            #expect(attributes?["feature_flag.error.message"]?.string?.isEmpty == false, "\(body)")
+        }
+    }
 }
 
 extension Optional {
