@@ -29,6 +29,20 @@ package enum PushProtocol {
     /// which a client spreads up to half as long again (``ErrorAnswers``).
     package static let retryAfterSeconds = 1
 
+    /// The head of an event stream's answer: a stream proxies neither cache nor buffer
+    /// (`X-Accel-Buffering: no` for nginx); `startsCurrent`: it starts from the text in
+    /// force (`X-Flags-Rules: current`).
+    package static func streamHead(startsCurrent: Bool) -> String {
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+            + "X-Accel-Buffering: no\r\nConnection: keep-alive\r\n"
+            + (startsCurrent ? "\(rulesHeader): current\r\n" : "") + "\r\n"
+    }
+
+    /// The comment an idle stream is sent every ``keepAliveInterval``, so that proxies keep
+    /// the connection.
+    package static let keepAliveComment = ": keep-alive\n\n"
+    package static let keepAliveInterval: TimeInterval = 15
+
     /// `/rules/NAME`, each of the name's path segments percent-encoded (its slashes kept).
     package static func filePath(_ name: String) -> String {
         let segments = name.split(separator: "/", omittingEmptySubsequences: false).map { segment in

@@ -68,7 +68,7 @@ final class EventHub: @unchecked Sendable {
     // under `lock`.
     /// The most subscribers held at once; more are answered 503.
     static let maxSubscribers = 16_000
-    static let keepAlive: TimeInterval = 15
+    static let keepAlive = PushProtocol.keepAliveInterval
     /// The longest a step writes queued events for before it returns to the server's loop
     /// (it writes one share at least): 2 ms, unless a test asks for another.
     let writeBudget: TimeInterval
@@ -239,9 +239,7 @@ final class EventHub: @unchecked Sendable {
                 catchUp = Self.event(rulesOf: file)
             }
             let startsCurrent = file != nil && catchUp.map { Self.fitsAtOnce($0.utf8.count + 1_024, fd) } != false
-            var head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-            head += "X-Accel-Buffering: no\r\nConnection: keep-alive\r\n"
-            head += startsCurrent ? "\(PushProtocol.rulesHeader): current\r\n\r\n" + (catchUp ?? "") : "\r\n"
+            var head = PushProtocol.streamHead(startsCurrent: startsCurrent) + (startsCurrent ? catchUp ?? "" : "")
             if let file {
                 let rejection = served.rejection(of: file.name)
                 let state: PushProtocol.Event =
@@ -518,7 +516,7 @@ final class EventHub: @unchecked Sendable {
 
     /// A comment to every subscriber, so that proxies keep idle connections.
     private func sendKeepAlive() {
-        let comment = Array(": keep-alive\n\n".utf8)
+        let comment = Array(PushProtocol.keepAliveComment.utf8)
         broadcast { _ in [comment] }
     }
 
