@@ -119,7 +119,8 @@ public struct FlagEvaluation: Sendable {
     /// What it resolved to (overrides and errors included).
     public let resolution: Resolution
     private let input: Input
-    /// The rules it was evaluated against (their file's name and version), when known.
+    /// The rules it was evaluated against (their file's name and version); nil while a
+    /// store has none in force (its events then name no file and no version).
     private let rules: RuleSet?
 
     enum Input: Sendable {
@@ -132,7 +133,7 @@ public struct FlagEvaluation: Sendable {
         self.name = name
         self.resolution = resolution
         self.input = input
-        self.rules = rules
+        self.rules = rules.isStandIn ? nil : rules
     }
 
     /// The evaluation as OpenTelemetry's `feature_flag.evaluation` event (semantic
@@ -148,8 +149,8 @@ public struct FlagEvaluation: Sendable {
     /// | `flagrules.override` | `true` for a value an override gave (a `withFlagOverrides` scope, a store's overrides) |
     /// | `feature_flag.provider.name` | `FlagRules` |
     /// | `feature_flag.context.id` | the context's `targetingKey`, else its `userId` (as text), when present |
-    /// | `feature_flag.set.id` | the rules file's name |
-    /// | `feature_flag.version` | the rules' version: the hash `flags serve` gives as the file's ETag |
+    /// | `feature_flag.set.id` | the rules file's name (none while a store has no rules in force) |
+    /// | `feature_flag.version` | the rules' version: the hash `flags serve` gives as the file's ETag (none without rules) |
     /// | `error.type` | on an error: `flag_not_found`, `type_mismatch`, `parse_error`, `invalid_context`, `general` |
     /// | `feature_flag.error.message` | on an error, its message |
     ///

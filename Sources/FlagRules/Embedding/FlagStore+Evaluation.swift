@@ -177,7 +177,8 @@ extension FlagStore: FlagEvaluating {
         return r
     }
 
-    /// Rules with no declarations, to lay prepared contexts out for before any have loaded.
+    /// Rules with no declarations, to lay prepared contexts out for before any have loaded
+    /// (never named in an evaluation's event: ``RuleSet/isStandIn``).
     static let noRules: RuleSet = {
         do {
             return try RuleSet(source: "", name: "<none>")
@@ -185,4 +186,9 @@ extension FlagStore: FlagEvaluating {
             preconditionFailure("an empty source compiles")
         }
     }()
+}
+
+extension RuleSet {
+    /// Whether these are the rules a store evaluates against while it has none in force.
+    var isStandIn: Bool { loaded === FlagStore.noRules.loaded }
 }

@@ -13,6 +13,24 @@ import Testing
         value v: int = 3 { 4 when appVersion >= "2.0" }
         """
 
+    /// The messages `ContextProblem.description`'s doc comment shows are the ones the
+    /// library prints, word for word.
+    @Test func theDocCommentShowsMessagesTheLibraryPrints() throws {
+        let file = try String(
+            contentsOf: packageRoot.appendingPathComponent("Sources/FlagRules/Embedding/ContextProblems.swift"), encoding: .utf8)
+        let lines = file.split(separator: "\n", omittingEmptySubsequences: false)
+        let end = try #require(lines.firstIndex { $0.contains("public var description: String") })
+        var start = end
+        while start > 0, lines[start - 1].trimmingCharacters(in: .whitespaces).hasPrefix("///") { start -= 1 }
+        let comment = lines[start..<end].map { $0.trimmingCharacters(in: .whitespaces).dropFirst(3) }.joined(separator: " ")
+        let shown = comment.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }
+            .map { String($0.element) }
+        try #require(shown.count == 3, "\(comment)")
+        let rules = try RuleSet(source: "context { userId: string; age: int; org: { plan: enum(free, team) } }\nflag f = true\n")
+        let printed = rules.problems(in: ["userid": "u-1", "age": "old", "org.plan": "team"]).map(\.description)
+        #expect(Set(printed) == Set(shown), "printed \(printed)")
+    }
+
     @Test func problemsNameEachAttribute() throws {
         let rules = try RuleSet(source: Self.source)
         let context: EvaluationContext = [

@@ -130,6 +130,26 @@ import Testing
         let plain = FlagEvaluation(name: "on", resolution: rules.evaluate("on", in: [:]), input: .dictionary([:]), rules: rules)
         #expect(plain.openTelemetryEvent.attributes["flagrules.override"] == nil)
     }
+
+    /// A store with no rules in force (none loaded yet) names no file and no version in its
+    /// events, by name and by handle: its answers come from no file.
+    @Test func aStoreWithoutRulesNamesNoFile() throws {
+        let events = Locked<[FlagEvaluation]>([])
+        let store = FlagStore()
+        store.onEvaluation = { event in events.withLock { $0.append(event) } }
+        _ = store.isEnabled("on", in: ["userId": "u-1"])
+        _ = store.isEnabled(store.handle("on"), in: store.prepare(["userId": "u-1"]))
+        let attributes = events.withLock { $0 }.map(\.openTelemetryEvent.attributes)
+        #expect(attributes.count == 2)
+        for a in attributes {
+            #expect(a["feature_flag.set.id"] == nil && a["feature_flag.version"] == nil, "\(a)")
+            #expect(a["feature_flag.key"] == "on" && a["feature_flag.result.reason"] == "error")
+        }
+        // Once rules are in force, they are named.
+        _ = try store.update(source: "flag on = true\n", name: "app.flags")
+        _ = store.isEnabled("on", in: [:])
+        #expect(events.withLock { $0 }.last?.openTelemetryEvent.attributes["feature_flag.set.id"] == "app.flags")
+    }
 }
 
 /// `flags serve --log-evaluations`: each OFREP evaluation as a JSON line holding the same
