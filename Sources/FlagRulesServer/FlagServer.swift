@@ -70,6 +70,8 @@ public final class FlagServer: Sendable {
     private let log: @Sendable (String) -> Void
     /// The names declared twice that were logged (once each, not at every reload).
     private let reported = Locked(Set<String>())
+    /// For each store, the runs of failed looks counted in `flags_failed_reloads_total`.
+    private let countedRuns = Locked([ObjectIdentifier: Int]())
 
     /// Listens on `options.host` and `options.port` and serves each store's rules under its
     /// name. The stores are started (a store started already is left as it is); `log` gets
@@ -177,9 +179,14 @@ public final class FlagServer: Sendable {
             case .fetchFailed:
                 // Once for each run of failed looks, however many looks the run takes (a
                 // relay's retries within seconds during an outage, an origin's look at an
-                // emptied file every quarter second): one meaning on origin and relay.
-                // (0: a stream connected since, which ended the run this failure began.)
-                if store.status.failuresInARow <= 1 { service.metrics.reload(.failed) }
+                // emptied file every quarter second): one meaning on origin and relay. The
+                // store counts the runs; the runs not counted yet are counted now.
+                let runs = store.failureRuns
+                let uncounted = countedRuns.withLock { counted in
+                    defer { counted[ObjectIdentifier(store)] = max(counted[ObjectIdentifier(store)] ?? 0, runs) }
+                    return max(0, runs - (counted[ObjectIdentifier(store)] ?? 0))
+                }
+                for _ in 0..<uncounted { service.metrics.reload(.failed) }
                 log("\(name): \(event)")
             case .eventStreamConnected, .eventStreamLost, .olderRulesIgnored:
                 log("\(name): \(event)")

@@ -119,8 +119,8 @@ public struct FlagEvaluation: Sendable {
     /// What it resolved to (overrides and errors included).
     public let resolution: Resolution
     private let input: Input
-    /// The rules it was evaluated against (their file's name and version); nil while a
-    /// store has none in force (its events then name no file and no version).
+    /// The rules it was evaluated against (their file's name and version); a store's stand-in
+    /// while it has none in force, whose events then name no file and no version.
     private let rules: RuleSet?
 
     enum Input: Sendable {
@@ -133,7 +133,7 @@ public struct FlagEvaluation: Sendable {
         self.name = name
         self.resolution = resolution
         self.input = input
-        self.rules = rules.isStandIn ? nil : rules
+        self.rules = rules
     }
 
     /// The evaluation as OpenTelemetry's `feature_flag.evaluation` event (semantic
@@ -174,7 +174,7 @@ public struct FlagEvaluation: Sendable {
             a["feature_flag.result.value"] = telemetryValue(r.value)
         }
         if let unit = unit.flatMap(BucketUnit.init) { a["feature_flag.context.id"] = .string(VendorRollout.text(unit)) }
-        if let rules {
+        if let rules, !rules.isStandIn {
             a["feature_flag.set.id"] = .string(rules.source.name)
             a["feature_flag.version"] = .string(rules.contentVersion)
         }

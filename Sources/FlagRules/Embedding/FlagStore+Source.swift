@@ -276,6 +276,7 @@ extension FlagStore {
     private func failed(_ reason: String, outage: Bool, unreachable: Bool = false, retryAfter: Duration? = nil) -> Duration {
         let (failures, repeated) = state.withLock { s in
             s.failures += 1
+            if s.failures == 1 { s.failureRuns += 1 }
             let repeated = s.failures > 1 && s.lastProblem == reason
             s.noteProblem(reason)
             return (s.failures, repeated)

@@ -54,6 +54,9 @@ public final class FlagStore: @unchecked Sendable {
         var epoch = 0
         /// Failed fetches in a row, for the back-off.
         var failures = 0
+        /// How many runs of failed looks there have been (a run begins with the first
+        /// failure after a success): what a server counts in `flags_failed_reloads_total`.
+        var failureRuns = 0
         var expectedKeys: [AnyFlagKey] = []
         var allowsRemovingExpectedKeys = false
         /// The latest problem met (a failed fetch, rejected rules, an ignored cache), and
