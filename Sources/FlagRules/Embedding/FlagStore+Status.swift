@@ -44,11 +44,11 @@ public struct FlagStoreStatus: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension FlagStore {
-    /// How the store's rules stand now: their origin and age, the latest problem.
     /// How many runs of failed looks at the source there have been: one for each first
     /// failure after a success (or after the start), however many looks the run takes.
     package var failureRuns: Int { state.withLock { $0.failureRuns } }
 
+    /// How the store's rules stand now: their origin and age, the latest problem.
     public var status: FlagStoreStatus {
         state.withLock { s in
             FlagStoreStatus(
