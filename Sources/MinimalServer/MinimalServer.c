@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,6 +17,16 @@
 static const char response[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n";
 
 int minimal_server_run(void) {
+    // A SIGTERM ends it, even when the process that started it ignored the signal (an
+    // ignored signal stays ignored across exec).
+    // The same for a blocked one: a signal mask is inherited too.
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGINT);
+    sigprocmask(SIG_UNBLOCK, &ending, NULL);
     int listener = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int yes = 1;
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);

@@ -52,6 +52,8 @@ struct Options {
     /// The event-stream subscribers `flags serve` is asked to hold from a soft limit of
     /// 1,024 descriptors (`--subscribers`).
     var subscribers = 3_000
+    /// The seconds `wrk` measures each route for (`--wrk-seconds`; 0 skips the row).
+    var wrkSeconds = 3
     /// The operands of the long `and` chain that is loaded, evaluated, explained and released.
     var longChain = 1_000_000
 
@@ -133,6 +135,9 @@ struct Options {
             case "--idle-subscribers" where i + 1 < arguments.count:
                 i += 1
                 idleSubscribers = max(0, min(15_000, Int(arguments[i]) ?? idleSubscribers))
+            case "--wrk-seconds" where i + 1 < arguments.count:
+                i += 1
+                wrkSeconds = max(0, min(60, Int(arguments[i]) ?? wrkSeconds))
             case "--runs" where i + 1 < arguments.count:
                 i += 1
                 runs = max(1, Int(arguments[i]) ?? runs)
@@ -147,7 +152,7 @@ struct Options {
                 inKeys = Self.choice(arguments[i], of: "--in-keys", "codes, ids or uuids")
             case "--help", "-h":
                 print(
-                    "usage: flags-bench [--counts [--markdown]] [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N] [--relay-stores N] [--idle-subscribers N] [--subscribers N]"
+                    "usage: flags-bench [--counts [--markdown]] [--json] [--contexts N] [--runs N] [--only ROW-NAME-PART[|PART…]] [--in-values both|hits|misses] [--in-keys codes|ids|uuids] [--long-chain N] [--relay-stores N] [--idle-subscribers N] [--subscribers N] [--wrk-seconds N]"
                 )
                 exit(0)
             default:

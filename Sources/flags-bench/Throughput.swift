@@ -122,7 +122,7 @@ func throughputFigures() -> ThroughputFigures? {
     }
     let bench = URL(fileURLWithPath: CommandLine.arguments[0]).path
     let flags = URL(fileURLWithPath: bench).deletingLastPathComponent().appendingPathComponent("flags").path
-    let seconds = 3
+    let seconds = options.wrkSeconds
     guard let minimal = PinnedServer(taskset: taskset, [bench, "--minimal-server"], readsStderr: false),
         let serve = PinnedServer(taskset: taskset, [flags, "serve", "examples/app.flags", "--port", "0"], readsStderr: true)
     else {
@@ -130,6 +130,10 @@ func throughputFigures() -> ThroughputFigures? {
         return figures
     }
     // A warm-up of each, then the measured runs.
+    guard seconds > 0 else {
+        figures.skipped = "--wrk-seconds 0"
+        return figures
+    }
     _ = wrkRequestsPerSecond(wrk: wrk, taskset: taskset, port: minimal.port, path: "/", body: nil, seconds: 1)
     figures.minimal = wrkRequestsPerSecond(wrk: wrk, taskset: taskset, port: minimal.port, path: "/", body: nil, seconds: seconds) ?? 0
     for route in throughputRoutes {

@@ -15,7 +15,7 @@ import Testing
                 bench,
                 [
                     "--contexts", "3000", "--runs", "1", "--long-chain", "20000", "--relay-stores", "40", "--idle-subscribers", "200",
-                    "--subscribers", "100", "--json",
+                    "--subscribers", "100", "--wrk-seconds", "1", "--json",
                 ])
         }
         #expect(result.status == 0)
@@ -89,7 +89,7 @@ import Testing
             bench,
             [
                 "--contexts", "2000", "--runs", "1", "--long-chain", "1000", "--relay-stores", "20", "--idle-subscribers", "50",
-                "--subscribers", "60", "--json",
+                "--subscribers", "60", "--wrk-seconds", "0", "--json",
             ],
             environment: ["FLAGS_BENCH_NO_ALLOCATION_COUNTING": "1"])
         #expect(result.status == 0)

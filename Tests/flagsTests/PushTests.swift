@@ -435,7 +435,8 @@ import Testing
         let stores = viaRelay + [direct]
         for store in stores { store.start() }
         defer { for store in stores { store.stop() } }
-        #expect(await Self.until(stores, see: false, within: 60) != nil)
+        let loaded = await Self.until(stores, see: false, within: 60)
+        #expect(loaded != nil, "\(stores.map { "\($0.status)" }) relay: \(relay.log)")
         #expect(await Self.subscribed(stores))
         #expect(try Self.get(relay.port, "/healthz").hasPrefix("ok\nupstream http://127.0.0.1:\(port)/rules/app.flags: connected"))
 
