@@ -73,8 +73,12 @@ import Testing
         let writing = Task { try await Self.writeInParts(file, ["flag a = false\n", "flag b = true\n"], gap: .milliseconds(400)) }
         try await Task.sleep(for: .milliseconds(100))
         await store.refreshNow()
-        _ = try await writing.value
-        #expect(store.isEnabled("b") && !store.isEnabled("a"), "\(store.status)")
+        let gap = try await writing.value
+        // A machine loaded enough to stretch the parts' gap past the settle time makes the
+        // first part a settled file by the rule (nothing then tells it from a finished one).
+        if gap < RulesFetcher.settleTime - .milliseconds(200) {
+            #expect(store.isEnabled("b") && !store.isEnabled("a"), "\(store.status) (the parts \(gap) apart)")
+        }
     }
 
     /// A ConfigMap's key is a symbolic link through `..data`, itself a link swapped to a
