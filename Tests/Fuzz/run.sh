@@ -9,7 +9,8 @@
 # Each target is the library's sources compiled with one harness as a single module. A
 # finding is written to .build/fuzz/findings/TARGET-*; make it a regression test.
 # FUZZ_OPTIMIZATION=-Onone builds in a third of the time and runs inputs a few times
-# slower: CI's short smoke run uses it; a long run keeps the default, -O.
+# slower: CI's short smoke run uses it; a long run keeps the default, -O. FUZZ_JOBS=N
+# compiles with N jobs (default: one per core): CI builds on one core beside other work.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
@@ -45,7 +46,9 @@ binary=$out/fuzz$optimization
 if [[ ! -x $binary || -n $(find Tests/Fuzz Sources/FlagRules Sources/FlagRulesTooling Sources/FlagRulesAtomics Sources/FlagRulesServer/Transport/HTTPMessage.swift -newer "$binary" -name '*.[sch]*') ]]; then
   echo "== building the fuzz targets ($optimization)"
   # shellcheck disable=SC2086
-  swiftc -swift-version 6 "$optimization" -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \
+  jobs=()
+  [[ -n ${FUZZ_JOBS:-} ]] && jobs=(-j "$FUZZ_JOBS")
+  swiftc "${jobs[@]}" -swift-version 6 "$optimization" -sanitize=fuzzer,address -parse-as-library -module-name FlagRules -package-name FlagRules \
     -I Sources/FlagRulesAtomics/include \
     $sources "${harnesses[@]}" -o "$binary"
 fi
