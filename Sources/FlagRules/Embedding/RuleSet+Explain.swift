@@ -34,39 +34,13 @@ extension RuleSet {
     /// The attributes a declaration's rollouts and splits bucket by that `context` lacks,
     /// when no rule decided `r` (so a default may be the absent unit's doing); sorted.
     package func absentUnits(of name: String, resolution r: Resolution, in context: EvaluationContext) -> [String] {
-        guard r.rule == nil, r.reason == .default else { return [] }
-        return bucketingAttributes(of: name).filter { context.value(atPath: $0) == nil }.sorted()
+        guard let info = declaration(named: name) else { return [] }
+        return absentUnits(of: info, resolution: r, in: context)
     }
 
-    /// The attributes that `name`'s resolution buckets by (`rollout(…)` and `split(…)`
-    /// units), through the segments and declarations it reads.
-    package func bucketingAttributes(of name: String) -> Set<String> {
-        guard let start = index(of: name) else { return [] }
-        var out = Set<String>()
-        var visited = Set<Int>()
-        func unit(_ b: Bound) {
-            if case .attribute(let a, _, _) = b.kind { out.insert(a) }
-        }
-        func visit(_ i: Int) {
-            guard visited.insert(i).inserted, i < checked.declarations.count else { return }
-            let d = checked.declarations[i]
-            var conditions: [Bound] = []
-            if let c = d.condition { conditions.append(c) }
-            for rule in d.rules {
-                if let c = rule.condition { conditions.append(c) }
-                if case .split(let s) = rule.outcome { unit(s.unit) }
-            }
-            for c in conditions {
-                c.forEach { b in
-                    switch b.kind {
-                    case .rollout(let x, _): unit(x)
-                    case .declaration(let j): visit(j)
-                    default: break
-                    }
-                }
-            }
-        }
-        visit(start)
-        return out
+    /// ``absentUnits(of:resolution:in:)`` of a declaration at hand.
+    package func absentUnits(of info: DeclarationInfo, resolution r: Resolution, in context: EvaluationContext) -> [String] {
+        guard r.rule == nil, r.reason == .default, !info.bucketingUnits.isEmpty else { return [] }
+        return info.bucketingUnits.filter { context.value(atPath: $0) == nil }
     }
 }

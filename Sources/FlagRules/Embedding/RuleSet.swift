@@ -75,7 +75,10 @@ public struct RuleSet: Sendable {
             info.withLock { info in
                 if let info { return info }
                 let reads = AttributeReads(checked)
-                let made = checked.declarations.enumerated().map { DeclarationInfo($1, reads: reads.of($0)) }
+                let made = checked.declarations.enumerated().map { i, d in
+                    let (read, units) = reads.of(i)
+                    return DeclarationInfo(d, reads: read, bucketingUnits: units)
+                }
                 info = made
                 return made
             }
@@ -287,6 +290,9 @@ public struct DeclarationInfo: Sendable, Hashable {
     /// declarations they read, in the order first read, with their schema types (`dynamic`
     /// without a schema); `now` when a rule reads the time (`now`, `ramp(…)`).
     package let reads: [AttributeRead]
+    /// The attributes its resolution buckets by (`rollout(…)` and `split(…)` units),
+    /// through the segments and declarations it reads, sorted.
+    package let bucketingUnits: [String]
 
     /// A context attribute a declaration reads, and its type.
     package struct AttributeRead: Sendable, Hashable {
@@ -307,8 +313,9 @@ public struct DeclarationInfo: Sendable, Hashable {
         case ramp(rule: Int, from: Date, to: Date, start: Double, end: Double)
     }
 
-    init(_ d: CheckedDeclaration, reads: [AttributeRead]) {
+    init(_ d: CheckedDeclaration, reads: [AttributeRead], bucketingUnits: [String]) {
         self.reads = reads
+        self.bucketingUnits = bucketingUnits
         endLine = d.range.end.line
         var shares: [Share] = []
         for rule in d.rules {
@@ -394,27 +401,38 @@ struct AttributeReads {
 
     init(_ checked: CheckedProgram) { self.checked = checked }
 
-    func of(_ index: Int) -> [DeclarationInfo.AttributeRead] {
-        var seen = Set<String>()
-        var out: [DeclarationInfo.AttributeRead] = []
-        var visited = Set<Int>()
-        collect(index, &seen, &out, &visited)
-        return out
+    /// What declaration `index` reads, in the order first read, and the attributes it
+    /// buckets by, sorted.
+    func of(_ index: Int) -> (reads: [DeclarationInfo.AttributeRead], units: [String]) {
+        var found = Found()
+        collect(index, &found)
+        return (found.reads, found.units.sorted())
     }
 
-    private func collect(_ index: Int, _ seen: inout Set<String>, _ out: inout [DeclarationInfo.AttributeRead], _ visited: inout Set<Int>) {
-        guard visited.insert(index).inserted else { return }
+    private struct Found {
+        var seen = Set<String>()
+        var reads: [DeclarationInfo.AttributeRead] = []
+        var units = Set<String>()
+        var visited = Set<Int>()
+    }
+
+    private func collect(_ index: Int, _ found: inout Found) {
+        guard found.visited.insert(index).inserted else { return }
         let d = checked.declarations[index]
         func add(_ name: String, _ type: FlagType) {
-            if seen.insert(name).inserted { out.append(.init(name: name, type: type)) }
+            if found.seen.insert(name).inserted { found.reads.append(.init(name: name, type: type)) }
+        }
+        func unit(_ b: Bound) {
+            if case .attribute(let name, _, _) = b.kind { found.units.insert(name) }
         }
         func walk(_ b: Bound) {
+            if case .rollout(let x, _) = b.kind { unit(x) }
             switch b.kind {
             case .constant, .percent: break
             case .attribute(let name, _, let type): add(name, type)
             case .has(let name, _): add(name, checked.schema?[name]?.type ?? .dynamic)
             case .now, .ramp: add("now", .datetime)
-            case .declaration(let i): collect(i, &seen, &out, &visited)
+            case .declaration(let i): collect(i, &found)
             case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
                 .containsSet(let x, _, _), .count(let x),
                 .lower(let x), .network(let x, _, _):
@@ -428,7 +446,10 @@ struct AttributeReads {
         if let c = d.condition { walk(c) }
         for rule in d.rules {
             if let c = rule.condition { walk(c) }
-            if case .split(let s) = rule.outcome { walk(s.unit) }
+            if case .split(let s) = rule.outcome {
+                unit(s.unit)
+                walk(s.unit)
+            }
         }
     }
 }

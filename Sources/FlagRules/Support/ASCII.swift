@@ -23,4 +23,25 @@ package enum ASCII {
         }
         return nil
     }
+
+    /// Appends `n` in decimal to `out`, without making a string.
+    package static func appendDecimal(_ n: Int, to out: inout [UInt8]) {
+        if n < 0 {
+            out.append(UInt8(ascii: "-"))
+            if n == .min {
+                out.append(contentsOf: String(n).utf8.dropFirst())
+                return
+            }
+            appendDecimal(-n, to: &out)
+            return
+        }
+        var divisor = 1
+        while divisor <= n / 10 { divisor *= 10 }
+        var rest = n
+        while divisor > 0 {
+            out.append(UInt8(truncatingIfNeeded: 48 + rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
 }

@@ -103,6 +103,9 @@ package enum JSON: Sendable, Hashable {
         return out
     }
 
+    /// Appends the compact serialization to `out`.
+    package func write(to out: inout [UInt8]) { write(to: &out, pretty: false, indent: 0) }
+
     private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
         func newline(_ depth: Int) {
             out.append(0x0A)
@@ -111,7 +114,7 @@ package enum JSON: Sendable, Hashable {
         switch self {
         case .null: out += "null".utf8
         case .bool(let b): out += (b ? "true" : "false").utf8
-        case .int(let i): out += String(i).utf8
+        case .int(let i): ASCII.appendDecimal(i, to: &out)
         case .double(let d):
             if d.isFinite {
                 out += (d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) + ".0" : "\(d)").utf8
@@ -146,7 +149,7 @@ package enum JSON: Sendable, Hashable {
 
     /// `s` as a JSON string, quoted and escaped: runs of bytes that need no escape are
     /// copied whole (every escaped character is ASCII, so a run never splits a scalar).
-    static func writeString(_ s: String, to out: inout [UInt8]) {
+    package static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
         var text = s
         text.withUTF8 { bytes in

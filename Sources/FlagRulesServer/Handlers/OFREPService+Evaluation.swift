@@ -51,9 +51,14 @@ extension OFREPService {
             let suggestion = Suggestions.closest(to: key, in: state.names).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, logged(failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)")))
         }
-        let (status, json) = evaluate(key, in: state.files[file].rules, context)
-        return .json(status, json)
+        var body: [UInt8] = []
+        body.reserveCapacity(256)
+        let status = evaluate(key, in: state.files[file].rules, context, into: &body)
+        return HTTPResponse(status: status, headers: OFREPService.jsonType, body: body)
     }
+
+    /// The header of a JSON answer.
+    static let jsonType = [("Content-Type", "application/json")]
 
     func bulk(_ request: HTTPRequest) -> HTTPResponse {
         let context: EvaluationContext
@@ -73,14 +78,21 @@ extension OFREPService {
         if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])
         }
-        let flags: [JSON] = state.names.map { name in evaluate(name, in: state.files[state.index[name]!].rules, context).1 }
-        return .json(
-            200,
-            .object([
-                ("flags", .array(flags)),
-                ("metadata", .object([("version", .string(state.version))])),
-                ("eventStreams", .array([OFREPService.eventStream])),
-            ]), headers: [("ETag", etag)])
+        // {"flags": [each answer], "metadata": {"version": …}, "eventStreams": […]}, written
+        // as JSON's compact form writes it.
+        var body: [UInt8] = []
+        body.reserveCapacity(256 * state.names.count)
+        body += #"{"flags": ["#.utf8
+        for (k, name) in state.names.enumerated() {
+            if k > 0 { body.append(0x2C) }
+            _ = evaluate(name, in: state.files[state.index[name]!].rules, context, into: &body)
+        }
+        body += #"], "metadata": {"version": "#.utf8
+        JSON.writeString(state.version, to: &body)
+        body += #"}, "eventStreams": ["#.utf8
+        body += OFREPService.eventStreamBytes
+        body += "]}".utf8
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("ETag", etag)], body: body)
     }
 
     /// The bulk response's `eventStreams` entry: this server's stream, on its own origin.
@@ -88,6 +100,7 @@ extension OFREPService {
         ("type", .string("sse")), ("endpoint", .object([("requestUri", .string(OFREPService.eventsPath))])),
         ("inactivityDelaySec", .int(120)),
     ])
+    static let eventStreamBytes = eventStream.serializedBytes()
     /// Where the event stream is served.
     package static let eventsPath = PushProtocol.eventsPath
     /// The header a served rules file names the event stream with, so that a store
@@ -129,39 +142,68 @@ extension OFREPService {
         return JSON.object(members).serialized()
     }
 
-    /// One declaration's OFREP answer: 200 and a success, or 400 and a failure.
-    func evaluate(_ key: String, in rules: RuleSet, _ context: EvaluationContext) -> (Int, JSON) {
+    /// One declaration's OFREP answer, written to `out` as JSON's compact form writes it: 200
+    /// and a success, or 400 (404) and a failure; the status.
+    func evaluate(_ key: String, in rules: RuleSet, _ context: EvaluationContext, into out: inout [UInt8]) -> Int {
         guard let info = rules.declaration(named: key) else {
-            return (404, logged(failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")))
+            logged(failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")).write(to: &out)
+            return 404
         }
         // A value of the wrong type for an attribute the declaration reads fails it; other
         // attributes are not its concern.
         if let problem = rules.mistypedRead(by: info, in: context) {
             metrics.evaluation(key, reason: "ERROR")
-            return (400, logged(failure(key, "INVALID_CONTEXT", problem.description)))
+            logged(failure(key, "INVALID_CONTEXT", problem.description)).write(to: &out)
+            return 400
         }
         let r = rules.evaluate(key, in: context)
         metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
         if let log = evaluationLines { log.append(evaluationLine(key, r, rules, context)) }
         if r.reason == .error {
-            return (400, failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed"))
+            failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed").write(to: &out)
+            return 400
         }
-        var metadata: [(String, JSON)] = [("kind", .string(info.kind.rawValue))]
-        if let rule = r.rule { metadata.append(("rule", .int(rule))) }
-        if let line = r.line { metadata.append(("line", .int(line))) }
-        if let owner = info.owner { metadata.append(("owner", .string(owner))) }
+        func member(_ name: StaticString, first: Bool = false) {
+            if !first { out += ", ".utf8 }
+            out.append(0x22)
+            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            out += "\": ".utf8
+        }
+        out.append(0x7B)
+        member("key", first: true)
+        JSON.writeString(key, to: &out)
+        member("value")
+        r.value.json.write(to: &out)
+        member("reason")
+        JSON.writeString(r.reason.rawValue, to: &out)
+        member("variant")
+        JSON.writeString(OFREPService.variant(r), to: &out)
+        member("metadata")
+        out.append(0x7B)
+        member("kind", first: true)
+        JSON.writeString(info.kind.rawValue, to: &out)
+        if let rule = r.rule {
+            member("rule")
+            ASCII.appendDecimal(rule, to: &out)
+        }
+        if let line = r.line {
+            member("line")
+            ASCII.appendDecimal(line, to: &out)
+        }
+        if let owner = info.owner {
+            member("owner")
+            JSON.writeString(owner, to: &out)
+        }
         // A rollout or split whose unit is absent does not match (the language's rule, the
         // same in Swift and `flags eval`); say so, so that a keyless context is not taken
         // for an assignment.
-        let absent = rules.absentUnits(of: key, resolution: r, in: context)
-        if !absent.isEmpty { metadata.append(("absentUnits", .string(absent.joined(separator: ",")))) }
-        return (
-            200,
-            .object([
-                ("key", .string(key)), ("value", r.value.json), ("reason", .string(r.reason.rawValue)),
-                ("variant", .string(OFREPService.variant(r))), ("metadata", .object(metadata)),
-            ])
-        )
+        let absent = rules.absentUnits(of: info, resolution: r, in: context)
+        if !absent.isEmpty {
+            member("absentUnits")
+            JSON.writeString(absent.joined(separator: ","), to: &out)
+        }
+        out += "}}".utf8
+        return 200
     }
 
     /// The OFREP variant: a variant's name; for a flag or value, what decided, as a stable

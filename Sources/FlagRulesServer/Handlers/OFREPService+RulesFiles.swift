@@ -40,14 +40,34 @@ extension OFREPService {
             let suggestion = Suggestions.closest(to: name, in: files.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, .object([("errorDetails", .string("no served file '\(name)'\(suggestion)"))]))
         }
-        // The stream a store of this file subscribes to carries the file's new text.
-        return conditional(
-            request, etag: file.etag, modified: file.modified,
-            headers: [
-                (OFREPService.eventsHeader, file.streamPath),
-                (PushProtocol.generationHeader, String(file.generation)),
-            ],
-            body: file.rules.source.bytes, type: "text/plain; charset=utf-8")
+        // The stream a store of this file subscribes to carries the file's new text (its
+        // header lines, the validators among them, were made when it came in force).
+        let date = [("Date", OFREPService.currentDate())]
+        if OFREPService.isNotModified(request, etag: file.etag, modified: file.modified) {
+            return HTTPResponse(status: 304, headers: date, headerLines: file.validatorLines)
+        }
+        return HTTPResponse(status: 200, headers: date, headerLines: file.answerLines, body: file.rules.source.bytes)
+    }
+
+    /// The `Date` header's value now: made once a second.
+    static func currentDate() -> String {
+        let now = Date()
+        let second = Int(now.timeIntervalSince1970.rounded(.down))
+        return lastDate.withLock { last in
+            if last.second != second { last = (second, HTTPDate.format(now)) }
+            return last.text
+        }
+    }
+    private static let lastDate = Locked((second: Int.min, text: ""))
+
+    /// Whether a `GET` with these validators is answered `304`: `If-None-Match` names
+    /// `etag`, or, without one, `If-Modified-Since` is not before `modified`.
+    static func isNotModified(_ request: HTTPRequest, etag: String, modified: Date) -> Bool {
+        if let match = request.header("If-None-Match") { return matches(match, etag) }
+        if let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse) {
+            return modified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
+        }
+        return false
     }
 
     /// A `GET` answered with its validators: `304` when `If-None-Match` names `etag` (or,
@@ -57,17 +77,9 @@ extension OFREPService {
     ) -> HTTPResponse {
         let validators = [
             ("ETag", etag), ("Last-Modified", HTTPDate.format(modified)), ("Cache-Control", OFREPService.cacheControl),
-            ("Date", HTTPDate.format(Date())),
+            ("Date", OFREPService.currentDate()),
         ]
-        let notModified: Bool
-        if let match = request.header("If-None-Match") {
-            notModified = OFREPService.matches(match, etag)
-        } else if let since = request.header("If-Modified-Since").flatMap(HTTPDate.parse) {
-            notModified = modified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
-        } else {
-            notModified = false
-        }
-        if notModified { return HTTPResponse(status: 304, headers: validators + headers) }
+        if OFREPService.isNotModified(request, etag: etag, modified: modified) { return HTTPResponse(status: 304, headers: validators + headers) }
         return HTTPResponse(status: 200, headers: validators + headers + [("Content-Type", type)], body: body)
     }
 

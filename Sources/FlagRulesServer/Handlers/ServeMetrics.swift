@@ -20,9 +20,9 @@ package final class ServeMetrics: Sendable {
         var failedReloads = 0
         /// When rules were last put in force (seconds since 1970).
         var lastReload: Double?
-        /// For each declaration, each value it served (as JSON text): how often, and when
-        /// last (seconds since 1970).
-        var served: [String: [String: (count: Int, last: Double)]] = [:]
+        /// For each declaration, each value it served: how often, and when last (seconds
+        /// since 1970). The exposition writes each value as JSON text.
+        var served: [String: [Value: (count: Int, last: Double)]] = [:]
     }
 
     private let counts = Locked(Counts())
@@ -42,14 +42,14 @@ package final class ServeMetrics: Sendable {
 
     /// Counts an evaluation of `key`, and the value it served (nil: it failed).
     func evaluation(_ key: String, reason: String, value: Value? = nil, at now: Date = Date()) {
-        let served = value.map { $0.json.serialized() }
+        let time = now.timeIntervalSince1970
         counts.withLock { c in
             if c.evaluations[key] == nil, c.evaluations.count >= ServeMetrics.maxNames { return }
             c.evaluations[key, default: [:]][reason, default: 0] += 1
-            guard let served else { return }
-            if c.served[key]?[served] == nil, c.served[key]?.count ?? 0 >= ServeMetrics.maxValues { return }
-            c.served[key, default: [:]][served, default: (0, 0)].count += 1
-            c.served[key]![served]!.last = now.timeIntervalSince1970
+            guard let value else { return }
+            if c.served[key]?[value] == nil, c.served[key]?.count ?? 0 >= ServeMetrics.maxValues { return }
+            let count = c.served[key]?[value]?.count ?? 0
+            c.served[key, default: [:]][value] = (count + 1, time)
         }
     }
 
@@ -99,7 +99,14 @@ package final class ServeMetrics: Sendable {
         out += "# TYPE flags_served_values_total counter\n"
         var last = ""
         for key in c.served.keys.sorted() {
-            for (value, n) in c.served[key]!.sorted(by: { $0.key < $1.key }) {
+            // Values whose JSON text is the same are one value here.
+            var byText: [String: (count: Int, last: Double)] = [:]
+            for (value, n) in c.served[key]! {
+                let text = value.json.serialized()
+                let before = byText[text] ?? (0, 0)
+                byText[text] = (before.count + n.count, max(before.last, n.last))
+            }
+            for (value, n) in byText.sorted(by: { $0.key < $1.key }) {
                 let labels = "{flag=\"\(ServeMetrics.escape(key))\",value=\"\(ServeMetrics.escape(value))\"}"
                 out += "flags_served_values_total\(labels) \(n.count)\n"
                 last += "flags_value_last_served_timestamp_seconds\(labels) \(Int(n.last))\n"

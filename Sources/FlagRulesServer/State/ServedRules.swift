@@ -20,6 +20,11 @@ package final class ServedRules: Sendable {
         /// When its text came in force here (`Last-Modified`): never later than this host's
         /// clock, though a generation kept from before a restart may be.
         package fileprivate(set) var modified = Date()
+        /// The header lines of `GET /rules/NAME`'s `304` (its validators, the event stream and
+        /// the generation), made once its generation and time are known.
+        package fileprivate(set) var validatorLines: [UInt8] = []
+        /// Those of its `200`: the same and the text's type.
+        package fileprivate(set) var answerLines: [UInt8] = []
         /// A file to serve; `generation`: the one upstream gave its text (0: none).
         package init(name: String, rules: RuleSet, generation: Int = 0) {
             self.name = name
@@ -27,6 +32,17 @@ package final class ServedRules: Sendable {
             self.generation = generation
             etag = "\"\(rules.contentVersion)\""
             streamPath = PushProtocol.streamPath(file: name)
+            makeLines()
+        }
+
+        /// Makes the header lines of its answers from what it is now.
+        fileprivate mutating func makeLines() {
+            let fields = [
+                ("ETag", etag), ("Last-Modified", HTTPDate.format(modified)), ("Cache-Control", OFREPService.cacheControl),
+                (OFREPService.eventsHeader, streamPath), (PushProtocol.generationHeader, String(generation)),
+            ]
+            validatorLines = Array(fields.map { "\($0): \($1)\r\n" }.joined().utf8)
+            answerLines = validatorLines + Array("Content-Type: text/plain; charset=utf-8\r\n".utf8)
         }
     }
 
@@ -175,6 +191,7 @@ package final class ServedRules: Sendable {
                     // replaces whatever this host's clock says.
                     file.generation = max(next.generation, (old?.generation ?? 0) + 1)
                 }
+                file.makeLines()
                 return file
             }
             s.now = next

@@ -43,11 +43,15 @@ package struct HTTPRequest: Sendable {
 package struct HTTPResponse: Sendable {
     package var status: Int
     package var headers: [(String, String)]
+    /// Header lines already in their wire form (`Name: value\r\n` each), written after
+    /// `headers`: what an answer sends every time is made once (a served file's validators).
+    package var headerLines: [UInt8] = []
     package var body: [UInt8]
 
-    package init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+    package init(status: Int, headers: [(String, String)] = [], headerLines: [UInt8] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
+        self.headerLines = headerLines
         self.body = body
     }
 
@@ -65,9 +69,15 @@ package struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", type)], body: Array(text.utf8))
     }
 
-    /// The first value of a header field.
+    /// The first value of a header field (in `headers`, or in `headerLines`).
     package func header(_ name: String) -> String? {
-        headers.first { HTTPRequest.sameName($0.0, name) }?.1
+        if let value = headers.first(where: { HTTPRequest.sameName($0.0, name) })?.1 { return value }
+        for line in headerLines.split(separator: 10) {
+            let text = String(decoding: line.dropLast(line.last == 13 ? 1 : 0), as: UTF8.self)
+            guard let colon = text.firstIndex(of: ":"), HTTPRequest.sameName(String(text[..<colon]), name) else { continue }
+            return String(text[text.index(after: colon)...].drop { $0 == " " })
+        }
+        return nil
     }
 
     static let reasons: [Int: String] = [
@@ -78,32 +88,47 @@ package struct HTTPResponse: Sendable {
         501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported",
     ]
 
+    /// Each status's line (`HTTP/1.1 200 OK\r\n`), made once.
+    static let statusLines: [Int: [UInt8]] = Dictionary(
+        uniqueKeysWithValues: reasons.map { ($0.key, Array("HTTP/1.1 \($0.key) \($0.value)\r\n".utf8)) })
+
     /// The response as bytes on the wire (`Content-Length` added; no body for 304 and HEAD).
     package func serialized(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
-        let hasBody = status != 304 && status != 204
         var out: [UInt8] = []
-        out.reserveCapacity(128 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + body.count)
+        serialize(into: &out, keepAlive: keepAlive, headOnly: headOnly)
+        return out
+    }
+
+    /// Appends the response's bytes on the wire to `out`.
+    package func serialize(into out: inout [UInt8], keepAlive: Bool, headOnly: Bool = false) {
+        let hasBody = status != 304 && status != 204
+        out.reserveCapacity(
+            out.count + 128 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + headerLines.count
+                + (hasBody && !headOnly ? body.count : 0))
         func add(_ text: String) { out.append(contentsOf: text.utf8) }
-        add("HTTP/1.1 ")
-        add(String(status))
-        add(" ")
-        add(HTTPResponse.reasons[status] ?? "Status")
-        add("\r\n")
+        if let line = HTTPResponse.statusLines[status] {
+            out.append(contentsOf: line)
+        } else {
+            add("HTTP/1.1 \(status) Status\r\n")
+        }
         for (name, value) in headers {
             add(name)
             add(": ")
             add(value)
-            add("\r\n")
+            out.append(13)
+            out.append(10)
         }
+        out.append(contentsOf: headerLines)
         if hasBody {
             add("Content-Length: ")
-            add(String(body.count))
-            add("\r\n")
+            ASCII.appendDecimal(body.count, to: &out)
+            out.append(13)
+            out.append(10)
         }
         if !keepAlive { add("Connection: close\r\n") }
-        add("\r\n")
+        out.append(13)
+        out.append(10)
         if hasBody && !headOnly { out.append(contentsOf: body) }
-        return out
     }
 }
 

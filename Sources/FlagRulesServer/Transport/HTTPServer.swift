@@ -95,6 +95,8 @@ package final class HTTPServer: @unchecked Sendable {
     /// The most bytes of answers any connection has had waiting at once (what a test reads
     /// to see that a client that does not read costs the server a bounded amount).
     private let mostQueued = Locked(0)
+    /// `mostQueued` as the loop's thread last set it (read without the lock).
+    private var largestQueueSeen = 0
     package var largestQueue: Int { mostQueued.withLock { $0 } }
     /// The connections held now (set at each turn of the loop), for the metrics.
     private let openConnections = Locked(0)
@@ -196,37 +198,79 @@ package final class HTTPServer: @unchecked Sendable {
         close(fd)
     }
 
-    /// One connection: what was read of it, what waits to be written, its deadlines.
-    private struct Channel {
+    /// One connection: what was read of it, what waits to be written, its deadlines. A
+    /// class, so that the loop changes it in place (a struct taken out of the table and
+    /// changed would copy its buffers).
+    private final class Channel {
         let fd: Int32
         let peer: String
         var parser = HTTPRequestParser()
-        var outbound: [UInt8] = []
-        var written = 0
-        /// When the request being read began (its first byte), if one is.
-        var requestStarted: Date?
+        /// Where the connection is in its life; see ``Phase``.
+        var phase = Phase.open(requestStarted: nil)
+        /// What waits to be written, and by when.
+        var outbound = Outbound()
         /// When a byte last came, or the last answer was all written.
         var lastActivity: Date
-        /// When what waits to be written must be all written: from when it began to wait,
-        /// the write deadline plus its size at the minimum rate (each answer queued behind
-        /// adds its own size's time). Progress does not push it back.
-        var writeDeadline: Date?
-        /// Close once what waits is written (an error, `Connection: close`, a drain).
-        var closeAfterWrite = false
-        /// The client will send nothing more (it half-closed).
-        var readClosed = false
-        /// A request for the event stream, handed to the hub once the answers before it
-        /// are written.
-        var subscription: HTTPRequest?
 
-        var hasOutbound: Bool { written < outbound.count }
+        init(fd: Int32, peer: String, at now: Date) {
+            self.fd = fd
+            self.peer = peer
+            lastActivity = now
+        }
+
+        /// A connection's phases. It begins `open`; a request it cannot keep reading after
+        /// (an error, `Connection: close`, a drain, a `408`) makes it `closing`; a read of
+        /// nothing makes an open one `halfClosed`; a request for the event stream makes it
+        /// `subscribing`. Each ends once what waits is written: closed, or handed to the hub.
+        enum Phase {
+            /// Reading requests; `requestStarted`: when the one being read began (its first
+            /// byte), nil between requests.
+            case open(requestStarted: Date?)
+            /// The client will send nothing more: what it asked is answered, then it closes.
+            /// A request it left unfinished can never be finished, and is not answered.
+            case halfClosed
+            /// Closes once what waits is written.
+            case closing
+            /// A request for the event stream, handed to the hub once the answers before it
+            /// are written.
+            case subscribing(HTTPRequest)
+        }
+
+        /// When the request being read began, if one is.
+        var requestStarted: Date? {
+            if case .open(let started) = phase { return started }
+            return nil
+        }
+
+        /// Whether it reads requests: open (a paused one reads none until its answers drain).
+        var isOpen: Bool {
+            if case .open = phase { return true }
+            return false
+        }
+
+        var subscription: HTTPRequest? {
+            if case .subscribing(let request) = phase { return request }
+            return nil
+        }
+    }
+
+    /// The answers a connection has queued: bytes, how many are written, and when what
+    /// waits must be all written: from when it began to wait, the write deadline plus its
+    /// size at the minimum rate (each answer queued behind adds its own size's time).
+    /// Progress does not push it back.
+    private struct Outbound {
+        var bytes: [UInt8] = []
+        var written = 0
+        var deadline: Date?
+
+        var isEmpty: Bool { written >= bytes.count }
         /// The bytes waiting to be written.
-        var queued: Int { outbound.count - written }
+        var count: Int { bytes.count - written }
     }
 
     /// Whether a channel's further requests are left unread: its answers waiting fill the
     /// bound (the requests wait in the socket, then in the client's send buffer).
-    private func isPaused(_ channel: Channel) -> Bool { channel.queued >= limits.queuedAnswers }
+    private func isPaused(_ channel: Channel) -> Bool { channel.outbound.count >= limits.queuedAnswers }
 
     /// Serves connections until ``drain()``; then answers those in flight (up to 10 s) and
     /// returns.
@@ -235,6 +279,7 @@ package final class HTTPServer: @unchecked Sendable {
         var channels: [Int32: Channel] = [:]
         var drainStarted: Date?
         var scratch = [UInt8](repeating: 0, count: 65_536)
+        var fds: [pollfd] = []
         // What the hub waits for, as its last step left it.
         var hubWait = hub.step(ready: [])
         defer {
@@ -250,7 +295,7 @@ package final class HTTPServer: @unchecked Sendable {
             if isDraining, drainStarted == nil {
                 drainStarted = now
                 // Idle connections close now; the others once their request is answered.
-                for (fd, channel) in channels where !channel.parser.hasPartialRequest && !channel.hasOutbound {
+                for (fd, channel) in channels where !channel.parser.hasPartialRequest && channel.outbound.isEmpty {
                     close(fd)
                     channels[fd] = nil
                 }
@@ -262,19 +307,27 @@ package final class HTTPServer: @unchecked Sendable {
             // What to wait for, and until when.
             var deadline = now.addingTimeInterval(60)
             let idle = channels.count > limits.connections / 2 ? limits.busyIdle : limits.idle
-            var fds = [pollfd(fd: wakeUp.readEnd, events: Int16(POLLIN), revents: 0)]
-            if drainStarted == nil { fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+            fds.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: wakeUp.readEnd, events: Int16(POLLIN), revents: 0))
+            if drainStarted == nil {
+                var listens = true
+                if reserve < 0, let retry = acceptRetry, now < retry {
+                    listens = false
+                    deadline = min(deadline, retry)
+                }
+                fds.append(pollfd(fd: listener, events: listens ? Int16(POLLIN) : 0, revents: 0))
+            }
             for (fd, channel) in channels {
                 var events: Int16 = 0
                 let paused = isPaused(channel)
-                if !channel.readClosed, !channel.closeAfterWrite, channel.subscription == nil, !paused { events |= Int16(POLLIN) }
-                if channel.hasOutbound { events |= Int16(POLLOUT) }
+                if channel.isOpen, !paused { events |= Int16(POLLIN) }
+                if !channel.outbound.isEmpty { events |= Int16(POLLOUT) }
                 fds.append(pollfd(fd: fd, events: events, revents: 0))
                 if let started = channel.requestStarted, !paused {
                     deadline = min(deadline, started.addingTimeInterval(limits.request))
                 }
-                if let due = channel.writeDeadline { deadline = min(deadline, due) }
-                if channel.requestStarted == nil, !channel.hasOutbound {
+                if let due = channel.outbound.deadline { deadline = min(deadline, due) }
+                if channel.requestStarted == nil, channel.outbound.isEmpty {
                     deadline = min(deadline, channel.lastActivity.addingTimeInterval(idle))
                 }
             }
@@ -293,33 +346,29 @@ package final class HTTPServer: @unchecked Sendable {
             for ready in fds[1..<serverCount] where ready.revents != 0 {
                 if ready.fd == listener {
                     acceptWaiting(into: &channels)
-                } else if var channel = channels[ready.fd] {
-                    if ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                        guard read(&channel, &scratch) else {
-                            close(channel.fd)
-                            channels[ready.fd] = nil
-                            continue
-                        }
+                } else if let channel = channels[ready.fd] {
+                    if ready.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, channel.isOpen, !read(channel, &scratch) {
+                        close(channel.fd)
+                        channels[ready.fd] = nil
+                        continue
                     }
-                    channels[ready.fd] = advance(&channel) ? channel : nil
+                    if !advance(channel) { channels[ready.fd] = nil }
                 }
             }
             // Deadlines, whatever each client did or did not send.
             let later = Date()
-            for (fd, var channel) in channels {
+            for (fd, channel) in channels {
                 // A paused channel's requests wait on the server, not the client: its write
                 // deadline runs instead.
                 if let started = channel.requestStarted, !isPaused(channel), later.timeIntervalSince(started) > limits.request {
                     service.metrics.request(status: 408, seconds: later.timeIntervalSince(started))
-                    channel.requestStarted = nil
-                    channel.subscription = nil
-                    queue(HTTPResponse(status: 408), keepAlive: false, on: &channel)
-                    channels[fd] = advance(&channel) ? channel : nil
-                } else if let due = channel.writeDeadline, later > due {
+                    queue(HTTPResponse(status: 408), keepAlive: false, on: channel)
+                    if !advance(channel) { channels[fd] = nil }
+                } else if let due = channel.outbound.deadline, later > due {
                     // It stopped reading its answers, or takes them too slowly.
                     close(fd)
                     channels[fd] = nil
-                } else if channel.requestStarted == nil, !channel.hasOutbound, channel.subscription == nil,
+                } else if channel.requestStarted == nil, channel.outbound.isEmpty, channel.subscription == nil,
                     later.timeIntervalSince(channel.lastActivity) > idle
                 {
                     close(fd)
@@ -329,9 +378,15 @@ package final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// When the listener is looked at again after an accept failed for want of a
+    /// descriptor while the reserve one could not be had (once a second, not at every turn:
+    /// a connection waiting would wake each `poll` at once).
+    private var acceptRetry: Date?
+
     /// Accepts every connection waiting: each a channel, or answered 503 when the server is
     /// full (or has no descriptor left: the reserve one takes it).
     private func acceptWaiting(into channels: inout [Int32: Channel]) {
+        acceptRetry = nil
         while true {
             var peer = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -339,7 +394,11 @@ package final class HTTPServer: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &length) }
             }
             if fd < 0 {
-                if errno == EMFILE || errno == ENFILE, reserve >= 0 {
+                if errno == EMFILE || errno == ENFILE {
+                    guard reserve >= 0 else {
+                        acceptRetry = Date().addingTimeInterval(1)
+                        return
+                    }
                     close(reserve)
                     let over = accept(listener, nil, nil)
                     if over >= 0 { refuse(over) }
@@ -367,67 +426,74 @@ package final class HTTPServer: @unchecked Sendable {
             var address = peer.sin_addr
             inet_ntop(AF_INET, &address, &buffer, socklen_t(buffer.count))
             let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            channels[fd] = Channel(fd: fd, peer: name, lastActivity: Date())
+            channels[fd] = Channel(fd: fd, peer: name, at: Date())
         }
     }
 
-    /// Reads what the channel's socket holds (one read's worth, so that no client holds
+    /// Reads what an open channel's socket holds (one read's worth, so that no client holds
     /// the thread); false when the connection is gone.
-    private func read(_ channel: inout Channel, _ scratch: inout [UInt8]) -> Bool {
+    private func read(_ channel: Channel, _ scratch: inout [UInt8]) -> Bool {
         let n = recv(channel.fd, &scratch, scratch.count, 0)
         if n > 0 {
             let now = Date()
-            if channel.requestStarted == nil { channel.requestStarted = now }
+            if case .open(nil) = channel.phase { channel.phase = .open(requestStarted: now) }
             channel.parser.append(scratch[0..<n])
             channel.lastActivity = now
             return true
         }
         if n == 0 {
-            // Half-closed: what it asked is answered, then the connection closes; a request
-            // it left unfinished can never be finished, and is not answered (no 408).
-            channel.readClosed = true
-            channel.requestStarted = nil
+            channel.phase = .halfClosed
             return true
         }
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
     }
 
     /// Answers the whole requests a channel holds (while its answers waiting are under the
-    /// bound), writes what its socket takes, and goes on while the socket takes all;
-    /// hands a subscription to the hub once the answers before it are out. False when the
-    /// channel is done with (closed, or now the hub's).
-    private func advance(_ channel: inout Channel) -> Bool {
+    /// bound), writes what its socket takes, and goes on while the socket takes all; ends
+    /// its phase once what waits is written (closed, or handed to the hub). False when the
+    /// channel is done with.
+    private func advance(_ channel: Channel) -> Bool {
         while true {
             let wasPaused = isPaused(channel)
-            let answered = answerWhole(&channel)
+            let answered = answerWhole(channel)
             // Write what the socket takes.
-            while channel.hasOutbound {
-                let count = channel.queued
-                let start = channel.written
-                let n = channel.outbound.withUnsafeBytes { Socket.transmit(channel.fd, $0.baseAddress! + start, count) }
+            while !channel.outbound.isEmpty {
+                let count = channel.outbound.count
+                let start = channel.outbound.written
+                let n = channel.outbound.bytes.withUnsafeBytes { Socket.transmit(channel.fd, $0.baseAddress! + start, count) }
                 if n > 0 {
-                    channel.written += n
+                    channel.outbound.written += n
                     continue
                 }
                 if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
                 close(channel.fd)
                 return false
             }
-            if !channel.outbound.isEmpty {
-                channel.outbound.removeAll(keepingCapacity: true)
-                channel.written = 0
-                channel.writeDeadline = nil
+            if !channel.outbound.bytes.isEmpty {
+                channel.outbound.bytes.removeAll(keepingCapacity: true)
+                channel.outbound.written = 0
+                channel.outbound.deadline = nil
                 channel.lastActivity = Date()
             }
             // All written: requests left unanswered while the answers were over the bound are
-            // answered now.
-            if channel.closeAfterWrite || channel.subscription != nil || (answered == 0 && !wasPaused) { break }
+            // answered now (a closing or subscribing channel answers no more).
+            switch channel.phase {
+            case .closing, .subscribing: break
+            case .open, .halfClosed: if answered > 0 || wasPaused { continue }
+            }
+            break
         }
-        if channel.closeAfterWrite || (channel.readClosed && channel.subscription == nil) {
+        switch channel.phase {
+        case .open:
+            if isDraining, !channel.parser.hasPartialRequest {
+                close(channel.fd)
+                return false
+            }
+            return true
+        case .halfClosed, .closing:
             close(channel.fd)
             return false
-        }
-        if let subscription = channel.subscription {
+        case .subscribing(let subscription):
             let file = subscription.query.first { $0.0 == PushProtocol.fileQueryKey }?.1
             let admission = hub.admit(
                 channel.fd, lastEventID: subscription.header("Last-Event-ID"), file: file, holding: subscription.header("If-None-Match"),
@@ -437,47 +503,46 @@ package final class HTTPServer: @unchecked Sendable {
             if admission != .held { close(channel.fd) }
             return false
         }
-        if isDraining, !channel.parser.hasPartialRequest {
-            close(channel.fd)
-            return false
-        }
-        return true
     }
 
     /// Answers the whole requests a channel holds, up to an event-stream request (kept for
     /// the hub) or an answer that closes, while its answers waiting are under the bound;
-    /// how many it answered.
-    private func answerWhole(_ channel: inout Channel) -> Int {
+    /// how many it answered. A half-closed channel's whole requests are answered too.
+    private func answerWhole(_ channel: Channel) -> Int {
         var answered = 0
-        while channel.subscription == nil, !channel.closeAfterWrite, !isPaused(channel) {
+        while !isPaused(channel) {
+            switch channel.phase {
+            case .open, .halfClosed: break
+            case .closing, .subscribing: return answered
+            }
             let request: HTTPRequest?
             do {
                 request = try channel.parser.next()
             } catch {
                 service.metrics.request(status: error.status, seconds: channel.requestStarted.map { Date().timeIntervalSince($0) } ?? 0)
-                channel.requestStarted = nil
-                queue(.json(error.status, .object([("errorDetails", .string(error.message))])), keepAlive: false, on: &channel)
+                queue(.json(error.status, .object([("errorDetails", .string(error.message))])), keepAlive: false, on: channel)
                 return answered + 1
             }
             guard let request else {
                 // A client that asked to be told to send its body is told now.
-                if channel.parser.takeContinue() { queue(raw: HTTPServer.continueLine, on: &channel) }
+                if channel.parser.takeContinue() { queue(raw: HTTPServer.continueLine, on: channel) }
                 break
             }
             answered += 1
-            channel.requestStarted = channel.parser.hasPartialRequest && !channel.readClosed ? Date() : nil
+            if channel.isOpen {
+                channel.phase = .open(requestStarted: channel.parser.hasPartialRequest ? Date() : nil)
+            }
             if request.path == OFREPService.eventsPath, request.method == "GET" {
                 if let refusal = service.authorize(request) {
                     service.metrics.request(status: refusal.status, seconds: 0)
-                    queue(refusal, keepAlive: false, on: &channel)
+                    queue(refusal, keepAlive: false, on: channel)
                 } else {
-                    channel.subscription = request
-                    channel.requestStarted = nil
+                    channel.phase = .subscribing(request)
                 }
                 break
             }
             let response = service.respond(request, peer: channel.peer)
-            queue(response, keepAlive: request.keepsAlive && !isDraining, headOnly: request.method == "HEAD", on: &channel)
+            queue(response, keepAlive: request.keepsAlive && !isDraining, headOnly: request.method == "HEAD", on: channel)
         }
         return answered
     }
@@ -485,25 +550,37 @@ package final class HTTPServer: @unchecked Sendable {
     /// The interim answer to `Expect: 100-continue`.
     static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    /// Queues `response` on the channel (closing after it unless `keepAlive`): its bytes'
-    /// time at the minimum rate is added to the write deadline, which starts now when
-    /// nothing was waiting.
-    private func queue(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, on channel: inout Channel) {
-        queue(raw: response.serialized(keepAlive: keepAlive, headOnly: headOnly), on: &channel)
-        if !keepAlive { channel.closeAfterWrite = true }
+    /// Queues `response` on the channel, written straight into what waits (closing after it
+    /// unless `keepAlive`).
+    private func queue(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, on channel: Channel) {
+        let before = channel.outbound.bytes.count
+        let waiting = !channel.outbound.isEmpty
+        response.serialize(into: &channel.outbound.bytes, keepAlive: keepAlive, headOnly: headOnly)
+        queued(channel.outbound.bytes.count - before, behind: waiting, on: channel)
+        if !keepAlive { channel.phase = .closing }
     }
 
-    /// Queues bytes on the channel, their time at the minimum rate added to its write
-    /// deadline.
-    private func queue(raw bytes: [UInt8], on channel: inout Channel) {
-        if let due = channel.writeDeadline, channel.hasOutbound {
-            channel.writeDeadline = due.addingTimeInterval(Double(bytes.count) / Double(max(1, limits.minimumRate)))
+    /// Queues bytes on the channel.
+    private func queue(raw bytes: [UInt8], on channel: Channel) {
+        let waiting = !channel.outbound.isEmpty
+        channel.outbound.bytes += bytes
+        queued(bytes.count, behind: waiting, on: channel)
+    }
+
+    /// Accounts for `count` bytes just queued (behind others still waiting, or not): their
+    /// time at the minimum rate is added to the write deadline, which starts now when
+    /// nothing was waiting.
+    private func queued(_ count: Int, behind waiting: Bool, on channel: Channel) {
+        if let due = channel.outbound.deadline, waiting {
+            channel.outbound.deadline = due.addingTimeInterval(Double(count) / Double(max(1, limits.minimumRate)))
         } else {
-            channel.writeDeadline = limits.writeDeadline(of: bytes.count, from: Date())
+            channel.outbound.deadline = limits.writeDeadline(of: count, from: Date())
         }
-        channel.outbound += bytes
-        let queued = channel.queued
-        mostQueued.withLock { $0 = max($0, queued) }
+        let queued = channel.outbound.count
+        if queued > largestQueueSeen {
+            largestQueueSeen = queued
+            mostQueued.withLock { $0 = max($0, queued) }
+        }
     }
 
     package var isDraining: Bool { lock.withLock { draining } }
