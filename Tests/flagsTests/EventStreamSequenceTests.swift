@@ -370,6 +370,36 @@ struct EventStreamSequenceTests {
         #expect(steps > readers.count * text.utf8.count / share, "\(steps) steps")
     }
 
+    /// A stream's head that the socket cannot take at once (its buffer full of answers the
+    /// client pipelined before asking for the stream) is queued as an event is, not taken
+    /// for a client gone: it arrives whole after them once the client reads, then the next
+    /// event.
+    @Test func aHeadTheSocketCannotTakeAtOnceArrivesAfterWhatFilledIt() throws {
+        let service = OFREPService()
+        service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
+        let streams = EventHub(served: service.served)
+        defer { streams.stop() }
+        let pair = try Self.socketPair()
+        defer { close(pair[1]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        // The answers before the request: as many bytes as the socket takes.
+        let filler = [UInt8](repeating: UInt8(ascii: "x"), count: 4_096)
+        var filled = 0
+        while true {
+            let n = filler.withUnsafeBytes { send(pair[0], $0.baseAddress!, filler.count, Int32(MSG_DONTWAIT)) }
+            if n <= 0 { break }
+            filled += n
+        }
+        #expect(filled > 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        #expect(streams.admit(pair[0], lastEventID: nil, file: "a.flags") == .held)
+        let head = Self.receive(pair[1]) { $0.contains("rulesAccepted") && $0.hasSuffix("\n\n") }
+        #expect(head.prefix(filled) == String(repeating: "x", count: filled))
+        #expect(head.dropFirst(filled).hasPrefix("HTTP/1.1 200 OK\r\n"), "\(head.dropFirst(filled).prefix(200))")
+        service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 1\n", name: "a.flags"))])
+        let next = Self.receive(pair[1]) { $0.contains("refetchEvaluation") }
+        #expect(next.contains("refetchEvaluation"), "\(next)")
+    }
+
     /// An event larger than the subscriber's socket takes at once arrives whole, then the
     /// next: the rest is sent as the socket takes it, and the subscriber is not dropped.
     @Test func anEventLargerThanTheSocketTakesArrivesWhole() throws {

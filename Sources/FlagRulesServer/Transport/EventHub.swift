@@ -190,7 +190,7 @@ final class EventHub: @unchecked Sendable {
 
     /// What became of a connection handed to the hub.
     enum Admission: Equatable {
-        /// Its head was written and it is held.
+        /// Its head was written (or queued, what its socket did not take at once) and it is held.
         case held
         /// The hub is full or stopped: it was answered 503.
         case refused
@@ -248,15 +248,26 @@ final class EventHub: @unchecked Sendable {
                 head += state.text
             }
             if let lastEventID, lastEventID != now.version { head += Self.event(refetch: now) }
-            guard Socket.writeAll(fd, Array(head.utf8)) else { return .failed }
+            // What the socket does not take at once (its buffer holds answers pipelined
+            // before the request) is queued, as any event is, and written as it drains.
+            let bytes = Array(head.utf8)
+            let sent = bytes.withUnsafeBytes { Socket.transmit(fd, $0.baseAddress!, bytes.count) }
+            if sent < 0, errno != EAGAIN, errno != EWOULDBLOCK { return .failed }
             // The text it holds now, or fetches on connecting, is the one in force now (or
             // the newer one it named).
             let held = file.map { f in (heldGeneration ?? 0) > f.generation ? (holding, heldGeneration!) : (f.etag, f.generation) }
             // Marked with the name it asked for, served yet or not: a file served later (a
             // relay still loading, a rename) reaches it as any change does.
-            subscribers[fd] = Subscriber(
+            var subscriber = Subscriber(
                 fd: fd, file: requested, heldETag: held?.0 ?? holding, heldGeneration: held?.1 ?? heldGeneration ?? 0,
                 seenGeneration: now.generation, seenNotices: notices)
+            if max(0, sent) < bytes.count {
+                subscriber.pending = [bytes]
+                subscriber.pendingOffset = max(0, sent)
+                subscriber.full = true
+                subscriber.blockedSince = Date()
+            }
+            subscribers[fd] = subscriber
             return .held
         }
         if admitted == .refused {

@@ -251,12 +251,16 @@ package struct HTTPRequestParser: Sendable {
         lines.append(lineStart..<head.count)
         // The request line: METHOD SP target SP version.
         let first = lines[0]
-        let spaces = first.filter { head[$0] == space }
-        guard spaces.count == 2, spaces[0] > first.lowerBound,
-            head[first.lowerBound..<spaces[0]].allSatisfy({ $0 >= 65 && $0 <= 90 }),
-            spaces[1] > spaces[0] + 1, head[spaces[0] + 1] == 47 || (spaces[1] == spaces[0] + 2 && head[spaces[0] + 1] == 42)
+        var spaces: (Int, Int, count: Int) = (0, 0, 0)
+        for i in first where head[i] == space {
+            if spaces.count == 0 { spaces.0 = i } else if spaces.count == 1 { spaces.1 = i }
+            spaces.count += 1
+        }
+        guard spaces.count == 2, spaces.0 > first.lowerBound,
+            head[first.lowerBound..<spaces.0].allSatisfy({ $0 >= 65 && $0 <= 90 }),
+            spaces.1 > spaces.0 + 1, head[spaces.0 + 1] == 47 || (spaces.1 == spaces.0 + 2 && head[spaces.0 + 1] == 42)
         else { throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'") }
-        let version = text(spaces[1] + 1..<first.upperBound)
+        let version = text(spaces.1 + 1..<first.upperBound)
         guard version == "HTTP/1.1" || version == "HTTP/1.0" else { throw Failure(status: 505, message: "only HTTP/1.1 is served") }
         guard lines.count - 1 <= HTTPRequestParser.maxHeaders else {
             throw Failure(status: 431, message: "more than \(HTTPRequestParser.maxHeaders) header fields")
@@ -304,9 +308,9 @@ package struct HTTPRequestParser: Sendable {
         if let length, length > HTTPRequestParser.maxBodyBytes {
             throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
         }
-        var request = HTTPRequest(method: text(first.lowerBound..<spaces[0]), path: "", headers: headers)
+        var request = HTTPRequest(method: text(first.lowerBound..<spaces.0), path: "", headers: headers)
         request.isHTTP10 = version == "HTTP/1.0"
-        let target = text(spaces[0] + 1..<spaces[1])
+        let target = text(spaces.0 + 1..<spaces.1)
         if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             let path = String(target[..<q])
             request.path = path.contains("%") ? path.removingPercentEncoding ?? path : path
