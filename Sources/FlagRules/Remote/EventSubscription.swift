@@ -162,14 +162,15 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
             s.proxyOutage = false
             if let id = s.reader.lastEventID { fields.append(("Last-Event-ID", id)) }
             s.reader = ServerSentEvents(lastEventID: s.reader.lastEventID, lineLimit: lineLimit)
-            if let plain { s.task = .plain(plain) }
+            if let plain {
+                s.task = .plain(plain)
+                // Opened under the lock: a `cancel()` comes before (nothing is opened) or
+                // after (the stream is connecting, and its close is kept until it is made).
+                PlainStreams.shared.open(plain, headers: fields, receiver: self)
+            }
             return true
         }
-        guard go else { return }
-        if let plain {
-            PlainStreams.shared.open(plain, headers: fields, receiver: self)
-            return
-        }
+        guard go, plain == nil else { return }
         var request = URLRequest(url: url, timeoutInterval: PlainStreams.idleLimit)
         for (name, value) in fields { request.setValue(value, forHTTPHeaderField: name) }
         SharedSession.streams.start(request, handler: self)
@@ -226,7 +227,9 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
             }
             return false
         }
-        let (namedHeld, lostFor) = state.withLock { s in
+        let connected = state.withLock { s -> (namedHeld: Bool, lostFor: TimeInterval?)? in
+            // Cancelled while it was being opened: closed, and not reported.
+            guard !s.cancelled else { return nil }
             s.connected = true
             s.connectedAt = Date()
             s.broughtEvent = false
@@ -234,6 +237,7 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
             defer { s.lostAt = nil }
             return (s.namedHeld, s.lostAt.map { Date().timeIntervalSince($0) })
         }
+        guard let (namedHeld, lostFor) = connected else { return false }
         heard(.connected(after: lostFor))
         // Connected (again): what changed while it was not is fetched now, unless the stream
         // starts from the text in force and was told the one held.

@@ -16,13 +16,12 @@ extension OFREPService {
     /// The served files' names, ETags and generations, with an ETag of its own.
     func rulesList(_ request: HTTPRequest) -> HTTPResponse {
         let state = served.snapshot
-        let body = PushProtocol.list(state.files.map { .init(name: $0.name, etag: $0.etag, generation: $0.generation) })
-        let text = body.serialized()
-        let etag = "\"\(OFREPService.hash(text))\""
-        return conditional(
-            request, etag: etag, modified: state.since,
-            headers: [(OFREPService.eventsHeader, OFREPService.eventsPath)],
-            body: Array(text.utf8), type: "application/json")
+        let list = state.listing
+        let date = [("Date", OFREPService.currentDate())]
+        if OFREPService.isNotModified(request, etag: list.etag, modified: state.since) {
+            return HTTPResponse(status: 304, headers: date, headerLines: list.validatorLines)
+        }
+        return HTTPResponse(status: 200, headers: date, headerLines: list.answerLines, body: list.body)
     }
 
     /// One served file's text, with its ETag, generation and modification time (`304`
@@ -68,19 +67,6 @@ extension OFREPService {
             return modified.timeIntervalSince1970.rounded(.down) <= since.timeIntervalSince1970
         }
         return false
-    }
-
-    /// A `GET` answered with its validators: `304` when `If-None-Match` names `etag` (or,
-    /// without one, `If-Modified-Since` is not before `modified`), else `200` and `body`.
-    func conditional(
-        _ request: HTTPRequest, etag: String, modified: Date, headers: [(String, String)], body: [UInt8], type: String
-    ) -> HTTPResponse {
-        let validators = [
-            ("ETag", etag), ("Last-Modified", HTTPDate.format(modified)), ("Cache-Control", OFREPService.cacheControl),
-            ("Date", OFREPService.currentDate()),
-        ]
-        if OFREPService.isNotModified(request, etag: etag, modified: modified) { return HTTPResponse(status: 304, headers: validators + headers) }
-        return HTTPResponse(status: 200, headers: validators + headers + [("Content-Type", type)], body: body)
     }
 
     /// Whether an `If-None-Match` list names `etag`: `*`, or a tag equal to it by the weak

@@ -57,8 +57,35 @@ package final class ServedRules: Sendable {
         package fileprivate(set) var generation = 0
         /// When `generation` came in force (the event stream's `lastModified`).
         package fileprivate(set) var since = Date()
+        /// `GET /rules`: the list's body, its ETag, and the header lines of its `304` and
+        /// `200`, made when the snapshot comes in force.
+        package fileprivate(set) var listing = Listing()
         /// The generation as the protocol writes it (event ids, `metadata.version`).
         package var version: String { String(generation) }
+
+        /// The list of served files as `GET /rules` answers it.
+        package struct Listing: Sendable {
+            package fileprivate(set) var body: [UInt8] = []
+            package fileprivate(set) var etag = ""
+            package fileprivate(set) var validatorLines: [UInt8] = []
+            package fileprivate(set) var answerLines: [UInt8] = []
+        }
+
+        /// Nothing in force.
+        init() { makeListing() }
+
+        /// Makes ``listing`` from the files and time in force.
+        fileprivate mutating func makeListing() {
+            let text = PushProtocol.list(files.map { .init(name: $0.name, etag: $0.etag, generation: $0.generation) }).serialized()
+            listing.body = Array(text.utf8)
+            listing.etag = "\"\(OFREPService.hash(text))\""
+            let fields = [
+                ("ETag", listing.etag), ("Last-Modified", HTTPDate.format(since)), ("Cache-Control", OFREPService.cacheControl),
+                (OFREPService.eventsHeader, OFREPService.eventsPath),
+            ]
+            listing.validatorLines = Array(fields.map { "\($0): \($1)\r\n" }.joined().utf8)
+            listing.answerLines = listing.validatorLines + Array("Content-Type: application/json\r\n".utf8)
+        }
         /// A hash of every file's text: the same rules give the same one on any host (the
         /// bulk evaluation's ETag is made of it, so that instances behind one load balancer
         /// answer each other's `If-None-Match`).
@@ -194,6 +221,7 @@ package final class ServedRules: Sendable {
                 file.makeLines()
                 return file
             }
+            next.makeListing()
             s.now = next
             return changed
         }

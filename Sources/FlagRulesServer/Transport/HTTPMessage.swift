@@ -278,17 +278,23 @@ package struct HTTPRequestParser: Sendable {
             var valueEnd = line.upperBound
             while valueStart < valueEnd, head[valueStart] == space || head[valueStart] == tab { valueStart += 1 }
             while valueEnd > valueStart, head[valueEnd - 1] == space || head[valueEnd - 1] == tab { valueEnd -= 1 }
-            let name = text(line.lowerBound..<c)
-            if HTTPRequest.sameName(name, "Content-Length") {
+            let nameRange = line.lowerBound..<c
+            func named(_ wanted: StaticString) -> Bool {
+                guard nameRange.count == wanted.utf8CodeUnitCount else { return false }
+                let bytes = UnsafeBufferPointer(start: wanted.utf8Start, count: wanted.utf8CodeUnitCount)
+                return zip(nameRange, bytes).allSatisfy { (head[$0] | 0x20) == $1 }
+            }
+            let name = text(nameRange)
+            if named("content-length") {
                 // Digits only, and the same count in every Content-Length field.
                 guard valueEnd > valueStart, valueEnd - valueStart <= 18, head[valueStart..<valueEnd].allSatisfy({ $0 >= 48 && $0 <= 57 })
                 else { throw Failure(status: 400, message: "Content-Length is not one count") }
                 let n = head[valueStart..<valueEnd].reduce(0) { $0 * 10 + Int($1 - 48) }
                 guard length == nil || length == n else { throw Failure(status: 400, message: "Content-Length is not one count") }
                 length = n
-            } else if HTTPRequest.sameName(name, "Transfer-Encoding") {
+            } else if named("transfer-encoding") {
                 transferEncodings.append(text(valueStart..<valueEnd).lowercased())
-            } else if HTTPRequest.sameName(name, "Expect") {
+            } else if named("expect") {
                 expectations.append(text(valueStart..<valueEnd).lowercased())
             }
             headers.append((name, text(valueStart..<valueEnd)))

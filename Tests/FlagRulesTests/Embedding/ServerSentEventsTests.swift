@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 @testable import FlagRules
 
 /// The event-stream reader a subscribed store uses: the format's rules one by one, and the
@@ -109,6 +113,18 @@ import Testing
         #expect(
             !EventSubscription(url: URL(string: "http://127.0.0.1:1/ofrep/v1/events")!, headers: [:], maximumSize: 1 << 20, heard: { _ in })
                 .carriesRules)
+    }
+
+    /// A stream whose store stopped while it was being opened (between connect and the
+    /// answer's head) is not reported connected when the head comes: it is closed.
+    @Test func aStreamCancelledWhileOpeningIsClosedNotConnected() throws {
+        let url = URL(string: "https://127.0.0.1:1/ofrep/v1/events")!
+        let subscription = EventSubscription(url: url, headers: [:], maximumSize: 1 << 20, heard: { _ in })
+        subscription.cancel()
+        let head = try #require(
+            HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "text/event-stream"]))
+        #expect(subscription.received(head, on: URLSession.shared.dataTask(with: url)) == .cancel)
+        #expect(!subscription.isConnected)
     }
 
     /// Reconnecting: within 2 s while the server cannot be reached, so that a stream is back
