@@ -45,7 +45,8 @@ let nginxInstalled: ConditionTrait = .enabled(if: nginxBinary != nil, "nginx is 
                 text.replaceSubrange(range, with: replacement)
             }
             if cdn {
-                let block = blocks[2].replacingOccurrences(of: "proxy_cache_valid 200 60s;", with: "proxy_cache_valid 200 \(Self.cdnSeconds)s;")
+                let block = blocks[2].replacingOccurrences(
+                    of: "proxy_cache_valid 200 60s;", with: "proxy_cache_valid 200 \(Self.cdnSeconds)s;")
                 try #require(block != blocks[2], "the doc's CDN block keeps an answer 60 s")
                 let end = try #require(text.range(of: "}", options: .backwards))
                 text.replaceSubrange(end, with: "    " + block.replacingOccurrences(of: "\n", with: "\n    ") + "\n}")

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
+@testable import FlagRules
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-@testable import FlagRules
 
 /// The event-stream reader a subscribed store uses: the format's rules one by one, and the
 /// same events whatever the chunks the bytes arrive in.
