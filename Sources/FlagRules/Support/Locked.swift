@@ -18,8 +18,10 @@ package final class Locked<State> {
     // Invariant: `state` is only read or written between `lock` and `unlock` of `mutex`.
     // Both are raw allocations: a stored `var` would add a dynamic exclusivity check to
     // every access, which the mutex makes redundant.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let state: UnsafeMutablePointer<State>
+    // `@usableFromInline`, and `withLock` `@inlinable`: another module's call is then
+    // specialized for its state, not made through the generic runtime's metadata.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let state: UnsafeMutablePointer<State>
 
     package init(_ initial: State) {
         mutex = .allocate(capacity: 1)
@@ -38,7 +40,7 @@ package final class Locked<State> {
     }
 
     /// Runs `body` with the state, the mutex held.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

@@ -136,12 +136,12 @@ package final class OFREPService: Sendable {
         default:
             if path.hasPrefix(PushProtocol.listPath + "/") {
                 guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
-                return rulesFile(String(path.dropFirst(PushProtocol.listPath.count + 1)), request)
+                return rulesFile(String(Substring(path.utf8.dropFirst(PushProtocol.listPath.utf8.count + 1))), request)
             }
             let prefix = "/ofrep/v1/evaluate/flags/"
-            if path.hasPrefix(prefix), path.count > prefix.count {
+            if path.hasPrefix(prefix), path.utf8.count > prefix.utf8.count {
                 guard request.method == "POST" else { return methodNotAllowed("POST") }
-                return single(String(path.dropFirst(prefix.count)), request)
+                return single(String(Substring(path.utf8.dropFirst(prefix.utf8.count))), request)
             }
             return .json(404, .object([("errorDetails", .string("no resource at \(path)"))]))
         }

@@ -11,7 +11,8 @@ package final class ServeMetrics: Sendable {
     static let bounds: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
 
     struct Counts: Sendable {
-        var evaluations: [String: [String: Int]] = [:]
+        /// For each declaration: its evaluations by reason, and each value it served.
+        var declarations: [String: Declaration] = [:]
         var requests: [Int: Int] = [:]
         var latency = [Int](repeating: 0, count: ServeMetrics.bounds.count + 1)
         var latencySum = 0.0
@@ -20,9 +21,14 @@ package final class ServeMetrics: Sendable {
         var failedReloads = 0
         /// When rules were last put in force (seconds since 1970).
         var lastReload: Double?
-        /// For each declaration, each value it served: how often, and when last (seconds
-        /// since 1970). The exposition writes each value as JSON text.
-        var served: [String: [Value: (count: Int, last: Double)]] = [:]
+    }
+
+    /// What is counted of one declaration.
+    struct Declaration: Sendable {
+        var reasons: [String: Int] = [:]
+        /// Each value it served: how often, and when last (seconds since 1970). The
+        /// exposition writes each value as JSON text.
+        var served: [Value: (count: Int, last: Double)] = [:]
     }
 
     private let counts = Locked(Counts())
@@ -44,12 +50,19 @@ package final class ServeMetrics: Sendable {
     func evaluation(_ key: String, reason: String, value: Value? = nil, at now: Date = Date()) {
         let time = now.timeIntervalSince1970
         counts.withLock { c in
-            if c.evaluations[key] == nil, c.evaluations.count >= ServeMetrics.maxNames { return }
-            c.evaluations[key, default: [:]][reason, default: 0] += 1
-            guard let value else { return }
-            if c.served[key]?[value] == nil, c.served[key]?.count ?? 0 >= ServeMetrics.maxValues { return }
-            let count = c.served[key]?[value]?.count ?? 0
-            c.served[key, default: [:]][value] = (count + 1, time)
+            if c.declarations[key] == nil, c.declarations.count >= ServeMetrics.maxNames { return }
+            ServeMetrics.count(&c.declarations[key, default: Declaration()], reason: reason, value: value, at: time)
+        }
+    }
+
+    /// Counts one evaluation of a declaration, in place.
+    private static func count(_ d: inout Declaration, reason: String, value: Value?, at time: Double) {
+        d.reasons[reason, default: 0] += 1
+        guard let value else { return }
+        if let i = d.served.index(forKey: value) {
+            d.served.values[i] = (d.served.values[i].count + 1, time)
+        } else if d.served.count < ServeMetrics.maxValues {
+            d.served[value] = (1, time)
         }
     }
 
@@ -90,18 +103,19 @@ package final class ServeMetrics: Sendable {
         let c = counts.withLock { $0 }
         var out = "# HELP flags_evaluations_total Evaluations served, by declaration and reason.\n"
         out += "# TYPE flags_evaluations_total counter\n"
-        for key in c.evaluations.keys.sorted() {
-            for (reason, n) in c.evaluations[key]!.sorted(by: { $0.key < $1.key }) {
+        let keys = c.declarations.keys.sorted()
+        for key in keys {
+            for (reason, n) in c.declarations[key]!.reasons.sorted(by: { $0.key < $1.key }) {
                 out += "flags_evaluations_total{flag=\"\(ServeMetrics.escape(key))\",reason=\"\(reason)\"} \(n)\n"
             }
         }
         out += "# HELP flags_served_values_total Evaluations served, by declaration and value (as JSON).\n"
         out += "# TYPE flags_served_values_total counter\n"
         var last = ""
-        for key in c.served.keys.sorted() {
+        for key in keys {
             // Values whose JSON text is the same are one value here.
             var byText: [String: (count: Int, last: Double)] = [:]
-            for (value, n) in c.served[key]! {
+            for (value, n) in c.declarations[key]!.served {
                 let text = value.json.serialized()
                 let before = byText[text] ?? (0, 0)
                 byText[text] = (before.count + n.count, max(before.last, n.last))

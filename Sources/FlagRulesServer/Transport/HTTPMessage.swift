@@ -270,10 +270,14 @@ package struct HTTPRequestParser: Sendable {
         var length: Int?
         var transferEncodings: [String] = []
         var expectations: [String] = []
-        for line in lines.dropFirst() {
-            guard let c = line.first(where: { head[$0] == colon }), c > line.lowerBound,
-                !head[line.lowerBound..<c].contains(where: { $0 == space || $0 == tab })
-            else { throw Failure(status: 400, message: "a header line is not 'Name: value'") }
+        for k in 1..<lines.count {
+            let line = lines[k]
+            // The name: up to the first colon, with no space or tab in it.
+            var c = line.lowerBound
+            while c < line.upperBound, head[c] != colon, head[c] != space, head[c] != tab { c += 1 }
+            guard c < line.upperBound, c > line.lowerBound, head[c] == colon else {
+                throw Failure(status: 400, message: "a header line is not 'Name: value'")
+            }
             var valueStart = c + 1
             var valueEnd = line.upperBound
             while valueStart < valueEnd, head[valueStart] == space || head[valueStart] == tab { valueStart += 1 }
@@ -281,8 +285,9 @@ package struct HTTPRequestParser: Sendable {
             let nameRange = line.lowerBound..<c
             func named(_ wanted: StaticString) -> Bool {
                 guard nameRange.count == wanted.utf8CodeUnitCount else { return false }
-                let bytes = UnsafeBufferPointer(start: wanted.utf8Start, count: wanted.utf8CodeUnitCount)
-                return zip(nameRange, bytes).allSatisfy { (head[$0] | 0x20) == $1 }
+                let bytes = wanted.utf8Start
+                for i in 0..<nameRange.count where head[nameRange.lowerBound + i] | 0x20 != bytes[i] { return false }
+                return true
             }
             let name = text(nameRange)
             if named("content-length") {
