@@ -148,8 +148,8 @@ public struct FlagEvaluation: Sendable {
     /// | `feature_flag.result.reason` | one of the conventions' values: `static`, `targeting_match`, `split`, `default`, `disabled`, `error`; an override is `static` |
     /// | `flagrules.override` | `true` for a value an override gave (a `withFlagOverrides` scope, a store's overrides) |
     /// | `feature_flag.provider.name` | `FlagRules` |
-    /// | `feature_flag.context.id` | the context's `targetingKey`, else its `userId` (as text), when present |
-    /// | `feature_flag.set.id` | the rules file's name (none while a store has no rules in force) |
+    /// | `feature_flag.context.id` | the context's `targetingKey`, else its `userId` (as text), when present; ``openTelemetryEvent(contextID:)`` reads another attribute |
+    /// | `feature_flag.set.id` | the name the rules file is served under: `NAME` for rules fetched from `…/rules/NAME`, else the file's name (none while a store has no rules in force) |
     /// | `feature_flag.version` | the rules' version: the hash `flags serve` gives as the file's ETag (none without rules) |
     /// | `error.type` | on an error: `flag_not_found`, `type_mismatch`, `parse_error`, `invalid_context`, `general` |
     /// | `feature_flag.error.message` | on an error, its message |
@@ -159,9 +159,19 @@ public struct FlagEvaluation: Sendable {
         ("feature_flag.evaluation", Self.openTelemetryAttributes(name, resolution, self["targetingKey"] ?? self["userId"], rules))
     }
 
+    /// ``openTelemetryEvent`` with `feature_flag.context.id` read from `attribute`, an
+    /// attribute or a field by its path (a model whose id is `user.id`), when present.
+    ///
+    /// ```swift
+    /// let event = e.openTelemetryEvent(contextID: "user.id")
+    /// ```
+    public func openTelemetryEvent(contextID attribute: String) -> (name: String, attributes: [String: Value]) {
+        ("feature_flag.evaluation", Self.openTelemetryAttributes(name, resolution, self[attribute], rules))
+    }
+
     /// The event's attributes from its parts (`flags serve` logs its evaluations with them).
     package static func openTelemetryAttributes(
-        _ name: String, _ r: Resolution, _ unit: Value?, _ rules: RuleSet?
+        _ name: String, _ r: Resolution, _ unit: Value?, _ rules: RuleSet?, servedAs setID: String? = nil
     ) -> [String: Value] {
         var a: [String: Value] = [
             "feature_flag.key": .string(name), "feature_flag.result.reason": .string(telemetryReason(r.reason)),
@@ -175,7 +185,7 @@ public struct FlagEvaluation: Sendable {
         }
         if let unit = unit.flatMap(BucketUnit.init) { a["feature_flag.context.id"] = .string(VendorRollout.text(unit)) }
         if let rules, !rules.isStandIn {
-            a["feature_flag.set.id"] = .string(rules.source.name)
+            a["feature_flag.set.id"] = .string(setID ?? rules.servedName)
             a["feature_flag.version"] = .string(rules.contentVersion)
         }
         if let code = r.errorCode {

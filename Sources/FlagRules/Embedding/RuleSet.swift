@@ -130,6 +130,21 @@ public struct RuleSet: Sendable {
     /// rule and never an error; ``problems(in:)`` lists it.
     public var checksContextsStrictly = false
 
+    /// The name its file is served under, one name wherever it is read: for rules fetched
+    /// from a URL, what follows `/rules/` in its path (`flags serve`'s name for the file),
+    /// else the URL's last path component; for a file, its name without its directory.
+    package var servedName: String {
+        let name = source.name
+        if name.contains("://"), let url = URL(string: name) {
+            let path = url.path
+            if let range = path.range(of: "/rules/", options: .backwards), range.upperBound < path.endIndex {
+                return String(path[range.upperBound...])
+            }
+            return url.lastPathComponent.isEmpty ? name : url.lastPathComponent
+        }
+        return name.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? name
+    }
+
     /// Parses, checks and compiles `.flags` source. Throws a `RuleSetError` listing every
     /// diagnostic when the source has errors.
     public init(source: String, name: String = "<input>") throws(RuleSetError) {

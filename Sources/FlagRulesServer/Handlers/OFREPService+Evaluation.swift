@@ -53,7 +53,7 @@ extension OFREPService {
         }
         var body: [UInt8] = []
         body.reserveCapacity(256)
-        let status = evaluate(key, in: state.files[file].rules, context, into: &body)
+        let status = evaluate(key, in: state.files[file], context, into: &body)
         return HTTPResponse(status: status, headers: OFREPService.jsonType, body: body)
     }
 
@@ -85,7 +85,7 @@ extension OFREPService {
         body += #"{"flags": ["#.utf8
         for (k, name) in state.names.enumerated() {
             if k > 0 { body.append(0x2C) }
-            _ = evaluate(name, in: state.files[state.index[name]!].rules, context, into: &body)
+            _ = evaluate(name, in: state.files[state.index[name]!], context, into: &body)
         }
         body += #"], "metadata": {"version": "#.utf8
         JSON.writeString(state.version, to: &body)
@@ -129,8 +129,8 @@ extension OFREPService {
 
     /// An evaluation as a JSON line: `{"time", "name": "feature_flag.evaluation",
     /// "attributes": {…}}`, the attributes sorted by key.
-    func evaluationLine(_ key: String, _ r: Resolution, _ rules: RuleSet, _ context: EvaluationContext) -> String {
-        let attributes = FlagEvaluation.openTelemetryAttributes(key, r, context[options.targetingKey], rules)
+    func evaluationLine(_ key: String, _ r: Resolution, _ rules: RuleSet, servedAs: String, _ context: EvaluationContext) -> String {
+        let attributes = FlagEvaluation.openTelemetryAttributes(key, r, context[options.targetingKey], rules, servedAs: servedAs)
         return Self.eventLine("feature_flag.evaluation", attributes.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })
     }
 
@@ -144,7 +144,8 @@ extension OFREPService {
 
     /// One declaration's OFREP answer, written to `out` as JSON's compact form writes it: 200
     /// and a success, or 400 (404) and a failure; the status.
-    func evaluate(_ key: String, in rules: RuleSet, _ context: EvaluationContext, into out: inout [UInt8]) -> Int {
+    func evaluate(_ key: String, in file: ServedFile, _ context: EvaluationContext, into out: inout [UInt8]) -> Int {
+        let rules = file.rules
         guard let info = rules.declaration(named: key) else {
             logged(failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")).write(to: &out)
             return 404
@@ -158,7 +159,7 @@ extension OFREPService {
         }
         let r = rules.evaluate(key, in: context)
         metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
-        if let log = evaluationLines { log.append(evaluationLine(key, r, rules, context)) }
+        if let log = evaluationLines { log.append(evaluationLine(key, r, rules, servedAs: file.name, context)) }
         if r.reason == .error {
             failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed").write(to: &out)
             return 400

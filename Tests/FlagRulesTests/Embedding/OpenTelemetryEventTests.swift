@@ -152,6 +152,45 @@ import Testing
     }
 }
 
+/// `feature_flag.set.id` is the name the file is served under wherever the rules came from,
+/// and `feature_flag.context.id` can be read from another attribute.
+@Suite struct OpenTelemetryNamesTests {
+    @Test(arguments: [
+        ("/srv/flags/svc.flags", "svc.flags"), ("svc.flags", "svc.flags"), ("http://relay:8080/rules/svc.flags", "svc.flags"),
+        ("https://cdn.example.com/rules/team/svc.flags?v=3", "team/svc.flags"), ("https://example.com/svc.flags", "svc.flags"),
+        ("<input>", "<input>"),
+    ])
+    func theSetIsNamedAsItIsServed(_ source: String, _ name: String) throws {
+        let rules = try RuleSet(source: "flag on = true\n", name: source)
+        #expect(rules.servedName == name)
+        let store = FlagStore(rules)
+        let seen = Locked<FlagEvaluation?>(nil)
+        store.onEvaluation = { e in seen.withLock { $0 = e } }
+        _ = store.isEnabled("on", in: [:])
+        #expect(seen.withLock { $0 }?.openTelemetryEvent.attributes["feature_flag.set.id"] == .string(name))
+    }
+
+    @Test func aFileReadFromDiskIsNamedAsFlagsServeNamesIt() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("otel-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("svc.flags")
+        try "flag on = true\n".write(to: file, atomically: true, encoding: .utf8)
+        #expect(try RuleSet(contentsOf: file).servedName == "svc.flags")
+    }
+
+    @Test func theContextIDComesFromTheAttributeNamed() throws {
+        let store = FlagStore(try RuleSet(source: "flag on = true\n", name: "app.flags"))
+        let seen = Locked<FlagEvaluation?>(nil)
+        store.onEvaluation = { e in seen.withLock { $0 = e } }
+        _ = store.isEnabled("on", in: ["user": ["id": "u-7"], "userId": "u-1"])
+        let event = try #require(seen.withLock { $0 })
+        #expect(event.openTelemetryEvent.attributes["feature_flag.context.id"] == "u-1")
+        #expect(event.openTelemetryEvent(contextID: "user.id").attributes["feature_flag.context.id"] == "u-7")
+        #expect(event.openTelemetryEvent(contextID: "account").attributes["feature_flag.context.id"] == nil)
+    }
+}
+
 /// `flags serve --log-evaluations`: each OFREP evaluation as a JSON line holding the same
 /// event, its context id the targeting key's attribute.
 @Suite struct ServeEvaluationLogTests {
