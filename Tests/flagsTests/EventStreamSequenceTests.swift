@@ -379,6 +379,12 @@ struct EventStreamSequenceTests {
         service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 0\n", name: "a.flags"))])
         let streams = EventHub(served: service.served)
         defer { streams.stop() }
+        // A subscriber before it: the hub's thread is already waiting in `poll` on the
+        // sockets it knew of, and is to be woken to watch the new one for room.
+        let first = try Self.socketPair()
+        defer { close(first[1]) }
+        #expect(streams.subscribe(first[0], lastEventID: nil, file: "a.flags"))
+        _ = Self.receive(first[1]) { $0.contains("rulesAccepted") && $0.hasSuffix("\n\n") }
         let pair = try Self.socketPair()
         defer { close(pair[1]) }
         _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
@@ -392,7 +398,8 @@ struct EventStreamSequenceTests {
         }
         #expect(filled > 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         #expect(streams.admit(pair[0], lastEventID: nil, file: "a.flags") == .held)
-        let head = Self.receive(pair[1]) { $0.contains("rulesAccepted") && $0.hasSuffix("\n\n") }
+        // Well within the keep-alive's 15 s, which would otherwise be the hub's next step.
+        let head = Self.receive(pair[1], seconds: 5) { $0.contains("rulesAccepted") && $0.hasSuffix("\n\n") }
         #expect(head.prefix(filled) == String(repeating: "x", count: filled))
         #expect(head.dropFirst(filled).hasPrefix("HTTP/1.1 200 OK\r\n"), "\(head.dropFirst(filled).prefix(200))")
         service.install([.init(name: "a.flags", rules: try RuleSet(source: "value v: int = 1\n", name: "a.flags"))])

@@ -301,12 +301,11 @@ extension FlagStore {
     static func retryDelay(
         after failures: Int, refresh: Duration, jitter: Double, hasRules: Bool = true, unreachable: Bool = false
     ) -> Duration {
-        let (first, cap) =
+        let (first, longest) =
             unreachable
             ? (min(refresh, .milliseconds(500)), min(refresh, .seconds(2)))
             : hasRules ? (refresh, max(refresh, .seconds(600))) : (min(refresh, .seconds(1)), refresh)
-        let doubled = first * (1 << min(max(failures - 1, 0), 20))
-        return min(doubled, cap) * (0.5 + 0.5 * min(max(jitter, 0), 1))
+        return BackOff(first: first, longest: longest).wait(after: failures, jitter: jitter)
     }
 
     // MARK: The cache

@@ -46,3 +46,23 @@ package enum ErrorAnswers {
         status == 502 || status == 504 || (status == 503 && retryAfter == nil)
     }
 }
+
+/// The one back-off a client of a rules server follows, a store's looks and its event
+/// stream alike (a relay's files are stores): a wait that doubles with each failure in a
+/// row, from `first` to at most `longest`, times a factor between 0.5 and 1 drawn from
+/// `jitter` in 0..<1, so that a fleet refused at once does not come back in step.
+package struct BackOff: Sendable {
+    package let first: Duration
+    package let longest: Duration
+
+    package init(first: Duration, longest: Duration) {
+        self.first = first
+        self.longest = longest
+    }
+
+    /// The wait after `failures` failures in a row (the first waits `first`).
+    package func wait(after failures: Int, jitter: Double) -> Duration {
+        let doubled = first * (1 << min(max(failures - 1, 0), 20))
+        return min(doubled, longest) * (0.5 + 0.5 * min(max(jitter, 0), 1))
+    }
+}

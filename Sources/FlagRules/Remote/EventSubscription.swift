@@ -204,9 +204,9 @@ final class EventSubscription: SessionTaskHandler, PlainStreamReceiver, @uncheck
     /// after it `refused` (an HTTP error, not a stream), 1 s doubled for each, at most a
     /// minute.
     static func reconnectDelay(after failures: Int, refused: Bool = false, jitter: Double) -> Double {
-        let doubling = Double(1 << min(max(failures - 1, 0), 8))
-        let wait = refused ? min(60, doubling) : min(2, 0.25 * doubling)
-        return wait * (0.5 + 0.5 * min(max(jitter, 0), 1))
+        let policy = refused ? BackOff(first: .seconds(1), longest: .seconds(60)) : BackOff(first: .milliseconds(250), longest: .seconds(2))
+        let wait = policy.wait(after: failures, jitter: jitter).components
+        return Double(wait.seconds) + Double(wait.attoseconds) / 1e18
     }
 
     func received(_ response: URLResponse, on task: URLSessionDataTask) -> URLSession.ResponseDisposition {

@@ -270,6 +270,9 @@ final class EventHub: @unchecked Sendable {
             subscribers[fd] = subscriber
             return .held
         }
+        // A head left to write: the loop's next `poll` is to watch the socket for room (the
+        // descriptors it waits on were listed before this subscriber came).
+        if admitted == .held, lock.withLock({ subscribers[fd]?.full == true }) { wakeUp.poke() }
         if admitted == .refused {
             _ = Socket.writeAll(fd, HTTPResponse.busy.serialized(keepAlive: false))
         }

@@ -102,9 +102,12 @@ package struct HTTPResponse: Sendable {
     /// Appends the response's bytes on the wire to `out`.
     package func serialize(into out: inout [UInt8], keepAlive: Bool, headOnly: Bool = false) {
         let hasBody = status != 304 && status != 204
-        out.reserveCapacity(
-            out.count + 128 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + headerLines.count
-                + (hasBody && !headOnly ? body.count : 0))
+        // Room for the whole answer, grown as appending grows it (at least doubled): answers
+        // queued one after another are not copied each time.
+        let needed =
+            128 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + headerLines.count
+            + (hasBody && !headOnly ? body.count : 0)
+        if out.capacity - out.count < needed { out.reserveCapacity(max(out.count + needed, 2 * out.capacity)) }
         func add(_ text: String) { out.append(contentsOf: text.utf8) }
         if let line = HTTPResponse.statusLines[status] {
             out.append(contentsOf: line)

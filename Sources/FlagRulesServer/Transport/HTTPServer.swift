@@ -465,7 +465,15 @@ package final class HTTPServer: @unchecked Sendable {
                     channel.outbound.written += n
                     continue
                 }
-                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return true }
+                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                    // What was written is let go once it is half the buffer: a client that
+                    // reads as it pipelines never lets the queue empty.
+                    if channel.outbound.written >= 64 << 10, channel.outbound.written * 2 >= channel.outbound.bytes.count {
+                        channel.outbound.bytes.removeFirst(channel.outbound.written)
+                        channel.outbound.written = 0
+                    }
+                    return true
+                }
                 close(channel.fd)
                 return false
             }
