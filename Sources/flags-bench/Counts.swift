@@ -128,14 +128,14 @@ func countedOperations() -> [CountedOperation] {
             }
         },
         request("GET /healthz", 1_600, 1) { _ in HTTPRequest(method: "GET", path: "/healthz") },
-        request("GET /rules/app.flags", 26_000, 8) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
-        request("GET /rules/app.flags, revalidated (304)", 30_000, 8) {
+        request("GET /rules/app.flags", 6_000, 2) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
+        request("GET /rules/app.flags, revalidated (304)", 12_000, 3) {
             HTTPRequest(method: "GET", path: "/rules/app.flags", headers: [("If-None-Match", $0)])
         },
-        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 52_000, 14) { _ in
+        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 38_000, 9) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/newMediaPicker", body: Array(ofrepContext.utf8))
         },
-        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 275_000, 65) { _ in
+        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 160_000, 18) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
         },
         CountedOperation(
