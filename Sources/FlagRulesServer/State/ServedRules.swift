@@ -41,8 +41,8 @@ package final class ServedRules: Sendable {
                 ("ETag", etag), ("Last-Modified", HTTPDate.format(modified)), ("Cache-Control", OFREPService.cacheControl),
                 (OFREPService.eventsHeader, streamPath), (PushProtocol.generationHeader, String(generation)),
             ]
-            validatorLines = Array(fields.map { "\($0): \($1)\r\n" }.joined().utf8)
-            answerLines = validatorLines + Array("Content-Type: text/plain; charset=utf-8\r\n".utf8)
+            validatorLines = HTTPResponse.headerLines(fields)
+            answerLines = validatorLines + HTTPResponse.headerLines([("Content-Type", "text/plain; charset=utf-8")])
         }
     }
 
@@ -83,8 +83,8 @@ package final class ServedRules: Sendable {
                 ("ETag", listing.etag), ("Last-Modified", HTTPDate.format(since)), ("Cache-Control", OFREPService.cacheControl),
                 (OFREPService.eventsHeader, OFREPService.eventsPath),
             ]
-            listing.validatorLines = Array(fields.map { "\($0): \($1)\r\n" }.joined().utf8)
-            listing.answerLines = listing.validatorLines + Array("Content-Type: application/json\r\n".utf8)
+            listing.validatorLines = HTTPResponse.headerLines(fields)
+            listing.answerLines = listing.validatorLines + HTTPResponse.headerLines([("Content-Type", "application/json")])
         }
         /// A hash of every file's text: the same rules give the same one on any host (the
         /// bulk evaluation's ETag is made of it, so that instances behind one load balancer

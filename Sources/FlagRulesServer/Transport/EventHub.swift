@@ -220,6 +220,7 @@ final class EventHub: @unchecked Sendable {
             var one: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
         #endif
+        var headLeft = false
         let admitted = lock.withLock { () -> Admission in
             guard !stopped, subscribers.count < limit else { return .refused }
             let (now, notices) = served.current
@@ -262,6 +263,7 @@ final class EventHub: @unchecked Sendable {
                 fd: fd, file: requested, heldETag: held?.0 ?? holding, heldGeneration: held?.1 ?? heldGeneration ?? 0,
                 seenGeneration: now.generation, seenNotices: notices)
             if max(0, sent) < bytes.count {
+                headLeft = true
                 subscriber.pending = [bytes]
                 subscriber.pendingOffset = max(0, sent)
                 subscriber.full = true
@@ -272,7 +274,7 @@ final class EventHub: @unchecked Sendable {
         }
         // A head left to write: the loop's next `poll` is to watch the socket for room (the
         // descriptors it waits on were listed before this subscriber came).
-        if admitted == .held, lock.withLock({ subscribers[fd]?.full == true }) { wakeUp.poke() }
+        if headLeft { wakeUp.poke() }
         if admitted == .refused {
             _ = Socket.writeAll(fd, HTTPResponse.busy.serialized(keepAlive: false))
         }

@@ -55,6 +55,11 @@ package struct HTTPResponse: Sendable {
         self.body = body
     }
 
+    /// Header fields in their wire form, for ``headerLines``.
+    package static func headerLines(_ fields: [(String, String)]) -> [UInt8] {
+        Array(fields.map { "\($0): \($1)\r\n" }.joined().utf8)
+    }
+
     /// A JSON response.
     package static func json(_ status: Int, _ value: JSON, headers: [(String, String)] = []) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: value.serializedBytes())
