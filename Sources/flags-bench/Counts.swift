@@ -138,6 +138,9 @@ func countedOperations() -> [CountedOperation] {
         request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 160_000, 18) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
         },
+        wireRequest(
+            "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 60_000, 12, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
+        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 200_000, 24, path: "/ofrep/v1/evaluate/flags"),
         CountedOperation(
             name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 2, maxInstructions: 650e6,
             maxAllocations: 270_000
@@ -179,6 +182,32 @@ func request(_ name: String, _ maxInstructions: Double, _ maxAllocations: Double
         service.reportTransport { OFREPService.TransportLoad(connections: 1, subscribers: [:]) }
         let request = make(service.servedFiles[0].etag)
         return { _ in countedSink &+= service.respond(request).body.count }
+    }
+}
+
+/// An OFREP request as a server answers it from the bytes a client sends (what wrk sends:
+/// `Host`, `Content-Type` and `Content-Length`) to the bytes of its answer: the request
+/// parser, the handler and the answer's serialization, the socket apart.
+func wireRequest(_ name: String, _ maxInstructions: Double, _ maxAllocations: Double, path: String) -> CountedOperation {
+    CountedOperation(name: name, unit: "request", iterations: 2_000, maxInstructions: maxInstructions, maxAllocations: maxAllocations) {
+        let source = (try? String(contentsOfFile: "examples/app.flags", encoding: .utf8)) ?? ""
+        let service = OFREPService()
+        service.install([OFREPService.ServedFile(name: "app.flags", rules: load(source))])
+        service.reportHealth { OFREPService.Health() }
+        service.reportTransport { OFREPService.TransportLoad(connections: 1, subscribers: [:]) }
+        let wire = Array(
+            ("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(ofrepContext.utf8.count)\r\n\r\n\(ofrepContext)").utf8)
+        var parser = HTTPRequestParser()
+        var out: [UInt8] = []
+        out.reserveCapacity(4_096)
+        return { _ in
+            parser.append(wire)
+            guard let request = try? parser.next() else { return }
+            service.respond(request).serialize(into: &out, keepAlive: request.keepsAlive)
+            countedSink &+= out.count
+            out.removeAll(keepingCapacity: true)
+        }
     }
 }
 

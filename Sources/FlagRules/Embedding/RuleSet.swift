@@ -234,19 +234,18 @@ public struct RuleSet: Sendable {
     /// concern; an absent one is absent, not mistyped.
     package func mistypedRead(by info: DeclarationInfo, in context: EvaluationContext) -> ContextProblem? {
         for read in info.reads {
-            guard let value = context.value(atPath: read.name) else { continue }
-            let fits: Bool
-            if read.name == "now" {
+            guard let top = context[read.attribute] else { continue }
+            guard let value = read.fields.isEmpty ? top : top.value(at: read.fields) else { continue }
+            switch read.check {
+            case .now:
+                let fits: Bool
                 if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
-            } else if let slot = schema?[read.name]?.slot {
-                fits = program.coercions[slot].apply(value) != nil
-            } else {
-                fits = true
-            }
-            if !fits {
-                return ContextProblem(
-                    attribute: read.name,
-                    kind: .mistyped(expected: read.name == "now" ? "an ISO 8601 datetime" : ContextSchema.describe(read.type)))
+                if !fits { return ContextProblem(attribute: read.name, kind: .mistyped(expected: "an ISO 8601 datetime")) }
+            case .coercion(let slot):
+                if program.coercions[slot].apply(value) == nil {
+                    return ContextProblem(attribute: read.name, kind: .mistyped(expected: ContextSchema.describe(read.type)))
+                }
+            case .none: continue
             }
         }
         return nil
@@ -315,6 +314,36 @@ public struct DeclarationInfo: Sendable, Hashable {
         package let name: String
         /// Its type in the schema (`[string]`, `ip`, …).
         package let type: FlagType
+        /// The top-level attribute read, its hash made once.
+        let attribute: Frame.Key
+        /// The fields below it, for a path (`org.billing.country`).
+        let fields: [String]
+        /// How a value read is checked against the schema.
+        let check: Check
+
+        /// How a value read is checked: `now` as a datetime, another attribute by its
+        /// schema entry's coercion, or not at all (no schema entry).
+        enum Check: Sendable {
+            case now
+            case coercion(slot: Int)
+            case none
+        }
+
+        init(name: String, type: FlagType, slot: Int? = nil) {
+            self.name = name
+            self.type = type
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            attribute = Frame.Key(String(parts[0]))
+            fields = parts.dropFirst().map(String.init)
+            check = name == "now" ? .now : slot.map { .coercion(slot: $0) } ?? .none
+        }
+
+        package static func == (a: AttributeRead, b: AttributeRead) -> Bool { a.name == b.name && a.type == b.type }
+
+        package func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+            hasher.combine(type)
+        }
     }
 
     /// A share of a declaration's contexts that one rule serves.
@@ -435,7 +464,9 @@ struct AttributeReads {
         guard found.visited.insert(index).inserted else { return }
         let d = checked.declarations[index]
         func add(_ name: String, _ type: FlagType) {
-            if found.seen.insert(name).inserted { found.reads.append(.init(name: name, type: type)) }
+            if found.seen.insert(name).inserted {
+                found.reads.append(.init(name: name, type: type, slot: checked.schema?[name]?.slot))
+            }
         }
         func unit(_ b: Bound) {
             if case .attribute(let name, _, _) = b.kind { found.units.insert(name) }

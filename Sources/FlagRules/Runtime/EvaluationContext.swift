@@ -178,23 +178,90 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
             throw ContextError(message: "the JSON context has \(members.count) keys; the limit is \(EvaluationContext.maxJSONKeys)")
         }
         box = StorageBox(buffer: ContextStorage.make(capacity: members.count))
-        for (key, value) in members {
-            switch value {
-            case .null: storage.set(nil, for: key)
-            case .bool(let b): storage.set(.bool(b), for: key)
-            case .int(let i): storage.set(.int(i), for: key)
-            case .double(let d):
-                guard d.isFinite else { throw ContextError(message: "attribute '\(key)' is not a finite number") }
-                storage.set(.double(d), for: key)
-            case .string(let s): storage.set(.string(s), for: key)
-            case .array(let items): storage.set(.list(items.map { FlagRules.Value(jsonElement: $0) }), for: key)
-            case .object(let fields):
-                if let path = Self.nonFinitePath(fields) {
-                    throw ContextError(message: "attribute '\(key).\(path)' is not a finite number")
-                }
-                storage.set(.object(json: fields), for: key)
+        for (key, value) in members { try setJSON(value, for: key) }
+    }
+
+    /// Sets the attribute `key` to a JSON value as `init(json:)` reads it (in storage with
+    /// room for it).
+    private mutating func setJSON(_ value: JSON, for key: String) throws(ContextError) {
+        switch value {
+        case .null: storage.set(nil, for: key)
+        case .bool(let b): storage.set(.bool(b), for: key)
+        case .int(let i): storage.set(.int(i), for: key)
+        case .double(let d):
+            guard d.isFinite else { throw ContextError(message: "attribute '\(key)' is not a finite number") }
+            storage.set(.double(d), for: key)
+        case .string(let s): storage.set(.string(s), for: key)
+        case .array(let items): storage.set(.list(items.map { FlagRules.Value(jsonElement: $0) }), for: key)
+        case .object(let fields):
+            if let path = Self.nonFinitePath(fields) {
+                throw ContextError(message: "attribute '\(key).\(path)' is not a finite number")
             }
+            storage.set(.object(json: fields), for: key)
         }
+    }
+
+    /// The context of an OpenFeature remote evaluation's body, `{"context": {…}}`, read
+    /// straight from its bytes (no JSON tree made for the body or the context), as
+    /// `init(jsonMembers:)` reads the context's members after its first `targetingKey`
+    /// member is renamed `targetingKey` (dropped when the context has a member of that
+    /// name). Nil for any other body: malformed, without one `context` object, with a
+    /// second `targetingKey` or over ``maxJSONKeys`` members (read those the plain way, which
+    /// says why).
+    package init?(remoteEvaluationBody bytes: [UInt8], targetingKey: String) {
+        var parser = JSONParser(bytes: bytes)
+        var context: EvaluationContext?
+        var contexts = 0
+        do throws(JSON.ParseError) {
+            parser.skipSpace()
+            try parser.members(depth: 0) { key, parser throws(JSON.ParseError) in
+                guard key == "context", parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "{") else {
+                    if key == "context" { contexts += 1 }
+                    _ = try parser.value(depth: 1)
+                    return
+                }
+                contexts += 1
+                context = try EvaluationContext.members(of: &parser, renaming: targetingKey)
+            }
+            parser.skipSpace()
+            guard parser.i == bytes.count else { return nil }
+        } catch {
+            return nil
+        }
+        guard let context, contexts == 1 else { return nil }
+        self = context
+    }
+
+    /// The context of the object at the parser (see `init(remoteEvaluationBody:targetingKey:)`),
+    /// or nil when it cannot be read this way.
+    private static func members(of parser: inout JSONParser, renaming targetingKey: String) throws(JSON.ParseError) -> EvaluationContext? {
+        var made = EvaluationContext()
+        made.box = StorageBox(buffer: ContextStorage.make(capacity: 8))
+        var given: JSON?
+        var named = false
+        var count = 0
+        var usable = true
+        func set(_ value: JSON, _ name: String) {
+            if made.storage.count == made.storage.capacity { made.storage = made.storage.copy(capacity: made.storage.capacity * 2) }
+            do throws(ContextError) { try made.setJSON(value, for: name) } catch { usable = false }
+        }
+        try parser.members(depth: 1) { name, parser throws(JSON.ParseError) in
+            let value = try parser.value(depth: 2)
+            count += 1
+            guard usable, count <= EvaluationContext.maxJSONKeys else {
+                usable = false
+                return
+            }
+            if name == "targetingKey", targetingKey != "targetingKey" {
+                if given != nil { usable = false }
+                given = value
+                return
+            }
+            if name == targetingKey { named = true }
+            set(value, name)
+        }
+        if let given, !named { set(given, targetingKey) }
+        return usable ? made : nil
     }
 }
 

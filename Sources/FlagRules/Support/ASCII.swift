@@ -24,6 +24,12 @@ package enum ASCII {
         return nil
     }
 
+    /// Appends a literal's bytes to `out` (no string made, no generic iteration).
+    @inlinable
+    package static func append(_ text: StaticString, to out: inout [UInt8]) {
+        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     /// Appends `n` in decimal to `out`, without making a string.
     package static func appendDecimal(_ n: Int, to out: inout [UInt8]) {
         if n < 0 {

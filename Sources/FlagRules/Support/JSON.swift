@@ -192,7 +192,7 @@ extension JSON {
     }
 }
 
-private struct JSONParser {
+struct JSONParser {
     let bytes: [UInt8]
     var i = 0
 
@@ -234,29 +234,46 @@ private struct JSONParser {
                 throw fail("expected ',' or ']'")
             }
         case UInt8(ascii: "{"):
-            i += 1
             var members: [(String, JSON)] = []
-            skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
-            while true {
-                skipSpace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                let key = try string()
-                skipSpace()
-                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                i += 1
-                skipSpace()
-                members.append((key, try value(depth: depth + 1)))
-                skipSpace()
-                guard i < bytes.count else { throw fail("unterminated object") }
-                if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
-                throw fail("expected ',' or '}'")
+            try self.members(depth: depth) { key, parser throws(JSON.ParseError) in
+                members.append((key, try parser.value(depth: depth + 1)))
             }
+            return .object(members)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return try number()
         default:
             throw fail("unexpected character")
+        }
+    }
+
+    /// Reads the object at `i` member by member: `member` gets each key with the parser at
+    /// its value, and reads the value (nested `depth + 1`) before it returns.
+    mutating func members(depth: Int, _ member: (String, inout JSONParser) throws(JSON.ParseError) -> Void) throws(JSON.ParseError) {
+        guard depth < JSON.maxDepth else { throw fail("nested more than \(JSON.maxDepth) levels deep") }
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
+        i += 1
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            return
+        }
+        while true {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try string()
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            i += 1
+            skipSpace()
+            try member(key, &self)
+            skipSpace()
+            guard i < bytes.count else { throw fail("unterminated object") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return
+            }
+            throw fail("expected ',' or '}'")
         }
     }
 

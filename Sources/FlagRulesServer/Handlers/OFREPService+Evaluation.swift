@@ -13,10 +13,22 @@ extension OFREPService {
         case invalid(String)
     }
 
-    func context(of request: HTTPRequest) -> Result<(EvaluationContext, JSON), ContextFailure> {
+    /// The context of an OFREP body: read straight from its bytes, or (when that cannot
+    /// read it) as a JSON tree, which names what is wrong.
+    func context(of request: HTTPRequest) -> Result<EvaluationContext, ContextFailure> {
+        if let context = EvaluationContext(remoteEvaluationBody: request.body, targetingKey: options.targetingKey) {
+            return .success(context)
+        }
+        return OFREPService.plainContext(of: request.body, targetingKey: options.targetingKey)
+    }
+
+    /// The context of an OFREP body read as a JSON tree: its `context` member's members,
+    /// the first `targetingKey` renamed `targetingKey` (dropped when the context has a member
+    /// of that name); or what is wrong with it.
+    static func plainContext(of bytes: [UInt8], targetingKey: String) -> Result<EvaluationContext, ContextFailure> {
         let body: JSON
         do {
-            body = try JSON.parse(bytes: request.body)
+            body = try JSON.parse(bytes: bytes)
         } catch {
             return .failure(.parse("the body is not JSON: \(error)"))
         }
@@ -27,10 +39,10 @@ extension OFREPService {
         }
         if let i = members.firstIndex(where: { $0.0 == "targetingKey" }) {
             let key = members.remove(at: i).1
-            if !members.contains(where: { $0.0 == options.targetingKey }) { members.append((options.targetingKey, key)) }
+            if !members.contains(where: { $0.0 == targetingKey }) { members.append((targetingKey, key)) }
         }
         do {
-            return .success((try EvaluationContext(jsonMembers: members), given))
+            return .success(try EvaluationContext(jsonMembers: members))
         } catch {
             return .failure(.invalid(error.message))
         }
@@ -43,17 +55,17 @@ extension OFREPService {
             return .json(400, logged(failure(key, "PARSE_ERROR", message)))
         case .failure(.invalid(let message)):
             return .json(400, logged(failure(key, "INVALID_CONTEXT", message)))
-        case .success(let (c, _)):
+        case .success(let c):
             context = c
         }
         let state = served.snapshot
-        guard let file = state.index[key] else {
+        guard let position = state.index[key] else {
             let suggestion = Suggestions.closest(to: key, in: state.names).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, logged(failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)")))
         }
         var body: [UInt8] = []
         body.reserveCapacity(256)
-        let status = evaluate(key, in: state.files[file], context, into: &body)
+        let status = evaluate(position, in: state, context, into: &body)
         return HTTPResponse(status: status, headers: OFREPService.jsonType, body: body)
     }
 
@@ -62,19 +74,17 @@ extension OFREPService {
 
     func bulk(_ request: HTTPRequest) -> HTTPResponse {
         let context: EvaluationContext
-        let given: JSON
         switch self.context(of: request) {
         case .failure(.parse(let message)):
             return .json(400, logged(.object([("errorCode", .string("PARSE_ERROR")), ("errorDetails", .string(message))])))
         case .failure(.invalid(let message)):
             return .json(400, logged(.object([("errorCode", .string("INVALID_CONTEXT")), ("errorDetails", .string(message))])))
-        case .success(let (c, g)):
+        case .success(let c):
             context = c
-            given = g
         }
         let state = served.snapshot
         // The same context in any key order has the same ETag.
-        let etag = "\"\(state.contentVersion)-\(OFREPService.hash(given.canonical.serialized()))\""
+        let etag = "\"\(state.contentVersion)-\(OFREPService.hash(OFREPService.canonicalText(of: context)))\""
         if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])
         }
@@ -82,16 +92,16 @@ extension OFREPService {
         // as JSON's compact form writes it.
         var body: [UInt8] = []
         body.reserveCapacity(256 * state.names.count)
-        body += #"{"flags": ["#.utf8
-        for (k, name) in state.names.enumerated() {
+        ASCII.append(#"{"flags": ["#, to: &body)
+        for (k, position) in state.positions.enumerated() {
             if k > 0 { body.append(0x2C) }
-            _ = evaluate(name, in: state.files[state.index[name]!], context, into: &body)
+            _ = evaluate(position, in: state, context, into: &body)
         }
-        body += #"], "metadata": {"version": "#.utf8
+        ASCII.append(#"], "metadata": {"version": "#, to: &body)
         JSON.writeString(state.version, to: &body)
-        body += #"}, "eventStreams": ["#.utf8
+        ASCII.append(#"}, "eventStreams": ["#, to: &body)
         body += OFREPService.eventStreamBytes
-        body += "]}".utf8
+        ASCII.append("]}", to: &body)
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("ETag", etag)], body: body)
     }
 
@@ -142,14 +152,17 @@ extension OFREPService {
         return JSON.object(members).serialized()
     }
 
-    /// One declaration's OFREP answer, written to `out` as JSON's compact form writes it: 200
-    /// and a success, or 400 (404) and a failure; the status.
-    func evaluate(_ key: String, in file: ServedFile, _ context: EvaluationContext, into out: inout [UInt8]) -> Int {
+    /// The OFREP answer of the declaration at `position`, written to `out` as JSON's compact
+    /// form writes it: 200 and a success, or 400 and a failure; the status.
+    func evaluate(
+        _ position: ServedRules.Snapshot.Position, in state: ServedRules.Snapshot, _ context: EvaluationContext, into out: inout [UInt8]
+    )
+        -> Int
+    {
+        let file = state.files[position.file]
         let rules = file.rules
-        guard let info = rules.declaration(named: key) else {
-            logged(failure(key, "FLAG_NOT_FOUND", "no declaration '\(key)'")).write(to: &out)
-            return 404
-        }
+        let info = file.declarations[position.declaration]
+        let key = info.name
         // A value of the wrong type for an attribute the declaration reads fails it; other
         // attributes are not its concern.
         if let problem = rules.mistypedRead(by: info, in: context) {
@@ -164,35 +177,27 @@ extension OFREPService {
             failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed").write(to: &out)
             return 400
         }
-        func member(_ name: StaticString, first: Bool = false) {
-            if !first { out += ", ".utf8 }
-            out.append(0x22)
-            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            out += "\": ".utf8
-        }
-        out.append(0x7B)
-        member("key", first: true)
+        // Each member's name with what comes before it is one literal.
+        ASCII.append(#"{"key": "#, to: &out)
         JSON.writeString(key, to: &out)
-        member("value")
+        ASCII.append(#", "value": "#, to: &out)
         r.value.json.write(to: &out)
-        member("reason")
+        ASCII.append(#", "reason": "#, to: &out)
         JSON.writeString(r.reason.rawValue, to: &out)
-        member("variant")
+        ASCII.append(#", "variant": "#, to: &out)
         JSON.writeString(OFREPService.variant(r), to: &out)
-        member("metadata")
-        out.append(0x7B)
-        member("kind", first: true)
+        ASCII.append(#", "metadata": {"kind": "#, to: &out)
         JSON.writeString(info.kind.rawValue, to: &out)
         if let rule = r.rule {
-            member("rule")
+            ASCII.append(#", "rule": "#, to: &out)
             ASCII.appendDecimal(rule, to: &out)
         }
         if let line = r.line {
-            member("line")
+            ASCII.append(#", "line": "#, to: &out)
             ASCII.appendDecimal(line, to: &out)
         }
         if let owner = info.owner {
-            member("owner")
+            ASCII.append(#", "owner": "#, to: &out)
             JSON.writeString(owner, to: &out)
         }
         // A rollout or split whose unit is absent does not match (the language's rule, the
@@ -200,10 +205,10 @@ extension OFREPService {
         // for an assignment.
         let absent = rules.absentUnits(of: info, resolution: r, in: context)
         if !absent.isEmpty {
-            member("absentUnits")
+            ASCII.append(#", "absentUnits": "#, to: &out)
             JSON.writeString(absent.joined(separator: ","), to: &out)
         }
-        out += "}}".utf8
+        ASCII.append("}}", to: &out)
         return 200
     }
 
@@ -213,6 +218,15 @@ extension OFREPService {
         if let v = r.variant { return v }
         if let rule = r.rule { return "rule\(rule)" }
         return r.reason.rawValue.lowercased()
+    }
+
+    /// A context as one text, the same whatever the order its attributes were given in:
+    /// its attributes sorted by name, each with its value's canonical JSON.
+    static func canonicalText(of context: EvaluationContext) -> String {
+        let members = context.entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.map {
+            ($0.name, $0.value.json.canonical)
+        }
+        return JSON.object(members).serialized()
     }
 
     /// FNV-1a of a text, in base 36.

@@ -14,7 +14,7 @@ extension OFREPService {
             let lines = String(decoding: file.rules.source.bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             let stale = Dictionary(file.rules.staleDeclarations().map { ($0.name, $0.reasons) }, uniquingKeysWith: { a, _ in a })
             for d in file.rules.declarations
-            where d.kind != .segment && state.index[d.name].map({ state.files[$0].name == file.name }) == true {
+            where d.kind != .segment && state.index[d.name].map({ state.files[$0.file].name == file.name }) == true {
                 guard case .object(var m) = d.json else { continue }
                 m.append(("file", .string(file.name)))
                 // Its text as written, from its keyword to its closing line.
@@ -49,7 +49,7 @@ extension OFREPService {
     }
 
     func evaluateForPage(_ request: HTTPRequest) -> HTTPResponse {
-        guard case .success(let (given, _)) = self.context(of: request) else {
+        guard case .success(let given) = self.context(of: request) else {
             return .json(400, .object([("errorDetails", .string("send {\"context\": {…}}"))]))
         }
         // The form names an object's fields by path (`org.plan`): each goes into its object.
@@ -57,7 +57,7 @@ extension OFREPService {
         for (name, value) in given.entries.sorted(by: { $0.name < $1.name }) { context.set(value, atPath: name) }
         let state = served.snapshot
         let results: [(String, JSON)] = state.names.map { name in
-            let rules = state.files[state.index[name]!].rules
+            let rules = state.files[state.index[name]!.file].rules
             let r = rules.evaluate(name, in: context)
             var m: [(String, JSON)] = [("resolution", r.json)]
             if let e = rules.explain(name, in: context) { m.append(("explanation", .string(e.text))) }

@@ -25,10 +25,13 @@ package final class ServedRules: Sendable {
         package fileprivate(set) var validatorLines: [UInt8] = []
         /// Those of its `200`: the same and the text's type.
         package fileprivate(set) var answerLines: [UInt8] = []
+        /// Its declarations' metadata, in source order (what OFREP answers read).
+        package let declarations: [DeclarationInfo]
         /// A file to serve; `generation`: the one upstream gave its text (0: none).
         package init(name: String, rules: RuleSet, generation: Int = 0) {
             self.name = name
             self.rules = rules
+            declarations = rules.declarations
             self.generation = generation
             etag = "\"\(rules.contentVersion)\""
             streamPath = PushProtocol.streamPath(file: name)
@@ -49,10 +52,13 @@ package final class ServedRules: Sendable {
     /// What is in force at one instant.
     package struct Snapshot: Sendable {
         package fileprivate(set) var files: [File] = []
-        /// Every flag, variant and value: its file's position. The first file wins a name.
-        package fileprivate(set) var index: [String: Int] = [:]
+        /// Every flag, variant and value: where it is served from. The first file wins a
+        /// name.
+        package fileprivate(set) var index: [String: Position] = [:]
         /// The served names in order (files in order, declarations in order).
         package fileprivate(set) var names: [String] = []
+        /// Where each of ``names`` is declared, in the same order.
+        package fileprivate(set) var positions: [Position] = []
         /// Goes up with every change of the files served or of their texts.
         package fileprivate(set) var generation = 0
         /// When `generation` came in force (the event stream's `lastModified`).
@@ -62,6 +68,13 @@ package final class ServedRules: Sendable {
         package fileprivate(set) var listing = Listing()
         /// The generation as the protocol writes it (event ids, `metadata.version`).
         package var version: String { String(generation) }
+
+        /// Where a served name is declared: its file's position in ``files``, and its
+        /// position in that file's ``File/declarations``.
+        package struct Position: Sendable, Equatable {
+            package let file: Int
+            package let declaration: Int
+        }
 
         /// The list of served files as `GET /rules` answers it.
         package struct Listing: Sendable {
@@ -190,13 +203,15 @@ package final class ServedRules: Sendable {
         var conflicts: [Conflict] = []
         var next = Snapshot()
         for (i, file) in files.enumerated() {
-            for d in file.rules.declarations where d.kind != .segment {
+            for (k, d) in file.declarations.enumerated() where d.kind != .segment {
                 if let first = next.index[d.name] {
-                    conflicts.append(Conflict(name: d.name, servedFrom: files[first].name, alsoIn: file.name))
+                    conflicts.append(Conflict(name: d.name, servedFrom: files[first.file].name, alsoIn: file.name))
                     continue
                 }
-                next.index[d.name] = i
+                let position = Snapshot.Position(file: i, declaration: k)
+                next.index[d.name] = position
                 next.names.append(d.name)
+                next.positions.append(position)
             }
         }
         let changed = state.withLock { s -> Bool in

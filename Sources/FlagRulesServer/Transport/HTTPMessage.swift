@@ -238,27 +238,33 @@ package struct HTTPRequestParser: Sendable {
     }
 
     /// The request line and header fields (a header block without its blank line), and the
-    /// body's length; read as bytes, each field's name and value made a string once.
+    /// body's length; read as bytes in one pass, each field's name and value made a string
+    /// once.
     private static func parseHead(_ head: UnsafeBufferPointer<UInt8>) throws(Failure) -> (HTTPRequest, Int) {
         let space: UInt8 = 32, tab: UInt8 = 9, cr: UInt8 = 13, lf: UInt8 = 10, colon: UInt8 = 58
         func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: head[range]), as: UTF8.self) }
-        // Lines end at CRLF; a bare CR or LF inside one is refused (RFC 9112 §2.2).
-        var lines: [Range<Int>] = []
-        var lineStart = 0
-        var i = 0
-        while i < head.count {
-            if head[i] == cr, i + 1 < head.count, head[i + 1] == lf {
-                lines.append(lineStart..<i)
-                i += 2
-                lineStart = i
-                continue
-            }
-            if head[i] == cr || head[i] == lf { throw Failure(status: 400, message: "a line of the request holds a bare CR or LF") }
-            i += 1
+        func bytes(_ range: Range<Int>, are wanted: StaticString) -> Bool {
+            guard range.count == wanted.utf8CodeUnitCount else { return false }
+            return memcmp(head.baseAddress! + range.lowerBound, wanted.utf8Start, range.count) == 0
         }
-        lines.append(lineStart..<head.count)
+        // Where the line starting at `from` ends: at CRLF, or the block's end. A bare CR or LF
+        // inside one is refused (RFC 9112 §2.2).
+        func lineEnd(from: Int) throws(Failure) -> Int {
+            var i = from
+            while i < head.count {
+                let b = head[i]
+                if b == cr || b == lf {
+                    guard b == cr, i + 1 < head.count, head[i + 1] == lf else {
+                        throw Failure(status: 400, message: "a line of the request holds a bare CR or LF")
+                    }
+                    return i
+                }
+                i += 1
+            }
+            return i
+        }
         // The request line: METHOD SP target SP version.
-        let first = lines[0]
+        let first = 0..<(try lineEnd(from: 0))
         var spaces: (Int, Int, count: Int) = (0, 0, 0)
         for i in first where head[i] == space {
             if spaces.count == 0 { spaces.0 = i } else if spaces.count == 1 { spaces.1 = i }
@@ -268,18 +274,21 @@ package struct HTTPRequestParser: Sendable {
             head[first.lowerBound..<spaces.0].allSatisfy({ $0 >= 65 && $0 <= 90 }),
             spaces.1 > spaces.0 + 1, head[spaces.0 + 1] == 47 || (spaces.1 == spaces.0 + 2 && head[spaces.0 + 1] == 42)
         else { throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'") }
-        let version = text(spaces.1 + 1..<first.upperBound)
-        guard version == "HTTP/1.1" || version == "HTTP/1.0" else { throw Failure(status: 505, message: "only HTTP/1.1 is served") }
-        guard lines.count - 1 <= HTTPRequestParser.maxHeaders else {
-            throw Failure(status: 431, message: "more than \(HTTPRequestParser.maxHeaders) header fields")
-        }
+        let versionRange = spaces.1 + 1..<first.upperBound
+        let isHTTP10 = bytes(versionRange, are: "HTTP/1.0")
+        guard isHTTP10 || bytes(versionRange, are: "HTTP/1.1") else { throw Failure(status: 505, message: "only HTTP/1.1 is served") }
         var headers: [(String, String)] = []
-        headers.reserveCapacity(lines.count - 1)
+        headers.reserveCapacity(8)
         var length: Int?
         var transferEncodings: [String] = []
         var expectations: [String] = []
-        for k in 1..<lines.count {
-            let line = lines[k]
+        var lineStart = first.upperBound + 2
+        while lineStart <= head.count, first.upperBound < head.count {
+            let line = lineStart..<(try lineEnd(from: lineStart))
+            lineStart = line.upperBound + 2
+            guard headers.count < HTTPRequestParser.maxHeaders else {
+                throw Failure(status: 431, message: "more than \(HTTPRequestParser.maxHeaders) header fields")
+            }
             // The name: up to the first colon, with no space or tab in it.
             var c = line.lowerBound
             while c < line.upperBound, head[c] != colon, head[c] != space, head[c] != tab { c += 1 }
@@ -297,7 +306,6 @@ package struct HTTPRequestParser: Sendable {
                 for i in 0..<nameRange.count where head[nameRange.lowerBound + i] | 0x20 != bytes[i] { return false }
                 return true
             }
-            let name = text(nameRange)
             if named("content-length") {
                 // Digits only, and the same count in every Content-Length field.
                 guard valueEnd > valueStart, valueEnd - valueStart <= 18, head[valueStart..<valueEnd].allSatisfy({ $0 >= 48 && $0 <= 57 })
@@ -310,7 +318,7 @@ package struct HTTPRequestParser: Sendable {
             } else if named("expect") {
                 expectations.append(text(valueStart..<valueEnd).lowercased())
             }
-            headers.append((name, text(valueStart..<valueEnd)))
+            headers.append((text(nameRange), text(valueStart..<valueEnd)))
         }
         if !transferEncodings.isEmpty {
             guard length == nil else {
@@ -321,25 +329,26 @@ package struct HTTPRequestParser: Sendable {
             }
             throw Failure(status: 501, message: "chunked request bodies are not read; send Content-Length")
         }
-        if expectations.contains(where: { $0 != "100-continue" }), version == "HTTP/1.1" {
+        if expectations.contains(where: { $0 != "100-continue" }), !isHTTP10 {
             throw Failure(status: 417, message: "the only expectation met is 100-continue")
         }
         if let length, length > HTTPRequestParser.maxBodyBytes {
             throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
         }
         var request = HTTPRequest(method: text(first.lowerBound..<spaces.0), path: "", headers: headers)
-        request.isHTTP10 = version == "HTTP/1.0"
-        let target = text(spaces.0 + 1..<spaces.1)
-        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
-            let path = String(target[..<q])
-            request.path = path.contains("%") ? path.removingPercentEncoding ?? path : path
-            request.query = target[target.index(after: q)...].split(separator: "&").map { pair in
+        request.isHTTP10 = isHTTP10
+        // The target: a path, and a query after `?`; each decoded only when it holds an escape.
+        let targetRange = spaces.0 + 1..<spaces.1
+        let question = head[targetRange].firstIndex(of: UInt8(ascii: "?")) ?? targetRange.upperBound
+        let path = text(targetRange.lowerBound..<question)
+        let escaped = head[targetRange.lowerBound..<question].contains(UInt8(ascii: "%"))
+        request.path = escaped ? path.removingPercentEncoding ?? path : path
+        if question < targetRange.upperBound {
+            request.query = text(question + 1..<targetRange.upperBound).split(separator: "&").map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let decode = { (s: Substring) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
                 return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
             }
-        } else {
-            request.path = target.utf8.contains(UInt8(ascii: "%")) ? target.removingPercentEncoding ?? target : target
         }
         return (request, length ?? 0)
     }

@@ -1,0 +1,62 @@
+import FlagRules
+import Foundation
+import Testing
+
+@testable import FlagRulesServer
+
+/// An OFREP body is read straight from its bytes into a context, or, when that reading
+/// gives up, as a JSON tree: the two readings must give one context.
+@Suite struct OFREPBodyReadingTests {
+    /// Bodies made of random members (the context's members among them: renamed and
+    /// repeated keys, nulls, lists, objects, non-finite and malformed values), read both
+    /// ways: whenever the direct reading gives a context, the tree's gives the same.
+    @Test(arguments: 0..<8) func theDirectReadingAgreesWithTheTree(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let names = ["targetingKey", "userId", "build", "country", "org", "tags", "now", "a.b"]
+        let values = [
+            "null", "true", "42", "-1.5", "1e400", "\"beta\"", "\"user-\\u0034\"", "[1, \"x\", null]", "{\"plan\": \"team\", \"seats\": 3}",
+            "{\"x\": {\"y\": null}}", "[]", "{}", "\"é\"", "tru", "\"unterminated",
+        ]
+        var readDirectly = 0
+        for _ in 0..<400 {
+            var members: [String] = []
+            for _ in 0..<Int.random(in: 0...6, using: &random) {
+                members.append("\"\(names.randomElement(using: &random)!)\": \(values.randomElement(using: &random)!)")
+            }
+            let context = "{" + members.joined(separator: ", ") + "}"
+            let shapes = [
+                "{\"context\": \(context)}", "{\"flags\": 1, \"context\": \(context)}", "{\"context\": \(context), \"context\": {}}",
+                " {\"context\": \(context)} ", "{\"context\": \(context)} x", "[\(context)]", "{\"context\": 3}", "{}",
+            ]
+            let body = Array(shapes.randomElement(using: &random)!.utf8)
+            for targetingKey in ["userId", "targetingKey"] {
+                guard let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey) else { continue }
+                readDirectly += 1
+                let plain = OFREPService.plainContext(of: body, targetingKey: targetingKey)
+                guard case .success(let tree) = plain else {
+                    Issue.record("read directly, refused as a tree: \(String(decoding: body, as: UTF8.self))")
+                    continue
+                }
+                #expect(direct == tree, "\(String(decoding: body, as: UTF8.self)) with targeting key \(targetingKey)")
+            }
+        }
+        // Many bodies are whole: the direct reading gives their contexts.
+        #expect(readDirectly > 100)
+    }
+
+    /// What the direct reading leaves to the tree's, which says what is wrong.
+    @Test func bodiesTheDirectReadingLeavesToTheTree() {
+        for body in [
+            "", "{", "[]", "{\"context\": []}", "{\"flags\": {}}", "{\"context\": {\"targetingKey\": \"a\", \"targetingKey\": \"b\"}}",
+            "{\"context\": {\"a\": 1e400}}", "{\"context\": {}} trailing",
+        ] {
+            #expect(EvaluationContext(remoteEvaluationBody: Array(body.utf8), targetingKey: "userId") == nil, "\(body)")
+        }
+        let read = EvaluationContext(
+            remoteEvaluationBody: Array(#"{"context": {"targetingKey": "u-1", "build": "beta"}}"#.utf8), targetingKey: "userId")
+        #expect(read == ["userId": "u-1", "build": "beta"])
+        let kept = EvaluationContext(
+            remoteEvaluationBody: Array(#"{"context": {"targetingKey": "u-1", "userId": "u-2"}}"#.utf8), targetingKey: "userId")
+        #expect(kept == ["userId": "u-2"])
+    }
+}
