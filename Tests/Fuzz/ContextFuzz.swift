@@ -43,6 +43,7 @@ func contextFuzzRules() -> (typed: RuleSet, untyped: RuleSet) {
 func contextFuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     pushFuzz(text, Array(UnsafeBufferPointer(start: data, count: size)))
+    remoteBodyFuzz(Array(UnsafeBufferPointer(start: data, count: size)))
     guard let context = try? EvaluationContext(json: text) else { return 0 }
     let loaded = contextFuzzRules()
     var strict = loaded.typed
@@ -82,4 +83,21 @@ func pushFuzz(_ text: String, _ bytes: [UInt8]) {
     var decoder = ChunkedDecoder()
     if let out = try? decoder.feed(bytes), out.count > bytes.count { fatalError("chunks gave more bytes than they hold") }
     _ = PlainStreams.parseHead(bytes[...])
+}
+
+/// A remote evaluation's body read straight from its bytes and read as a JSON tree: when
+/// the direct reading gives a context, the tree's gives the same (as the fuzzer's bytes,
+/// and as the context of a body around them).
+func remoteBodyFuzz(_ bytes: [UInt8]) {
+    for body in [bytes, Array(#"{"context": "#.utf8) + bytes + [UInt8(ascii: "}")]] {
+        for targetingKey in ["userId", "targetingKey"] {
+            guard let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey) else { continue }
+            let plain = EvaluationContext.plainRemoteEvaluation(body: body, targetingKey: targetingKey)
+            guard case .success(let tree) = plain, tree == direct else {
+                fatalError(
+                    "the direct and tree readings disagree on \(String(decoding: body, as: UTF8.self).debugDescription): \(direct) vs \(plain)"
+                )
+            }
+        }
+    }
 }

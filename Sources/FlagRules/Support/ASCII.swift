@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Byte-level helpers for ASCII text: the lexer, the address parser, and the readers of
 /// LSP and HTTP header blocks.
 package enum ASCII {
@@ -15,13 +23,19 @@ package enum ASCII {
     /// The index of the first `\r\n\r\n` at or after `start`, looked for in `limit` bytes
     /// (the end of an LSP or an HTTP header block).
     package static func blankLine(in buffer: [UInt8], from start: Int, within limit: Int) -> Int? {
-        var i = start
         let end = min(buffer.count, start + limit + 4)
-        while i + 3 < end {
-            if buffer[i] == 13, buffer[i + 1] == 10, buffer[i + 2] == 13, buffer[i + 3] == 10 { return i }
-            i += 1
+        guard start >= 0, start + 3 < end else { return nil }
+        return buffer.withUnsafeBufferPointer { b in
+            // Each CR found by memchr is a candidate: a header block is mostly other bytes.
+            var i = start
+            while i + 3 < end {
+                guard let found = memchr(b.baseAddress! + i, 13, end - 3 - i) else { return nil }
+                i = b.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if b[i + 1] == 10, b[i + 2] == 13, b[i + 3] == 10 { return i }
+                i += 1
+            }
+            return nil
         }
-        return nil
     }
 
     /// Appends a literal's bytes to `out` (no string made, no generic iteration).

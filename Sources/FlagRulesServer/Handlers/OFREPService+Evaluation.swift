@@ -13,38 +13,12 @@ extension OFREPService {
         case invalid(String)
     }
 
-    /// The context of an OFREP body: read straight from its bytes, or (when that cannot
-    /// read it) as a JSON tree, which names what is wrong.
+    /// The context of an OFREP body (``EvaluationContext/remoteEvaluation(body:targetingKey:)``).
     func context(of request: HTTPRequest) -> Result<EvaluationContext, ContextFailure> {
-        if let context = EvaluationContext(remoteEvaluationBody: request.body, targetingKey: options.targetingKey) {
-            return .success(context)
-        }
-        return OFREPService.plainContext(of: request.body, targetingKey: options.targetingKey)
-    }
-
-    /// The context of an OFREP body read as a JSON tree: its `context` member's members,
-    /// the first `targetingKey` renamed `targetingKey` (dropped when the context has a member
-    /// of that name); or what is wrong with it.
-    static func plainContext(of bytes: [UInt8], targetingKey: String) -> Result<EvaluationContext, ContextFailure> {
-        let body: JSON
-        do {
-            body = try JSON.parse(bytes: bytes)
-        } catch {
-            return .failure(.parse("the body is not JSON: \(error)"))
-        }
-        guard case .object = body else { return .failure(.parse("the body is \(body.kindName), not an object with a context")) }
-        let given = body["context"] ?? .object([])
-        guard case .object(var members) = given else {
-            return .failure(.invalid("'context' is \(given.kindName), not an object"))
-        }
-        if let i = members.firstIndex(where: { $0.0 == "targetingKey" }) {
-            let key = members.remove(at: i).1
-            if !members.contains(where: { $0.0 == targetingKey }) { members.append((targetingKey, key)) }
-        }
-        do {
-            return .success(try EvaluationContext(jsonMembers: members))
-        } catch {
-            return .failure(.invalid(error.message))
+        switch EvaluationContext.remoteEvaluation(body: request.body, targetingKey: options.targetingKey) {
+        case .success(let context): return .success(context)
+        case .failure(.notAnObject(let message)): return .failure(.parse(message))
+        case .failure(.invalidContext(let message)): return .failure(.invalid(message))
         }
     }
 

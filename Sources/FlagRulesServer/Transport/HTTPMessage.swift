@@ -177,7 +177,9 @@ package struct HTTPRequestParser: Sendable {
 
     package init() {}
 
-    package mutating func append(_ bytes: some Sequence<UInt8>) {
+    package mutating func append(_ bytes: [UInt8]) { append(bytes[...]) }
+
+    package mutating func append(_ bytes: ArraySlice<UInt8>) {
         // Requests read are let go once they are half the buffer (pipelined requests do not
         // pile up until the last is read).
         if start > 0, start * 2 >= buffer.count {
@@ -247,24 +249,24 @@ package struct HTTPRequestParser: Sendable {
             guard range.count == wanted.utf8CodeUnitCount else { return false }
             return memcmp(head.baseAddress! + range.lowerBound, wanted.utf8Start, range.count) == 0
         }
-        // Where the line starting at `from` ends: at CRLF, or the block's end. A bare CR or LF
-        // inside one is refused (RFC 9112 §2.2).
-        func lineEnd(from: Int) throws(Failure) -> Int {
-            var i = from
-            while i < head.count {
-                let b = head[i]
-                if b == cr || b == lf {
-                    guard b == cr, i + 1 < head.count, head[i + 1] == lf else {
-                        throw Failure(status: 400, message: "a line of the request holds a bare CR or LF")
-                    }
-                    return i
-                }
-                i += 1
+        // Lines end at CRLF; a bare CR or LF anywhere is refused first (RFC 9112 §2.2), as
+        // `next()` refuses it when it arrives before the head's end.
+        var k = 0
+        while k < head.count {
+            let b = head[k]
+            if b == lf || (b == cr && (k + 1 == head.count || head[k + 1] != lf)) {
+                throw Failure(status: 400, message: "a line of the request holds a bare CR or LF")
             }
+            k += b == cr ? 2 : 1
+        }
+        // Where the line starting at `from` ends: at its CRLF, or the block's end.
+        func lineEnd(from: Int) -> Int {
+            var i = from
+            while i < head.count, head[i] != cr { i += 1 }
             return i
         }
         // The request line: METHOD SP target SP version.
-        let first = 0..<(try lineEnd(from: 0))
+        let first = 0..<lineEnd(from: 0)
         var spaces: (Int, Int, count: Int) = (0, 0, 0)
         for i in first where head[i] == space {
             if spaces.count == 0 { spaces.0 = i } else if spaces.count == 1 { spaces.1 = i }
@@ -284,7 +286,7 @@ package struct HTTPRequestParser: Sendable {
         var expectations: [String] = []
         var lineStart = first.upperBound + 2
         while lineStart <= head.count, first.upperBound < head.count {
-            let line = lineStart..<(try lineEnd(from: lineStart))
+            let line = lineStart..<lineEnd(from: lineStart)
             lineStart = line.upperBound + 2
             guard headers.count < HTTPRequestParser.maxHeaders else {
                 throw Failure(status: 431, message: "more than \(HTTPRequestParser.maxHeaders) header fields")

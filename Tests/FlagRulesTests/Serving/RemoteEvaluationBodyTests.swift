@@ -1,12 +1,11 @@
-import FlagRules
 import Foundation
 import Testing
 
-@testable import FlagRulesServer
+@testable import FlagRules
 
 /// An OFREP body is read straight from its bytes into a context, or, when that reading
 /// gives up, as a JSON tree: the two readings must give one context.
-@Suite struct OFREPBodyReadingTests {
+@Suite struct RemoteEvaluationBodyTests {
     /// Bodies made of random members (the context's members among them: renamed and
     /// repeated keys, nulls, lists, objects, non-finite and malformed values), read both
     /// ways: whenever the direct reading gives a context, the tree's gives the same.
@@ -32,7 +31,7 @@ import Testing
             for targetingKey in ["userId", "targetingKey"] {
                 guard let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey) else { continue }
                 readDirectly += 1
-                let plain = OFREPService.plainContext(of: body, targetingKey: targetingKey)
+                let plain = EvaluationContext.plainRemoteEvaluation(body: body, targetingKey: targetingKey)
                 guard case .success(let tree) = plain else {
                     Issue.record("read directly, refused as a tree: \(String(decoding: body, as: UTF8.self))")
                     continue
