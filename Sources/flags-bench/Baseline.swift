@@ -38,11 +38,16 @@ final class User {
 }
 
 /// `rollout(unit)` with a fixed salt, hand-written: MurmurHash3 (x86, 32-bit, seed 0) of
-/// `salt:unit`, then the bucket in thousandths of a percent.
+/// `salt:unit`, then the bucket in thousandths of a percent; with the split seed
+/// (86028157), a split's hash.
 struct RolloutKey {
     let prefix: [UInt8]
+    let seed: UInt32
 
-    init(salt: String) { prefix = Array((salt + ":").utf8) }
+    init(salt: String, seed: UInt32 = 0) {
+        prefix = Array((salt + ":").utf8)
+        self.seed = seed
+    }
 
     @inline(__always)
     static func mix(_ k: UInt32) -> UInt32 {
@@ -52,9 +57,14 @@ struct RolloutKey {
     }
 
     func bucket(for unit: String) -> Int {
+        let h = hash(for: unit)
+        return Int(h % 100) * 1000 + Int((h / 100) % 1000)
+    }
+
+    func hash(for unit: String) -> UInt32 {
         var unit = unit
         return unit.withUTF8 { u in
-            var h: UInt32 = 0, block: UInt32 = 0, filled: UInt32 = 0
+            var h: UInt32 = seed, block: UInt32 = 0, filled: UInt32 = 0
             func add(_ byte: UInt8) {
                 block |= UInt32(byte) << (filled * 8)
                 filled += 1
@@ -74,7 +84,7 @@ struct RolloutKey {
             h ^= h >> 13
             h = h &* 0xc2b2_ae35
             h ^= h >> 16
-            return Int(h % 100) * 1000 + Int((h / 100) % 1000)
+            return h
         }
     }
 }

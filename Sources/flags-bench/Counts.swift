@@ -23,6 +23,8 @@ struct CountedOperation {
     let iterations: Int
     let maxInstructions: Double
     let maxAllocations: Double
+    /// The hand-written row this one is compared with, for a FlagRules fastest path.
+    var mirror: Mirror? = nil
     /// Builds the operation (outside the counts); the operation takes the run's index.
     let make: () -> (Int) -> Void
 }
@@ -32,9 +34,12 @@ struct CountedFigures {
     let operation: CountedOperation
     var instructions: Double?
     var allocations: Double?
+    /// Its instructions for each of its hand-written row's (``CountedOperation/mirror``).
+    var ratio: Double?
 
     var passes: Bool {
         (instructions.map { $0 <= operation.maxInstructions } ?? true) && (allocations.map { $0 <= operation.maxAllocations } ?? true)
+            && (ratio.map { $0 <= operation.mirror!.maxRatio } ?? true)
     }
 }
 
@@ -62,13 +67,7 @@ func countedOperations() -> [CountedOperation] {
         }
     }
     func flag(_ rule: String) -> RuleSet { load(schema + "\nflag f { enabled when \(rule) }\n") }
-    return [
-        evaluation("seed rule, fastest (handle, prepared context)", 560, 0) {
-            let rules = flag(seedRule)
-            let handle = rules.handle("f")
-            let prepared = dictionaries.map(rules.prepare)
-            return { rules.isEnabled(handle, in: prepared[$0]) }
-        },
+    return handWrittenPairs(users, dictionaries) + [
         evaluation("seed rule, plain (name, dictionary context)", 650, 0) {
             let rules = flag(seedRule)
             return { rules.isEnabled("f", in: dictionaries[$0]) }
@@ -132,15 +131,15 @@ func countedOperations() -> [CountedOperation] {
         request("GET /rules/app.flags, revalidated (304)", 12_000, 3) {
             HTTPRequest(method: "GET", path: "/rules/app.flags", headers: [("If-None-Match", $0)])
         },
-        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 38_000, 9) { _ in
+        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 28_000, 5) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/newMediaPicker", body: Array(ofrepContext.utf8))
         },
-        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 160_000, 18) { _ in
+        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 125_000, 16) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
         },
         wireRequest(
-            "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 60_000, 12, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
-        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 200_000, 24, path: "/ofrep/v1/evaluate/flags"),
+            "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 40_000, 9, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
+        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 136_000, 20, path: "/ofrep/v1/evaluate/flags"),
         CountedOperation(
             name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 2, maxInstructions: 650e6,
             maxAllocations: 270_000
@@ -301,6 +300,12 @@ func countReport() -> Never {
             else { continue }
             figures[k].instructions = total / Double(figures[k].operation.iterations)
         }
+        for k in figures.indices {
+            guard let mirror = figures[k].operation.mirror, let mine = figures[k].instructions,
+                let hand = figures.first(where: { $0.operation.name == mirror.handWritten })?.instructions, hand > 0
+            else { continue }
+            figures[k].ratio = mine / hand
+        }
     }
     printCounts(figures, counter: valgrind == nil ? nil : "callgrind")
     exit(figures.allSatisfy(\.passes) && figures.allSatisfy { valgrind == nil || $0.instructions != nil } ? 0 : 1)
@@ -356,6 +361,17 @@ func printCounts(_ figures: [CountedFigures], counter: String?) {
                 "| \(f.operation.name), one \(f.operation.unit) | \(count(f.instructions)) | \(count(f.operation.maxInstructions)) | \(count(f.allocations)) | \(count(f.operation.maxAllocations)) |"
             )
         }
+        print("\n## Against hand-written Swift\n")
+        print("Each fastest path's instructions for each of its hand-written row's (the same logic over the same")
+        print("values, read by position), and the most it may take.\n")
+        print("| operation | × hand-written | ceiling |")
+        print("|---|---:|---:|")
+        for f in figures {
+            guard let mirror = f.operation.mirror else { continue }
+            print(
+                "| \(f.operation.name) | \(f.ratio.map { String(format: "%.2f", $0) } ?? "-") | \(String(format: "%.2f", mirror.maxRatio)) |"
+            )
+        }
         return
     }
     print(
@@ -367,6 +383,9 @@ func printCounts(_ figures: [CountedFigures], counter: String?) {
             "  \(f.passes ? "PASS" : "FAIL") "
                 + "\(f.operation.name), one \(f.operation.unit)".padding(toLength: 70, withPad: " ", startingAt: 0)
                 + "\(count(f.instructions)) (\(count(f.operation.maxInstructions)))".leftPad(24)
-                + "\(count(f.allocations)) (\(count(f.operation.maxAllocations)))".leftPad(24))
+                + "\(count(f.allocations)) (\(count(f.operation.maxAllocations)))".leftPad(24)
+                + (f.operation.mirror.map { m in
+                    "   \(f.ratio.map { String(format: "%.2f", $0) } ?? "-")× hand-written (\(String(format: "%.2f", m.maxRatio)))"
+                } ?? ""))
     }
 }

@@ -138,6 +138,22 @@ extension RuleSet {
         }
     }
 
+    /// The variant `name`, found at `index`, chooses in `context`: the same answer as
+    /// `resolve` gives with a string default, read as a string, without building a
+    /// resolution.
+    @inline(__always)
+    func chosenVariant<C: EvaluationInput>(_ name: String, _ index: Int?, _ context: C, default fallback: String) -> String {
+        if OverrideScopes.everEntered, let r = override(name, index, .string(fallback), nil) { return r.value.stringValue ?? fallback }
+        guard let i = index else { return fallback }
+        if checksContextsStrictly, context.problem(for: self) != nil { return fallback }
+        let value = program.withDeclaration(i) { d -> Value? in
+            guard d.kind == .variant else { return nil }
+            return context.withFrame(self) { d.resolve($0).value }
+        }
+        guard case .string(let chosen)? = value else { return fallback }
+        return chosen
+    }
+
     /// Every flag, variant and value (not segments), keyed by name, each by the one path.
     func resolveAll<C: EvaluationInput>(_ context: C, _ layers: EvaluationLayers?, _ each: (String, Resolution) -> Void = { _, _ in })
         -> [String: Resolution]

@@ -165,6 +165,12 @@ extension RuleSet {
         isOn(handle.name, index(of: handle), context, default: fallback, nil)
     }
 
+    /// The chosen variant's name, by handle; `fallback` when the handle names no variant
+    /// here (the same answer as `evaluate(_:in:expecting:default:)`'s value).
+    public func variant(_ handle: DeclarationHandle, in context: PreparedContext, default fallback: String = "") -> String {
+        chosenVariant(handle.name, index(of: handle), context, default: fallback)
+    }
+
     /// Whether a flag is on for each context, in order: the same answers as one
     /// `isEnabled(_:in:)` call a context (a rollout's reach, the users a change moves).
     ///

@@ -25,6 +25,35 @@ import Testing
         }
     }
 
+    /// `variant(_:in:)` by handle answers without building a resolution: the same name as
+    /// the resolution's value, for every declaration (a flag or value answers the default),
+    /// in lenient and strict mode, under overrides, for a handle naming nothing.
+    @Test func variantsByHandleAgreeWithTheirResolutions() {
+        var g = SeededGenerator(seed: 29)
+        var strict = rules
+        strict.checksContextsStrictly = true
+        let names = rules.declarations.map(\.name) + ["missing"]
+        func check(_ note: String) {
+            for _ in 0..<60 {
+                var context = OneContextOneAnswerTests.randomContext(&g)
+                context["build"] = ["alpha", "beta", "release", 3][Int(g.next() % 4)]
+                context["userId"] = ["u-1", "u-22", "user-333", 4][Int(g.next() % 4)]
+                for rules in [rules, strict] {
+                    let prepared = rules.prepare(context)
+                    for name in names {
+                        let handle = rules.handle(name)
+                        let resolved = rules.evaluate(handle, in: prepared, expecting: .variant, default: .string("fallback"))
+                        #expect(
+                            rules.variant(handle, in: prepared, default: "fallback") == (resolved.value.stringValue ?? "fallback"),
+                            "\(name) in \(context), \(note)")
+                    }
+                }
+            }
+        }
+        check("no overrides")
+        withFlagOverrides(["checkout": "twoStep"]) { check("checkout overridden") }
+    }
+
     @Test func valuesAreCheckedOnceAndReadBack() {
         var c = rules.makeContext()
         c["appVersion"] = "2.4.0"
