@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "FlagRulesLanguageServer", targets: ["FlagRulesLanguageServer"]),
         // OFREP over HTTP, with the served page and metrics (`flags serve`).
         .library(name: "FlagRulesServer", targets: ["FlagRulesServer"]),
+        // Overrides as a Swift Testing trait, for an app's test targets.
+        .library(name: "FlagRulesTesting", targets: ["FlagRulesTesting"]),
         .executable(name: "flags", targets: ["flags"]),
         .executable(name: "flags-bench", targets: ["flags-bench"]),
         .plugin(name: "FlagRulesPlugin", targets: ["FlagRulesPlugin"]),
@@ -25,6 +27,7 @@ let package = Package(
         .target(name: "FlagRulesTooling", dependencies: ["FlagRules"]),
         .target(name: "FlagRulesLanguageServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
         .target(name: "FlagRulesServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
+        .target(name: "FlagRulesTesting", dependencies: ["FlagRules"]),
         .target(name: "FlagsCLI", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"]),
         .executableTarget(name: "flags", dependencies: ["FlagsCLI"]),
         // The plugin's tool: `flags generate swift` for one file, linking only the library
@@ -41,7 +44,8 @@ let package = Package(
             name: "flags-bench",
             dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer", "MallocCounter", "MinimalServer"]),
         .testTarget(
-            name: "FlagRulesTests", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"],
+            name: "FlagRulesTests",
+            dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer", "FlagRulesTesting"],
             exclude: ["Diagnostics/Golden"]),
         // Reads the keys the plugin generates from its keys.flags.
         .testTarget(
