@@ -110,14 +110,14 @@ func countedOperations() -> [CountedOperation] {
         evaluation("in over 3 literals, fastest", 440, 0) { inOperation(3) },
         evaluation("in over 100,000 literals, fastest", 490, 0) { inOperation(100_000) },
         CountedOperation(
-            name: "EvaluationContext(encoding:) of a struct with 1,000 tags", unit: "context", iterations: 200,
+            name: "EvaluationContext(encoding:) of a struct with 1,000 tags", unit: "context", iterations: 50,
             maxInstructions: 3_600_000, maxAllocations: 2_100
         ) {
             let member = Member(id: "u-1", plan: "team", seats: 120, tags: (0..<1_000).map { "tag-\($0)" })
             return { _ in countedSink &+= (try? EvaluationContext(encoding: member))?["tags"]?.listValue?.count ?? 0 }
         },
         CountedOperation(
-            name: "JSONEncoder, then EvaluationContext(json:), of the same", unit: "context", iterations: 200,
+            name: "JSONEncoder, then EvaluationContext(json:), of the same", unit: "context", iterations: 50,
             maxInstructions: 6_200_000, maxAllocations: 1_100
         ) {
             let member = Member(id: "u-1", plan: "team", seats: 120, tags: (0..<1_000).map { "tag-\($0)" })
@@ -141,14 +141,14 @@ func countedOperations() -> [CountedOperation] {
             "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 40_000, 9, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
         wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 136_000, 20, path: "/ofrep/v1/evaluate/flags"),
         CountedOperation(
-            name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 2, maxInstructions: 650e6,
+            name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 1, maxInstructions: 650e6,
             maxAllocations: 270_000
         ) {
             let source = generatedFile(10_000)
             return { _ in countedSink &+= load(source).handle("f0").name.utf8.count }
         },
         CountedOperation(
-            name: "lint 10,000 declarations", unit: "lint", iterations: 2, maxInstructions: 450e6, maxAllocations: 70_000
+            name: "lint 10,000 declarations", unit: "lint", iterations: 1, maxInstructions: 450e6, maxAllocations: 70_000
         ) {
             let rules = load(generatedFile(10_000))
             return { _ in countedSink &+= rules.lint().count }
@@ -243,7 +243,8 @@ func countRun(only: Int?) {
     let all = countedOperations()
     for (k, operation) in all.enumerated() where only == nil || only == k {
         let run = operation.make()
-        for i in 0..<min(operation.iterations, 200) { run(i) }  // warm-up: first-use costs
+        // Warm-up: first-use costs (a tenth of the runs, at least one and at most 200).
+        for i in 0..<min(max(1, operation.iterations / 10), 200) { run(i) }
         let a0 = allocationsSoFar()
         countedLoop(operation.iterations, run)
         let allocations = allocationsSoFar() - a0
