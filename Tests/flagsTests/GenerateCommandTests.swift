@@ -3,45 +3,52 @@ import Testing
 
 /// `flags generate swift`: typed keys, deterministic, lint-clean, with clear errors.
 @Suite(.serialized) struct GenerateCommandTests {
-    @Test func writesTheSameBytesForTheSameFile() throws {
-        let first = try flags(["generate", "swift", "examples/checkout.flags"])
-        let second = try flags(["generate", "swift", "examples/checkout.flags"])
-        #expect(first.status == 0 && first == second)
-        #expect(first.stdout.contains("public enum CheckoutFlags {"))
-        #expect(first.stdout.contains("public static let `checkout` = FlagRules.FlagKey<Self.`Checkout`>("))
-        #expect(first.stdout.contains("public enum `Checkout`: Swift.String, FlagRules.FlagVariant, Swift.CaseIterable, Swift.Sendable {"))
-        #expect(first.stdout.contains("value: \"freeShippingThreshold\", default: 50.0,"))
-        #expect(first.stdout.contains("/// Free shipping from this cart total."))
+    @Test func writesTheSameBytesForTheSameFile() async throws {
+        try await offThePool {
+            let first = try flags(["generate", "swift", "examples/checkout.flags"])
+            let second = try flags(["generate", "swift", "examples/checkout.flags"])
+            #expect(first.status == 0 && first == second)
+            #expect(first.stdout.contains("public enum CheckoutFlags {"))
+            #expect(first.stdout.contains("public static let `checkout` = FlagRules.FlagKey<Self.`Checkout`>("))
+            #expect(
+                first.stdout.contains("public enum `Checkout`: Swift.String, FlagRules.FlagVariant, Swift.CaseIterable, Swift.Sendable {"))
+            #expect(first.stdout.contains("value: \"freeShippingThreshold\", default: 50.0,"))
+            #expect(first.stdout.contains("/// Free shipping from this cart total."))
+        }
     }
 
-    @Test func namespaceAccessAndOutputs() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flags-generate-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("Keys.swift").path
-        let one = try flags(["generate", "swift", "examples/app.flags", "-o", file, "--namespace", "Features", "--access", "internal"])
-        #expect(one.status == 0 && one.stdout.isEmpty, "\(one)")
-        let text = try String(contentsOfFile: file, encoding: .utf8)
-        #expect(
-            text.contains("\nenum Features {") && text.contains("    static let `darkMode` = FlagRules.FlagKey<Swift.Bool>(")
-                && !text.contains("public"))
-        let many = try flags(["generate", "swift", "examples/app.flags", "examples/service.flags", "-o", dir.path])
-        #expect(many.status == 0, "\(many)")
-        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("AppFlags.swift").path))
-        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("ServiceFlags.swift").path))
+    @Test func namespaceAccessAndOutputs() async throws {
+        try await offThePool {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flags-generate-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let file = dir.appendingPathComponent("Keys.swift").path
+            let one = try flags(["generate", "swift", "examples/app.flags", "-o", file, "--namespace", "Features", "--access", "internal"])
+            #expect(one.status == 0 && one.stdout.isEmpty, "\(one)")
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            #expect(
+                text.contains("\nenum Features {") && text.contains("    static let `darkMode` = FlagRules.FlagKey<Swift.Bool>(")
+                    && !text.contains("public"))
+            let many = try flags(["generate", "swift", "examples/app.flags", "examples/service.flags", "-o", dir.path])
+            #expect(many.status == 0, "\(many)")
+            #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("AppFlags.swift").path))
+            #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("ServiceFlags.swift").path))
+        }
     }
 
-    @Test func theOutputPassesSwiftFormatLint() throws {
-        let dir = packageRoot.appendingPathComponent(".build/generate-lint")
-        try? FileManager.default.removeItem(at: dir)
-        let generated = try flags([
-            "generate", "swift", "examples/app.flags", "examples/checkout.flags", "examples/service.flags", "-o", dir.path,
-        ])
-        #expect(generated.status == 0)
-        let swift = URL(fileURLWithPath: "/usr/bin/env")
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted().map { dir.appendingPathComponent($0).path }
-        #expect(files.count == 3)
-        let lint = try run(swift, ["swift", "format", "lint", "--strict"] + files)
-        #expect(lint.status == 0 && lint.stderr.isEmpty, "\(lint)")
+    @Test func theOutputPassesSwiftFormatLint() async throws {
+        try await offThePool {
+            let dir = packageRoot.appendingPathComponent(".build/generate-lint")
+            try? FileManager.default.removeItem(at: dir)
+            let generated = try flags([
+                "generate", "swift", "examples/app.flags", "examples/checkout.flags", "examples/service.flags", "-o", dir.path,
+            ])
+            #expect(generated.status == 0)
+            let swift = URL(fileURLWithPath: "/usr/bin/env")
+            let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted().map { dir.appendingPathComponent($0).path }
+            #expect(files.count == 3)
+            let lint = try run(swift, ["swift", "format", "lint", "--strict"] + files)
+            #expect(lint.status == 0 && lint.stderr.isEmpty, "\(lint)")
+        }
     }
 
     @Test(arguments: [
@@ -55,17 +62,21 @@ import Testing
         ),
         (["generate", "swift", "examples/app.flags", "--namespace", "9x"], "flags: error: --namespace '9x' is not a Swift type name"),
     ])
-    func usageErrors(_ arguments: [String], _ message: String) throws {
-        let run = try flags(arguments)
-        #expect(run.status == 2)
-        #expect(run.stderr.hasPrefix(message), "\(run)")
+    func usageErrors(_ arguments: [String], _ message: String) async throws {
+        try await offThePool {
+            let run = try flags(arguments)
+            #expect(run.status == 2)
+            #expect(run.stderr.hasPrefix(message), "\(run)")
+        }
     }
 
-    @Test func collidingNamesAndBrokenRulesAreErrors() throws {
-        let collide = try flags(["generate", "swift", "-"], stdin: "variant checkout [a, b]\nvalue Checkout: int = 1\n")
-        #expect(collide.status == 1)
-        #expect(collide.stderr.contains("'Checkout' (line 2) would be generated as 'Checkout'"), "\(collide)")
-        let broken = try flags(["generate", "swift", "-"], stdin: "flag x { enabled when }")
-        #expect(broken.status == 1 && broken.stdout.isEmpty && broken.stderr.contains("error:"))
+    @Test func collidingNamesAndBrokenRulesAreErrors() async throws {
+        try await offThePool {
+            let collide = try flags(["generate", "swift", "-"], stdin: "variant checkout [a, b]\nvalue Checkout: int = 1\n")
+            #expect(collide.status == 1)
+            #expect(collide.stderr.contains("'Checkout' (line 2) would be generated as 'Checkout'"), "\(collide)")
+            let broken = try flags(["generate", "swift", "-"], stdin: "flag x { enabled when }")
+            #expect(broken.status == 1 && broken.stdout.isEmpty && broken.stderr.contains("error:"))
+        }
     }
 }

@@ -113,24 +113,28 @@ import Testing
     }
 
     @Test(arguments: names)
-    func golden(_ name: String) throws {
-        let (_, arguments, stdin) = try #require(Self.cases.first { $0.0 == name })
-        let actual = Self.render(try flags(arguments, stdin: stdin), arguments)
-        let url = Self.directory.appendingPathComponent(name + ".txt")
-        if ProcessInfo.processInfo.environment["FLAGRULES_RECORD"] == "1" {
-            try actual.write(to: url, atomically: true, encoding: .utf8)
-            return
+    func golden(_ name: String) async throws {
+        try await offThePool {
+            let (_, arguments, stdin) = try #require(Self.cases.first { $0.0 == name })
+            let actual = Self.render(try flags(arguments, stdin: stdin), arguments)
+            let url = Self.directory.appendingPathComponent(name + ".txt")
+            if ProcessInfo.processInfo.environment["FLAGRULES_RECORD"] == "1" {
+                try actual.write(to: url, atomically: true, encoding: .utf8)
+                return
+            }
+            #expect(actual == (try String(contentsOf: url, encoding: .utf8)))
         }
-        #expect(actual == (try String(contentsOf: url, encoding: .utf8)))
     }
 
-    @Test func fmtWriteRewritesInPlace() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("fmt-\(UUID()).flags")
-        try "flag  a=true\n".write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        #expect(try flags(["fmt", "-w", file.path]) == Run(status: 0, stdout: "", stderr: ""))
-        #expect(try String(contentsOf: file, encoding: .utf8) == "flag a = true\n")
-        #expect(try flags(["fmt", "--check", file.path]) == Run(status: 0, stdout: "", stderr: ""))
+    @Test func fmtWriteRewritesInPlace() async throws {
+        try await offThePool {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("fmt-\(UUID()).flags")
+            try "flag  a=true\n".write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            #expect(try flags(["fmt", "-w", file.path]) == Run(status: 0, stdout: "", stderr: ""))
+            #expect(try String(contentsOf: file, encoding: .utf8) == "flag a = true\n")
+            #expect(try flags(["fmt", "--check", file.path]) == Run(status: 0, stdout: "", stderr: ""))
+        }
     }
 
     @Test func everyCommandHasGoldenHelp() {

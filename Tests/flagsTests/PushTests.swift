@@ -118,103 +118,109 @@ import Testing
     }
 
     /// A relay whose upstream is down starts from its cache, and says so.
-    @Test func aRelayStartsFromItsCacheWhileUpstreamIsDown() throws {
-        let directory = try Self.rulesDirectory("flag f = true\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let cache = directory.appendingPathComponent("relay-cache")
-        let origin = try ServeProcess([directory.path])
-        let first = try ServeProcess(["--source", "http://127.0.0.1:\(origin.port)", "--cache", cache.path])
-        let client = try TCPClient(port: first.port)
-        client.post("/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#)
-        #expect(try client.response().body.contains(#""value": true"#))
-        #expect(first.stop() == 0)
-        let port = origin.port
-        #expect(origin.stop() == 0)
-        let second = try ServeProcess(["--source", "http://127.0.0.1:\(port)", "--cache", cache.path])
-        defer { _ = second.stop() }
-        #expect(second.startup.contains("starting from the cache"))
-        let again = try TCPClient(port: second.port)
-        again.post("/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#)
-        #expect(try again.response().body.contains(#""value": true"#))
-        // Without a cache there is nothing to serve: the relay says why and exits 1.
-        let refused = try flags(["serve", "--port", "0", "--source", "http://127.0.0.1:\(port)"])
-        #expect(refused.status == 1 && refused.stderr.contains("and no --cache holds an earlier list"))
+    @Test func aRelayStartsFromItsCacheWhileUpstreamIsDown() async throws {
+        try await offThePool {
+            let directory = try Self.rulesDirectory("flag f = true\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let cache = directory.appendingPathComponent("relay-cache")
+            let origin = try ServeProcess([directory.path])
+            let first = try ServeProcess(["--source", "http://127.0.0.1:\(origin.port)", "--cache", cache.path])
+            let client = try TCPClient(port: first.port)
+            client.post("/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#)
+            #expect(try client.response().body.contains(#""value": true"#))
+            #expect(first.stop() == 0)
+            let port = origin.port
+            #expect(origin.stop() == 0)
+            let second = try ServeProcess(["--source", "http://127.0.0.1:\(port)", "--cache", cache.path])
+            defer { _ = second.stop() }
+            #expect(second.startup.contains("starting from the cache"))
+            let again = try TCPClient(port: second.port)
+            again.post("/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#)
+            #expect(try again.response().body.contains(#""value": true"#))
+            // Without a cache there is nothing to serve: the relay says why and exits 1.
+            let refused = try flags(["serve", "--port", "0", "--source", "http://127.0.0.1:\(port)"])
+            #expect(refused.status == 1 && refused.stderr.contains("and no --cache holds an earlier list"))
+        }
     }
 
     /// The stream as OFREP's event-streams document gives it: `id`, `event: message`,
     /// `retry`, and JSON data of type `refetchEvaluation` with `etag` and `lastModified`;
     /// a reconnection naming an older version gets the event at once.
-    @Test func theStreamFollowsOFREP() throws {
-        let directory = try Self.rulesDirectory("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServeProcess([directory.path])
-        defer { _ = server.stop() }
-        let events = try TCPClient(port: server.port)
-        events.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
-        _ = try events.read(until: "text/event-stream")
-        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
-        let stream = try events.read(until: "}\n\n")
-        let block = try #require(
-            stream.components(separatedBy: "\r\n\r\n").last?.components(separatedBy: "\n\n").first { $0.contains("data:") })
-        let fields = Dictionary(
-            block.split(separator: "\n").map { line in
-                let parts = line.split(separator: ":", maxSplits: 1)
-                return (String(parts[0]), String(parts.count > 1 ? parts[1].dropFirst() : ""))
-            }, uniquingKeysWith: { a, _ in a })
-        #expect(fields["event"] == "message" && fields["retry"] == "1000")
-        let data = try #require(try JSONSerialization.jsonObject(with: Data((fields["data"] ?? "").utf8)) as? [String: Any])
-        #expect(data["type"] as? String == "refetchEvaluation")
-        #expect(data["etag"] as? String == fields["id"])
-        #expect((data["lastModified"] as? Int).map { abs(Double($0) - Date().timeIntervalSince1970) < 60 } == true)
+    @Test func theStreamFollowsOFREP() async throws {
+        try await offThePool {
+            let directory = try Self.rulesDirectory("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let server = try ServeProcess([directory.path])
+            defer { _ = server.stop() }
+            let events = try TCPClient(port: server.port)
+            events.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
+            _ = try events.read(until: "text/event-stream")
+            try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+            let stream = try events.read(until: "}\n\n")
+            let block = try #require(
+                stream.components(separatedBy: "\r\n\r\n").last?.components(separatedBy: "\n\n").first { $0.contains("data:") })
+            let fields = Dictionary(
+                block.split(separator: "\n").map { line in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    return (String(parts[0]), String(parts.count > 1 ? parts[1].dropFirst() : ""))
+                }, uniquingKeysWith: { a, _ in a })
+            #expect(fields["event"] == "message" && fields["retry"] == "1000")
+            let data = try #require(try JSONSerialization.jsonObject(with: Data((fields["data"] ?? "").utf8)) as? [String: Any])
+            #expect(data["type"] as? String == "refetchEvaluation")
+            #expect(data["etag"] as? String == fields["id"])
+            #expect((data["lastModified"] as? Int).map { abs(Double($0) - Date().timeIntervalSince1970) < 60 } == true)
 
-        let behind = try TCPClient(port: server.port)
-        behind.send("GET /ofrep/v1/events HTTP/1.1\r\nLast-Event-ID: 0\r\n\r\n")
-        #expect(try behind.read(until: "refetchEvaluation").contains("id: \(fields["id"] ?? "?")\n"))
+            let behind = try TCPClient(port: server.port)
+            behind.send("GET /ofrep/v1/events HTTP/1.1\r\nLast-Event-ID: 0\r\n\r\n")
+            #expect(try behind.read(until: "refetchEvaluation").contains("id: \(fields["id"] ?? "?")\n"))
 
-        let bulk = try TCPClient(port: server.port)
-        bulk.post("/ofrep/v1/evaluate/flags", #"{"context": {}}"#)
-        #expect(try bulk.response().body.contains(#""inactivityDelaySec": 120"#))
+            let bulk = try TCPClient(port: server.port)
+            bulk.post("/ofrep/v1/evaluate/flags", #"{"context": {}}"#)
+            #expect(try bulk.response().body.contains(#""inactivityDelaySec": 120"#))
+        }
     }
 
     /// A rejected update is told to the subscribers of that file and of every change, not
     /// to another file's; its message names the file as it is served, never where it lies
     /// on the server's disk; its clearing names the generation in force.
-    @Test func aRejectionIsToldToItsFilesSubscribersByItsServedName() throws {
-        let directory = try Self.rulesDirectory("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let a = directory.appendingPathComponent("app.flags")
-        let b = directory.appendingPathComponent("b.flags")
-        try "flag g = false\n".write(to: b, atomically: true, encoding: .utf8)
-        let server = try ServeProcess([directory.path])
-        defer { _ = server.stop() }
-        let all = try TCPClient(port: server.port)
-        all.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
-        _ = try all.read(until: "text/event-stream")
-        let other = try TCPClient(port: server.port)
-        other.send("GET /ofrep/v1/events?rules=b.flags HTTP/1.1\r\n\r\n")
-        _ = try other.read(until: "rulesAccepted")
-        try "flag f = \n".write(to: a, atomically: true, encoding: .utf8)
-        /// The text of the first event of `type` a client has, once all of it has come.
-        func event(_ client: TCPClient, _ type: String) throws -> String {
-            let text = try client.read(within: 30) { text in
-                guard let start = text.range(of: #""type": "\#(type)""#) else { return false }
-                return text[start.upperBound...].contains("\n\n")
+    @Test func aRejectionIsToldToItsFilesSubscribersByItsServedName() async throws {
+        try await offThePool {
+            let directory = try Self.rulesDirectory("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let a = directory.appendingPathComponent("app.flags")
+            let b = directory.appendingPathComponent("b.flags")
+            try "flag g = false\n".write(to: b, atomically: true, encoding: .utf8)
+            let server = try ServeProcess([directory.path])
+            defer { _ = server.stop() }
+            let all = try TCPClient(port: server.port)
+            all.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
+            _ = try all.read(until: "text/event-stream")
+            let other = try TCPClient(port: server.port)
+            other.send("GET /ofrep/v1/events?rules=b.flags HTTP/1.1\r\n\r\n")
+            _ = try other.read(until: "rulesAccepted")
+            try "flag f = \n".write(to: a, atomically: true, encoding: .utf8)
+            /// The text of the first event of `type` a client has, once all of it has come.
+            func event(_ client: TCPClient, _ type: String) throws -> String {
+                let text = try client.read(within: 30) { text in
+                    guard let start = text.range(of: #""type": "\#(type)""#) else { return false }
+                    return text[start.upperBound...].contains("\n\n")
+                }
+                let start = text.range(of: #""type": "\#(type)""#)!
+                return String(text[start.lowerBound...].prefix { $0 != "\n" })
             }
-            let start = text.range(of: #""type": "\#(type)""#)!
-            return String(text[start.lowerBound...].prefix { $0 != "\n" })
+            let rejected = try event(all, "rulesRejected")
+            #expect(rejected.contains(#""message": "1 error: app.flags:1:"#), "\(rejected)")
+            #expect(!rejected.contains(directory.path) && !rejected.contains("/app.flags"), "\(rejected)")
+            try "flag f = true\n".write(to: a, atomically: true, encoding: .utf8)
+            let accepted = try event(all, "rulesAccepted")
+            #expect(accepted.contains(#""file": "app.flags""#) && accepted.contains(#""generation": "#), "\(accepted)")
+            #expect(!accepted.contains(#""etag": """#), "\(accepted)")
+            // b's subscriber hears b's next change and nothing of app.flags before it.
+            try "flag g = true\n".write(to: b, atomically: true, encoding: .utf8)
+            _ = try event(other, "rulesChanged")
+            let heard = try other.read(until: "rulesChanged")
+            #expect(!heard.contains("rulesRejected") && !heard.contains("app.flags"), "\(heard)")
         }
-        let rejected = try event(all, "rulesRejected")
-        #expect(rejected.contains(#""message": "1 error: app.flags:1:"#), "\(rejected)")
-        #expect(!rejected.contains(directory.path) && !rejected.contains("/app.flags"), "\(rejected)")
-        try "flag f = true\n".write(to: a, atomically: true, encoding: .utf8)
-        let accepted = try event(all, "rulesAccepted")
-        #expect(accepted.contains(#""file": "app.flags""#) && accepted.contains(#""generation": "#), "\(accepted)")
-        #expect(!accepted.contains(#""etag": """#), "\(accepted)")
-        // b's subscriber hears b's next change and nothing of app.flags before it.
-        try "flag g = true\n".write(to: b, atomically: true, encoding: .utf8)
-        _ = try event(other, "rulesChanged")
-        let heard = try other.read(until: "rulesChanged")
-        #expect(!heard.contains("rulesRejected") && !heard.contains("app.flags"), "\(heard)")
     }
 
     /// A store reconnecting to a `?rules=` stream names the text it holds and takes a newer
@@ -246,100 +252,106 @@ import Testing
     /// A `?rules=` stream starts from the text in force: a client naming another text
     /// (`If-None-Match`) gets the current one as the first event; one naming the current
     /// text, or none, gets nothing of it until the next change.
-    @Test func aRulesStreamStartsFromTheTextInForce() throws {
-        let directory = try Self.rulesDirectory("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServeProcess([directory.path])
-        defer { _ = server.stop() }
-        let path = "/ofrep/v1/events?rules=app.flags"
-        let file = try TCPClient(port: server.port)
-        file.send("GET /rules/app.flags HTTP/1.1\r\n\r\n")
-        let etag = try #require(try file.response().headers["etag"])
+    @Test func aRulesStreamStartsFromTheTextInForce() async throws {
+        try await offThePool {
+            let directory = try Self.rulesDirectory("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let server = try ServeProcess([directory.path])
+            defer { _ = server.stop() }
+            let path = "/ofrep/v1/events?rules=app.flags"
+            let file = try TCPClient(port: server.port)
+            file.send("GET /rules/app.flags HTTP/1.1\r\n\r\n")
+            let etag = try #require(try file.response().headers["etag"])
 
-        let behind = try TCPClient(port: server.port)
-        behind.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \"an-older-text\"\r\n\r\n")
-        let caughtUp = try behind.read(until: "rulesAccepted")
-        #expect(caughtUp.contains("X-Flags-Rules: current\r\n"))
-        #expect(caughtUp.contains(#""type": "rulesChanged""#) && caughtUp.contains(#"flag f = false\n"#), "\(caughtUp)")
-        #expect(caughtUp.contains(#""etag": "\#(etag.replacingOccurrences(of: "\"", with: "\\\""))""#), "\(caughtUp)")
+            let behind = try TCPClient(port: server.port)
+            behind.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \"an-older-text\"\r\n\r\n")
+            let caughtUp = try behind.read(until: "rulesAccepted")
+            #expect(caughtUp.contains("X-Flags-Rules: current\r\n"))
+            #expect(caughtUp.contains(#""type": "rulesChanged""#) && caughtUp.contains(#"flag f = false\n"#), "\(caughtUp)")
+            #expect(caughtUp.contains(#""etag": "\#(etag.replacingOccurrences(of: "\"", with: "\\\""))""#), "\(caughtUp)")
 
-        let current = try TCPClient(port: server.port)
-        current.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \(etag)\r\n\r\n")
-        let unnamed = try TCPClient(port: server.port)
-        unnamed.send("GET \(path) HTTP/1.1\r\n\r\n")
-        for client in [current, unnamed] {
-            let head = try client.read(until: "rulesAccepted")
-            #expect(head.contains("X-Flags-Rules: current\r\n") && !head.contains("rulesChanged"), "\(head)")
-        }
-        // The first text either is sent is the next one.
-        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
-        for client in [current, unnamed] {
-            let next = try client.read(until: "refetchEvaluation")
-            #expect(next.contains(#"flag f = true\n"#) && !next.contains(#"flag f = false"#), "\(next)")
+            let current = try TCPClient(port: server.port)
+            current.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \(etag)\r\n\r\n")
+            let unnamed = try TCPClient(port: server.port)
+            unnamed.send("GET \(path) HTTP/1.1\r\n\r\n")
+            for client in [current, unnamed] {
+                let head = try client.read(until: "rulesAccepted")
+                #expect(head.contains("X-Flags-Rules: current\r\n") && !head.contains("rulesChanged"), "\(head)")
+            }
+            // The first text either is sent is the next one.
+            try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+            for client in [current, unnamed] {
+                let next = try client.read(until: "refetchEvaluation")
+                #expect(next.contains(#"flag f = true\n"#) && !next.contains(#"flag f = false"#), "\(next)")
+            }
         }
     }
 
-    @Test func rulesFilesAnswerWithTheirETag() throws {
-        let directory = try Self.rulesDirectory("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub dir"), withIntermediateDirectories: true)
-        try "flag g = true\n".write(to: directory.appendingPathComponent("sub dir/x.flags"), atomically: true, encoding: .utf8)
-        // Named by their paths in the directory, however it was typed.
-        let server = try ServeProcess([directory.path + "/"])
-        defer { _ = server.stop() }
-        let list = try TCPClient(port: server.port)
-        list.send("GET /rules HTTP/1.1\r\n\r\n")
-        let listed = try list.response()
-        #expect(PushProtocol.listedNames(Array(listed.body.utf8)) == ["app.flags", "sub dir/x.flags"], "\(listed.body)")
-        let listETag = try #require(listed.headers["etag"])
-        list.send("GET /rules HTTP/1.1\r\nIf-None-Match: \(listETag)\r\n\r\n")
-        #expect(try list.response().status == 304)
-        list.send("GET \(PushProtocol.filePath("sub dir/x.flags")) HTTP/1.1\r\n\r\n")
-        let nested = try list.response()
-        #expect(nested.status == 200 && nested.body == "flag g = true\n", "\(PushProtocol.filePath("sub dir/x.flags"))")
-        #expect(nested.headers["x-flags-events"] == "/ofrep/v1/events?rules=sub%20dir/x.flags")
+    @Test func rulesFilesAnswerWithTheirETag() async throws {
+        try await offThePool {
+            let directory = try Self.rulesDirectory("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("sub dir"), withIntermediateDirectories: true)
+            try "flag g = true\n".write(to: directory.appendingPathComponent("sub dir/x.flags"), atomically: true, encoding: .utf8)
+            // Named by their paths in the directory, however it was typed.
+            let server = try ServeProcess([directory.path + "/"])
+            defer { _ = server.stop() }
+            let list = try TCPClient(port: server.port)
+            list.send("GET /rules HTTP/1.1\r\n\r\n")
+            let listed = try list.response()
+            #expect(PushProtocol.listedNames(Array(listed.body.utf8)) == ["app.flags", "sub dir/x.flags"], "\(listed.body)")
+            let listETag = try #require(listed.headers["etag"])
+            list.send("GET /rules HTTP/1.1\r\nIf-None-Match: \(listETag)\r\n\r\n")
+            #expect(try list.response().status == 304)
+            list.send("GET \(PushProtocol.filePath("sub dir/x.flags")) HTTP/1.1\r\n\r\n")
+            let nested = try list.response()
+            #expect(nested.status == 200 && nested.body == "flag g = true\n", "\(PushProtocol.filePath("sub dir/x.flags"))")
+            #expect(nested.headers["x-flags-events"] == "/ofrep/v1/events?rules=sub%20dir/x.flags")
 
-        let path = "/rules/app.flags"
-        let client = try TCPClient(port: server.port)
-        client.send("GET \(path) HTTP/1.1\r\n\r\n")
-        let first = try client.response()
-        #expect(first.status == 200 && first.body == "flag f = false\n")
-        let events = try #require(first.headers["x-flags-events"])
-        #expect(events == "/ofrep/v1/events?rules=app.flags")
-        // What a cache needs to keep and revalidate it, and the text's generation.
-        #expect(first.headers["cache-control"] == "max-age=0, s-maxage=1, must-revalidate")
-        #expect(first.headers["last-modified"].flatMap(HTTPDate.parse) != nil && first.headers["date"] != nil)
-        let generation = try #require(PushProtocol.generation(first.headers["x-flags-generation"]))
-        #expect(abs(Double(generation) / 1e6 - Date().timeIntervalSince1970) < 600)
-        client.send("GET \(path) HTTP/1.1\r\nIf-Modified-Since: \(first.headers["last-modified"]!)\r\n\r\n")
-        #expect(try client.response().status == 304)
-        let etag = try #require(first.headers["etag"])
-        client.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \(etag)\r\n\r\n")
-        #expect(try client.response().status == 304)
-        // A subscriber of that stream gets the file's next text, then the refetch event.
-        let stream = try TCPClient(port: server.port)
-        stream.send("GET \(events) HTTP/1.1\r\n\r\n")
-        _ = try stream.read(until: "text/event-stream")
-        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
-        let text = try stream.read(until: "refetchEvaluation")
-        #expect(text.contains(#"data: {"type": "rulesChanged", "file": ""#) && text.contains(#""rules": "flag f = true\n"}"#))
-        #expect(text.range(of: "rulesChanged")!.lowerBound < text.range(of: "refetchEvaluation")!.lowerBound)
-        client.send("GET /rules/app.flag HTTP/1.1\r\n\r\n")
-        let missing = try client.response()
-        #expect(missing.status == 404 && missing.body.contains("no served file 'app.flag'"))
+            let path = "/rules/app.flags"
+            let client = try TCPClient(port: server.port)
+            client.send("GET \(path) HTTP/1.1\r\n\r\n")
+            let first = try client.response()
+            #expect(first.status == 200 && first.body == "flag f = false\n")
+            let events = try #require(first.headers["x-flags-events"])
+            #expect(events == "/ofrep/v1/events?rules=app.flags")
+            // What a cache needs to keep and revalidate it, and the text's generation.
+            #expect(first.headers["cache-control"] == "max-age=0, s-maxage=1, must-revalidate")
+            #expect(first.headers["last-modified"].flatMap(HTTPDate.parse) != nil && first.headers["date"] != nil)
+            let generation = try #require(PushProtocol.generation(first.headers["x-flags-generation"]))
+            #expect(abs(Double(generation) / 1e6 - Date().timeIntervalSince1970) < 600)
+            client.send("GET \(path) HTTP/1.1\r\nIf-Modified-Since: \(first.headers["last-modified"]!)\r\n\r\n")
+            #expect(try client.response().status == 304)
+            let etag = try #require(first.headers["etag"])
+            client.send("GET \(path) HTTP/1.1\r\nIf-None-Match: \(etag)\r\n\r\n")
+            #expect(try client.response().status == 304)
+            // A subscriber of that stream gets the file's next text, then the refetch event.
+            let stream = try TCPClient(port: server.port)
+            stream.send("GET \(events) HTTP/1.1\r\n\r\n")
+            _ = try stream.read(until: "text/event-stream")
+            try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+            let text = try stream.read(until: "refetchEvaluation")
+            #expect(text.contains(#"data: {"type": "rulesChanged", "file": ""#) && text.contains(#""rules": "flag f = true\n"}"#))
+            #expect(text.range(of: "rulesChanged")!.lowerBound < text.range(of: "refetchEvaluation")!.lowerBound)
+            client.send("GET /rules/app.flag HTTP/1.1\r\n\r\n")
+            let missing = try client.response()
+            #expect(missing.status == 404 && missing.body.contains("no served file 'app.flag'"))
+        }
     }
 
     /// A single file served by its absolute path is named by its file name: the list
     /// publishes no path of the server's, and `/rules/NAME` answers as the docs write it.
-    @Test func aSingleFileIsServedByItsFileName() throws {
-        let directory = try Self.rulesDirectory("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServeProcess([directory.appendingPathComponent("app.flags").path])
-        defer { _ = server.stop() }
-        let listed = try Self.get(server.port, PushProtocol.listPath)
-        #expect(PushProtocol.listedNames(Array(listed.utf8)) == ["app.flags"], "\(listed)")
-        #expect(!listed.contains(directory.path))
-        #expect(try Self.get(server.port, PushProtocol.filePath("app.flags")) == "flag f = false\n")
+    @Test func aSingleFileIsServedByItsFileName() async throws {
+        try await offThePool {
+            let directory = try Self.rulesDirectory("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let server = try ServeProcess([directory.appendingPathComponent("app.flags").path])
+            defer { _ = server.stop() }
+            let listed = try Self.get(server.port, PushProtocol.listPath)
+            #expect(PushProtocol.listedNames(Array(listed.utf8)) == ["app.flags"], "\(listed)")
+            #expect(!listed.contains(directory.path))
+            #expect(try Self.get(server.port, PushProtocol.filePath("app.flags")) == "flag f = false\n")
+        }
     }
 
     /// `GET path` on `port`: the response's body.

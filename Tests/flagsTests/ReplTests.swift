@@ -8,80 +8,86 @@ import Testing
 #endif
 
 @Suite(.serialized) struct ReplPipeTests {
-    @Test func scriptedThroughAPipe() throws {
-        let script = """
-            darkMode
-            :set build=alpha
-            :set userId=42
-            darkMode
-            build == alpha and rollout(userId, "darkMode") < 20%
-            country != "US"
-            :context
-            :explain internalBuilds
-            :set build=prod
-            :sett x
-            userid
-            :unset build
-            :unset build
-            :context
-            :quit
-            never reached
+    @Test func scriptedThroughAPipe() async throws {
+        try await offThePool {
+            let script = """
+                darkMode
+                :set build=alpha
+                :set userId=42
+                darkMode
+                build == alpha and rollout(userId, "darkMode") < 20%
+                country != "US"
+                :context
+                :explain internalBuilds
+                :set build=prod
+                :sett x
+                userid
+                :unset build
+                :unset build
+                :context
+                :quit
+                never reached
 
-            """
-        let run = try flags(["repl", "examples/app.flags"], stdin: script)
-        // A line failed: status 1; each error names the line it came from.
-        #expect(
-            run
-                == Run(
-                    status: 1,
-                    stdout: """
-                        darkMode = false  (DEFAULT)
-                        darkMode = true  (TARGETING_MATCH, rule 1, line 25)
-                        true
-                        unknown (country is absent)
-                        build = "alpha"
-                        userId = "42"
-                        internalBuilds = true  (TARGETING_MATCH)
-                          build in [debug, alpha] → true
-                            build → "alpha"
-                        userId = "42"
+                """
+            let run = try flags(["repl", "examples/app.flags"], stdin: script)
+            // A line failed: status 1; each error names the line it came from.
+            #expect(
+                run
+                    == Run(
+                        status: 1,
+                        stdout: """
+                            darkMode = false  (DEFAULT)
+                            darkMode = true  (TARGETING_MATCH, rule 1, line 25)
+                            true
+                            unknown (country is absent)
+                            build = "alpha"
+                            userId = "42"
+                            internalBuilds = true  (TARGETING_MATCH)
+                              build in [debug, alpha] → true
+                                build → "alpha"
+                            userId = "42"
 
-                        """,
-                    stderr: """
-                        <repl>:9: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'
-                        <repl>:10: error: unknown command ':sett'; did you mean ':set'?
-                        <repl>:11:1: error: unknown name 'userid'; did you mean 'userId'?
-                        11 | userid
-                           | ^~~~~~
-                        <repl>:13: error: 'build' is not set
+                            """,
+                        stderr: """
+                            <repl>:9: error: attribute 'build' expects one of debug, alpha, beta, release, got 'prod'
+                            <repl>:10: error: unknown command ':sett'; did you mean ':set'?
+                            <repl>:11:1: error: unknown name 'userid'; did you mean 'userId'?
+                            11 | userid
+                               | ^~~~~~
+                            <repl>:13: error: 'build' is not set
 
-                        """))
+                            """))
+        }
     }
 
-    @Test func withoutAFileAndWithLoads() throws {
-        let run = try flags(
-            ["repl"],
-            stdin: """
-                x > 1
-                :set x=2
-                x > 1
-                :reload
-                :load examples/service.flags
-                :list
-                :load nope.flags
+    @Test func withoutAFileAndWithLoads() async throws {
+        try await offThePool {
+            let run = try flags(
+                ["repl"],
+                stdin: """
+                    x > 1
+                    :set x=2
+                    x > 1
+                    :reload
+                    :load examples/service.flags
+                    :list
+                    :load nope.flags
 
-                """)
-        #expect(run.status == 1)
-        #expect(
-            run.stdout.hasPrefix(
-                "unknown (x is absent)\ntrue\nloaded examples/service.flags (7 declarations)\nbigCustomers     segment  bool  (line 16)\n"))
-        #expect(run.stderr == "<repl>:4: error: no file is loaded; use :load FILE\n<repl>:7: error: no such file: nope.flags\n")
-        let broken = try flags(["repl", "nope.flags"], stdin: "")
-        #expect(
-            broken
-                == Run(
-                    status: 2, stdout: "", stderr: "error: no such file: nope.flags\nflags: error: cannot start the REPL with nope.flags\n")
-        )
+                    """)
+            #expect(run.status == 1)
+            #expect(
+                run.stdout.hasPrefix(
+                    "unknown (x is absent)\ntrue\nloaded examples/service.flags (7 declarations)\nbigCustomers     segment  bool  (line 16)\n"
+                ))
+            #expect(run.stderr == "<repl>:4: error: no file is loaded; use :load FILE\n<repl>:7: error: no such file: nope.flags\n")
+            let broken = try flags(["repl", "nope.flags"], stdin: "")
+            #expect(
+                broken
+                    == Run(
+                        status: 2, stdout: "",
+                        stderr: "error: no such file: nope.flags\nflags: error: cannot start the REPL with nope.flags\n")
+            )
+        }
     }
 }
 
@@ -128,7 +134,7 @@ final class PseudoTerminalSession {
         process.standardInput = handle
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try spawn(process)
         try handle.close()
     }
 
@@ -215,13 +221,15 @@ final class PseudoTerminalSession {
 /// completion of the cases an enum or a variant expects, history kept across sessions,
 /// coloured diagnostics on a terminal.
 @Suite(.serialized) struct ReplConvenienceTests {
-    @Test func aPipedSessionWithNoFailureExitsZero() throws {
-        #expect(try flags(["repl", "examples/app.flags"], stdin: "darkMode\n1 < 2\n").status == 0)
-        let failing = try flags(["repl", "examples/app.flags"], stdin: "darkMode\n\n  build == alpah\n")
-        #expect(failing.status == 1)
-        #expect(
-            failing.stderr.hasPrefix(
-                "<repl>:3:12: error: 'alpah' is not a case of enum(debug, alpha, beta, release); did you mean 'alpha'?\n"))
+    @Test func aPipedSessionWithNoFailureExitsZero() async throws {
+        try await offThePool {
+            #expect(try flags(["repl", "examples/app.flags"], stdin: "darkMode\n1 < 2\n").status == 0)
+            let failing = try flags(["repl", "examples/app.flags"], stdin: "darkMode\n\n  build == alpah\n")
+            #expect(failing.status == 1)
+            #expect(
+                failing.stderr.hasPrefix(
+                    "<repl>:3:12: error: 'alpah' is not a case of enum(debug, alpha, beta, release); did you mean 'alpha'?\n"))
+        }
     }
 
     @Test func casesCompleteWhereACaseIsExpected() throws {
@@ -252,26 +260,28 @@ final class PseudoTerminalSession {
         #expect(editor.line == "plan == free")
     }
 
-    @Test func historyIsKeptAcrossSessions() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("flags-history-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: file) }
-        let first = try PseudoTerminalSession(["repl", "examples/app.flags"], history: file)
-        #expect(first.waitFor("flags> "))
-        first.send("1 < 2\r")
-        #expect(first.waitFor("true"))
-        first.send("\u{4}")
-        #expect(first.exitStatus() == 0)
-        #expect(try String(contentsOf: file, encoding: .utf8) == "1 < 2\n")
-        let second = try PseudoTerminalSession(["repl", "examples/app.flags"], history: file)
-        #expect(second.waitFor("flags> "))
-        let mark = second.output.endIndex
-        second.send("\u{1B}[A\r")  // up: the line from the first session
-        #expect(second.waitFor("true", since: mark))
-        second.send("\u{4}")
-        #expect(second.exitStatus() == 0)
-        // The line recalled and run again is not repeated; a piped session writes no history.
-        _ = try flags(["repl", "examples/app.flags"], stdin: "2 < 3\n", environment: ["FLAGS_HISTORY": file.path])
-        #expect(try String(contentsOf: file, encoding: .utf8) == "1 < 2\n")
+    @Test func historyIsKeptAcrossSessions() async throws {
+        try await offThePool {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("flags-history-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: file) }
+            let first = try PseudoTerminalSession(["repl", "examples/app.flags"], history: file)
+            #expect(first.waitFor("flags> "))
+            first.send("1 < 2\r")
+            #expect(first.waitFor("true"))
+            first.send("\u{4}")
+            #expect(first.exitStatus() == 0)
+            #expect(try String(contentsOf: file, encoding: .utf8) == "1 < 2\n")
+            let second = try PseudoTerminalSession(["repl", "examples/app.flags"], history: file)
+            #expect(second.waitFor("flags> "))
+            let mark = second.output.endIndex
+            second.send("\u{1B}[A\r")  // up: the line from the first session
+            #expect(second.waitFor("true", since: mark))
+            second.send("\u{4}")
+            #expect(second.exitStatus() == 0)
+            // The line recalled and run again is not repeated; a piped session writes no history.
+            _ = try flags(["repl", "examples/app.flags"], stdin: "2 < 3\n", environment: ["FLAGS_HISTORY": file.path])
+            #expect(try String(contentsOf: file, encoding: .utf8) == "1 < 2\n")
+        }
     }
 
     @Test func historyIsBounded() {
@@ -364,27 +374,29 @@ final class PseudoTerminalSession {
 /// `:set` types a value as `-c` does: a quoted value is a string without its quotes, and
 /// without a schema a number only where JSON reads one.
 @Suite(.serialized) struct ReplSetValueTests {
-    @Test func quotedAndNumberLikeValues() throws {
-        let script = """
-            :set email="a@b.com"
-            :set userId=00123
-            quotedEmail
-            leadingZeros
-            :set userId=123
-            number
-            :context
+    @Test func quotedAndNumberLikeValues() async throws {
+        try await offThePool {
+            let script = """
+                :set email="a@b.com"
+                :set userId=00123
+                quotedEmail
+                leadingZeros
+                :set userId=123
+                number
+                :context
 
-            """
-        let run = try flags(["repl", "Tests/flagsTests/Fixtures/values.flags"], stdin: script)
-        #expect(run.status == 0)
-        #expect(
-            run.stdout == """
-                quotedEmail = true  (TARGETING_MATCH, rule 1, line 5)
-                leadingZeros = true  (TARGETING_MATCH, rule 1, line 2)
-                number = true  (TARGETING_MATCH, rule 1, line 3)
-                email = "a@b.com"
-                userId = 123
+                """
+            let run = try flags(["repl", "Tests/flagsTests/Fixtures/values.flags"], stdin: script)
+            #expect(run.status == 0)
+            #expect(
+                run.stdout == """
+                    quotedEmail = true  (TARGETING_MATCH, rule 1, line 5)
+                    leadingZeros = true  (TARGETING_MATCH, rule 1, line 2)
+                    number = true  (TARGETING_MATCH, rule 1, line 3)
+                    email = "a@b.com"
+                    userId = 123
 
-                """)
+                    """)
+        }
     }
 }

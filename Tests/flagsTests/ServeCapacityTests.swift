@@ -67,41 +67,45 @@ import Testing
         return (status, Date().timeIntervalSince(start))
     }
 
-    @Test func theDescriptorLimitIsRaisedAndSaid() throws {
-        let directory = try PushTests.rulesDirectory("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServeProcess([directory.path], descriptors: (1_024, Self.hardLimit))
-        defer { _ = server.stop() }
-        #expect(server.startup.contains("(descriptor limit \(Self.hardLimit))"), "\(server.startup)")
+    @Test func theDescriptorLimitIsRaisedAndSaid() async throws {
+        try await offThePool {
+            let directory = try PushTests.rulesDirectory("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let server = try ServeProcess([directory.path], descriptors: (1_024, Self.hardLimit))
+            defer { _ = server.stop() }
+            #expect(server.startup.contains("(descriptor limit \(Self.hardLimit))"), "\(server.startup)")
+        }
     }
 
     /// With 1,024 descriptors and no more to raise to: the subscribers it can hold are held,
     /// the next are answered 503 at once, evaluations still answer (room stays for them),
     /// and an edit reaches every subscriber held.
-    @Test func beyondItsCapacityAConnectionIsAnswered503AtOnce() throws {
-        let directory = try PushTests.rulesDirectory("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try ServeProcess([directory.path], descriptors: (1_024, 1_024))
-        defer { _ = server.stop() }
-        #expect(server.startup.contains("up to 960 connections at once (descriptor limit 1024)"), "\(server.startup)")
-        var held: [Subscriber] = []
-        var refused = 0
-        for _ in 0..<900 {
-            let subscriber = try Subscriber(port: server.port)
-            let head = try subscriber.client.read(within: 5) { $0.contains("\r\n\r\n") }
-            if head.hasPrefix("HTTP/1.1 200") {
-                held.append(subscriber)
-            } else {
-                #expect(head.hasPrefix("HTTP/1.1 503"), "\(head)")
-                refused += 1
+    @Test func beyondItsCapacityAConnectionIsAnswered503AtOnce() async throws {
+        try await offThePool {
+            let directory = try PushTests.rulesDirectory("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let server = try ServeProcess([directory.path], descriptors: (1_024, 1_024))
+            defer { _ = server.stop() }
+            #expect(server.startup.contains("up to 960 connections at once (descriptor limit 1024)"), "\(server.startup)")
+            var held: [Subscriber] = []
+            var refused = 0
+            for _ in 0..<900 {
+                let subscriber = try Subscriber(port: server.port)
+                let head = try subscriber.client.read(within: 5) { $0.contains("\r\n\r\n") }
+                if head.hasPrefix("HTTP/1.1 200") {
+                    held.append(subscriber)
+                } else {
+                    #expect(head.hasPrefix("HTTP/1.1 503"), "\(head)")
+                    refused += 1
+                }
             }
+            // 960 less the eighth kept for requests.
+            #expect(held.count == 840 && refused == 60, "held \(held.count), refused \(refused)")
+            for _ in 0..<20 { #expect(try Self.evaluate(server.port).status == 200) }
+            try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
+            let reached = Self.until(held, within: 10) { $0.contains("refetchEvaluation") }
+            #expect(reached != nil && reached! < 3, "the edit reached every subscriber in \(reached ?? -1) s")
         }
-        // 960 less the eighth kept for requests.
-        #expect(held.count == 840 && refused == 60, "held \(held.count), refused \(refused)")
-        for _ in 0..<20 { #expect(try Self.evaluate(server.port).status == 200) }
-        try "flag f = true\n".write(to: directory.appendingPathComponent("app.flags"), atomically: true, encoding: .utf8)
-        let reached = Self.until(held, within: 10) { $0.contains("refetchEvaluation") }
-        #expect(reached != nil && reached! < 3, "the edit reached every subscriber in \(reached ?? -1) s")
     }
 
     /// Clients that send a request a byte every half second are answered 408 within 12 s

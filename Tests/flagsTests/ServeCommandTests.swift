@@ -41,7 +41,7 @@ final class ServeProcess {
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
         errors = err.fileHandleForReading
-        try process.run()
+        try spawn(process)
         let process = self.process
         DispatchQueue.global().asyncAfter(deadline: .now() + 120) { if process.isRunning { process.terminate() } }
         var text = ""
@@ -198,48 +198,52 @@ final class TCPClient {
         return file
     }
 
-    @Test func keepAliveAnswersSeveralRequestsOnOneConnection() throws {
-        let server = try ServeProcess(["examples/"])
-        let client = try TCPClient(port: server.port)
-        client.post("/ofrep/v1/evaluate/flags/checkout", #"{"context": {"targetingKey": "user-3", "country": "US"}}"#)
-        client.post("/ofrep/v1/evaluate/flags/nope", #"{"context": {}}"#)
-        let first = try client.response()
-        #expect(first.status == 200)
-        #expect(first.body.contains(#""variant": "twoStep""#) && first.body.contains(#""reason": "SPLIT""#))
-        let second = try client.response()
-        #expect(second.status == 404 && second.body.contains("FLAG_NOT_FOUND"))
-        client.send("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")
-        let third = try client.response()
-        #expect(third.status == 200 && third.body == "ok\n" && third.headers["connection"] == "close")
-        #expect(client.isClosed())
-        #expect(server.stop() == 0)
+    @Test func keepAliveAnswersSeveralRequestsOnOneConnection() async throws {
+        try await offThePool {
+            let server = try ServeProcess(["examples/"])
+            let client = try TCPClient(port: server.port)
+            client.post("/ofrep/v1/evaluate/flags/checkout", #"{"context": {"targetingKey": "user-3", "country": "US"}}"#)
+            client.post("/ofrep/v1/evaluate/flags/nope", #"{"context": {}}"#)
+            let first = try client.response()
+            #expect(first.status == 200)
+            #expect(first.body.contains(#""variant": "twoStep""#) && first.body.contains(#""reason": "SPLIT""#))
+            let second = try client.response()
+            #expect(second.status == 404 && second.body.contains("FLAG_NOT_FOUND"))
+            client.send("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")
+            let third = try client.response()
+            #expect(third.status == 200 && third.body == "ok\n" && third.headers["connection"] == "close")
+            #expect(client.isClosed())
+            #expect(server.stop() == 0)
+        }
     }
 
-    @Test func editsAreServedAndBrokenOnesAreNot() throws {
-        let file = try Self.temporaryRules("flag f = false\n")
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-        let server = try ServeProcess([file.path])
-        let events = try TCPClient(port: server.port)
-        events.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
-        _ = try events.read(until: "text/event-stream")
-        func value() throws -> String {
-            let client = try TCPClient(port: server.port)
-            client.post("/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#)
-            return try client.response().body
+    @Test func editsAreServedAndBrokenOnesAreNot() async throws {
+        try await offThePool {
+            let file = try Self.temporaryRules("flag f = false\n")
+            defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+            let server = try ServeProcess([file.path])
+            let events = try TCPClient(port: server.port)
+            events.send("GET /ofrep/v1/events HTTP/1.1\r\n\r\n")
+            _ = try events.read(until: "text/event-stream")
+            func value() throws -> String {
+                let client = try TCPClient(port: server.port)
+                client.post("/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#)
+                return try client.response().body
+            }
+            #expect(try value().contains(#""value": false"#))
+            try "flag f = true\n".write(to: file, atomically: true, encoding: .utf8)
+            let start = Date()
+            while try !value().contains(#""value": true"#), Date().timeIntervalSince(start) < 5 { usleep(50_000) }
+            #expect(Date().timeIntervalSince(start) < 1.5)
+            let stream = try events.read(until: "refetchEvaluation")
+            #expect(
+                stream.contains("\nid: ")
+                    && stream.contains("\nevent: message\nretry: 1000\ndata: {\"type\": \"refetchEvaluation\", \"etag\": "))
+            try "flag f = \n".write(to: file, atomically: true, encoding: .utf8)
+            #expect(try Self.waitForMetric(server, "flags_rejected_reloads_total 1\n"))
+            #expect(try value().contains(#""value": true"#))
+            #expect(server.stop() == 0)
         }
-        #expect(try value().contains(#""value": false"#))
-        try "flag f = true\n".write(to: file, atomically: true, encoding: .utf8)
-        let start = Date()
-        while try !value().contains(#""value": true"#), Date().timeIntervalSince(start) < 5 { usleep(50_000) }
-        #expect(Date().timeIntervalSince(start) < 1.5)
-        let stream = try events.read(until: "refetchEvaluation")
-        #expect(
-            stream.contains("\nid: ")
-                && stream.contains("\nevent: message\nretry: 1000\ndata: {\"type\": \"refetchEvaluation\", \"etag\": "))
-        try "flag f = \n".write(to: file, atomically: true, encoding: .utf8)
-        #expect(try Self.waitForMetric(server, "flags_rejected_reloads_total 1\n"))
-        #expect(try value().contains(#""value": true"#))
-        #expect(server.stop() == 0)
     }
 
     /// Reads `/metrics` until it holds `line` (up to 30 s worth of looks); whether it did.
@@ -267,77 +271,81 @@ final class TCPClient {
     /// A directory is served as `flags check` checks it (recursively); a fix after an
     /// emptied file is served within a second, the failure counted; log lines carry a UTC
     /// time.
-    @Test func aDirectoryIsServedRecursivelyAndAFixAfterAnEmptyFileComesAtOnce() throws {
-        let file = try Self.temporaryRules("flag f = false\nsegment s = true\n")
-        let root = file.deletingLastPathComponent()
-        defer { try? FileManager.default.removeItem(at: root) }
-        let nested = root.appendingPathComponent("team/more.flags")
-        try FileManager.default.createDirectory(at: nested.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try "flag g = true\n".write(to: nested, atomically: true, encoding: .utf8)
-        let server = try ServeProcess([root.path])
-        let stamp = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z flags serve: listening on http:\S+ \(2 files, 3 declarations\)/#
-        #expect(server.startup.contains(stamp), "\(server.startup)")
-        func value(_ key: String) throws -> String {
-            let client = try TCPClient(port: server.port)
-            client.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": {}}"#)
-            return try client.response().body
+    @Test func aDirectoryIsServedRecursivelyAndAFixAfterAnEmptyFileComesAtOnce() async throws {
+        try await offThePool {
+            let file = try Self.temporaryRules("flag f = false\nsegment s = true\n")
+            let root = file.deletingLastPathComponent()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let nested = root.appendingPathComponent("team/more.flags")
+            try FileManager.default.createDirectory(at: nested.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try "flag g = true\n".write(to: nested, atomically: true, encoding: .utf8)
+            let server = try ServeProcess([root.path])
+            let stamp = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z flags serve: listening on http:\S+ \(2 files, 3 declarations\)/#
+            #expect(server.startup.contains(stamp), "\(server.startup)")
+            func value(_ key: String) throws -> String {
+                let client = try TCPClient(port: server.port)
+                client.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": {}}"#)
+                return try client.response().body
+            }
+            #expect(try value("g").contains(#""value": true"#))
+            for round in 1...3 {
+                try Data().write(to: file)
+                #expect(try Self.waitForMetric(server, "flags_failed_reloads_total \(round)\n"))
+                try "flag f = \(round % 2 == 1)\n".write(to: file, atomically: true, encoding: .utf8)
+                let start = Date()
+                while try !value("f").contains(#""value": \#(round % 2 == 1)"#), Date().timeIntervalSince(start) < 10 { usleep(20_000) }
+                #expect(Date().timeIntervalSince(start) < 1, "round \(round)")
+            }
+            #expect(server.stop() == 0)
         }
-        #expect(try value("g").contains(#""value": true"#))
-        for round in 1...3 {
-            try Data().write(to: file)
-            #expect(try Self.waitForMetric(server, "flags_failed_reloads_total \(round)\n"))
-            try "flag f = \(round % 2 == 1)\n".write(to: file, atomically: true, encoding: .utf8)
-            let start = Date()
-            while try !value("f").contains(#""value": \#(round % 2 == 1)"#), Date().timeIntervalSince(start) < 10 { usleep(20_000) }
-            #expect(Date().timeIntervalSince(start) < 1, "round \(round)")
-        }
-        #expect(server.stop() == 0)
     }
 
     /// A file added to a served directory is served, one removed is not, and a broken new
     /// one is rejected while the others go on.
-    @Test func filesAddedToOrRemovedFromADirectoryAreServed() throws {
-        let first = try Self.temporaryRules("flag a = true\n")
-        let root = first.deletingLastPathComponent()
-        defer { try? FileManager.default.removeItem(at: root) }
-        let server = try ServeProcess([root.path])
-        defer { _ = server.stop() }
-        func status(_ key: String) throws -> Int {
-            let client = try TCPClient(port: server.port)
-            client.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": {}}"#)
-            return try client.response().status
-        }
-        /// Waits (up to 20 s) for `key` to answer `expected`.
-        func until(_ key: String, answers expected: Int) throws -> Bool {
-            let start = Date()
-            while Date().timeIntervalSince(start) < 20 {
-                if try status(key) == expected { return true }
-                usleep(50_000)
+    @Test func filesAddedToOrRemovedFromADirectoryAreServed() async throws {
+        try await offThePool {
+            let first = try Self.temporaryRules("flag a = true\n")
+            let root = first.deletingLastPathComponent()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let server = try ServeProcess([root.path])
+            defer { _ = server.stop() }
+            func status(_ key: String) throws -> Int {
+                let client = try TCPClient(port: server.port)
+                client.post("/ofrep/v1/evaluate/flags/\(key)", #"{"context": {}}"#)
+                return try client.response().status
             }
-            return false
+            /// Waits (up to 20 s) for `key` to answer `expected`.
+            func until(_ key: String, answers expected: Int) throws -> Bool {
+                let start = Date()
+                while Date().timeIntervalSince(start) < 20 {
+                    if try status(key) == expected { return true }
+                    usleep(50_000)
+                }
+                return false
+            }
+            #expect(try status("a") == 200 && status("b") == 404)
+            try "flag b = true\n".write(to: root.appendingPathComponent("b.flags"), atomically: true, encoding: .utf8)
+            #expect(try until("b", answers: 200))
+            try FileManager.default.removeItem(at: first)
+            #expect(try until("a", answers: 404))
+            try "flag c = \n".write(to: root.appendingPathComponent("c.flags"), atomically: true, encoding: .utf8)
+            #expect(try Self.waitForMetric(server, "flags_rejected_reloads_total 1\n"))
+            #expect(try status("b") == 200 && status("c") == 404)
+            try "flag c = false\n".write(to: root.appendingPathComponent("c.flags"), atomically: true, encoding: .utf8)
+            #expect(try until("c", answers: 200))
+            // A name two files declare is logged with both files; the shallower serves it.
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
+            try "flag b = false\n".write(to: root.appendingPathComponent("sub/d.flags"), atomically: true, encoding: .utf8)
+            let start = Date()
+            while !server.log.contains("'b' is declared in"), Date().timeIntervalSince(start) < 20 { usleep(50_000) }
+            #expect(server.log.contains("'b' is declared in b.flags and in sub/d.flags; b.flags's is served"), "\(server.log)")
+            // The last files removed: none is served (not the last one kept).
+            for name in ["b.flags", "c.flags", "sub/d.flags"] { try FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
+            #expect(try until("b", answers: 404))
+            let list = try TCPClient(port: server.port)
+            list.send("GET /rules HTTP/1.1\r\n\r\n")
+            #expect(try list.response().body.contains(#""files": []"#))
         }
-        #expect(try status("a") == 200 && status("b") == 404)
-        try "flag b = true\n".write(to: root.appendingPathComponent("b.flags"), atomically: true, encoding: .utf8)
-        #expect(try until("b", answers: 200))
-        try FileManager.default.removeItem(at: first)
-        #expect(try until("a", answers: 404))
-        try "flag c = \n".write(to: root.appendingPathComponent("c.flags"), atomically: true, encoding: .utf8)
-        #expect(try Self.waitForMetric(server, "flags_rejected_reloads_total 1\n"))
-        #expect(try status("b") == 200 && status("c") == 404)
-        try "flag c = false\n".write(to: root.appendingPathComponent("c.flags"), atomically: true, encoding: .utf8)
-        #expect(try until("c", answers: 200))
-        // A name two files declare is logged with both files; the shallower serves it.
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
-        try "flag b = false\n".write(to: root.appendingPathComponent("sub/d.flags"), atomically: true, encoding: .utf8)
-        let start = Date()
-        while !server.log.contains("'b' is declared in"), Date().timeIntervalSince(start) < 20 { usleep(50_000) }
-        #expect(server.log.contains("'b' is declared in b.flags and in sub/d.flags; b.flags's is served"), "\(server.log)")
-        // The last files removed: none is served (not the last one kept).
-        for name in ["b.flags", "c.flags", "sub/d.flags"] { try FileManager.default.removeItem(at: root.appendingPathComponent(name)) }
-        #expect(try until("b", answers: 404))
-        let list = try TCPClient(port: server.port)
-        list.send("GET /rules HTTP/1.1\r\n\r\n")
-        #expect(try list.response().body.contains(#""files": []"#))
     }
 
     @Test func theStartLineCountsAsCheckCounts() throws {
@@ -348,43 +356,48 @@ final class TCPClient {
         #expect(ServeCommand.servingOrder(["a/z.flags", "a/b/a.flags", "a/a.flags"]) == ["a/a.flags", "a/z.flags", "a/b/a.flags"])
     }
 
-    @Test func aFileThatDeclaresNothingIsRefusedAsCheckRefusesIt() throws {
-        let file = try Self.temporaryRules("# nothing yet\n")
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-        for command in [["serve", "--port", "0", file.path], ["check", file.path]] {
-            let result = try flags(command)
-            #expect(result.status == 1, "\(command)")
-            #expect(result.stderr.contains("error: the rules declare nothing"), "\(command): \(result.stderr)")
+    @Test func aFileThatDeclaresNothingIsRefusedAsCheckRefusesIt() async throws {
+        try await offThePool {
+            let file = try Self.temporaryRules("# nothing yet\n")
+            defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+            for command in [["serve", "--port", "0", file.path], ["check", file.path]] {
+                let result = try flags(command)
+                #expect(result.status == 1, "\(command)")
+                #expect(result.stderr.contains("error: the rules declare nothing"), "\(command): \(result.stderr)")
+            }
         }
     }
 
-    @Test func aSlowClientDoesNotHoldUpOthersAndBigBodiesAreRefused() throws {
-        let server = try ServeProcess(["examples/app.flags"])
-        let slow = try TCPClient(port: server.port)
-        slow.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nContent-Le")
-        let other = try TCPClient(port: server.port)
-        other.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "release"}}"#)
-        #expect(try other.response().status == 200)
-        let big = try TCPClient(port: server.port)
-        big.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nContent-Length: \(2 << 20)\r\n\r\n")
-        big.send([UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20))
-        #expect(try big.response().status == 413)
-        let chunked = try TCPClient(port: server.port)
-        chunked.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
-        #expect(try chunked.response().status == 501)
-        // Every answer is counted by its status, those the parser gives too.
-        let metrics = try TCPClient(port: server.port)
-        metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
-        let counted = try metrics.response().body
-        for status in [200, 413, 501] { #expect(counted.contains(#"flags_http_requests_total{status="\#(status)"} 1"#), "\(status)") }
-        let unauthorized = try ServeProcess(["examples/app.flags", "--api-key", "secret"])
-        let client = try TCPClient(port: unauthorized.port)
-        client.post("/ofrep/v1/evaluate/flags/darkMode", "{}")
-        #expect(try client.response().status == 401)
-        client.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "release"}}"#, headers: "Authorization: Bearer secret\r\n")
-        #expect(try client.response().status == 200)
-        slow.hangUp()
-        #expect(server.stop() == 0 && unauthorized.stop() == 0)
+    @Test func aSlowClientDoesNotHoldUpOthersAndBigBodiesAreRefused() async throws {
+        try await offThePool {
+            let server = try ServeProcess(["examples/app.flags"])
+            let slow = try TCPClient(port: server.port)
+            slow.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nContent-Le")
+            let other = try TCPClient(port: server.port)
+            other.post("/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "release"}}"#)
+            #expect(try other.response().status == 200)
+            let big = try TCPClient(port: server.port)
+            big.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nContent-Length: \(2 << 20)\r\n\r\n")
+            big.send([UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20))
+            #expect(try big.response().status == 413)
+            let chunked = try TCPClient(port: server.port)
+            chunked.send("POST /ofrep/v1/evaluate/flags/darkMode HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+            #expect(try chunked.response().status == 501)
+            // Every answer is counted by its status, those the parser gives too.
+            let metrics = try TCPClient(port: server.port)
+            metrics.send("GET /metrics HTTP/1.1\r\n\r\n")
+            let counted = try metrics.response().body
+            for status in [200, 413, 501] { #expect(counted.contains(#"flags_http_requests_total{status="\#(status)"} 1"#), "\(status)") }
+            let unauthorized = try ServeProcess(["examples/app.flags", "--api-key", "secret"])
+            let client = try TCPClient(port: unauthorized.port)
+            client.post("/ofrep/v1/evaluate/flags/darkMode", "{}")
+            #expect(try client.response().status == 401)
+            client.post(
+                "/ofrep/v1/evaluate/flags/darkMode", #"{"context": {"build": "release"}}"#, headers: "Authorization: Bearer secret\r\n")
+            #expect(try client.response().status == 200)
+            slow.hangUp()
+            #expect(server.stop() == 0 && unauthorized.stop() == 0)
+        }
     }
 
     /// Random requests over real connections, whole bodies of 1 MiB, and clients that hang
@@ -420,25 +433,27 @@ final class TCPClient {
         #expect(server.stop() == 0)
     }
 
-    @Test func theCommandLineIsChecked() throws {
-        let cases: [([String], Int32, String)] = [
-            (["serve"], 2, "flags: error: 'serve' needs one file or directory\nhelp: flags serve examples/\n"),
-            (["serve", "examples/", "--port", "70000"], 2, "flags: error: --port takes a number from 0 to 65535, got '70000'\n"),
-            (["serve", "nowhere/"], 2, "flags: error: no such file or directory: nowhere/\n"),
-            (["serve", "examples/", "--rate-limit", "0"], 2, "flags: error: --rate-limit takes requests a second from 1, got '0'\n"),
-            (
-                ["serve", "examples/", "--host", "example.com", "--port", "0"], 1,
-                "flags serve: --host takes an IPv4 address such as 127.0.0.1 or 0.0.0.0, got 'example.com'\n"
-            ),
-        ]
-        for (arguments, status, stderr) in cases {
-            let run = try flags(arguments)
-            // A usage error is the whole of stderr; a failure to start is the log's last line, after its time.
-            let matches = status == 2 ? run.stderr == stderr : run.stderr.hasSuffix("Z " + stderr)
-            #expect(run.status == status && matches, "\(arguments): \(run)")
+    @Test func theCommandLineIsChecked() async throws {
+        try await offThePool {
+            let cases: [([String], Int32, String)] = [
+                (["serve"], 2, "flags: error: 'serve' needs one file or directory\nhelp: flags serve examples/\n"),
+                (["serve", "examples/", "--port", "70000"], 2, "flags: error: --port takes a number from 0 to 65535, got '70000'\n"),
+                (["serve", "nowhere/"], 2, "flags: error: no such file or directory: nowhere/\n"),
+                (["serve", "examples/", "--rate-limit", "0"], 2, "flags: error: --rate-limit takes requests a second from 1, got '0'\n"),
+                (
+                    ["serve", "examples/", "--host", "example.com", "--port", "0"], 1,
+                    "flags serve: --host takes an IPv4 address such as 127.0.0.1 or 0.0.0.0, got 'example.com'\n"
+                ),
+            ]
+            for (arguments, status, stderr) in cases {
+                let run = try flags(arguments)
+                // A usage error is the whole of stderr; a failure to start is the log's last line, after its time.
+                let matches = status == 2 ? run.stderr == stderr : run.stderr.hasSuffix("Z " + stderr)
+                #expect(run.status == status && matches, "\(arguments): \(run)")
+            }
+            let broken = try flags(["serve", "Tests/flagsTests/Fixtures/broken.flags"])
+            #expect(broken.status == 1 && broken.stderr.contains("error:"))
         }
-        let broken = try flags(["serve", "Tests/flagsTests/Fixtures/broken.flags"])
-        #expect(broken.status == 1 && broken.stderr.contains("error:"))
     }
 }
 

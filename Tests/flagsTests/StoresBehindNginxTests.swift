@@ -69,7 +69,7 @@ let nginxInstalled: ConditionTrait = .enabled(if: nginxBinary != nil, "nginx is 
             ]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try spawn(process)
             let deadline = Date().addingTimeInterval(10)
             while Date() < deadline, (try? TCPClient(port: port)) == nil { usleep(50_000) }
         }

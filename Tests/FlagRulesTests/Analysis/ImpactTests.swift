@@ -26,21 +26,23 @@ import Testing
         try #require(report.declarations.first { $0.name == name })
     }
 
-    @Test func aRolloutFrom20To30PercentMovesATenthAndNothingElse() throws {
-        let report = try Self.measure(
-            Self.schema + "flag f { enabled when rollout(userId) < 20% }\nflag same { enabled when rollout(userId) < 50% }",
-            Self.schema + "flag f { enabled when rollout(userId) < 30% }\nflag same { enabled when rollout(userId) < 50% }")
-        let f = try Self.change(report, "f")
-        #expect(report.contexts == 10_000)
-        #expect((0.09...0.11).contains(report.share(f)), "\(report.share(f))")
-        #expect(f.transitions.map { "\($0.from) → \($0.to)" } == ["false → true"])
-        #expect(f.transitions.map(\.count).reduce(0, +) == f.changed)
-        let same = try Self.change(report, "same")
-        #expect(same.changed == 0 && same.transitions.isEmpty)
-        #expect(report.exceeding(percent: 12).isEmpty)
-        #expect(report.exceeding(percent: 5).map(\.name) == ["f"])
-        #expect(report.text.hasPrefix("f: "))
-        #expect(report.text.contains("1 declaration unchanged over 10,000 contexts"))
+    @Test func aRolloutFrom20To30PercentMovesATenthAndNothingElse() async throws {
+        try await offThePool(computing: true) {
+            let report = try Self.measure(
+                Self.schema + "flag f { enabled when rollout(userId) < 20% }\nflag same { enabled when rollout(userId) < 50% }",
+                Self.schema + "flag f { enabled when rollout(userId) < 30% }\nflag same { enabled when rollout(userId) < 50% }")
+            let f = try Self.change(report, "f")
+            #expect(report.contexts == 10_000)
+            #expect((0.09...0.11).contains(report.share(f)), "\(report.share(f))")
+            #expect(f.transitions.map { "\($0.from) → \($0.to)" } == ["false → true"])
+            #expect(f.transitions.map(\.count).reduce(0, +) == f.changed)
+            let same = try Self.change(report, "same")
+            #expect(same.changed == 0 && same.transitions.isEmpty)
+            #expect(report.exceeding(percent: 12).isEmpty)
+            #expect(report.exceeding(percent: 5).map(\.name) == ["f"])
+            #expect(report.text.hasPrefix("f: "))
+            #expect(report.text.contains("1 declaration unchanged over 10,000 contexts"))
+        }
     }
 
     @Test func anUnchangedFileChangesNothingExactly() throws {
@@ -51,15 +53,19 @@ import Testing
         #expect(report.added.isEmpty && report.removed.isEmpty && report.schema.isEmpty)
     }
 
-    @Test func aSplitChangeMovesOnlyTheShiftedWeight() throws {
-        let old =
-            Self.schema + "variant c [control, oneStep, twoStep] = control { split(userId) { control: 50%, oneStep: 25%, twoStep: 25% } }"
-        let new =
-            Self.schema + "variant c [control, oneStep, twoStep] = control { split(userId) { control: 40%, oneStep: 35%, twoStep: 25% } }"
-        let report = try Self.measure(old, new)
-        let c = try Self.change(report, "c")
-        #expect((0.09...0.11).contains(report.share(c)), "\(report.share(c))")
-        #expect(c.transitions.map { "\($0.from) → \($0.to)" } == ["control → oneStep"])
+    @Test func aSplitChangeMovesOnlyTheShiftedWeight() async throws {
+        try await offThePool(computing: true) {
+            let old =
+                Self.schema
+                + "variant c [control, oneStep, twoStep] = control { split(userId) { control: 50%, oneStep: 25%, twoStep: 25% } }"
+            let new =
+                Self.schema
+                + "variant c [control, oneStep, twoStep] = control { split(userId) { control: 40%, oneStep: 35%, twoStep: 25% } }"
+            let report = try Self.measure(old, new)
+            let c = try Self.change(report, "c")
+            #expect((0.09...0.11).contains(report.share(c)), "\(report.share(c))")
+            #expect(c.transitions.map { "\($0.from) → \($0.to)" } == ["control → oneStep"])
+        }
     }
 
     @Test func addedRemovedAndRetypedAreListed() throws {
@@ -103,65 +109,70 @@ import Testing
         #expect(kept[2].1 == .string("flag") && kept[4].1 == .double(1))
     }
 
-    @Test func aVersionBoundaryChangeIsFoundByTheLiteralsNeighbours() throws {
-        let report = try Self.measure(
-            Self.schema + "flag f { enabled when appVersion >= \"2.3.0\" }", Self.schema + "flag f { enabled when appVersion > \"2.3.0\" }")
-        let f = try Self.change(report, "f")
-        #expect(f.changed > 0 && f.transitions.map(\.from) == ["true"])
+    @Test func aVersionBoundaryChangeIsFoundByTheLiteralsNeighbours() async throws {
+        try await offThePool(computing: true) {
+            let report = try Self.measure(
+                Self.schema + "flag f { enabled when appVersion >= \"2.3.0\" }",
+                Self.schema + "flag f { enabled when appVersion > \"2.3.0\" }")
+            let f = try Self.change(report, "f")
+            #expect(f.changed > 0 && f.transitions.map(\.from) == ["true"])
+        }
     }
 
-    @Test func generatedContextsStraddleEveryLiteral() throws {
-        let rules = try RuleSet(
-            source: """
-                context {
-                  age     : int
-                  score   : double
-                  email   : string
-                  name    : string
-                  v       : version
-                  at      : datetime
-                  ip      : ip
-                  groups  : [string]
-                  userId  : int
-                  plan    : enum(free, pro)
-                }
-                flag a { enabled when age > 17 and score <= 2.5 and email ends with "@x.com" and lower(name) == "ann" }
-                flag b { enabled when v < "2.0.0" and at < "2027-01-01T00:00:00Z" and ip in ["10.0.0.0/8"] }
-                flag c { enabled when groups contains any ["qa", "staff"] and rollout(userId) < 5% and plan == pro }
-                """)
-        let sampler = ContextSampler([rules])
-        func candidates(_ name: String) throws -> ContextSampler.Candidates {
-            try #require(sampler.attributes.first { $0.name == name }?.candidates)
-        }
-        #expect(try candidates("age").values == [0, 16, 17, 18].map(Value.int))
-        #expect(try candidates("score").values.compactMap(\.doubleValue).map { ($0 * 100).rounded() } == [0, 249, 250, 251])
-        #expect(try candidates("email").values.compactMap(\.stringValue) == ["unnamed", "@x.com", "x-@x.com"])
-        #expect(try candidates("name").values.compactMap(\.stringValue) == ["unnamed", "ann", "ANN", "Ann"])
-        #expect(try candidates("v").values.compactMap(\.stringValue) == ["1.0.0", "2.0.0", "2.0.1"])
-        #expect(
-            try candidates("at").values.compactMap(\.stringValue) == [
-                "2026-12-31T23:59:59Z", "2027-01-01T00:00:00Z", "2027-01-01T00:00:01Z",
-            ])
-        #expect(
-            try candidates("ip").values.compactMap(\.stringValue) == [
-                "192.0.2.1", "9.255.255.255", "10.0.0.0", "10.255.255.255", "11.0.0.0",
-            ])
-        let groups = try candidates("groups")
-        #expect(groups.isList && groups.elements == ["qa", "staff"])
-        let userId = try candidates("userId")
-        #expect(userId.isUnit && userId.unitIsInt)
-        #expect(try candidates("plan").values == ["free", "pro"])
+    @Test func generatedContextsStraddleEveryLiteral() async throws {
+        try await offThePool(computing: true) {
+            let rules = try RuleSet(
+                source: """
+                    context {
+                      age     : int
+                      score   : double
+                      email   : string
+                      name    : string
+                      v       : version
+                      at      : datetime
+                      ip      : ip
+                      groups  : [string]
+                      userId  : int
+                      plan    : enum(free, pro)
+                    }
+                    flag a { enabled when age > 17 and score <= 2.5 and email ends with "@x.com" and lower(name) == "ann" }
+                    flag b { enabled when v < "2.0.0" and at < "2027-01-01T00:00:00Z" and ip in ["10.0.0.0/8"] }
+                    flag c { enabled when groups contains any ["qa", "staff"] and rollout(userId) < 5% and plan == pro }
+                    """)
+            let sampler = ContextSampler([rules])
+            func candidates(_ name: String) throws -> ContextSampler.Candidates {
+                try #require(sampler.attributes.first { $0.name == name }?.candidates)
+            }
+            #expect(try candidates("age").values == [0, 16, 17, 18].map(Value.int))
+            #expect(try candidates("score").values.compactMap(\.doubleValue).map { ($0 * 100).rounded() } == [0, 249, 250, 251])
+            #expect(try candidates("email").values.compactMap(\.stringValue) == ["unnamed", "@x.com", "x-@x.com"])
+            #expect(try candidates("name").values.compactMap(\.stringValue) == ["unnamed", "ann", "ANN", "Ann"])
+            #expect(try candidates("v").values.compactMap(\.stringValue) == ["1.0.0", "2.0.0", "2.0.1"])
+            #expect(
+                try candidates("at").values.compactMap(\.stringValue) == [
+                    "2026-12-31T23:59:59Z", "2027-01-01T00:00:00Z", "2027-01-01T00:00:01Z",
+                ])
+            #expect(
+                try candidates("ip").values.compactMap(\.stringValue) == [
+                    "192.0.2.1", "9.255.255.255", "10.0.0.0", "10.255.255.255", "11.0.0.0",
+                ])
+            let groups = try candidates("groups")
+            #expect(groups.isList && groups.elements == ["qa", "staff"])
+            let userId = try candidates("userId")
+            #expect(userId.isUnit && userId.unitIsInt)
+            #expect(try candidates("plan").values == ["free", "pro"])
 
-        let contexts = sampler.contexts(count: 2_000, seed: 9)
-        #expect(contexts == sampler.contexts(count: 2_000, seed: 9))
-        #expect(contexts != sampler.contexts(count: 2_000, seed: 10))
-        // Units are always present and almost never repeat; other attributes are sometimes absent.
-        #expect(Set(contexts.compactMap { $0["userId"] }).count > 1_990)
-        let absent = contexts.filter { $0["age"] == nil }.count
-        #expect((40...180).contains(absent), "\(absent)")
-        // Every generated context is one the file's schema accepts.
-        for context in contexts.prefix(200) {
-            #expect(rules.problems(in: context).isEmpty, "\(context)")
+            let contexts = sampler.contexts(count: 2_000, seed: 9)
+            #expect(contexts == sampler.contexts(count: 2_000, seed: 9))
+            #expect(contexts != sampler.contexts(count: 2_000, seed: 10))
+            // Units are always present and almost never repeat; other attributes are sometimes absent.
+            #expect(Set(contexts.compactMap { $0["userId"] }).count > 1_990)
+            let absent = contexts.filter { $0["age"] == nil }.count
+            #expect((40...180).contains(absent), "\(absent)")
+            // Every generated context is one the file's schema accepts.
+            for context in contexts.prefix(200) {
+                #expect(rules.problems(in: context).isEmpty, "\(context)")
+            }
         }
     }
 

@@ -442,38 +442,40 @@ struct ImportTests {
             "\(result.text)")
     }
 
-    @Test func filesThatAreNotWhatTheyClaimAreRefusedNamingWhy() {
-        func message(_ text: String, _ format: ImportFormat) -> String? {
-            do throws(ImportError) {
-                _ = try FlagsImport.run(Array(text.utf8), from: format, name: "vendor.json")
-                return nil
-            } catch {
-                return error.message
+    @Test func filesThatAreNotWhatTheyClaimAreRefusedNamingWhy() async {
+        await offThePool(computing: true) {
+            func message(_ text: String, _ format: ImportFormat) -> String? {
+                do throws(ImportError) {
+                    _ = try FlagsImport.run(Array(text.utf8), from: format, name: "vendor.json")
+                    return nil
+                } catch {
+                    return error.message
+                }
             }
+            #expect(message("{\n  \"flags\": {", .launchdarkly) == "vendor.json:2:13 is not JSON: expected a string key")
+            #expect(message("\u{FEFF}{}", .launchdarkly) == nil, "a byte-order mark is no part of the JSON")
+            #expect(message("[1]", .launchdarkly)?.contains("a LaunchDarkly file is a JSON object") == true)
+            #expect(message(#"{"flags": 3}"#, .launchdarkly) == "vendor.json: \"flags\" is a number, not an object")
+            #expect(message(#"{"status": 200}"#, .growthbook)?.contains("has \"features\"") == true)
+            #expect(message(#"{"features": {}, "encryptedFeatures": "abc"}"#, .growthbook)?.contains("encrypted") == true)
+            // A file of another system: its system is named.
+            #expect(
+                message(#"{"features": {}}"#, .unleash)
+                    == "vendor.json: \"features\" is an object, not an array; it looks like GrowthBook's: try --from growthbook")
+            #expect(message(#"{"flags": []}"#, .flagd) == "vendor.json: \"flags\" is an array, not an object")
+            #expect(
+                message(#"{"flags": {"f": {"on": true, "variations": [1]}}, "$evaluators": 1}"#, .flagd)?.hasSuffix(
+                    "it looks like LaunchDarkly's: try --from launchdarkly") == true)
+            // Rules past the size of a .flags file are said to be, with what to do.
+            let ids = (0..<1_000_000).map { "\"user-\($0)-0123456789\"" }.joined(separator: ",")
+            #expect(
+                message(
+                    #"{"flags": {"f": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off", "targeting": {"if": [{"in": [{"var": "u"}, [\#(ids)]]}, "on", "off"]}}}}"#,
+                    .flagd)?.contains("past the 16777216 a .flags file may be: import the vendor file in parts") == true)
+            #expect(
+                message(String(repeating: " ", count: FlagsImport.maximumSize + 1), .growthbook)?.contains("the most 'flags import' reads")
+                    == true)
         }
-        #expect(message("{\n  \"flags\": {", .launchdarkly) == "vendor.json:2:13 is not JSON: expected a string key")
-        #expect(message("\u{FEFF}{}", .launchdarkly) == nil, "a byte-order mark is no part of the JSON")
-        #expect(message("[1]", .launchdarkly)?.contains("a LaunchDarkly file is a JSON object") == true)
-        #expect(message(#"{"flags": 3}"#, .launchdarkly) == "vendor.json: \"flags\" is a number, not an object")
-        #expect(message(#"{"status": 200}"#, .growthbook)?.contains("has \"features\"") == true)
-        #expect(message(#"{"features": {}, "encryptedFeatures": "abc"}"#, .growthbook)?.contains("encrypted") == true)
-        // A file of another system: its system is named.
-        #expect(
-            message(#"{"features": {}}"#, .unleash)
-                == "vendor.json: \"features\" is an object, not an array; it looks like GrowthBook's: try --from growthbook")
-        #expect(message(#"{"flags": []}"#, .flagd) == "vendor.json: \"flags\" is an array, not an object")
-        #expect(
-            message(#"{"flags": {"f": {"on": true, "variations": [1]}}, "$evaluators": 1}"#, .flagd)?.hasSuffix(
-                "it looks like LaunchDarkly's: try --from launchdarkly") == true)
-        // Rules past the size of a .flags file are said to be, with what to do.
-        let ids = (0..<1_000_000).map { "\"user-\($0)-0123456789\"" }.joined(separator: ",")
-        #expect(
-            message(
-                #"{"flags": {"f": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off", "targeting": {"if": [{"in": [{"var": "u"}, [\#(ids)]]}, "on", "off"]}}}}"#,
-                .flagd)?.contains("past the 16777216 a .flags file may be: import the vendor file in parts") == true)
-        #expect(
-            message(String(repeating: " ", count: FlagsImport.maximumSize + 1), .growthbook)?.contains("the most 'flags import' reads")
-                == true)
     }
 
     /// Files a review wrote to break the importers: each is refused or imported, never a
@@ -546,43 +548,45 @@ struct ImportTests {
 
     /// Fuzzed: every prefix of each example and thousands of random edits of it import or
     /// are refused with a message; an import always loads (the importer checks it).
-    @Test func truncatedAndMutatedFilesNeverCrash() throws {
-        let gb =
-            #"{"features": {"f": {"defaultValue": 1, "rules": [{"condition": {"a": {"$in": [1, 2]}, "$not": {"b": "x"}}, "force": 2, "coverage": 0.5}, {"variations": [1, 2], "weights": [0.5, 0.5]}]}}}"#
-        var g = SeededGenerator(seed: 52)
-        for (text, format) in [
-            (Self.launchDarkly, ImportFormat.launchdarkly), (gb, .growthbook), (Self.flagd, .flagd), (Self.unleash, .unleash),
-        ] {
-            let bytes = Array(text.utf8)
-            var inputs = stride(from: 0, to: bytes.count, by: 7).map { Array(bytes[..<$0]) }
-            // Every key of every object given twice (a JSON reader keeps the last).
-            func doubled(_ json: JSON) -> JSON {
-                switch json {
-                case .object(let members): .object(members.flatMap { [($0.0, doubled($0.1)), ($0.0, doubled($0.1))] })
-                case .array(let elements): .array(elements.map(doubled))
-                default: json
-                }
-            }
-            inputs.append(Array(doubled(try JSON.parse(bytes: bytes)).serialized().utf8))
-            let alphabet = Array(#"{}[]",:0123456789-.$truefalsn "#.utf8)
-            for _ in 0..<1_500 {
-                var mutated = bytes
-                for _ in 0..<Int(g.next() % 4 + 1) {
-                    let i = Int(g.next() % UInt64(mutated.count))
-                    switch g.next() % 3 {
-                    case 0: mutated[i] = alphabet[Int(g.next() % UInt64(alphabet.count))]
-                    case 1: mutated.remove(at: i)
-                    default: mutated.insert(alphabet[Int(g.next() % UInt64(alphabet.count))], at: i)
+    @Test func truncatedAndMutatedFilesNeverCrash() async throws {
+        try await offThePool(computing: true) {
+            let gb =
+                #"{"features": {"f": {"defaultValue": 1, "rules": [{"condition": {"a": {"$in": [1, 2]}, "$not": {"b": "x"}}, "force": 2, "coverage": 0.5}, {"variations": [1, 2], "weights": [0.5, 0.5]}]}}}"#
+            var g = SeededGenerator(seed: 52)
+            for (text, format) in [
+                (Self.launchDarkly, ImportFormat.launchdarkly), (gb, .growthbook), (Self.flagd, .flagd), (Self.unleash, .unleash),
+            ] {
+                let bytes = Array(text.utf8)
+                var inputs = stride(from: 0, to: bytes.count, by: 7).map { Array(bytes[..<$0]) }
+                // Every key of every object given twice (a JSON reader keeps the last).
+                func doubled(_ json: JSON) -> JSON {
+                    switch json {
+                    case .object(let members): .object(members.flatMap { [($0.0, doubled($0.1)), ($0.0, doubled($0.1))] })
+                    case .array(let elements): .array(elements.map(doubled))
+                    default: json
                     }
                 }
-                inputs.append(mutated)
-            }
-            for input in inputs {
-                do throws(ImportError) {
-                    let result = try FlagsImport.run(input, from: format, name: "fuzz.json")
-                    #expect((try? RuleSet(source: result.text)) != nil)
-                } catch {
-                    #expect(!error.message.contains("does not load"), "\(error.message)\n\(String(decoding: input, as: UTF8.self))")
+                inputs.append(Array(doubled(try JSON.parse(bytes: bytes)).serialized().utf8))
+                let alphabet = Array(#"{}[]",:0123456789-.$truefalsn "#.utf8)
+                for _ in 0..<1_500 {
+                    var mutated = bytes
+                    for _ in 0..<Int(g.next() % 4 + 1) {
+                        let i = Int(g.next() % UInt64(mutated.count))
+                        switch g.next() % 3 {
+                        case 0: mutated[i] = alphabet[Int(g.next() % UInt64(alphabet.count))]
+                        case 1: mutated.remove(at: i)
+                        default: mutated.insert(alphabet[Int(g.next() % UInt64(alphabet.count))], at: i)
+                        }
+                    }
+                    inputs.append(mutated)
+                }
+                for input in inputs {
+                    do throws(ImportError) {
+                        let result = try FlagsImport.run(input, from: format, name: "fuzz.json")
+                        #expect((try? RuleSet(source: result.text)) != nil)
+                    } catch {
+                        #expect(!error.message.contains("does not load"), "\(error.message)\n\(String(decoding: input, as: UTF8.self))")
+                    }
                 }
             }
         }

@@ -6,14 +6,16 @@ import Testing
     /// Every string is found at its position and nothing else is, for scanned sets (up to
     /// eight strings) and hashed ones.
     @Test(arguments: [0, 1, 3, 8, 9, 100, 5_000, 100_000])
-    func findsEveryStringAndNothingElse(_ count: Int) {
-        let strings = (0..<count).map { "k\($0)" }
-        let set = LiteralSet(strings)
-        #expect(set.count == count)
-        #expect(set.isHashed == (count > LiteralSet.scanLimit))
-        for (i, s) in strings.enumerated() { #expect(set.index(of: s) == i, "\(s)") }
-        for i in count..<(count + 50) { #expect(!set.contains("k\(i)")) }
-        #expect(!set.contains("") && !set.contains("k") && !set.contains("k0 "))
+    func findsEveryStringAndNothingElse(_ count: Int) async {
+        await offThePool(computing: true) {
+            let strings = (0..<count).map { "k\($0)" }
+            let set = LiteralSet(strings)
+            #expect(set.count == count)
+            #expect(set.isHashed == (count > LiteralSet.scanLimit))
+            for (i, s) in strings.enumerated() { #expect(set.index(of: s) == i, "\(s)") }
+            for i in count..<(count + 50) { #expect(!set.contains("k\(i)")) }
+            #expect(!set.contains("") && !set.contains("k") && !set.contains("k0 "))
+        }
     }
 
     /// Short keys and long ones (UUIDs) in one set.
@@ -121,14 +123,16 @@ import Testing
     /// A hashed set's filter lets every string of the set through and stops most others
     /// (about one in nine gets through to the table, at eight bits a string).
     @Test(arguments: [9, 1_000, 100_000])
-    func theFilterStopsMostStringsNotInTheSet(_ count: Int) {
-        let strings = (0..<count).map { $0 % 2 == 0 ? "c\($0)" : "a string longer than fifteen bytes \($0)" }
-        let set = LiteralSet(strings)
-        #expect(strings.allSatisfy(set.filterAdmits))
-        let others = (0..<20_000).map { $0 % 2 == 0 ? "x\($0)" : "another string, not in the set \($0)" }
-        let admitted = others.filter(set.filterAdmits).count
-        #expect(admitted < others.count / 5, "\(admitted) of \(others.count) got through")
-        #expect(!others.contains(where: set.contains))
-        #expect(LiteralSet(["a", "b"]).filterAdmits("z"))
+    func theFilterStopsMostStringsNotInTheSet(_ count: Int) async {
+        await offThePool(computing: true) {
+            let strings = (0..<count).map { $0 % 2 == 0 ? "c\($0)" : "a string longer than fifteen bytes \($0)" }
+            let set = LiteralSet(strings)
+            #expect(strings.allSatisfy(set.filterAdmits))
+            let others = (0..<20_000).map { $0 % 2 == 0 ? "x\($0)" : "another string, not in the set \($0)" }
+            let admitted = others.filter(set.filterAdmits).count
+            #expect(admitted < others.count / 5, "\(admitted) of \(others.count) got through")
+            #expect(!others.contains(where: set.contains))
+            #expect(LiteralSet(["a", "b"]).filterAdmits("z"))
+        }
     }
 }

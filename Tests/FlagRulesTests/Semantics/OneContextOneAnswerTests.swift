@@ -70,67 +70,71 @@ import Testing
     }
 
     @Test(arguments: [false, true])
-    func everyPathGivesTheSameResolution(strict: Bool) throws {
-        var rules = try RuleSet(source: Self.source, name: "one.flags")
-        rules.checksContextsStrictly = strict
-        var strictRules = rules
-        strictRules.checksContextsStrictly = true
-        let store = FlagStore(rules)
-        let service = OFREPService(options: .init())
-        service.install([.init(name: "one.flags", rules: rules)])
-        let names = rules.declarations.filter { $0.kind != .segment }.map(\.name)
-        var g = SeededGenerator(seed: strict ? 61 : 16)
-        var compared = 0
-        for _ in 0..<400 {
-            let context = Self.randomContext(&g)
-            let prepared = rules.prepare(context)
-            var keyByKey = rules.makeContext()
-            for (key, value) in context.entries { keyByKey[key] = value }
-            let all = rules.evaluateAll(in: context)
-            let fromJSON = try EvaluationContext(json: Self.json(context))
-            for name in names {
-                let expected = rules.evaluate(name, in: context)
-                let paths: [(String, Resolution?)] = [
-                    ("by handle, prepared", rules.evaluate(rules.handle(name), in: prepared)),
-                    ("by name, prepared", rules.evaluate(name, in: prepared)),
-                    ("by handle, prepared key by key", rules.evaluate(rules.handle(name), in: keyByKey)),
-                    ("evaluateAll", all[name]),
-                    ("explain", rules.explain(name, in: context)?.resolution),
-                    ("a store", store.evaluate(name, in: context)),
-                    ("read back from JSON", rules.evaluate(name, in: fromJSON)),
-                ]
-                for (path, r) in paths {
-                    #expect(r == expected, "\(path) on \(name) in \(context): \(r.map(String.init(describing:)) ?? "nil") vs \(expected)")
-                }
-                if rules.declaration(named: name)?.kind == .flag {
-                    let typed = rules.evaluate(FlagKey<Bool>(flag: name), in: context)
-                    #expect(typed.value == (expected.value.boolValue ?? false) && typed.resolution == expected, "typed key \(name)")
-                }
-                // OFREP: the library's value and reason. It refuses a mistyped value that
-                // the declaration reads (400, INVALID_CONTEXT) where a lenient library reads
-                // it as absent: only where a strict library refuses it too.
-                let body = #"{"context": \#(Self.json(context))}"#
-                let request = HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/\(name)", headers: [], body: Array(body.utf8))
-                let answer = try JSON.parse(bytes: service.respond(request).body)
-                if answer["errorCode"] != nil {
-                    #expect(answer["errorCode"] == .string("INVALID_CONTEXT"), "OFREP on \(name) in \(context): \(answer)")
-                    #expect(
-                        strictRules.evaluate(name, in: context).errorCode == .invalidContext, "OFREP on \(name) in \(context): \(answer)")
-                } else {
-                    // A unit it says is absent is absent, by its path.
-                    if case .string(let units)? = answer["metadata"]?["absentUnits"] {
-                        for unit in units.split(separator: ",") {
-                            #expect(context.value(atPath: String(unit)) == nil, "OFREP says \(unit) is absent in \(context)")
-                        }
+    func everyPathGivesTheSameResolution(strict: Bool) async throws {
+        try await offThePool(computing: true) {
+            var rules = try RuleSet(source: Self.source, name: "one.flags")
+            rules.checksContextsStrictly = strict
+            var strictRules = rules
+            strictRules.checksContextsStrictly = true
+            let store = FlagStore(rules)
+            let service = OFREPService(options: .init())
+            service.install([.init(name: "one.flags", rules: rules)])
+            let names = rules.declarations.filter { $0.kind != .segment }.map(\.name)
+            var g = SeededGenerator(seed: strict ? 61 : 16)
+            var compared = 0
+            for _ in 0..<400 {
+                let context = Self.randomContext(&g)
+                let prepared = rules.prepare(context)
+                var keyByKey = rules.makeContext()
+                for (key, value) in context.entries { keyByKey[key] = value }
+                let all = rules.evaluateAll(in: context)
+                let fromJSON = try EvaluationContext(json: Self.json(context))
+                for name in names {
+                    let expected = rules.evaluate(name, in: context)
+                    let paths: [(String, Resolution?)] = [
+                        ("by handle, prepared", rules.evaluate(rules.handle(name), in: prepared)),
+                        ("by name, prepared", rules.evaluate(name, in: prepared)),
+                        ("by handle, prepared key by key", rules.evaluate(rules.handle(name), in: keyByKey)),
+                        ("evaluateAll", all[name]),
+                        ("explain", rules.explain(name, in: context)?.resolution),
+                        ("a store", store.evaluate(name, in: context)),
+                        ("read back from JSON", rules.evaluate(name, in: fromJSON)),
+                    ]
+                    for (path, r) in paths {
+                        #expect(
+                            r == expected, "\(path) on \(name) in \(context): \(r.map(String.init(describing:)) ?? "nil") vs \(expected)")
                     }
-                    #expect(
-                        answer["value"] == expected.value.json && answer["reason"] == .string(expected.reason.rawValue),
-                        "OFREP on \(name) in \(context): \(answer) vs \(expected)")
+                    if rules.declaration(named: name)?.kind == .flag {
+                        let typed = rules.evaluate(FlagKey<Bool>(flag: name), in: context)
+                        #expect(typed.value == (expected.value.boolValue ?? false) && typed.resolution == expected, "typed key \(name)")
+                    }
+                    // OFREP: the library's value and reason. It refuses a mistyped value that
+                    // the declaration reads (400, INVALID_CONTEXT) where a lenient library reads
+                    // it as absent: only where a strict library refuses it too.
+                    let body = #"{"context": \#(Self.json(context))}"#
+                    let request = HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/\(name)", headers: [], body: Array(body.utf8))
+                    let answer = try JSON.parse(bytes: service.respond(request).body)
+                    if answer["errorCode"] != nil {
+                        #expect(answer["errorCode"] == .string("INVALID_CONTEXT"), "OFREP on \(name) in \(context): \(answer)")
+                        #expect(
+                            strictRules.evaluate(name, in: context).errorCode == .invalidContext,
+                            "OFREP on \(name) in \(context): \(answer)")
+                    } else {
+                        // A unit it says is absent is absent, by its path.
+                        if case .string(let units)? = answer["metadata"]?["absentUnits"] {
+                            for unit in units.split(separator: ",") {
+                                #expect(context.value(atPath: String(unit)) == nil, "OFREP says \(unit) is absent in \(context)")
+                            }
+                        }
+                        #expect(
+                            answer["value"] == expected.value.json && answer["reason"] == .string(expected.reason.rawValue),
+                            "OFREP on \(name) in \(context): \(answer) vs \(expected)")
+                    }
+                    compared += 1
                 }
-                compared += 1
             }
+            #expect(compared == 400 * names.count)
         }
-        #expect(compared == 400 * names.count)
     }
 
     static func json(_ context: EvaluationContext) -> String {

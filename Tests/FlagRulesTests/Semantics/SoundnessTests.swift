@@ -140,36 +140,40 @@ import Testing
     }
 
     @Test(arguments: 0..<4)
-    func wellTypedProgramsAreNeverUnknownOnAFittingContext(_ batch: Int) throws {
-        var g = Generator(state: 0x5EED_0000 &+ UInt64(batch))
-        for _ in 0..<250 {
-            let (source, _) = Self.program(&g, bad: false)
-            let rules = try RuleSet(source: source)
-            for _ in 0..<3 {
-                let context = Self.fittingContext(&g)
-                for d in rules.declarations {
-                    let e = try #require(rules.explain(d.name, in: context))
-                    let traces = e.rules.compactMap(\.condition) + [e.condition].compactMap { $0 }
-                    let unknown = traces.flatMap(Self.unknowns)
-                    #expect(unknown.isEmpty, "\(d.name): \(unknown)\n\(source)\n\(context)")
-                    #expect(e.resolution.reason != .error)
+    func wellTypedProgramsAreNeverUnknownOnAFittingContext(_ batch: Int) async throws {
+        try await offThePool(computing: true) {
+            var g = Generator(state: 0x5EED_0000 &+ UInt64(batch))
+            for _ in 0..<250 {
+                let (source, _) = Self.program(&g, bad: false)
+                let rules = try RuleSet(source: source)
+                for _ in 0..<3 {
+                    let context = Self.fittingContext(&g)
+                    for d in rules.declarations {
+                        let e = try #require(rules.explain(d.name, in: context))
+                        let traces = e.rules.compactMap(\.condition) + [e.condition].compactMap { $0 }
+                        let unknown = traces.flatMap(Self.unknowns)
+                        #expect(unknown.isEmpty, "\(d.name): \(unknown)\n\(source)\n\(context)")
+                        #expect(e.resolution.reason != .error)
+                    }
                 }
             }
         }
     }
 
     @Test(arguments: 0..<4)
-    func oneIllTypedComparisonIsReportedOnItsLine(_ batch: Int) throws {
-        var g = Generator(state: 0xBAD_0000 &+ UInt64(batch))
-        for _ in 0..<250 {
-            let (source, line) = Self.program(&g, bad: true)
-            let badLine = try #require(line)
-            do {
-                _ = try RuleSet(source: source)
-                Issue.record("accepted an ill-typed comparison on line \(badLine)\n\(source)")
-            } catch {
-                let lines = Set(error.errors.map(\.range.start.line))
-                #expect(lines == [badLine], "errors on \(lines), expected \(badLine)\n\(error)")
+    func oneIllTypedComparisonIsReportedOnItsLine(_ batch: Int) async throws {
+        try await offThePool(computing: true) {
+            var g = Generator(state: 0xBAD_0000 &+ UInt64(batch))
+            for _ in 0..<250 {
+                let (source, line) = Self.program(&g, bad: true)
+                let badLine = try #require(line)
+                do throws(RuleSetError) {
+                    _ = try RuleSet(source: source)
+                    Issue.record("accepted an ill-typed comparison on line \(badLine)\n\(source)")
+                } catch {
+                    let lines = Set(error.errors.map(\.range.start.line))
+                    #expect(lines == [badLine], "errors on \(lines), expected \(badLine)\n\(error)")
+                }
             }
         }
     }
