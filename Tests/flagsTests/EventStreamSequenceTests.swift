@@ -71,13 +71,7 @@ struct EventStreamSequenceTests {
         var standing: Set<String> = []
         var counter = 0
         // (A port no client socket is given: the server comes back on it after a restart.)
-        let diagFirst = try StablePort.next()
-        var running: RunningServer
-        do { running = try RunningServer(port: diagFirst) } catch {
-            let out = try? run(URL(fileURLWithPath: "/bin/sh"), ["-c", "ss -tanpe | grep ':\(diagFirst) '"])
-            print("DIAG initial seed \(seed) port \(diagFirst): \(out?.stdout ?? "-")")
-            throw error
-        }
+        var running = try RunningServer(port: StablePort.next())
         defer { running.stop() }
         var lastGeneration = 0
         func etag(_ text: String, _ k: Int) throws -> String { "\"\(try RuleSet(source: text, name: names[k]).contentVersion)\"" }
@@ -235,12 +229,7 @@ struct EventStreamSequenceTests {
                     running.stop()
                     subscribers = []
                     standing = []
-                    let diagPort = running.server.port
-                    do { running = try RunningServer(port: diagPort) } catch {
-                        let out = try? run(URL(fileURLWithPath: "/bin/sh"), ["-c", "ss -tanpe | grep ':\(diagPort) '; ls -l /proc/*/fd 2>/dev/null | grep -c socket"])
-                        print("DIAG restart seed \(seed) step \(step) port \(diagPort): \(out?.stdout ?? "-")")
-                        throw error
-                    }
+                    running = try RunningServer(port: running.server.port)
                     try install()
                 }
                 for (k, s) in subscribers.enumerated() {
