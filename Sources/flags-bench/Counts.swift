@@ -167,6 +167,16 @@ struct Member: Encodable {
 /// The context of the OFREP requests counted: what a mobile client sends.
 let ofrepContext = #"{"context": {"targetingKey": "user-42", "build": "beta", "appVersion": "2.4.0"}}"#
 
+/// `flags serve`'s handler serving `examples/app.flags`, its health report set.
+func servingApp() -> OFREPService {
+    let source = (try? String(contentsOfFile: "examples/app.flags", encoding: .utf8)) ?? ""
+    let service = OFREPService()
+    service.install([OFREPService.ServedFile(name: "app.flags", rules: load(source))])
+    service.reportHealth { OFREPService.Health() }
+    service.reportTransport { OFREPService.TransportLoad(connections: 1, subscribers: [:]) }
+    return service
+}
+
 /// A request answered by `flags serve`'s handler (`OFREPService`) serving
 /// `examples/app.flags`, as a server answers it (its health report set), its transport
 /// apart. `make` gets the served file's ETag.
@@ -174,11 +184,7 @@ func request(_ name: String, _ maxInstructions: Double, _ maxAllocations: Double
     -> CountedOperation
 {
     CountedOperation(name: name, unit: "request", iterations: 2_000, maxInstructions: maxInstructions, maxAllocations: maxAllocations) {
-        let source = (try? String(contentsOfFile: "examples/app.flags", encoding: .utf8)) ?? ""
-        let service = OFREPService()
-        service.install([OFREPService.ServedFile(name: "app.flags", rules: load(source))])
-        service.reportHealth { OFREPService.Health() }
-        service.reportTransport { OFREPService.TransportLoad(connections: 1, subscribers: [:]) }
+        let service = servingApp()
         let request = make(service.servedFiles[0].etag)
         return { _ in countedSink &+= service.respond(request).body.count }
     }
@@ -189,11 +195,7 @@ func request(_ name: String, _ maxInstructions: Double, _ maxAllocations: Double
 /// parser, the handler and the answer's serialization, the socket apart.
 func wireRequest(_ name: String, _ maxInstructions: Double, _ maxAllocations: Double, path: String) -> CountedOperation {
     CountedOperation(name: name, unit: "request", iterations: 2_000, maxInstructions: maxInstructions, maxAllocations: maxAllocations) {
-        let source = (try? String(contentsOfFile: "examples/app.flags", encoding: .utf8)) ?? ""
-        let service = OFREPService()
-        service.install([OFREPService.ServedFile(name: "app.flags", rules: load(source))])
-        service.reportHealth { OFREPService.Health() }
-        service.reportTransport { OFREPService.TransportLoad(connections: 1, subscribers: [:]) }
+        let service = servingApp()
         let wire = Array(
             ("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(ofrepContext.utf8.count)\r\n\r\n\(ofrepContext)").utf8)
