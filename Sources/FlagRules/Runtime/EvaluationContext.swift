@@ -181,23 +181,23 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         for (key, value) in members { try setJSON(value, for: key) }
     }
 
-    /// Sets the attribute `key` to a JSON value as `init(json:)` reads it (in storage with
-    /// room for it).
+    /// Sets the attribute `key` to a JSON value as `init(json:)` reads it (the storage grown
+    /// as a context's is).
     private mutating func setJSON(_ value: JSON, for key: String) throws(ContextError) {
         switch value {
-        case .null: storage.set(nil, for: key)
-        case .bool(let b): storage.set(.bool(b), for: key)
-        case .int(let i): storage.set(.int(i), for: key)
+        case .null: self[key] = nil
+        case .bool(let b): self[key] = .bool(b)
+        case .int(let i): self[key] = .int(i)
         case .double(let d):
             guard d.isFinite else { throw ContextError(message: "attribute '\(key)' is not a finite number") }
-            storage.set(.double(d), for: key)
-        case .string(let s): storage.set(.string(s), for: key)
-        case .array(let items): storage.set(.list(items.map { FlagRules.Value(jsonElement: $0) }), for: key)
+            self[key] = .double(d)
+        case .string(let s): self[key] = .string(s)
+        case .array(let items): self[key] = .list(items.map { FlagRules.Value(jsonElement: $0) })
         case .object(let fields):
             if let path = Self.nonFinitePath(fields) {
                 throw ContextError(message: "attribute '\(key).\(path)' is not a finite number")
             }
-            storage.set(.object(json: fields), for: key)
+            self[key] = .object(json: fields)
         }
     }
 
@@ -242,7 +242,6 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         var count = 0
         var usable = true
         func set(_ value: JSON, _ name: String) {
-            if made.storage.count == made.storage.capacity { made.storage = made.storage.copy(capacity: made.storage.capacity * 2) }
             do throws(ContextError) { try made.setJSON(value, for: name) } catch { usable = false }
         }
         try parser.members(depth: 1) { name, parser throws(JSON.ParseError) in
