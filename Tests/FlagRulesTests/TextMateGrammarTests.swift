@@ -86,6 +86,7 @@ import Testing
         ("rollout(userId)", "support.function.flags"),
         ("count(groups)", "support.function.flags"),
         ("lower(email)", "support.function.flags"),
+        ("version(appVersion)", "support.function.flags"),
         ("ramp(\"2026-12-01\"", "support.function.flags"),
         ("contains any [", "keyword.operator.word.flags"),
         ("contains all [", "keyword.operator.word.flags"),

@@ -363,7 +363,7 @@ struct Compiler {
                     return Truth(v)
                 }
             }
-        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .ramp:
+        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .readVersion, .ramp:
             let vf = value(b)
             return { f in
                 guard case .bool(let v)? = vf(f) else { return .unknown }

@@ -134,6 +134,15 @@ extension Explainer {
             return (
                 lowered, ExpressionTrace(text: t, result: Explainer.show(lowered), note: nil, children: trace.isConstant ? [] : [trace])
             )
+        case .readVersion(let x):
+            let (v, trace) = value(x)
+            guard let version = ListOperations.version(v) else {
+                let note = v == nil ? trace.note : "\(v!) (\(v!.typeName)) is not a version"
+                return (nil, ExpressionTrace(text: t, result: "unknown", note: note, children: [trace]))
+            }
+            return (
+                version, ExpressionTrace(text: t, result: Explainer.show(version), note: nil, children: trace.isConstant ? [] : [trace])
+            )
         case .ramp(let from, let to, let start, let end):
             let given = values["now"]
             guard let now = ListOperations.now(given) else {

@@ -69,6 +69,21 @@ package enum ListOperations {
         return unknown ? nil : false
     }
 
+    /// `version(s)`: a version as itself; a string as a quoted version, after one leading
+    /// `v` or `V` (`"v2.3"` is 2.3.0), and a number as its decimal text (`1.2` is 1.2.0), as
+    /// GrowthBook and flagd read versions; nil for anything else.
+    package static func version(_ value: Value?) -> Value? {
+        let text: String
+        switch value {
+        case .version?: return value
+        case .string(let s)?: text = s.first == "v" || s.first == "V" ? String(s.dropFirst()) : s
+        case .int(let i)?: text = String(i)
+        case .double(let d)?: text = String(d)
+        default: return nil
+        }
+        return SemanticVersion(text).map { .version($0) }
+    }
+
     /// `lower(s)`: the Unicode lowercase mapping of each scalar, as `String.lowercased()`
     /// gives it (ASCII without a table).
     package static func lower(_ s: String) -> String {

@@ -44,9 +44,9 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
     public let build: String
 
     /// Parses `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]` strictly (no leading zeros, no `v`).
-    /// A version without a pre-release or build part may leave out minor and patch, as
-    /// app version strings (`CFBundleShortVersionString`) often do: `"3.2"` is 3.2.0 and
-    /// `"3"` is 3.0.0; `"3.2-beta"` is not a version.
+    /// Minor and patch may be left out, as app version strings
+    /// (`CFBundleShortVersionString`) often do and as LaunchDarkly reads versions: `"3.2"`
+    /// is 3.2.0, `"3"` is 3.0.0 and `"3.2-beta"` is 3.2.0-beta.
     public init?(_ text: String) {
         var text = text
         guard let parsed = text.withUTF8({ SemanticVersion.parse($0) }) else { return nil }
@@ -83,15 +83,19 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
             return value
         }
         guard let major = number() else { return nil }
-        // `3` and `3.2`: a short version, with nothing after it.
-        if i == n { return SemanticVersion(major: major, minor: 0, patch: 0, prerelease: [], build: "") }
-        guard bytes[i] == 0x2E else { return nil }
-        i += 1
-        guard let minor = number() else { return nil }
-        if i == n { return SemanticVersion(major: major, minor: minor, patch: 0, prerelease: [], build: "") }
-        guard bytes[i] == 0x2E else { return nil }
-        i += 1
-        guard let patch = number() else { return nil }
+        // `3`, `3.2` and `3.2-beta`: a short version, minor and patch 0.
+        var minor = 0
+        var patch = 0
+        if i < n, bytes[i] == 0x2E {
+            i += 1
+            guard let m = number() else { return nil }
+            minor = m
+            if i < n, bytes[i] == 0x2E {
+                i += 1
+                guard let p = number() else { return nil }
+                patch = p
+            }
+        }
         var prerelease: [Identifier] = []
         var build = ""
         if i < n, bytes[i] == 0x2D {

@@ -311,6 +311,17 @@ extension Checker {
                 return nil
             }
             return Bound(kind: .lower(text), type: .string, range: range)
+        case "version":
+            guard arguments.count == 1 else {
+                diagnostics.error("invalid-call", "version() takes one string, as in version(appVersion)", at: range)
+                return nil
+            }
+            guard let text = expression(arguments[0]) else { return nil }
+            guard [.string, .version, .int, .double].contains(text.type) || text.type.isDynamic else {
+                diagnostics.error("type-mismatch", "version() takes a string or a number, found \(text.type)", at: text.range)
+                return nil
+            }
+            return Bound(kind: .readVersion(text), type: .version, range: range)
         case "ramp":
             return ramp(arguments, range)
         case "split":
@@ -320,7 +331,8 @@ extension Checker {
             diagnostics.error(
                 "unknown-function", "unknown function '\(name.name)'" + didYouMean(name.name, Checker.functions),
                 at: name.range,
-                help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(string) and ramp(from, to, start, end)")
+                help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(string), version(string)"
+                    + " and ramp(from, to, start, end)")
             return nil
         }
     }
@@ -471,7 +483,7 @@ extension Checker {
             guard let v = SemanticVersion(s) else {
                 diagnostics.error(
                     "invalid-version", "\"\(s)\" is not a valid semantic version", at: b.range,
-                    help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, as in \"2.3.0\"; a plain \"2.3\" is 2.3.0")
+                    help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, as in \"2.3.0\"; minor and patch may be left out (\"2.3\" is 2.3.0)")
                 return nil
             }
             return Bound(kind: .constant(.version(v)), type: .version, range: b.range)

@@ -492,7 +492,8 @@ struct FlagdImport {
             guard let literal = LaunchDarklyImport.version(version) else { throw fail("'\(text)' is no semantic version") }
             let operators = ["=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="]
             guard let mapped = operators[symbol] else { throw fail("sem_ver's '\(symbol)' (a major or minor range) has no .flags form") }
-            return guarded(path, .atom("\(path) \(mapped) \(literal)"))
+            // (flagd-core reads a leading `v` or `V`, as version() does.)
+            return guarded(path, .atom("version(\(path)) \(mapped) \(literal)"))
         default:
             throw fail("'\(op)' as a condition has no .flags form")
         }

@@ -102,14 +102,17 @@ extension GrowthBookImport {
                 }
             }
             let bools = values.filter { if case .bool = $0 { true } else { false } }
-            var lists = [strings, numbers].filter { !$0.isEmpty }.map { "\(path) in [\($0.joined(separator: ", "))]" }
-            // Values of several JSON types: a test of another type than the attribute's is
-            // unknown where GrowthBook's is false, so each reads false when unknown.
-            if !declaration, lists.count + (bools.isEmpty ? 0 : 1) > 1 {
-                lists += bools.compactMap { ImportedSource.literal($0).map { "\(path) == \($0)" } }
-                return .or(lists.map { .atom("(\($0)) ?? false") })
+            let lists = [strings, numbers].filter { !$0.isEmpty }.map { "[\($0.joined(separator: ", "))]" }
+            guard declaration else {
+                // An attribute: a list attribute is in when it shares a value with the list
+                // (GrowthBook's intersection); a test of another type than the attribute's
+                // is unknown where GrowthBook's is false, so each reads false when unknown.
+                let tests =
+                    lists.map { "(\(path) in \($0) or \(path) contains any \($0)) ?? false" }
+                    + bools.compactMap { ImportedSource.literal($0).map { "(\(path) == \($0)) ?? false" } }
+                return .or(tests.map(ImportedCondition.atom))
             }
-            return .or(lists.map(compare) + bools.map { equal($0) ?? .never })
+            return .or(lists.map { compare("\(path) in \($0)") } + bools.map { equal($0) ?? .never })
         }
         guard case .object(let members) = test, members.contains(where: { $0.0.hasPrefix("$") }) else { return equal(test) }
         var parts: [ImportedCondition] = []
@@ -146,11 +149,14 @@ extension GrowthBookImport {
                             "only versions of three numbers compare as .flags versions; the rule is left out"))
                     return nil
                 }
-                // ($vne holds for a missing attribute: its negation is of a guarded ==.)
+                // ($vne holds for a missing attribute: its negation is of a guarded ==.
+                // GrowthBook reads a leading `v`, as version() does.)
+                let subject = "version(\(path))"
+                let equal = ImportedCondition.atom("\(subject) == \(version)")
                 part =
                     op == "$vne"
-                    ? .negated(negated ? .atom("\(path) == \(version)") : .and([.atom("has(\(path))"), .atom("\(path) == \(version)")]))
-                    : compare("\(path) \(symbol) \(version)")
+                    ? .negated(negated ? equal : .and([.atom("has(\(path))"), equal]))
+                    : compare("\(subject) \(symbol) \(version)")
             case "$inGroup", "$notInGroup":
                 // A legacy list, or a list group's values; a group the payload lacks is
                 // empty; anything else the SDK reads as false, whichever the operator.

@@ -109,10 +109,45 @@ package indirect enum ImportedCondition: Sendable, Equatable {
     /// it reads is absent or of another type, so that its negation holds there, as a
     /// vendor's two-valued test (a segment, a saved group, an evaluator) reads.
     package var knownOrFalse: ImportedCondition {
+        isKnown ? self : .atom("(\(text)) ?? false")
+    }
+
+    /// Whether the condition is never unknown: made of constants, `has(…)` tests and
+    /// atoms that already read false when unknown.
+    private var isKnown: Bool {
         switch self {
-        case .always, .never: self
-        default: .atom("(\(text)) ?? false")
+        case .always, .never: true
+        case .atom(let text):
+            (text.hasPrefix("has(") && text.hasSuffix(")") && !text.dropFirst(4).contains("("))
+                || (text.hasSuffix(" ?? false") && Self.isParenthesized(text.dropLast(9)))
+        case .not(let inner): inner.isKnown
+        case .all(let parts), .any(let parts): parts.allSatisfy(\.isKnown)
         }
+    }
+
+    /// Whether `text` is one parenthesized expression: its first `(` closes at its end
+    /// (strings in it are the importers' own, quoted, with no parenthesis that matters
+    /// outside them).
+    private static func isParenthesized(_ text: Substring) -> Bool {
+        guard text.first == "(", text.last == ")" else { return false }
+        var depth = 0
+        var quoted = false
+        var escaped = false
+        for (offset, c) in text.enumerated() {
+            if quoted {
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { quoted = false }
+                continue
+            }
+            switch c {
+            case "\"": quoted = true
+            case "(": depth += 1
+            case ")":
+                depth -= 1
+                if depth == 0 { return offset == text.count - 1 }
+            default: break
+            }
+        }
+        return false
     }
 
     /// The condition as `.flags` source (`always` and `never` as `true` and `false`).

@@ -259,9 +259,12 @@ struct LaunchDarklyImport {
                 return out
             }
             if case .flag = shape.kind, shape.results[off] == "enabled" {
+                // Exact: LaunchDarkly never applies an off flag's rules.
                 notes.append(
                     ImportNote(
-                        .notImported, at: place, "flag '\(key)' is off and serves true: imported as true for everyone, its rules left out"))
+                        .remark, at: place,
+                        "flag '\(key)' is off and serves true: imported as true for everyone (an off flag's rules never apply, so they are not carried over)"
+                    ))
                 out.defaultText = "true"
                 return out
             }

@@ -3,7 +3,7 @@ import Testing
 @testable import FlagRules
 
 /// The explainer is an evaluator of its own: on seeded random programs (every operator,
-/// `??`, literal lists, list attributes, `lower`, networks, ramps, segments and declarations read as operands, splits, disabled declarations,
+/// `??`, literal lists, list attributes, `lower`, `version`, networks, ramps, segments and declarations read as operands, splits, disabled declarations,
 /// paths into an object attribute) and random contexts (absent and mistyped values among
 /// them; objects absent, partial, mistyped or not objects at all), its resolutions must equal
 /// the compiled closures', by name on a dictionary context and by handle on a prepared one.
@@ -94,7 +94,9 @@ import Testing
         case 5: return g.pick(["beta", "not beta", "beta == true", "has(country)", "has(age)", "!has(userId)"])
         case 6: return "rollout(\(g.pick(["userId", "userId ?? country", "age", "build"]))) \(g.pick(["<", ">=", "<="])) \(g.int(101))%"
         case 7: return "rollout(userId, \"\(salt)x\") < \(g.int(100))%"
-        case 8: return "appVersion \(g.pick(["<", ">=", "==", ">"])) \"\(g.int(3)).\(g.int(12)).\(g.int(3))\""
+        case 8:
+            let subject = g.pick(["appVersion", "appVersion", "version(appVersion)", "version(country)"])
+            return "\(subject) \(g.pick(["<", ">=", "==", ">"])) \"\(g.int(3)).\(g.int(12)).\(g.int(3))\""
         case 9: return "country \(g.pick(["starts with", "ends with", "contains"])) \"\(g.pick(["U", "S", "A", "", "FR"]))\""
         case 10: return "country matches \"\(g.pick(["^[A-D]", "S$", "J.", "^(US|CA)$"]))\""
         case 11: return "(age ?? \(g.int(50))) > \(g.int(50))"

@@ -149,7 +149,7 @@ struct ImportTests {
         #expect(
             text.contains(#"enabled when not (has(country) and country == "US") and rollout(id, "dark-mode", growthbook) < 20%"#), "\(text)"
         )
-        #expect(text.contains(#"enabled when age > 30 or version >= 2.0.0"#), "\(text)")
+        #expect(text.contains(#"enabled when age > 30 or version(version) >= 2.0.0"#), "\(text)")
         #expect(text.contains(#"split(id, "exp-1", growthbookV1) { "blue": 2500, "green": 7500 } when email matches "^a""#), "\(text)")
         #expect(text.contains("9 when darkMode"), "\(text)")
         // Absent attributes read as GrowthBook reads them: $ne holds for an absent country.
@@ -228,8 +228,8 @@ struct ImportTests {
             """
         let result = try Self.imported(payload, .growthbook)
         let text = result.text
-        #expect(text.contains(#"segment eu = (country in ["FR", "DE"]) ?? false"#), "\(text)")
-        #expect(text.contains(#"segment staff = (userId in ["u1", "u2"]) ?? false"#), "\(text)")
+        #expect(text.contains(#"segment eu = (country in ["FR", "DE"] or country contains any ["FR", "DE"]) ?? false"#), "\(text)")
+        #expect(text.contains(#"segment staff = (userId in ["u1", "u2"] or userId contains any ["u1", "u2"]) ?? false"#), "\(text)")
         #expect(text.contains("2 when not eu\n"), "\(text)")
         #expect(text.contains(#"4 when release in ["2.0.0-rc.1"]"#), "\(text)")
         #expect(
@@ -291,7 +291,7 @@ struct ImportTests {
         #expect(text.contains("/// The button's colour.\nvariant color [red, blue] = red {"))
         #expect(text.contains(#"split(targetingKey, "color", flagd) { red: 25, blue: 75 } when country in ["FR", "DE"]"#), "\(text)")
         #expect(text.contains("blue when not (has(age)) or age < 30"), "a missing number compares as 0")
-        #expect(text.contains("50 when version >= 2.0.0") && text.contains("50 when staff"), "\(text)")
+        #expect(text.contains("50 when version(version) >= 2.0.0") && text.contains("50 when staff"), "\(text)")
         #expect(text.contains(#"segment staff = (email starts with "admin") ?? false"#), "an evaluator read as a condition is a segment")
         #expect(try Self.evaluate(result, "showBanner", [:]) == .bool(true))
         #expect(try Self.evaluate(result, "showBanner", ["country": "US"]) == .bool(false))
