@@ -483,7 +483,8 @@ extension Checker {
             guard let v = SemanticVersion(s) else {
                 diagnostics.error(
                     "invalid-version", "\"\(s)\" is not a valid semantic version", at: b.range,
-                    help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, as in \"2.3.0\"; minor and patch may be left out (\"2.3\" is 2.3.0)")
+                    help: "versions are MAJOR.MINOR.PATCH with optional -PRERELEASE and +BUILD, as in \"2.3.0\";"
+                        + " minor and patch may be left out (\"2.3\" is 2.3.0)")
                 return nil
             }
             return Bound(kind: .constant(.version(v)), type: .version, range: b.range)
