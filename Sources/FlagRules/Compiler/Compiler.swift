@@ -183,7 +183,7 @@ struct Compiler {
 
     func split(_ s: CheckedSplit) -> ValueFunction {
         if s.scheme != .unleash {
-            let unit = bucketUnit(s.unit)
+            let unit = bucketUnit(s.unit, scheme: s.scheme)
             let rollout = VendorRollout(salt: s.salt, scheme: s.scheme), weights = VendorSplitWeights(s.weights)
             let outcomes = s.outcomes
             return { f in
@@ -202,23 +202,28 @@ struct Compiler {
         }
     }
 
-    /// A unit for `rollout`/`split`: strings, enum cases and variants by name, ints in decimal.
-    func bucketUnit(_ b: Bound) -> @Sendable (Frame) -> BucketUnit? {
+    /// A unit for `rollout`/`split`: strings, enum cases and variants by name, ints in decimal
+    /// (and, for flagd's scheme, any value).
+    func bucketUnit(_ b: Bound, scheme: BucketScheme = .unleash) -> @Sendable (Frame) -> BucketUnit? {
+        let anyValue = scheme == .flagd
         if case .attribute(let attribute, let slot?, let type) = b.kind {
             let coercion = coercion(type, slot: slot)
-            if let path = PathRead(attribute) { return bucketUnit(path, slot, coercion) }
-            return bucketUnit(NamedRead(attribute), slot, coercion)
+            if let path = PathRead(attribute) { return bucketUnit(path, slot, coercion, anyValue: anyValue) }
+            return bucketUnit(NamedRead(attribute), slot, coercion, anyValue: anyValue)
         }
         let v = value(b)
-        return { f in v(f).flatMap(BucketUnit.init) }
+        return { f in v(f).flatMap { BucketUnit($0, scheme: scheme) } }
     }
 
-    private func bucketUnit<R: DictionaryRead>(_ read: R, _ slot: Int, _ coercion: Coercion) -> @Sendable (Frame) -> BucketUnit? {
+    private func bucketUnit<R: DictionaryRead>(
+        _ read: R, _ slot: Int, _ coercion: Coercion, anyValue: Bool
+    ) -> @Sendable (Frame) -> BucketUnit? {
         { f in
             switch f.attribute(read, slot: slot, coercion) {
             case .string(let s)?: return .string(s)
             case .int(let i)?: return .int(i)
-            default: return nil
+            case let other?: return anyValue ? .value(other) : nil
+            case nil: return nil
             }
         }
     }

@@ -156,7 +156,7 @@ package struct Explainer {
     func split(_ s: CheckedSplit, variants: Bool) -> (Value?, SplitTrace) {
         let total = s.weights.reduce(0, +)
         let (unit, unitTrace) = value(s.unit)
-        guard let unit, let bucketUnit = BucketUnit(unit) else {
+        guard let unit, let bucketUnit = BucketUnit(unit, scheme: s.scheme) else {
             return (
                 nil,
                 SplitTrace(
@@ -191,6 +191,7 @@ package struct Explainer {
         switch u {
         case .string(let s): return s
         case .int(let i): return String(i)
+        case .value(let v): return v.description
         }
     }
 

@@ -110,21 +110,37 @@ struct BucketKeyPrefix: Sendable {
         switch unit {
         case .string(let s): h.combine(s)
         case .int(let i): h.combine(decimal: i)
+        case .value(let v): h.combine(v.unitText)  // (never made for this scheme)
         }
         return h.finalize()
     }
 }
 
-/// A unit of bucketing: strings (and enum cases, variants) by their text, ints in decimal.
+/// A unit of bucketing: strings (and enum cases, variants) by their text, ints in decimal;
+/// for flagd's scheme, any value (flagd hashes a value's CBOR).
 enum BucketUnit {
     case string(String)
     case int(Int)
+    /// A bool, a double, a list or an object: a unit of flagd's scheme only.
+    case value(Value)
 
+    /// A string or an int; nil for anything else.
     init?(_ value: Value) {
         switch value {
         case .string(let s): self = .string(s)
         case .int(let i): self = .int(i)
         default: return nil
+        }
+    }
+
+    /// A unit of `scheme`: flagd's takes any value.
+    init?(_ value: Value, scheme: BucketScheme) {
+        if let unit = BucketUnit(value) {
+            self = unit
+        } else if scheme == .flagd {
+            self = .value(value)
+        } else {
+            return nil
         }
     }
 }

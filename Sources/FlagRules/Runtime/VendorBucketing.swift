@@ -38,6 +38,7 @@ struct VendorRollout: Sendable {
         switch unit {
         case .string(let s): return s
         case .int(let i): return String(i)
+        case .value(let v): return v.description
         }
     }
 
@@ -111,7 +112,9 @@ struct VendorRollout: Sendable {
         case .growthbook: return "FNV-1a of \"\(salt)\(text)\", twice"
         case .growthbookV1: return "FNV-1a of \"\(text)\(salt)\""
         case .launchdarkly: return "SHA-1 of \"\(salt).\(text)\""
-        case .flagd: return salt.isEmpty ? "murmur3 of CBOR \"\(text)\"" : "murmur3 of CBOR [\"\(salt)\", \"\(text)\"]"
+        case .flagd:
+            let shown = if case .string = unit { "\"\(text)\"" } else { text }
+            return salt.isEmpty ? "murmur3 of CBOR \(shown)" : "murmur3 of CBOR [\"\(salt)\", \(shown)]"
         case .unleash: return "\"\(salt):\(text)\""
         }
     }
@@ -188,6 +191,7 @@ package enum VendorBucketing {
             switch unit {
             case .string(let s): CBOR.append(text: s, to: &bytes)
             case .int(let i): CBOR.append(integer: i, to: &bytes)
+            case .value(let v): CBOR.append(value: v, to: &bytes)
             }
         }
         return Murmur3.hash(bytes, seed: 0)
@@ -277,6 +281,80 @@ package enum CBOR {
         } else {
             head(1, UInt64(-(integer + 1)), to: &bytes)
         }
+    }
+
+    /// Any value, as flagd-core 2.0 encodes a unit (cbor2's canonical encoding): a double
+    /// with no fraction that fits in 64 bits as an integer, any other double in the
+    /// shortest float that holds it exactly, an object's members sorted by their keys'
+    /// encodings (shorter first, then bytewise).
+    package static func append(value: Value, to bytes: inout [UInt8]) {
+        switch value {
+        case .bool(let b): bytes.append(b ? 0xF5 : 0xF4)
+        case .int(let i): append(integer: i, to: &bytes)
+        case .double(let d): append(double: d, to: &bytes)
+        case .string(let s): append(text: s, to: &bytes)
+        case .version, .datetime: append(text: value.description, to: &bytes)
+        case .list(let elements):
+            head(4, UInt64(elements.count), to: &bytes)
+            for element in elements { append(value: element, to: &bytes) }
+        case .object(let fields):
+            let keys = fields.keys.map { key -> ([UInt8], String) in
+                var encoded: [UInt8] = []
+                append(text: key, to: &encoded)
+                return (encoded, key)
+            }
+            head(5, UInt64(keys.count), to: &bytes)
+            for (encoded, key) in keys.sorted(by: { $0.0.count != $1.0.count ? $0.0.count < $1.0.count : $0.0.lexicographicallyPrecedes($1.0) }) {
+                bytes += encoded
+                append(value: fields[key]!, to: &bytes)
+            }
+        }
+    }
+
+    /// A double: an integer when it has no fraction and fits in 64 bits (`-0.0` is 0),
+    /// else a half, a single or a double float, the shortest that holds it exactly.
+    package static func append(double d: Double, to bytes: inout [UInt8]) {
+        if d.isFinite, d == d.rounded(.towardZero), d >= -0x1p63, d < 0x1p64 {
+            if d < 0 { append(integer: Int(d), to: &bytes) } else { head(0, UInt64(d), to: &bytes) }
+            return
+        }
+        let single = Float(d)
+        guard Double(single) == d else {
+            bytes.append(0xFB)
+            appendBigEndian(d.bitPattern, bytes: 8, to: &bytes)
+            return
+        }
+        if let half = halfBits(single) {
+            bytes.append(0xF9)
+            appendBigEndian(UInt64(half), bytes: 2, to: &bytes)
+        } else {
+            bytes.append(0xFA)
+            appendBigEndian(UInt64(single.bitPattern), bytes: 4, to: &bytes)
+        }
+    }
+
+    /// The IEEE 754 half-precision bits of `f` when a half holds it exactly; nil otherwise.
+    package static func halfBits(_ f: Float) -> UInt16? {
+        let bits = f.bitPattern
+        let sign = UInt16(bits >> 31) << 15
+        if f == 0 { return sign }
+        guard f.isFinite else { return f.isNaN ? 0x7E00 : sign | 0x7C00 }
+        let exponent = Int((bits >> 23) & 0xFF) - 127
+        let mantissa = bits & 0x7F_FFFF
+        guard exponent >= -24, exponent <= 15, (bits >> 23) & 0xFF != 0 else { return nil }
+        if exponent >= -14 {
+            guard mantissa & 0x1FFF == 0 else { return nil }
+            return sign | UInt16(exponent + 15) << 10 | UInt16(mantissa >> 13)
+        }
+        // A subnormal half: the significand over 2^-24.
+        let significand = mantissa | 0x80_0000
+        let shift = UInt32(-exponent - 1)
+        guard significand & ((1 << shift) - 1) == 0 else { return nil }
+        return sign | UInt16(significand >> shift)
+    }
+
+    private static func appendBigEndian(_ value: UInt64, bytes count: Int, to bytes: inout [UInt8]) {
+        for i in (0..<count).reversed() { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
     }
 
     /// A head in its shortest form.
