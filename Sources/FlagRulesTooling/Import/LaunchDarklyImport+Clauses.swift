@@ -73,8 +73,12 @@ extension LaunchDarklyImport {
                 if case .string = v { return nil } else if case .bool = v { return nil } else { return ImportedSource.literal(v) }
             }
             let bools = values.compactMap { v -> String? in if case .bool(let b) = v { b ? "true" : "false" } else { nil } }
+            // An attribute holding a list matches when an element does, as LaunchDarkly
+            // iterates over it; a test of another type reads false.
             for group in [strings, numbers] where !group.isEmpty {
-                tests.append(.atom(group.count == 1 ? "\(attribute) == \(group[0])" : "\(attribute) in [\(group.joined(separator: ", "))]"))
+                let list = "[\(group.joined(separator: ", "))]"
+                let scalar = group.count == 1 ? "\(attribute) == \(group[0])" : "\(attribute) in \(list)"
+                tests.append(anonymous ? .atom(scalar) : .atom("(\(scalar) or \(attribute) contains any \(list)) ?? false"))
             }
             for b in bools { tests.append(.atom("\(attribute) == \(b)")) }
         case "startsWith", "endsWith", "contains":

@@ -55,7 +55,9 @@ struct ImportTests {
         #expect(text.contains(#"not (rollout(key, "new-checkout.abc", launchdarkly) < 60%)"#), "\(text)")
         #expect(text.contains(#"variant theme [light, dark] = light {"#))
         #expect(text.contains("light when not newCheckout"), "a failed prerequisite gives the off variation")
-        #expect(text.contains(#"dark when organization.plan == "pro""#), "another context kind is an object")
+        #expect(
+            text.contains(#"dark when (organization.plan == "pro" or organization.plan contains any ["pro"]) ?? false"#),
+            "another context kind is an object; a list attribute matches by an element")
         #expect(text.contains(#"split(key, "61", launchdarkly) { light: 50000, dark: 50000 }"#), "an experiment hashes its seed")
         #expect(text.contains("@disabled\nvalue limit: int = 10 {\n  20\n}"), "an off flag: its off variation, its fallthrough kept")
         #expect(text.contains(#"segment beta = (key in ["u-9"] or"#) && text.contains("?? false"), "\(text)")
