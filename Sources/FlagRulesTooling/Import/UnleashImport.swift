@@ -316,6 +316,9 @@ struct UnleashImport {
                     .notImported, at: at, "variants with no weight, or one variant twice, have no split form; the variants are left out"))
             return nil
         }
+        // One variant with weight: every bucket is in it, even a random one (Unleash's with
+        // neither a user id nor a session id).
+        if kept.count == 1 { return kept[0].0 }
         guard let unit = self.unit(stickiness, at: at) else { return nil }
         return "split(\(unit), \(StringEscaping.quoted(groupId))) { \(kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")) }"
     }
@@ -378,19 +381,9 @@ struct UnleashImport {
             }
             parts.append(ids.isEmpty ? .never : .atom("userId in [\(ids.map(StringEscaping.quoted).joined(separator: ", "))]"))
         case "remoteAddress":
-            // Entries that are no address or network never match in Unleash, and are left
-            // out; a network written another way than .flags reads it is not imported.
-            let ips = (text("IPs") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-                if case .failure(.notABlock) = IPBlock.parse($0) { false } else { true }
-            }
-            guard ips.allSatisfy({ if case .success = IPBlock.parse($0) { true } else { false } }) else {
-                notes.append(
-                    ImportNote(
-                        .notImported, at: at + ".parameters.IPs",
-                        "addresses .flags does not read as IPs or networks; the strategy is left out"))
-                return nil
-            }
-            parts.append(ips.isEmpty ? .never : .atom("remoteAddress in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))]"))
+            let entries = (text("IPs") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let test = network("remoteAddress", entries, at: at + ".parameters.IPs") else { return nil }
+            parts.append(test)
         default:
             notes.append(
                 ImportNote(
@@ -437,6 +430,19 @@ struct UnleashImport {
         if zone == [UInt8(ascii: "Z")] { return true }
         return zone.count == 6 && (zone[0] == UInt8(ascii: "+") || zone[0] == UInt8(ascii: "-")) && digit(zone[1]) && digit(zone[2])
             && zone[3] == UInt8(ascii: ":") && digit(zone[4]) && digit(zone[5])
+    }
+
+    /// `path in [networks]`: entries that are no address or network never match in Unleash,
+    /// and are left out; a network written another way than .flags reads it is not
+    /// imported (nil, with a note).
+    private mutating func network(_ path: String, _ entries: [String], at: String) -> ImportedCondition? {
+        let ips = entries.filter { if case .failure(.notABlock) = IPBlock.parse($0) { false } else { true } }
+        guard ips.allSatisfy({ if case .success = IPBlock.parse($0) { true } else { false } }) else {
+            notes.append(
+                ImportNote(.notImported, at: at, "addresses .flags does not read as IPs or networks; the strategy is left out"))
+            return nil
+        }
+        return ips.isEmpty ? .never : .atom("\(path) in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))]")
     }
 
     /// A constraint: its operator on a context field; false when the field is missing (so
@@ -490,13 +496,31 @@ struct UnleashImport {
                 return nil
             }
             test = .atom("\(path) \(symbol) \(literal)")
-        case "SEMVER_EQ", "SEMVER_GT", "SEMVER_LT":
-            let symbol = ["SEMVER_EQ": "==", "SEMVER_GT": ">", "SEMVER_LT": "<"][op]!
+        case "SEMVER_EQ", "SEMVER_GT", "SEMVER_GTE", "SEMVER_LT", "SEMVER_LTE":
+            let symbol = ["SEMVER_EQ": "==", "SEMVER_GT": ">", "SEMVER_GTE": ">=", "SEMVER_LT": "<", "SEMVER_LTE": "<="][op]!
             guard let value, let version = GrowthBookImport.version(value) else {
                 notes.append(ImportNote(.notImported, at: at, "'\(value ?? "")' is no version of three numbers; the strategy is left out"))
                 return nil
             }
             test = .atom("\(path) \(symbol) \(version)")
+        case "REGEX":
+            // (A search, as Unleash's engine matches; case-insensitive with (?i).)
+            guard let value else {
+                notes.append(ImportNote(.notImported, at: at, "REGEX without a pattern; the strategy is left out"))
+                return nil
+            }
+            let pattern = insensitive ? "(?i)" + value : value
+            guard LaunchDarklyImport.compiles(pattern) else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: at,
+                        "the pattern \(StringEscaping.quoted(value)) is outside the .flags dialect; the strategy is left out"))
+                return nil
+            }
+            test = .atom("\(path) matches \(StringEscaping.quoted(pattern))")
+        case "IN_CIDR":
+            guard let networks = network(path, values, at: at) else { return nil }
+            test = networks
         default:
             notes.append(ImportNote(.notImported, at: at, "operator \(op) has no .flags form here; the strategy is left out"))
             return nil

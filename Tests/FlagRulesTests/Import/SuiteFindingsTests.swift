@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+@testable import FlagRulesTooling
+
+/// What the vendors' own conformance suites found in `flags import`, each pinned by the
+/// suite's case (its file and name) with the value the vendor's SDK gives. The whole
+/// suites run in CI (`.ci/import_suites.py`).
+struct SuiteFindingsTests {
+    static func evaluate(_ file: String, _ format: ImportFormat, _ name: String, _ context: EvaluationContext) throws -> Value? {
+        try ImportTests.evaluate(ImportTests.imported(file, format), name, context)
+    }
+
+    /// GrowthBook cases.json, evalCondition "$in - array pass 1" and "$nin - array fail 1":
+    /// a list attribute is in a list when they share a value.
+    @Test func growthBookInTestsAListAttributeForASharedValue() throws {
+        let file = """
+            {"features": {"f": {"defaultValue": false, "rules": [{"condition": {"tags": {"$in": ["a", "b"]}}, "force": true}]},
+                          "g": {"defaultValue": false, "rules": [{"condition": {"tags": {"$nin": ["a", "b"]}}, "force": true}]}}}
+            """
+        for (tags, shared) in [(["d", "e", "a"], true), (["d", "e", "f"], false), ([], false)] as [([String], Bool)] {
+            let context: EvaluationContext = ["tags": .list(tags.map { .string($0) })]
+            #expect(try Self.evaluate(file, .growthbook, "f", context) == .bool(shared), "\(tags)")
+            #expect(try Self.evaluate(file, .growthbook, "g", context) == .bool(!shared), "\(tags)")
+        }
+        #expect(try Self.evaluate(file, .growthbook, "f", ["tags": "a"]) == .bool(true))
+        #expect(try Self.evaluate(file, .growthbook, "f", ["tags": "ab"]) == .bool(false))
+        #expect(try Self.evaluate(file, .growthbook, "g", [:]) == .bool(true))
+    }
+
+    /// GrowthBook cases.json, evalCondition "version v0.0.0 > 0.0.0-foo" (and its like):
+    /// GrowthBook reads a leading `v`.
+    @Test func growthBookVersionsTakeALeadingV() throws {
+        let file = #"{"features": {"f": {"defaultValue": false, "rules": [{"condition": {"version": {"$vgt": "1.2.3"}}, "force": true}]}}}"#
+        #expect(try Self.evaluate(file, .growthbook, "f", ["version": "v2.0.0"]) == .bool(true))
+        #expect(try Self.evaluate(file, .growthbook, "f", ["version": "v1.0.0"]) == .bool(false))
+        #expect(try Self.evaluate(file, .growthbook, "f", ["version": "2.0.0"]) == .bool(true))
+    }
+
+    /// LaunchDarkly's operators-semver-equal.yml, "2.0-rc semVerEqual 2.0.0-rc passes":
+    /// a short version may carry a pre-release.
+    @Test func launchDarklyShortVersionsWithAPrerelease() throws {
+        let file = """
+            {"flags": {"f": {"key": "f", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1},
+              "rules": [{"clauses": [{"attribute": "v", "op": "semVerEqual", "values": ["2.0.0-rc"]}], "variation": 0}]}}}
+            """
+        for (text, equal) in [("2.0-rc", true), ("2-rc", true), ("2.0.0-rc", true), ("2.0-rc.1", false), ("v2.0.0-rc", false)] {
+            #expect(try Self.evaluate(file, .launchdarkly, "f", ["key": "u", "v": .string(text)]) == .bool(equal), "\(text)")
+        }
+    }
+
+    /// LaunchDarkly's operators-equality.yml, "user with multiple values matches clause with
+    /// single value": an `in` clause matches a list attribute by an element, negated too.
+    @Test func launchDarklyInMatchesAnElementOfAList() throws {
+        let file = """
+            {"flags": {"f": {"key": "f", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1},
+              "rules": [{"clauses": [{"attribute": "groups", "op": "in", "values": ["qa"]}], "variation": 0}]},
+              "g": {"key": "g", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1},
+              "rules": [{"clauses": [{"attribute": "groups", "op": "in", "values": ["qa", "ops"], "negate": true}], "variation": 0}]}}}
+            """
+        #expect(try Self.evaluate(file, .launchdarkly, "f", ["key": "u", "groups": ["dev", "qa"]]) == .bool(true))
+        #expect(try Self.evaluate(file, .launchdarkly, "f", ["key": "u", "groups": "qa"]) == .bool(true))
+        #expect(try Self.evaluate(file, .launchdarkly, "f", ["key": "u", "groups": "qax"]) == .bool(false))
+        #expect(try Self.evaluate(file, .launchdarkly, "g", ["key": "u", "groups": ["dev"]]) == .bool(true))
+        #expect(try Self.evaluate(file, .launchdarkly, "g", ["key": "u", "groups": ["dev", "ops"]]) == .bool(false))
+        #expect(try Self.evaluate(file, .launchdarkly, "g", ["key": "u"]) == .bool(false), "a missing attribute never matches")
+    }
+
+    /// An off LaunchDarkly flag serving true is imported exactly: a remark, not a loss.
+    @Test func anOffLaunchDarklyFlagServingTrueIsExact() throws {
+        let file = """
+            {"flags": {"f": {"key": "f", "on": false, "salt": "s", "offVariation": 0, "variations": [true, false], "fallthrough": {"variation": 1},
+              "rules": [{"clauses": [{"attribute": "country", "op": "in", "values": ["US"]}], "variation": 1}]}}}
+            """
+        let result = try ImportTests.imported(file, .launchdarkly)
+        #expect(result.isExact)
+        #expect(result.notes.contains { $0.kind == .remark && $0.message.contains("off and serves true") }, "\(result.notes)")
+        #expect(try ImportTests.evaluate(result, "f", ["key": "u", "country": "US"]) == .bool(true))
+    }
+
+    /// Unleash's specifications 14 (SEMVER_GTE, SEMVER_LTE), 16 ("should return variant on
+    /// enabled toggle": one variant, no user or session id), 21 (REGEX) and 22 (IN_CIDR).
+    @Test func unleashOperatorsAndASingleVariant() throws {
+        func feature(_ name: String, _ constraint: String) -> String {
+            #"{"name": "\#(name)", "enabled": true, "strategies": [{"name": "default", "constraints": [\#(constraint)]}]}"#
+        }
+        let file = """
+            {"version": 2, "features": [
+              \(feature("gte", #"{"contextName": "version", "operator": "SEMVER_GTE", "value": "1.2.2"}"#)),
+              \(feature("lte", #"{"contextName": "version", "operator": "SEMVER_LTE", "value": "1.2.2"}"#)),
+              \(feature("regex", #"{"contextName": "userId", "operator": "REGEX", "value": "^user\\d{3}$"}"#)),
+              \(feature("regexi", #"{"contextName": "userId", "operator": "REGEX", "value": "^abc$", "caseInsensitive": true, "inverted": true}"#)),
+              \(feature("cidr", #"{"contextName": "remoteAddress", "operator": "IN_CIDR", "values": ["127.invalid", "192.168.1.0/24"]}"#)),
+              {"name": "one", "enabled": true, "strategies": [{"name": "flexibleRollout",
+                "parameters": {"rollout": "100", "stickiness": "default", "groupId": "a"}, "variants": [{"name": "only", "weight": 1}]}]}
+            ]}
+            """
+        let result = try ImportTests.imported(file, .unleash)
+        #expect(result.isExact, "\(result.notes)")
+        func value(_ name: String, _ context: EvaluationContext) throws -> Value? { try ImportTests.evaluate(result, name, context) }
+        #expect(try value("gte", ["version": "1.2.2"]) == .bool(true))
+        #expect(try value("gte", ["version": "1.2.1"]) == .bool(false))
+        #expect(try value("lte", ["version": "1.2.2"]) == .bool(true))
+        #expect(try value("lte", ["version": "1.2.3"]) == .bool(false))
+        #expect(try value("regex", ["userId": "user123"]) == .bool(true))
+        #expect(try value("regex", ["userId": "user12"]) == .bool(false))
+        #expect(try value("regexi", ["userId": "AbC"]) == .bool(false))
+        #expect(try value("regexi", ["userId": "xyz"]) == .bool(true))
+        #expect(try value("cidr", ["remoteAddress": "192.168.1.42"]) == .bool(true))
+        #expect(try value("cidr", ["remoteAddress": "192.168.2.1"]) == .bool(false))
+        #expect(try value("oneVariant", [:]) == .string("only"))
+    }
+}
