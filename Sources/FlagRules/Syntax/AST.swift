@@ -6,6 +6,36 @@ package struct Identifier: Sendable, Hashable {
     package var range: SourceRange
 }
 
+extension Identifier {
+    /// The name as a file writes it.
+    package var written: String { Identifier.written(name) }
+
+    /// A name as a file writes it: bare when it is a plain name (letters, digits and `_`,
+    /// not starting with a digit, not a reserved word), else in backticks, with a backtick
+    /// and a backslash escaped: `` `variant-a` ``.
+    package static func written(_ name: String) -> String {
+        if isPlain(name) { return name }
+        var out = "`"
+        for c in name.unicodeScalars {
+            if c == "`" || c == "\\" { out.unicodeScalars.append("\\") }
+            out.unicodeScalars.append(c)
+        }
+        return out + "`"
+    }
+
+    /// A path (`org.plan`) as a file writes it: each field as `written(_:)`.
+    package static func writtenPath(_ path: String) -> String {
+        path.split(separator: ".", omittingEmptySubsequences: false).map { written(String($0)) }.joined(separator: ".")
+    }
+
+    /// Whether `name` is written bare: `[A-Za-z_][A-Za-z0-9_]*`, not a reserved word.
+    package static func isPlain(_ name: String) -> Bool {
+        guard let first = name.utf8.first, first == 0x5F || (first | 0x20 >= 0x61 && first | 0x20 <= 0x7A) else { return false }
+        let plain = name.utf8.allSatisfy { c in c == 0x5F || (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) }
+        return plain && Keyword(rawValue: name) == nil
+    }
+}
+
 /// A parsed `.flags` file: its declarations in source order, and every comment.
 package struct FileSyntax: Sendable {
     /// Declarations, in source order.

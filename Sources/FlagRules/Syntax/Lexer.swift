@@ -195,6 +195,8 @@ package struct Lexer {
                 }
             case UInt8(ascii: "\""):
                 lexString()
+            case UInt8(ascii: "`"):
+                lexQuotedName()
             case _ where Lexer.isIdentStart(c):
                 var j = i + 1
                 while j < end, Lexer.isIdentContinue(b[j]) { j += 1 }
@@ -394,6 +396,49 @@ package struct Lexer {
             }
             appendScalar(to: &value)
         }
+    }
+
+    /// A quoted name, `` `variant-a` ``: any text but a line break or a control character,
+    /// with `` \` `` and `\\` for a backtick and a backslash.
+    private mutating func lexQuotedName() {
+        let start = location
+        bump()  // opening backtick
+        var value = String.UnicodeScalarView()
+        while true {
+            if atEnd || b[i] == 0x0A || b[i] == 0x0D {
+                error("unterminated-name", "unterminated quoted name", at: start, width: 1, help: "close it with '`' on the same line")
+                break
+            }
+            let c = b[i]
+            if c == UInt8(ascii: "`") {
+                bump()
+                break
+            }
+            if c == UInt8(ascii: "\\") {
+                let escapeStart = location
+                bump()
+                if !atEnd, b[i] == UInt8(ascii: "`") || b[i] == UInt8(ascii: "\\") {
+                    value.append(Unicode.Scalar(b[i]))
+                    bump()
+                } else {
+                    error(
+                        "invalid-escape", "unknown escape in a quoted name", from: escapeStart,
+                        help: "a quoted name takes \\` for a backtick and \\\\ for a backslash")
+                }
+                continue
+            }
+            if c < 0x20 || c == 0x7F {
+                let here = location
+                bump()
+                error("invalid-name", "a quoted name holds no control character", from: here, help: "remove it")
+                continue
+            }
+            appendScalar(to: &value)
+        }
+        if value.isEmpty {
+            report(.error("invalid-name", "a quoted name is never empty", at: SourceRange(start: start, end: location), help: nil))
+        }
+        add(.quotedIdentifier(String(value)), from: start)
     }
 
     /// Appends the scalar at `i` (reporting NUL and invalid UTF-8) and moves past it.

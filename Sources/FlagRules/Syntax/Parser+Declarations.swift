@@ -104,12 +104,14 @@ extension Parser {
             let fields = try parseContextFields()
             return .context(ContextSyntax(header: header(keyword), fields: fields))
         case "segment":
+            try refuseDot(in: current)
             let name = try expectIdentifier("a segment name")
             _ = try expect(.assign, "after the segment name", help: "a segment is written 'segment NAME = EXPR'")
             skipNewlines()
             let condition = try parseExpression()
             return .segment(SegmentSyntax(header: header(name), condition: condition))
         case "flag":
+            try refuseDot(in: current)
             let name = try expectIdentifier("a flag name")
             var defaultValue: LiteralSyntax?
             if isPunctuation(.assign) {
@@ -125,6 +127,7 @@ extension Parser {
             let body = try parseOptionalBody(.flag)
             return .flag(FlagSyntax(header: header(name), defaultValue: defaultValue, body: body))
         case "variant":
+            try refuseDot(in: current)
             let name = try expectIdentifier("a variant name")
             let open = try expect(.leftBracket, "to list the variants", help: "write the variants as 'variant \(name.name) [a, b] { … }'")
             newlineSuppression += 1
@@ -149,6 +152,7 @@ extension Parser {
             let body = try parseOptionalBody(.variant)
             return .variant(VariantSyntax(header: header(name), variants: variants, defaultVariant: defaultVariant, body: body))
         default:  // value
+            try refuseDot(in: current)
             let name = try expectIdentifier("a value name")
             _ = try expect(.colon, "after the value's name", help: "a value is written 'value \(name.name): TYPE = LITERAL'")
             let type = try parseType()
@@ -175,9 +179,9 @@ extension Parser {
     package static func typeText(_ t: TypeSyntax) -> String {
         switch t.kind {
         case .named(let i): return i.name
-        case .enumeration(let cases): return "enum(" + cases.map(\.name).joined(separator: ", ") + ")"
+        case .enumeration(let cases): return "enum(" + cases.map(\.written).joined(separator: ", ") + ")"
         case .list(let element): return "[" + typeText(element) + "]"
-        case .object(let fields): return "{ " + fields.map { "\($0.name.name) : \(typeText($0.type))" }.joined(separator: ", ") + " }"
+        case .object(let fields): return "{ " + fields.map { "\($0.name.written) : \(typeText($0.type))" }.joined(separator: ", ") + " }"
         }
     }
 
@@ -260,6 +264,7 @@ extension Parser {
             if current.kind == .endOfFile { throw fail("expected '}' to close \(what)") }
             guard progress.advanced(index) else { advance(); continue }
             do {
+                try refuseDot(in: current)
                 let name = try expectIdentifier("an attribute name")
                 _ = try expect(.colon, "after the attribute's name", help: "write 'name : type'")
                 let type = try parseType()
@@ -325,15 +330,17 @@ extension Parser {
         var entries: [GivenSyntax] = []
         var progress = LoopProgress()
         while !isPunctuation(.rightBrace), current.kind != .endOfFile, progress.advanced(index) {
+            try refuseDot(in: current)
             var key = try expectIdentifier("a context attribute")
             // A path (`org.plan: team`) gives a field of an object attribute.
             while isPunctuation(.dot), current.range.start == key.range.end {
                 let dot = advance()
-                guard case .identifier(let field) = current.kind, current.range.start == dot.range.end else {
+                guard let field = current.kind.name, current.range.start == dot.range.end else {
                     throw fail(
                         "expected a field name right after '\(key.name).', found \(describe(current))",
                         help: "a path gives an object attribute's field, as in org.plan: team")
                 }
+                try refuseDot(in: current)
                 key = Identifier(name: key.name + "." + field, range: key.range.union(advance().range))
             }
             _ = try expect(.colon, "after '\(key.name)'", help: "write key: value")
@@ -348,7 +355,7 @@ extension Parser {
 
     /// A given value: a literal, a bare name, or (at the top) a list of those.
     mutating func parseGivenValue(allowList: Bool) throws(Recovery) -> GivenSyntax.Value {
-        if case .identifier(let name) = current.kind {
+        if let name = current.kind.name {
             return .name(Identifier(name: name, range: advance().range))
         }
         guard allowList, isPunctuation(.leftBracket) else { return .literal(try parseLiteral("a value")) }
@@ -387,7 +394,7 @@ extension Parser {
         let negated = isPunctuation(.notEqual)
         advance()
         let expected: ExpectationSyntax.Expected
-        if case .identifier(let name) = current.kind {
+        if let name = current.kind.name {
             expected = .name(Identifier(name: name, range: advance().range))
         } else {
             expected = .literal(try parseLiteral("an expected value"))

@@ -178,11 +178,12 @@ extension Parser {
         var progress = LoopProgress()
         while isPunctuation(.dot), current.range.start == end.end, progress.advanced(index) {
             let dot = advance()
-            guard case .identifier(let field) = current.kind, current.range.start == dot.range.end else {
+            guard let field = current.kind.name, current.range.start == dot.range.end else {
                 throw fail(
                     "expected a field name right after '\(path).', found \(describe(current))",
                     help: "a path reads an object attribute's field, as in org.plan, with no space around the dot")
             }
+            try refuseDot(in: current)
             end = advance().range
             path += "." + field
         }
@@ -195,10 +196,12 @@ extension Parser {
         case .int, .double, .percent, .string, .version, .keyword(.true), .keyword(.false):
             let literal = try parseLiteral("an expression")
             return ExprSyntax(kind: .literal(literal.value), range: literal.range)
-        case .identifier(let name):
+        case .identifier(let name), .quotedIdentifier(let name):
+            try refuseDot(in: t)
             advance()
             if isPunctuation(.dot), current.range.start == t.range.end { return try parsePath(name, t.range) }
-            guard isPunctuation(.leftParen) else {
+            // (A quoted name is never a call.)
+            guard isPunctuation(.leftParen), case .identifier = t.kind else {
                 return ExprSyntax(kind: .name(name), range: t.range)
             }
             try enter(t.range)

@@ -164,7 +164,7 @@ package struct Parser {
     mutating func expectIdentifier(_ what: String) throws(Recovery) -> Identifier {
         let t = current
         switch t.kind {
-        case .identifier(let name):
+        case .identifier(let name), .quotedIdentifier(let name):
             advance()
             return Identifier(name: name, range: t.range)
         case .keyword(let k):
@@ -172,6 +172,15 @@ package struct Parser {
         default:
             throw fail("expected \(what), found \(describe(t))")
         }
+    }
+
+    /// A quoted name read as an attribute or a path's field holds no dot: a dot separates
+    /// a path's fields (a variant's case with a dot is compared as a string).
+    mutating func refuseDot(in t: Token) throws(Recovery) {
+        guard case .quotedIdentifier(let name) = t.kind, name.contains(".") else { return }
+        throw fail(
+            "a name in a rule holds no '.': '\(name)'", at: t.range, code: "invalid-name",
+            help: "a dot separates a path's fields (org.plan); a variant's case with a dot is written as a string: v == \"\(name)\"")
     }
 
     func range(from start: SourcePosition) -> SourceRange {
@@ -195,7 +204,7 @@ enum TokenTag {
         switch kind {
         case .newline: return newline
         case .endOfFile: return endOfFile
-        case .identifier: return identifier
+        case .identifier, .quotedIdentifier: return identifier
         case .keyword(let k): return keyword(k)
         case .punctuation(let p): return punctuation(p)
         case .int, .double, .percent, .version, .string: return literal

@@ -16,6 +16,9 @@ package enum Punctuation: String, Sendable, CaseIterable {
 package enum TokenKind: Sendable, Equatable {
     /// `[A-Za-z_][A-Za-z0-9_]*` that is not reserved.
     case identifier(String)
+    /// A name in backticks, `` `variant-a` ``, decoded: a name of any spelling, never a
+    /// keyword.
+    case quotedIdentifier(String)
     /// A reserved word.
     case keyword(Keyword)
     /// A 64-bit integer literal (overflow is diagnosed and yields 0).
@@ -34,6 +37,16 @@ package enum TokenKind: Sendable, Equatable {
     case newline
     /// The end of the file.
     case endOfFile
+}
+
+extension TokenKind {
+    /// The name an identifier or a quoted name gives; nil for any other token.
+    package var name: String? {
+        switch self {
+        case .identifier(let name), .quotedIdentifier(let name): name
+        default: nil
+        }
+    }
 }
 
 /// A token with its source range. Its spelling is read from the source when it is wanted

@@ -257,15 +257,15 @@ struct Printer {
         case .context(let c): printContext(c)
         case .segment(let s): printSegment(s)
         case .flag(let f):
-            var head = "flag \(f.header.name.name)"
+            var head = "flag \(f.header.name.written)"
             if let v = f.defaultValue { head += " = " + literal(v.value) }
             printBody(head: head, header: f.header, body: f.body, rule: { $0.rule($1) })
         case .variant(let v):
-            var head = "variant \(v.header.name.name) [" + v.variants.map(\.name).joined(separator: ", ") + "]"
-            if let dv = v.defaultVariant { head += " = " + dv.name }
+            var head = "variant \(v.header.name.written) [" + v.variants.map(\.written).joined(separator: ", ") + "]"
+            if let dv = v.defaultVariant { head += " = " + dv.written }
             printBody(head: head, header: v.header, body: v.body, rule: { $0.rule($1) })
         case .value(let v):
-            var head = "value \(v.header.name.name): \(Parser.typeText(v.type))"
+            var head = "value \(v.header.name.written): \(Parser.typeText(v.type))"
             if let dv = v.defaultValue { head += " = " + literal(dv.value) }
             printBody(head: head, header: v.header, body: v.body, rule: { $0.rule($1) })
         case .test(let t):
@@ -298,11 +298,11 @@ struct Printer {
     /// was written on one, fits in 100 columns and holds no comment, else takes a line a
     /// field, indented.
     mutating func printFields(_ fields: [ContextFieldSyntax]) {
-        let width = fields.map(\.name.name.count).max() ?? 0
+        let width = fields.map(\.name.written.count).max() ?? 0
         for f in fields {
             flushComments(before: f.range.start.offset)
             startLine(at: f.range.start.line)
-            out += f.name.name + String(repeating: " ", count: width - f.name.name.count) + " : "
+            out += f.name.written + String(repeating: " ", count: width - f.name.written.count) + " : "
             let inline = Parser.typeText(f.type)
             guard case .object(let inner) = f.type.kind,
                 f.type.range.start.line != f.type.range.end.line || hasComments(in: f.type.range)
@@ -327,7 +327,7 @@ struct Printer {
 
     mutating func printSegment(_ s: SegmentSyntax) {
         startLine(at: s.header.keyword.range.start.line)
-        let head = "segment \(s.header.name.name) = "
+        let head = "segment \(s.header.name.written) = "
         out += head + wrapped(s.condition, column: indent.count + head.count, continuation: indent + "    ")
         endLine(at: s.header.range.end.line, offset: s.header.range.end.offset)
     }
@@ -393,7 +393,7 @@ struct Printer {
         switch r.outcome {
         case .enabled: s = "enabled"
         case .disabled: s = "disabled"
-        case .variant(let id): s = id.name
+        case .variant(let id): s = id.written
         case .literal(let l): s = literal(l.value)
         case .split(let split):
             s = "split(" + expression(split.unit)
@@ -402,7 +402,7 @@ struct Printer {
             let entries = split.entries.map { entry in
                 let key: String
                 switch entry.key {
-                case .name(let id): key = id.name
+                case .name(let id): key = id.written
                 case .literal(let l): key = literal(l.value)
                 }
                 return (range: entry.range, text: key + ": " + literal(entry.weight.value))
@@ -435,7 +435,7 @@ struct Printer {
         for group in givenGroups {
             let range = SourceRange(start: group[0].range.start, end: group[group.count - 1].range.end)
             let entries = group.map { g in
-                return g.key.name + ": " + givenValue(g.value)
+                return Identifier.writtenPath(g.key.name) + ": " + givenValue(g.value)
             }
             // Past the line width, the entries go into several `given` blocks, one a line,
             // as many to a line as fit (givens add up, so the test means the same).
@@ -471,7 +471,7 @@ struct Printer {
     func givenValue(_ v: GivenSyntax.Value) -> String {
         switch v {
         case .literal(let l): return literal(l.value)
-        case .name(let id): return id.name
+        case .name(let id): return id.written
         case .list(let elements, _): return "[" + elements.map(givenValue).joined(separator: ", ") + "]"
         }
     }
@@ -483,12 +483,12 @@ struct Printer {
     }
 
     func expectation(_ e: ExpectationSyntax) -> String {
-        var subject = e.subject.name
+        var subject = e.subject.written
         if let p = e.property { subject += "." + p.name }
         switch e.expected {
         case .bare(let b): return "expect " + (b ? "" : "not ") + subject
         case .literal(let l): return "expect \(subject) \(e.negated ? "!=" : "==") " + literal(l.value)
-        case .name(let id): return "expect \(subject) \(e.negated ? "!=" : "==") " + id.name
+        case .name(let id): return "expect \(subject) \(e.negated ? "!=" : "==") " + id.written
         }
     }
 
@@ -497,7 +497,7 @@ struct Printer {
     func expression(_ e: ExprSyntax) -> String {
         switch e.kind {
         case .literal(let l): return literal(l)
-        case .name(let n): return n
+        case .name(let n): return Identifier.writtenPath(n)
         case .list(let xs):
             if multilineRanges.contains(e.range.start.offset), !xs.isEmpty {
                 return multiline(
