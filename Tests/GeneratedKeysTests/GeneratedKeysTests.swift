@@ -49,7 +49,7 @@ import Testing
         #expect(
             KeysFlags.allKeys.map(\.name) == [
                 "darkMode", "uploads", "checkout", "layout", "pageSize", "discount", "apiBaseURL", "betaBanner", "staffTools", "type",
-                "string", "swift", "flagRules", "bool", "_", "self", "applePay",
+                "string", "swift", "flagRules", "bool", "_", "self", "new-checkout", "applePay",
             ])
         #expect(Self.rules.validate(KeysFlags.allKeys).isEmpty)
     }
@@ -81,6 +81,16 @@ import Testing
         // `String` here is still Swift's: the generated enum hides nothing outside its namespace.
         let text: String = KeysFlags.apiBaseURL.defaultValue
         #expect(text.hasPrefix("https://"))
+    }
+
+    /// `variant `new-checkout` [`variant-a`, `child.variant`, `2-col`]`: Swift names in
+    /// lower camel case, the rules' names as the key's name and the raw values.
+    @Test func quotedNamesHaveSwiftNames() {
+        let checkout: KeysFlags.NewCheckout = Self.rules[KeysFlags.newCheckout, in: ["plan": "team"]]
+        #expect(checkout == .childVariant && checkout.rawValue == "child.variant")
+        #expect(KeysFlags.newCheckout.name == "new-checkout" && KeysFlags.newCheckout.defaultValue == .variantA)
+        #expect(KeysFlags.NewCheckout.allCases.map(\.rawValue) == ["variant-a", "child.variant", "2-col"])
+        #expect(KeysFlags.NewCheckout._2Col.rawValue == "2-col")
     }
 
     @Test func aKillSwitchsKeyDefaultsToOff() {

@@ -304,7 +304,8 @@ package enum CBOR {
                 return (encoded, key)
             }
             head(5, UInt64(keys.count), to: &bytes)
-            for (encoded, key) in keys.sorted(by: { $0.0.count != $1.0.count ? $0.0.count < $1.0.count : $0.0.lexicographicallyPrecedes($1.0) }) {
+            let sorted = keys.sorted { $0.0.count != $1.0.count ? $0.0.count < $1.0.count : $0.0.lexicographicallyPrecedes($1.0) }
+            for (encoded, key) in sorted {
                 bytes += encoded
                 append(value: fields[key]!, to: &bytes)
             }

@@ -57,7 +57,7 @@ package struct SwiftKeyGenerator {
                     ?? "`\(d.name)`: \(d.kind == .value ? (d.type == "int" ? "an int value" : "a \(d.type) value") : "a \(d.kind.rawValue)") of \(fileName)."
             )
             let doc = d.doc.map { ",\n        doc: " + SwiftKeyGenerator.multilineLiteral($0, indent: "        ") } ?? ""
-            let name = SwiftKeyGenerator.identifier(d.name)
+            let name = SwiftKeyGenerator.identifier(SwiftKeyGenerator.swiftName(d.name))
             let quoted = SwiftKeyGenerator.literal(d.name)
             switch d.kind {
             case .flag:
@@ -68,11 +68,17 @@ package struct SwiftKeyGenerator {
             case .variant:
                 let type = SwiftKeyGenerator.identifier(SwiftKeyGenerator.typeName(d.name))
                 let first = d.defaultValue.stringValue ?? d.variants.first ?? ""
+                let defaultCase = SwiftKeyGenerator.identifier(SwiftKeyGenerator.swiftName(first))
                 out +=
-                    "    \(prefix)static let \(name) = FlagRules.FlagKey<Self.\(type)>(\n        variant: \(quoted), default: .\(SwiftKeyGenerator.identifier(first))\(doc))\n\n"
+                    "    \(prefix)static let \(name) = FlagRules.FlagKey<Self.\(type)>(\n        variant: \(quoted), default: .\(defaultCase)\(doc))\n\n"
                 out += "    /// The variants of `\(d.name)`.\n"
                 out += "    \(prefix)enum \(type): Swift.String, FlagRules.FlagVariant, Swift.CaseIterable, Swift.Sendable {\n"
-                for variant in d.variants { out += "        case \(SwiftKeyGenerator.identifier(variant))\n" }
+                for variant in d.variants {
+                    // A name of another spelling keeps it as the raw value: `case variantA = "variant-a"`.
+                    let swift = SwiftKeyGenerator.swiftName(variant)
+                    let raw = swift == variant ? "" : " = " + SwiftKeyGenerator.literal(variant)
+                    out += "        case \(SwiftKeyGenerator.identifier(swift))\(raw)\n"
+                }
                 out += "    }\n\n"
             case .value:
                 let (type, literal) = try SwiftKeyGenerator.typedLiteral(d.defaultValue, of: d.name)
@@ -84,7 +90,7 @@ package struct SwiftKeyGenerator {
         }
         out += "    /// Every key, for `rules.validate(\(namespace).allKeys)` and `store.expectedKeys`.\n"
         out += "    \(prefix)static let allKeys: [FlagRules.AnyFlagKey] = [\n"
-        for d in declarations { out += "        Self.\(SwiftKeyGenerator.identifier(d.name)).erased,\n" }
+        for d in declarations { out += "        Self.\(SwiftKeyGenerator.identifier(SwiftKeyGenerator.swiftName(d.name))).erased,\n" }
         out += "    ]\n}\n"
         return out
     }
@@ -96,11 +102,23 @@ package struct SwiftKeyGenerator {
     }
 
     /// Refuses rules whose generated names would collide: two declarations whose enums
-    /// have one name, or a declaration named as a generated member.
+    /// have one name, a declaration named as a generated member, or two variants of one
+    /// declaration with one Swift name (`variant-a` and `variantA`).
     private func checkNames(_ declarations: [DeclarationInfo]) throws(GenerationError) {
         var members: [String: String] = ["allKeys": "the list of every key"]
         for d in declarations {
-            var names = [d.name]
+            var cases: [String: String] = [:]
+            for variant in d.variants {
+                let swift = SwiftKeyGenerator.swiftName(variant)
+                if let other = cases[swift] {
+                    throw GenerationError(
+                        message:
+                            "the variants '\(other)' and '\(variant)' of '\(d.name)' (line \(d.line)) would both be generated as '\(swift)'; rename one of them"
+                    )
+                }
+                cases[swift] = variant
+            }
+            var names = [SwiftKeyGenerator.swiftName(d.name)]
             if d.kind == .variant { names.append(SwiftKeyGenerator.typeName(d.name)) }
             for name in names {
                 if let other = members[name] {
@@ -116,8 +134,24 @@ package struct SwiftKeyGenerator {
     /// `Variant` after it when that would hide a module the generated code names
     /// (`Swift`, `FlagRules`).
     package static func typeName(_ name: String) -> String {
-        let type = name.prefix(1).uppercased() + name.dropFirst()
+        let swift = swiftName(name)
+        let type = swift.prefix(1).uppercased() + swift.dropFirst()
         return type == "Swift" || type == "FlagRules" ? type + "Variant" : type
+    }
+
+    /// The Swift name for a name of the language: a plain name as it is; another spelling
+    /// in lower camel case, its words split at what is no letter or digit (`variant-a` is
+    /// `variantA`, `child.variant` `childVariant`), after `_` when it would start with a
+    /// digit (`2-col` is `_2Col`).
+    package static func swiftName(_ name: String) -> String {
+        if Identifier.isPlain(name) { return name }
+        let words = name.split(whereSeparator: { !($0.isLetter || $0.isNumber) })
+        var out = ""
+        for word in words {
+            out += out.isEmpty ? String(word) : word.prefix(1).uppercased() + word.dropFirst()
+        }
+        if out.isEmpty { return "_" }
+        return out.first!.isNumber ? "_" + out : out
     }
 
     /// A Swift identifier for a name of the language: always in backticks, so that any

@@ -41,5 +41,28 @@ import Testing
         #expect(throws: SwiftKeyGenerator.GenerationError.self) {
             try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
         }
+        // Two spellings with one Swift name, as variants or as declarations.
+        for source in ["variant v [`variant-a`, variantA] = variantA", "flag `dark-mode`\nflag darkMode"] {
+            let clash = try RuleSet(source: source)
+            #expect(throws: SwiftKeyGenerator.GenerationError.self) {
+                try SwiftKeyGenerator(namespace: "K").generate(clash, fileName: "k.flags")
+            }
+        }
+        let twoSpellings = try RuleSet(source: "variant v [`variant-a`, variantA] = variantA")
+        let error = #expect(throws: SwiftKeyGenerator.GenerationError.self) {
+            try SwiftKeyGenerator(namespace: "K").generate(twoSpellings, fileName: "k.flags")
+        }
+        #expect(
+            error?.message
+                == "the variants 'variant-a' and 'variantA' of 'v' (line 1) would both be generated as 'variantA'; rename one of them")
+    }
+
+    /// Names of any spelling: lower camel case, after `_` before a digit.
+    @Test(arguments: [
+        ("variant-a", "variantA"), ("child.variant", "childVariant"), ("flag-rule-should-match", "flagRuleShouldMatch"),
+        ("attr/a", "attrA"), ("2-col", "_2Col"), ("---", "_"), ("oneStep", "oneStep"), ("self", "self"), ("and", "and"),
+    ])
+    func swiftNamesOfQuotedNames(_ name: String, _ swift: String) {
+        #expect(SwiftKeyGenerator.swiftName(name) == swift)
     }
 }
