@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(Synchronization)
-    import Synchronization
-#endif
-
 /// Runs `body` in the calling test's task, but on a thread beside Swift's cooperative pool:
 /// a test that blocks (waits for a program or a socket, sleeps) or computes for seconds
 /// leaves the pool's threads, two on a two-core machine, to the other tests' tasks and
@@ -37,7 +33,10 @@ final class SideThreads: TaskExecutor {
     /// At a nice value of 10.
     static let computing = SideThreads(niceness: 10)
 
-    private let jobs = Mutex<[UnownedJob]>([])
+    // (An NSLock, not a Mutex: the thread sanitizer sees a pthread mutex's ordering, and
+    // not that of the futex under Synchronization's Mutex on Linux.)
+    private let lock = NSLock()
+    nonisolated(unsafe) private var jobs: [UnownedJob] = []
     private let queued = DispatchSemaphore(value: 0)
 
     init(niceness: Int32) {
@@ -48,7 +47,7 @@ final class SideThreads: TaskExecutor {
                 #endif
                 while true {
                     queued.wait()
-                    let job = jobs.withLock { $0.removeLast() }
+                    let job = lock.withLock { jobs.removeLast() }
                     job.runSynchronously(on: asUnownedTaskExecutor())
                 }
             }
@@ -59,7 +58,7 @@ final class SideThreads: TaskExecutor {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        jobs.withLock { $0.append(job) }
+        lock.withLock { jobs.append(job) }
         queued.signal()
     }
 }
