@@ -223,7 +223,7 @@ package struct ImportedDeclaration: Sendable {
         if !attributes.isEmpty { out += attributes.joined(separator: " ") + "\n" }
         switch kind {
         case .flag: out += "flag \(name) = \(defaultText)"
-        case .variant(let cases): out += "variant \(name) [\(cases.joined(separator: ", "))] = \(defaultText)"
+        case .variant(let cases): out += "variant \(name) [\(cases.map(Identifier.written).joined(separator: ", "))] = \(defaultText)"
         case .value(let type): out += "value \(name): \(type) = \(defaultText)"
         }
         var lines: [String] = []
@@ -294,6 +294,12 @@ package struct ImportNames: Sendable {
         guard let first = text.unicodeScalars.first, !reserved.contains(text) else { return false }
         func letter(_ s: Unicode.Scalar) -> Bool { ("a"..."z").contains(s) || ("A"..."Z").contains(s) || s == "_" }
         return letter(first) && text.unicodeScalars.allSatisfy { letter($0) || ("0"..."9").contains($0) }
+    }
+
+    /// Whether `text` can be a `.flags` name, in backticks if need be: not empty, and no
+    /// control character.
+    package static func isQuotable(_ text: String) -> Bool {
+        !text.isEmpty && !text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
     /// Keeps `names` (the context attributes the file's rules read) from being given to a
@@ -436,9 +442,20 @@ package enum ImportedSource {
         return fraction.isEmpty ? "\(whole)%" : "\(whole).\(fraction)%"
     }
 
-    /// An attribute path (`org.plan`) when each of `names` is a `.flags` name.
+    /// A variant's case in an expression: bare when it is a plain name, else a string (a
+    /// case compares with a string of its name; a quoted name in a rule holds no dot).
+    package static func caseName(_ name: String) -> String {
+        Identifier.isPlain(name) ? name : StringEscaping.quoted(name)
+    }
+
+    /// An attribute path (`org.plan`, `` `app-version` ``): each of `names` as `.flags`
+    /// writes it, in backticks when it is no plain name; nil when one holds a dot (which
+    /// separates a path's fields) or a control character, or is empty, or the first is
+    /// `now` (the evaluation time).
     package static func path(_ names: [String]) -> String? {
-        guard !names.isEmpty, names.count <= 64, names.allSatisfy(ImportNames.isName) else { return nil }
-        return names.joined(separator: ".")
+        guard !names.isEmpty, names.count <= 64, names[0] != "now",
+            names.allSatisfy({ ImportNames.isQuotable($0) && !$0.contains(".") })
+        else { return nil }
+        return names.map(Identifier.written).joined(separator: ".")
     }
 }

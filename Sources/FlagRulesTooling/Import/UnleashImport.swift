@@ -136,7 +136,7 @@ struct UnleashImport {
             var condition: ImportedCondition = enabled ? .atom(names.flag) : .not(.atom(names.flag))
             if let variants = dependency["variants"]?.elements?.compactMap(\.string), !variants.isEmpty, let variantName = names.variant {
                 let given = Self.givable(byKey[parent] ?? .null)
-                let listed = variants.filter { ImportNames.isName($0) && given.contains($0) }
+                let listed = variants.filter { given.contains($0) }.map(ImportedSource.caseName)
                 condition = .and([condition, listed.isEmpty ? .never : .atom("\(variantName) in [\(listed.joined(separator: ", "))]")])
             }
             parents.append(condition)
@@ -168,11 +168,11 @@ struct UnleashImport {
         func addCases(_ variants: [JSON], at: String) -> [(name: String, weight: Int, payload: String?)]? {
             var entries: [(name: String, weight: Int, payload: String?)] = []
             for (i, variant) in variants.enumerated() {
-                guard let name = variant["name"]?.string, ImportNames.isName(name), name != "disabled" else {
+                guard let name = variant["name"]?.string, ImportNames.isQuotable(name), name != "disabled" else {
                     notes.append(
                         ImportNote(
                             .notImported, at: "\(at)[\(i)]",
-                            "a variant's name that is no .flags name (or 'disabled'); the feature's variants are left out"))
+                            "a variant's name that is empty, holds a control character or is 'disabled'; the feature's variants are left out"))
                     return nil
                 }
                 var payload: String? = nil
@@ -206,7 +206,7 @@ struct UnleashImport {
         var payloadRules: [ImportedDeclaration.Rule] = []
         func payloadTests(of entries: [(name: String, weight: Int, payload: String?)]) -> [(String, ImportedCondition)] {
             entries.filter { given.contains($0.name) }.map {
-                (StringEscaping.quoted($0.payload ?? ""), .atom("\(variantName) == \($0.name)"))
+                (StringEscaping.quoted($0.payload ?? ""), .atom("\(variantName) == \(ImportedSource.caseName($0.name))"))
             }
         }
         // The feature's variants (overrides first), for when the first strategy on has none.
@@ -225,7 +225,7 @@ struct UnleashImport {
                     guard !values.isEmpty else { continue }
                     featureRules.append(
                         (
-                            entries[i].name, .atom("\(path) in [\(values.joined(separator: ", "))]"),
+                            Identifier.written(entries[i].name), .atom("\(path) in [\(values.joined(separator: ", "))]"),
                             [(StringEscaping.quoted(entries[i].payload ?? ""), .always)]
                         ))
                 }
@@ -289,7 +289,9 @@ struct UnleashImport {
         if payloadClash == nil {
             // Each variant name has one payload: the payload is by the variant given.
             payload.rules = payloads.sorted { $0.key < $1.key }.compactMap { name, text in
-                text.flatMap { $0.isEmpty ? nil : .init(StringEscaping.quoted($0), when: .atom("\(variantName) == \(name)")) }
+                text.flatMap {
+                    $0.isEmpty ? nil : .init(StringEscaping.quoted($0), when: .atom("\(variantName) == \(ImportedSource.caseName(name))"))
+                }
             }
         } else {
             spent += payloadRules.reduce(0) { $0 + $1.result.utf8.count + $1.condition.text.utf8.count }
@@ -318,9 +320,9 @@ struct UnleashImport {
         }
         // One variant with weight: every bucket is in it, even a random one (Unleash's with
         // neither a user id nor a session id).
-        if kept.count == 1 { return kept[0].0 }
+        if kept.count == 1 { return Identifier.written(kept[0].0) }
         guard let unit = self.unit(stickiness, at: at) else { return nil }
-        return "split(\(unit), \(StringEscaping.quoted(groupId))) { \(kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")) }"
+        return "split(\(unit), \(StringEscaping.quoted(groupId))) { \(kept.map { "\(Identifier.written($0.0)): \($0.1)" }.joined(separator: ", ")) }"
     }
 
     /// The unit a stickiness names: `default` is the user id, else the session id.
