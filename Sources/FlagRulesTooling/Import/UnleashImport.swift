@@ -172,7 +172,8 @@ struct UnleashImport {
                     notes.append(
                         ImportNote(
                             .notImported, at: "\(at)[\(i)]",
-                            "a variant's name that is empty, holds a control character or is 'disabled'; the feature's variants are left out"))
+                            "a variant's name that is empty, holds a control character or is 'disabled'; the feature's variants are left out"
+                        ))
                     return nil
                 }
                 var payload: String? = nil
@@ -322,7 +323,8 @@ struct UnleashImport {
         // neither a user id nor a session id).
         if kept.count == 1 { return Identifier.written(kept[0].0) }
         guard let unit = self.unit(stickiness, at: at) else { return nil }
-        return "split(\(unit), \(StringEscaping.quoted(groupId))) { \(kept.map { "\(Identifier.written($0.0)): \($0.1)" }.joined(separator: ", ")) }"
+        let entries = kept.map { "\(Identifier.written($0.0)): \($0.1)" }.joined(separator: ", ")
+        return "split(\(unit), \(StringEscaping.quoted(groupId))) { \(entries) }"
     }
 
     /// The unit a stickiness names: `default` is the user id, else the session id.
