@@ -62,7 +62,7 @@ struct ReplSession {
 
     /// Names to complete: commands, declarations, attributes, functions and `now`.
     var completions: [String] {
-        var names = ReplSession.commands + rules.declarations.map(\.name) + ["has", "rollout", "count", "lower", "version", "ramp", "now"]
+        var names = ReplSession.commands + rules.declarations.map(\.name) + Checker.functions + ["now"]
         names += rules.schema?.attributes.map(\.name) ?? context.entries.map(\.name)
         return Set(names).sorted()  // one order every time (a set's order can change from one to the next)
     }

@@ -12,7 +12,7 @@ extension Compiler {
         case .ramp: return false
         case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
             .containsSet(let x, _, _), .count(let x),
-            .lower(let x), .readVersion(let x), .network(let x, _, _):
+            .lower(let x), .convert(let x, _), .network(let x, _, _):
             return isPure(x)
         case .and(let xs), .or(let xs), .coalesce(let xs): return xs.allSatisfy(isPure)
         case .compare(_, let x, let y), .text(_, let x, let y): return isPure(x) && isPure(y)
@@ -148,9 +148,12 @@ extension Compiler {
                 guard case .string(let s)? = xf(f) else { return nil }
                 return .string(ListOperations.lower(s))
             }
-        case .readVersion(let x):
+        case .convert(let x, .version):
             let xf = value(x)
             return { f in ListOperations.version(xf(f)) }
+        case .convert(let x, .datetime):
+            let xf = value(x)
+            return { f in ListOperations.datetime(xf(f)) }
         case .ramp(let from, let to, let start, let end):
             return { f in
                 guard let now = ListOperations.now(f.value(named: Frame.now)) else { return nil }

@@ -368,7 +368,7 @@ struct Compiler {
                     return Truth(v)
                 }
             }
-        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .readVersion, .ramp:
+        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .convert, .ramp:
             let vf = value(b)
             return { f in
                 guard case .bool(let v)? = vf(f) else { return .unknown }

@@ -481,7 +481,7 @@ struct AttributeReads {
             case .declaration(let i): collect(i, &found)
             case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
                 .containsSet(let x, _, _), .count(let x),
-                .lower(let x), .readVersion(let x), .network(let x, _, _):
+                .lower(let x), .convert(let x, _), .network(let x, _, _):
                 walk(x)
             case .and(let xs), .or(let xs), .coalesce(let xs): xs.forEach(walk)
             case .compare(_, let x, let y), .text(_, let x, let y):

@@ -134,10 +134,10 @@ extension Explainer {
             return (
                 lowered, ExpressionTrace(text: t, result: Explainer.show(lowered), note: nil, children: trace.isConstant ? [] : [trace])
             )
-        case .readVersion(let x):
+        case .convert(let x, let conversion):
             let (v, trace) = value(x)
-            guard let version = ListOperations.version(v) else {
-                let note = v == nil ? trace.note : "\(v!) (\(v!.typeName)) is not a version"
+            guard let version = conversion == .version ? ListOperations.version(v) : ListOperations.datetime(v) else {
+                let note = v == nil ? trace.note : "\(v!) (\(v!.typeName)) is not a \(conversion.rawValue)"
                 return (nil, ExpressionTrace(text: t, result: "unknown", note: note, children: [trace]))
             }
             return (

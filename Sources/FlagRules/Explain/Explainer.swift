@@ -413,7 +413,7 @@ package struct Explainer {
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else { return make(.unknown, [], note: trace.note) }
             return (Truth(bv), trace)
-        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .readVersion, .ramp:
+        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .convert, .ramp:
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else {
                 if v == nil { return (.unknown, trace) }

@@ -84,6 +84,19 @@ package enum ListOperations {
         return SemanticVersion(text).map { .version($0) }
     }
 
+    /// `datetime(x)`: a datetime as itself; a string as an ISO 8601 datetime (a time
+    /// without an offset is UTC); a number as milliseconds since 1970 (JavaScript's and
+    /// LaunchDarkly's); nil for anything else.
+    package static func datetime(_ value: Value?) -> Value? {
+        switch value {
+        case .datetime?: return value
+        case .string(let s)?: return DateTime.parse(s).map { .datetime($0) }
+        case .int(let ms)?: return .datetime(Date(timeIntervalSince1970: Double(ms) / 1000))
+        case .double(let ms)?: return .datetime(Date(timeIntervalSince1970: ms / 1000))
+        default: return nil
+        }
+    }
+
     /// `lower(s)`: the Unicode lowercase mapping of each scalar, as `String.lowercased()`
     /// gives it (ASCII without a table).
     package static func lower(_ s: String) -> String {

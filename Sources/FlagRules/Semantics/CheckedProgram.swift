@@ -41,8 +41,8 @@ package struct Bound: Sendable {
         indirect case count(Bound)
         /// `lower(string)`.
         indirect case lower(Bound)
-        /// `version(text)`: a string read as a version, a leading `v` allowed.
-        indirect case readVersion(Bound)
+        /// `version(x)` or `datetime(x)`: a value read as a version or a datetime.
+        indirect case convert(Bound, Conversion)
         /// `ramp(from, to, start, end)`.
         case ramp(from: Date, to: Date, start: Double, end: Double)
         /// `address in [blocks]` (or `not in`).
@@ -224,6 +224,11 @@ extension CheckedDeclaration {
     package var disabledValue: Value { kind == .flag ? .bool(false) : defaultValue }
 }
 
+/// What `version(x)` and `datetime(x)` read a value as.
+package enum Conversion: String, Sendable {
+    case version, datetime
+}
+
 extension Bound {
     /// Calls `visit` on this expression and every expression inside it, outermost first.
     package func forEach(_ visit: (Bound) -> Void) {
@@ -232,7 +237,7 @@ extension Bound {
         case .constant, .percent, .attribute, .declaration, .now, .has, .ramp: break
         case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
             .containsSet(let x, _, _), .count(let x),
-            .lower(let x), .readVersion(let x), .network(let x, _, _):
+            .lower(let x), .convert(let x, _), .network(let x, _, _):
             x.forEach(visit)
         case .and(let xs), .or(let xs), .coalesce(let xs): for x in xs { x.forEach(visit) }
         case .compare(_, let x, let y), .text(_, let x, let y):

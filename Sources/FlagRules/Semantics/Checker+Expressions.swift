@@ -321,7 +321,18 @@ extension Checker {
                 diagnostics.error("type-mismatch", "version() takes a string or a number, found \(text.type)", at: text.range)
                 return nil
             }
-            return Bound(kind: .readVersion(text), type: .version, range: range)
+            return Bound(kind: .convert(text, .version), type: .version, range: range)
+        case "datetime":
+            guard arguments.count == 1 else {
+                diagnostics.error("invalid-call", "datetime() takes one string or number, as in datetime(signup)", at: range)
+                return nil
+            }
+            guard let text = expression(arguments[0]) else { return nil }
+            guard [.string, .datetime, .int, .double].contains(text.type) || text.type.isDynamic else {
+                diagnostics.error("type-mismatch", "datetime() takes a string or a number, found \(text.type)", at: text.range)
+                return nil
+            }
+            return Bound(kind: .convert(text, .datetime), type: .datetime, range: range)
         case "ramp":
             return ramp(arguments, range)
         case "split":
@@ -331,8 +342,8 @@ extension Checker {
             diagnostics.error(
                 "unknown-function", "unknown function '\(name.name)'" + didYouMean(name.name, Checker.functions),
                 at: name.range,
-                help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(string), version(string)"
-                    + " and ramp(from, to, start, end)")
+                help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(string), version(string),"
+                    + " datetime(string) and ramp(from, to, start, end)")
             return nil
         }
     }

@@ -130,7 +130,7 @@ package struct ContextSampler: Sendable {
     static func attribute(_ b: Bound) -> (String, FlagType)? {
         switch b.kind {
         case .attribute(let name, _, let type): return (name, type)
-        case .lower(let inner), .readVersion(let inner): return attribute(inner)
+        case .lower(let inner), .convert(let inner, _): return attribute(inner)
         default: return nil
         }
     }

@@ -11,9 +11,15 @@ extension LaunchDarklyImport {
     func reference(_ attribute: String, kind: String?) -> String? {
         var names: [String]
         if attribute.hasPrefix("/"), !(kind ?? "").isEmpty {
-            names = attribute.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
-                $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            let parts = attribute.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+            // A malformed reference (an empty part, `~` not before `0` or `1`) is an error
+            // in LaunchDarkly.
+            func wellFormed(_ part: Substring) -> Bool {
+                !part.isEmpty
+                    && part.indices.allSatisfy { i in part[i] != "~" || ["0", "1"].contains(part[part.index(after: i)...].first) }
             }
+            guard parts.allSatisfy(wellFormed) else { return nil }
+            names = parts.map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }
         } else {
             names = [attribute]
         }
@@ -103,6 +109,25 @@ extension LaunchDarklyImport {
                 default: return nil
                 }
             }
+        case "before", "after":
+            // A time is a number of milliseconds since 1970 or an RFC 3339 string, which has
+            // a date, a time and an offset; a clause value that is neither never matches.
+            let symbol = op == "before" ? "<" : ">"
+            for value in values {
+                let time: Date?
+                switch value {
+                case .int(let ms): time = Date(timeIntervalSince1970: Double(ms) / 1000)
+                case .double(let ms): time = Date(timeIntervalSince1970: ms / 1000)
+                case .string(let text): time = Self.isRFC3339(text) ? DateTime.parse(text) : nil
+                default: time = nil
+                }
+                guard let time, time.timeIntervalSince1970.magnitude < 253_402_300_800 else { continue }
+                let offset = StringEscaping.quoted(Self.offsetPattern)
+                tests.append(
+                    .atom(
+                        "(datetime(\(attribute)) \(symbol) \(StringEscaping.quoted(DateTime.format(time)))"
+                            + " and ((\(attribute) matches \(offset)) ?? true)) ?? false"))
+            }
         case "semVerEqual", "semVerLessThan", "semVerGreaterThan":
             let symbol = ["semVerEqual": "==", "semVerLessThan": "<", "semVerGreaterThan": ">"][op]!
             for value in values.compactMap(\.string) {
@@ -120,6 +145,18 @@ extension LaunchDarklyImport {
         // Negated, a clause holds for a present attribute that matches none of its values
         // (none at all, when it has none of the attribute's type).
         return negate ? .and([present, .negated(any)]) : any
+    }
+
+    /// The end of an RFC 3339 time: its offset. A context's string without one is no time
+    /// in LaunchDarkly (a date alone, a time without an offset).
+    static let offsetPattern = "([Zz]|[+-][0-9][0-9]:?[0-9][0-9])$"
+
+    /// Whether `text` is an RFC 3339 time: a date, `T` and a time, with an offset.
+    static func isRFC3339(_ text: String) -> Bool {
+        guard text.utf8.count > 10, DateTime.parse(text) != nil else { return false }
+        let separator = text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: 10)]
+        return (separator == UInt8(ascii: "T") || separator == UInt8(ascii: "t"))
+            && text.range(of: offsetPattern, options: .regularExpression) != nil
     }
 
     /// A version literal for LaunchDarkly's lenient semantic version (`2` and `2.3` are
@@ -182,7 +219,8 @@ extension LaunchDarklyImport {
         func keys(_ field: String, kind: String?) -> ImportedCondition {
             let values = (json[field]?.elements ?? []).compactMap(\.string)
             guard !values.isEmpty, let attribute = reference("key", kind: kind) else { return .never }
-            return .atom("\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]")
+            // (A context of other kinds alone has no user key: in no list.)
+            return .atom("(\(attribute) in [\(values.map(StringEscaping.quoted).joined(separator: ", "))]) ?? false")
         }
         func contexts(_ field: String) -> ImportedCondition {
             .or(

@@ -111,4 +111,35 @@ struct SuiteFindingsTests {
         #expect(try value("cidr", ["remoteAddress": "192.168.2.1"]) == .bool(false))
         #expect(try value("oneVariant", [:]) == .string("only"))
     }
+
+    /// LaunchDarkly's operators-date-*.yml: `before` and `after` take a number of
+    /// milliseconds since 1970 or an RFC 3339 time with an offset, in the clause and in the
+    /// context; anything else never matches (so a negated clause holds).
+    @Test func launchDarklyDatesAsItsSDKReadsThem() throws {
+        func flag(_ key: String, _ op: String, _ value: String, negate: Bool = false) -> String {
+            #""\#(key)": {"key": "\#(key)", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1}, "rules": [{"clauses": [{"attribute": "t", "op": "\#(op)", "values": [\#(value)], "negate": \#(negate)}], "variation": 0}]}"#
+        }
+        let file = """
+            {"flags": {\(flag("before", "before", #""2017-12-06T00:00:00.000-07:00""#)), \(flag("after", "after", "1512543600000")),
+                       \(flag("notAfter", "after", "1512543600000", negate: true)), \(flag("bad", "before", #""2017-12-06""#))}}
+            """
+        let result = try ImportTests.imported(file, .launchdarkly)
+        let before = #"(datetime(t) < "2017-12-06T07:00:00Z" and ((t matches "([Zz]|[+-][0-9][0-9]:?[0-9][0-9])$") ?? true)) ?? false"#
+        #expect(result.text.contains(before), "MovingFromAnotherSystem's example: \(result.text)")
+        func value(_ name: String, _ t: Value?) throws -> Value? {
+            var context: EvaluationContext = ["key": "u"]
+            if let t { context["t"] = t }
+            return try ImportTests.evaluate(result, name, context)
+        }
+        #expect(try value("before", "2017-12-06T06:59:59.999Z") == .bool(true))
+        #expect(try value("before", "2017-12-06T07:00:00Z") == .bool(false))
+        #expect(try value("before", 1_512_543_599_999) == .bool(true), "a number is milliseconds")
+        #expect(try value("after", "2017-12-06T00:00:00.001-07:00") == .bool(true))
+        for bad: Value in ["2017-12-06T08:00:00", "2017-12-07", "badstring", "1512543600001", true] {
+            #expect(try value("after", bad) == .bool(false), "\(bad)")
+            #expect(try value("notAfter", bad) == .bool(true), "\(bad)")
+        }
+        #expect(try value("notAfter", nil) == .bool(false), "a missing attribute never matches")
+        #expect(try value("bad", "2017-12-05T00:00:00Z") == .bool(false), "a clause value of no time never matches")
+    }
 }

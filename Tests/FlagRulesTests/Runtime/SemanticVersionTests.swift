@@ -101,4 +101,17 @@ import Testing
         #expect(throws: (any Error).self) { try RuleSet(source: "context { b: bool }\nflag f { enabled when version(b) > 1.0.0 }") }
         #expect(throws: (any Error).self) { try RuleSet(source: "flag f { enabled when version(a, b) > 1.0.0 }") }
     }
+
+    /// `datetime(x)`: ISO 8601 text, or milliseconds since 1970 (TheFlagsLanguage's example).
+    @Test func datetimeCallReadsTextAndMilliseconds() throws {
+        let rules = try RuleSet(source: #"flag renewed { enabled when datetime(renewedAt) >= "2026-01-01T00:00:00Z" }"#)
+        for value: Value in ["2026-03-01T09:30:00+02:00", "2026-01-01", 1_767_225_600_000, 1.7672256e12] {
+            #expect(rules.isEnabled("renewed", in: ["renewedAt": value]), "\(value)")
+        }
+        for value: Value in ["2025-12-31T23:59:59Z", 1_767_225_599_999, "soon", true] {
+            #expect(!rules.isEnabled("renewed", in: ["renewedAt": value]), "\(value)")
+        }
+        let mistyped = "context { b: bool }\nflag f { enabled when datetime(b) > \"2026-01-01\" }"
+        #expect(throws: (any Error).self) { try RuleSet(source: mistyped) }
+    }
 }
