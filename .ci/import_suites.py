@@ -8,8 +8,8 @@ and every case evaluated with `flags eval` on the import; each case agrees or no
 DIR (default ../shared/suites from the repository) is described by its README.md. A case is
 `agree`, `disagree` (the suite expects another value), `left out` (`flags import` named the
 flag as not imported) or `not run` (this harness cannot express the case); a disagreement,
-left-out or not-run case whose id starts with a line of the allow-list FILE
-(`CASE-ID-PREFIX<TAB>reason`, default .ci/import-suites-allowed) is `allowed`. Exit 1 when a
+left-out or not-run case whose id is a line of the allow-list FILE
+(`CASE-ID<TAB>reason`, default .ci/import-suites-allowed) is `allowed`. Exit 1 when a
 case is neither agreeing nor allowed, or when an import or eval fails; 0 otherwise.
 """
 import argparse
@@ -650,7 +650,7 @@ def main():
         return 0
     if not os.access(args.flags, os.X_OK): sys.exit(f"import_suites.py: {args.flags} is no program to run")
     lines = open(args.allowed, encoding="utf-8").read().splitlines() if os.path.exists(args.allowed) else []
-    allowed = [(prefix, why.strip()) for prefix, _, why in (l.partition("\t") for l in lines if l.strip() and not l.startswith("#"))]
+    allowed = {case: why.strip() for case, _, why in (l.partition("\t") for l in lines if l.strip() and not l.startswith("#"))}
 
     failures, batches = [], []
     for system, make in [("unleash", unleash_batches), ("growthbook", growthbook_batches), ("flagd", flagd_batches), ("launchdarkly", ld_batches)]:
@@ -663,8 +663,13 @@ def main():
         for b in batches: run_batch(args.flags, b, tmp, failures)
     cases = [(b.suite, c) for b in batches for c in b.cases]
     for _, c in cases:
-        if c.status != "agree":
-            c.allowed = next((why or "allowed" for prefix, why in allowed if c.id.startswith(prefix)), "")
+        if c.status != "agree" and c.id in allowed:
+            c.allowed = allowed[c.id] or "allowed"
+    # An entry for a case that now agrees, or that no suite has, is stale: the list names
+    # exactly what is knowingly not run.
+    if not args.only:
+        listed = {c.id for _, c in cases if c.allowed}
+        failures += [f"stale allow-list entry (the case agrees, or no suite has it): {case}" for case in allowed if case not in listed]
     report(cases, failures)
     if args.report:
         with open(args.report, "w") as f:

@@ -87,6 +87,8 @@ import Testing
         ("count(groups)", "support.function.flags"),
         ("lower(email)", "support.function.flags"),
         ("version(appVersion)", "support.function.flags"),
+        ("`app-version`", "variable.other.quoted.flags"),
+        (#"`a\`b`"#, "variable.other.quoted.flags"),
         ("ramp(\"2026-12-01\"", "support.function.flags"),
         ("contains any [", "keyword.operator.word.flags"),
         ("contains all [", "keyword.operator.word.flags"),

@@ -196,6 +196,8 @@ struct FlagdImport {
         _ node: JSON, when condition: ImportedCondition, key: String, shape: Shape, defaultResult: String, at: String, depth: Int,
         into rules: inout [ImportedDeclaration.Rule]
     ) throws(Untranslatable) {
+        // (What a condition that never holds leads to is never given, as in flagd.)
+        if condition == .never { return }
         budget -= 1
         guard depth < 32, budget > 0 else {
             notes.append(
@@ -477,6 +479,10 @@ struct FlagdImport {
             }
             throw fail("'in' of an attribute in a list, or of a string in an attribute, is what is imported")
         case "starts_with", "ends_with":
+            // (Of a literal that is no string, flagd's answer is null: false.)
+            if args.count == 2, Self.variable(args[0]) != nil, args[1].string == nil, ImportedSource.literal(args[1]) != nil || args[1] == .null {
+                return .never
+            }
             guard args.count == 2, let path = Self.variable(args[0]), let text = args[1].string else {
                 throw fail("'\(op)' of an attribute and a string is what is imported")
             }
@@ -487,13 +493,22 @@ struct FlagdImport {
             else {
                 throw fail("sem_ver of an attribute, an operator and a version is what is imported")
             }
-            var version = text
-            if version.hasPrefix("v") || version.hasPrefix("V") { version.removeFirst() }
-            guard let literal = LaunchDarklyImport.version(version) else { throw fail("'\(text)' is no semantic version") }
+            // (flagd-core reads a leading `v` or `V`, as version() does; a version or an
+            // operator it cannot read gives null: false.)
+            guard let parsed = ListOperations.version(.string(text)), case .version(let v) = parsed else { return .never }
+            let subject = "version(\(path))"
             let operators = ["=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="]
-            guard let mapped = operators[symbol] else { throw fail("sem_ver's '\(symbol)' (a major or minor range) has no .flags form") }
-            // (flagd-core reads a leading `v` or `V`, as version() does.)
-            return guarded(path, .atom("version(\(path)) \(mapped) \(literal)"))
+            if let mapped = operators[symbol] { return guarded(path, .atom("\(subject) \(mapped) \(v)")) }
+            // `^` and `~`: the same major (and minor), whatever the rest; `M.m.0-0` is the
+            // least version of a major and minor.
+            let range: (String, String?)
+            switch symbol {
+            case "^": range = ("\(v.major).0.0-0", v.major == Int.max ? nil : "\(v.major + 1).0.0-0")
+            case "~": range = ("\(v.major).\(v.minor).0-0", v.minor == Int.max ? nil : "\(v.major).\(v.minor + 1).0-0")
+            default: return .never
+            }
+            let below = range.1.map { ImportedCondition.atom("\(subject) < \($0)") } ?? .always
+            return guarded(path, .and([.atom("\(subject) >= \(range.0)"), below]))
         default:
             throw fail("'\(op)' as a condition has no .flags form")
         }

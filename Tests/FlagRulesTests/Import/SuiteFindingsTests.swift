@@ -142,4 +142,26 @@ struct SuiteFindingsTests {
         #expect(try value("notAfter", nil) == .bool(false), "a missing attribute never matches")
         #expect(try value("bad", "2017-12-05T00:00:00Z") == .bool(false), "a clause value of no time never matches")
     }
+
+    /// flagd-testbed's semver.feature ("Semantic comparison (minor/major range)") and
+    /// custom-ops.json's starts-ends-flag: `^` and `~` compare the major (and minor); an
+    /// operand flagd cannot read gives null, false, and what it leads to is never given.
+    @Test func flagdVersionRangesAndUnreadableOperands() throws {
+        let file = """
+            {"flags": {
+              "range": {"state": "ENABLED", "variants": {"major": "major", "minor": "minor", "none": "none"}, "defaultVariant": "none",
+                "targeting": {"if": [{"sem_ver": [{"var": "version"}, "~", "1.2.0"]}, "minor", {"sem_ver": [{"var": "version"}, "^", "1.2.0"]}, "major", "none"]}},
+              "odd": {"state": "ENABLED", "variants": {"prefix": "prefix", "none": "none"}, "defaultVariant": "none",
+                "targeting": {"if": [{"ends_with": [{"var": "id"}, 3]}, "fail", {"sem_ver": [{"var": "id"}, "=", "2.0.0.0"]}, "fail", {"starts_with": [{"var": "id"}, "abc"]}, "prefix", "none"]}}
+            }}
+            """
+        let result = try ImportTests.imported(file, .flagd)
+        #expect(result.isExact, "\(result.notes)")
+        #expect(result.text.contains("version(version) >= 1.0.0-0 and version(version) < 2.0.0-0"), "MovingFromAnotherSystem's example")
+        for (version, expected) in [("1.2.9", "minor"), ("1.2.0-rc.1", "minor"), ("1.3.0", "major"), ("1.0.0", "major"), ("2.0.0", "none"), ("v1.2.3", "minor")] {
+            #expect(try ImportTests.evaluate(result, "range", ["version": .string(version)]) == .string(expected), "\(version)")
+        }
+        #expect(try ImportTests.evaluate(result, "odd", ["id": "abc3"]) == .string("prefix"))
+        #expect(try ImportTests.evaluate(result, "odd", ["id": "x"]) == .string("none"))
+    }
 }
