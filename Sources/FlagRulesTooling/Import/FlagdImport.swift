@@ -480,9 +480,8 @@ struct FlagdImport {
             throw fail("'in' of an attribute in a list, or of a string in an attribute, is what is imported")
         case "starts_with", "ends_with":
             // (Of a literal that is no string, flagd's answer is null: false.)
-            if args.count == 2, Self.variable(args[0]) != nil, args[1].string == nil, ImportedSource.literal(args[1]) != nil || args[1] == .null {
-                return .never
-            }
+            let literal = args.count == 2 && (ImportedSource.literal(args[1]) != nil || args[1] == .null)
+            if literal, Self.variable(args[0]) != nil, args[1].string == nil { return .never }
             guard args.count == 2, let path = Self.variable(args[0]), let text = args[1].string else {
                 throw fail("'\(op)' of an attribute and a string is what is imported")
             }

@@ -158,7 +158,10 @@ struct SuiteFindingsTests {
         let result = try ImportTests.imported(file, .flagd)
         #expect(result.isExact, "\(result.notes)")
         #expect(result.text.contains("version(version) >= 1.0.0-0 and version(version) < 2.0.0-0"), "MovingFromAnotherSystem's example")
-        for (version, expected) in [("1.2.9", "minor"), ("1.2.0-rc.1", "minor"), ("1.3.0", "major"), ("1.0.0", "major"), ("2.0.0", "none"), ("v1.2.3", "minor")] {
+        let expected = [
+            ("1.2.9", "minor"), ("1.2.0-rc.1", "minor"), ("1.3.0", "major"), ("1.0.0", "major"), ("2.0.0", "none"), ("v1.2.3", "minor"),
+        ]
+        for (version, expected) in expected {
             #expect(try ImportTests.evaluate(result, "range", ["version": .string(version)]) == .string(expected), "\(version)")
         }
         #expect(try ImportTests.evaluate(result, "odd", ["id": "abc3"]) == .string("prefix"))
