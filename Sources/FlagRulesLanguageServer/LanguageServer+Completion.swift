@@ -89,6 +89,10 @@ extension LanguageServer {
         let list: [JSON] = items.filter { seen.insert($0.0).inserted }.map { label, kind, detail in
             var m: [(String, JSON)] = [("label", .string(label)), ("kind", .int(kind))]
             if let detail { m.append(("detail", .string(detail))) }
+            // A name of another spelling is inserted in backticks (a dotted case as a string).
+            if kind != 14, !Identifier.isPlain(label), !label.isEmpty {
+                m.append(("insertText", .string(label.contains(".") ? StringEscaping.quoted(label) : Identifier.written(label))))
+            }
             return .object(m)
         }
         return .object([("isIncomplete", .bool(false)), ("items", .array(list))])
@@ -106,7 +110,7 @@ extension LanguageServer {
                 $0.range.end.offset > offset || ($0.range.start.offset >= offset && $0.range.start.offset == $0.range.end.offset)
                     || $0.kind == .endOfFile
             } ?? tokens.count
-        if end > 0, tokens[end - 1].range.end.offset == offset, case .identifier = tokens[end - 1].kind { end -= 1 }
+        if end > 0, tokens[end - 1].range.end.offset == offset, tokens[end - 1].kind.name != nil { end -= 1 }
         if end < tokens.count, tokens[end].range.start.offset < offset {
             // Inside a token (a string, a comment is not a token): nothing to complete.
             if case .string = tokens[end].kind { return .none }

@@ -13,7 +13,7 @@ extension LanguageServer {
                 ("range", analysis.range(range, encoding: encoding)),
             ])
         }
-        if let i = analysis.tokenIndex(at: at), case .identifier(let word) = analysis.tokens[i].kind,
+        if let i = analysis.tokenIndex(at: at), case .identifier(let word) = analysis.tokens[i].kind,  // (a keyword's help)
             let text = LanguageServer.keywordHelp[word]
         {
             return .object([
@@ -114,18 +114,18 @@ extension LanguageServer {
         guard let (_, target) = analysis.target(at: offset(params, in: analysis)), analysis.definition(of: target) != nil else {
             return .failure(RequestError(code: -32803, message: "there is no declaration or attribute here to rename"))
         }
-        let isName =
-            new.first.map { $0 == "_" || ($0.isASCII && $0.isLetter) } == true
-            && new.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
-        guard isName, !Keyword.allCases.contains(where: { $0.rawValue == new }) else {
-            return .failure(RequestError(code: -32602, message: "'\(new)' is not a name: letters, digits and '_', not a keyword"))
+        // Any text is a name (written in backticks when it is no plain name), but one read
+        // as an attribute or a declaration holds no dot, and none holds a control character.
+        guard !new.isEmpty, !new.contains("."), !new.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            return .failure(
+                RequestError(code: -32602, message: "'\(new)' is not a name: some text without a dot, a line break or a control character"))
         }
         let taken = Set(analysis.program.symbols.declarationNames + analysis.schemaFields.map(\.name.name))
         if taken.contains(new) {
             return .failure(RequestError(code: -32602, message: "'\(new)' is already declared in this file"))
         }
         let edits: [JSON] = analysis.occurrences(of: target, includingDefinition: true).map {
-            .object([("range", analysis.range($0, encoding: encoding)), ("newText", .string(new))])
+            .object([("range", analysis.range($0, encoding: encoding)), ("newText", .string(Identifier.written(new)))])
         }
         return .success(.object([("changes", .object([(document.uri, .array(edits))]))]))
     }
