@@ -367,8 +367,8 @@ func run(_ executable: URL, _ arguments: [String], stdin: String? = nil, environ
             "flags: error: the context declares no attribute 'buld'; did you mean 'build'?\n"
         ),
         (
-            ["eval", "examples/app.flags", "-c", "appVersion=2.4-beta"],
-            "flags: error: attribute 'appVersion' expects a semantic version such as 2.3.0, got '2.4-beta'\n"
+            ["eval", "examples/app.flags", "-c", "appVersion=2.4.beta"],
+            "flags: error: attribute 'appVersion' expects a semantic version such as 2.3.0, got '2.4.beta'\n"
         ),
         (["eval", "examples/checkout.flags", "-c", "cartTotal=inf"], "flags: error: attribute 'cartTotal' expects a double, got 'inf'\n"),
         (["eval", "examples/checkout.flags", "-c", "cartTotal=nan"], "flags: error: attribute 'cartTotal' expects a double, got 'nan'\n"),

@@ -310,7 +310,10 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
             #expect(try labels(7, 19) == ["debug", "beta", "release"])
             #expect(try labels(7, 26) == ["debug", "beta", "release"])
             #expect(try labels(7, 2) == ["a", "b", "split"])
-            #expect(try labels(5, 22) == ["build", "userId", "groups", "v", "has", "rollout", "count", "lower", "ramp", "now", "not"])
+            #expect(
+                try labels(5, 22) == [
+                    "build", "userId", "groups", "v", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "now", "not",
+                ])
             #expect(try labels(10, 10) == ["build", "userId", "groups", "now"])
             #expect(try labels(10, 17) == ["debug", "beta", "release"])
             #expect(try labels(11, 9) == ["f", "v", "not"])
@@ -335,7 +338,7 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
 
                 """
             let tiers = ["free", "pro", "premium"]
-            let expression = ["tier", "groups", "other", "has", "rollout", "count", "lower", "ramp", "now", "not"]
+            let expression = ["tier", "groups", "other", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "now", "not"]
             let cases: [(String, [String])] = [
                 ("flag f {\n  enabled when ", expression), ("flag f {\n  enabled when tier == ", tiers),
                 ("flag f {\n  enabled when tier in [", tiers), ("flag f {\n  enabled when other and ", expression),
@@ -379,7 +382,7 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
                 rename["changes"]?[Self.uri]?.elements?.compactMap { $0["range"] } == [range(9, 8, 9, 14), range(15, 9, 15, 15)])
             let taken = try client.request("textDocument/rename", at(Self.uri, 9, 10, [("newName", .string("darkMode"))]))
             #expect(taken["error"]?["message"] == .string("'darkMode' is already declared in this file"))
-            let invalid = try client.request("textDocument/rename", at(Self.uri, 9, 10, [("newName", .string("not"))]))
+            let invalid = try client.request("textDocument/rename", at(Self.uri, 9, 10, [("newName", .string("a.b"))]))
             #expect(invalid["error"]?["code"] == .int(-32602))
             #expect(try client.result("textDocument/prepareRename", at(Self.uri, 4, 0)) == .null)
         }

@@ -52,7 +52,8 @@ import Testing
     }
 
     static let expression = [
-        "tier", "userId", "groups", "email", "staff", "other", "has", "rollout", "count", "lower", "ramp", "now", "not",
+        "tier", "userId", "groups", "email", "staff", "other", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "now",
+        "not",
     ]
     static let tiers = ["free", "pro", "premium"]
     static let types = ["string", "int", "double", "bool", "version", "datetime", "ip", "enum"]

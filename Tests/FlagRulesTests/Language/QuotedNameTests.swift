@@ -96,7 +96,8 @@ import Testing
         let plain = rename(line: 1, character: 25, to: "appVersion")?["result"]?["changes"]?["file:///t.flags"]?.elements ?? []
         #expect(plain.count == 2 && plain.allSatisfy { $0["newText"]?.string == "appVersion" }, "\(plain)")
         #expect(rename(line: 1, character: 25, to: "a.b")?["error"] != nil, "a dotted name is refused")
-        let items = CompletionTests.request("textDocument/completion", "context { `app-version`: version }\nflag f { enabled when ‸ }\n")["items"]
+        let completing = "context { `app-version`: version }\nflag f { enabled when ‸ }\n"
+        let items = CompletionTests.request("textDocument/completion", completing)["items"]
         let item = items?.elements?.first { $0["label"]?.string == "app-version" }
         #expect(item?["insertText"]?.string == "`app-version`", "\(String(describing: items))")
     }

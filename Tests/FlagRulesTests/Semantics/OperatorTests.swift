@@ -84,7 +84,8 @@ let schema = """
         (#"appVersion >= "2.3.0""#, ["appVersion": "2.2.9"], .no),
         (#"appVersion >= "2.3.0""#, ["appVersion": "2.3"], .yes),  // a short app version: 2.3.0
         (#"appVersion >= "2.3.0""#, ["appVersion": "2"], .no),
-        (#"appVersion >= "2.3.0""#, ["appVersion": "2.3-beta"], .unknown),
+        (#"appVersion >= "2.3.0""#, ["appVersion": "2.3.beta"], .unknown),
+        (#"appVersion >= "2.3.0""#, ["appVersion": "2.3-beta"], .no),
         (#"appVersion < "3.2""#, ["appVersion": "3.1.9"], .yes),
         (#"appVersion >= "2.3.0""#, [:], .unknown),
         (#"signup < "2026-01-01""#, ["signup": "2025-06-01T12:00:00Z"], .yes),
