@@ -21,7 +21,12 @@ context_count = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
 
 COUNTRIES = ["US", "CA", "FR", "DE", "JP"]
 PLANS = ["free", "pro", "team"]
-VERSIONS = ["1.0.0", "1.2.3", "1.10.0", "2.0.0", "2.1.5", "10.0.1"]
+VERSIONS = ["1.0.0", "1.2.3", "1.10.0", "2.0.0", "2.1.5", "10.0.1", "v2.1.5"]
+TAGS = ["a", "b", "c", "d"]
+# Times as LaunchDarkly reads them (milliseconds since 1970, RFC 3339 with an offset) and
+# some it does not (a date alone, no offset, text).
+SIGNUPS = [1767225600000, 1780000000000, "2026-03-01T09:30:00+02:00", "2026-07-01T00:00:00Z", "2026-07-01", "2026-07-01T00:00:00",
+           "soon"]
 
 
 def contexts(rng):
@@ -34,6 +39,9 @@ def contexts(rng):
         if rng.random() < 0.8: c["version"] = rng.choice(VERSIONS)
         if rng.random() < 0.6: c["organization"] = {"key": f"org-{rng.randrange(50)}", "plan": rng.choice(PLANS)}
         if rng.random() < 0.1: c["anonymous"] = rng.random() < 0.5
+        if rng.random() < 0.5: c["tags"] = rng.sample(TAGS, rng.randrange(0, 3))
+        if rng.random() < 0.5: c["signup"] = rng.choice(SIGNUPS)
+        if rng.random() < 0.5: c["app-version"] = rng.choice(VERSIONS)
         out.append(c)
     return out
 
@@ -88,6 +96,9 @@ def ld_clause(rng, segments):
         ("age", "startsWith", [3], None),
         ("anonymous", "in", [rng.random() < 0.5], None),
         ("/plan", "in", [rng.choice(PLANS)], "organization"),
+        ("tags", "in", rng.sample(TAGS, 2), None),
+        ("signup", rng.choice(["before", "after"]), [rng.choice([1772000000000, "2026-05-01T00:00:00-04:00", "2026-05-01"])], None),
+        ("app-version", rng.choice(["semVerLessThan", "semVerGreaterThan"]), [rng.choice(VERSIONS[:6])], None),
     ])
     clause = {"attribute": attr, "op": op, "values": values, "negate": rng.random() < 0.3}
     if ctx_kind: clause["contextKind"] = ctx_kind
@@ -166,7 +177,7 @@ def check_launchdarkly(rng, ctxs):
         ours = flags_eval(text, ctxs)
         for c, got in zip(ctxs, ours):
             user = Context.builder(c["key"])
-            for k in ("country", "email", "age", "version"):
+            for k in ("country", "email", "age", "version", "tags", "signup", "app-version"):
                 if k in c: user.set(k, c[k])
             if "anonymous" in c: user.anonymous(c["anonymous"])
             context = user.build()
@@ -229,6 +240,8 @@ def gb_condition(rng, depth=0):
         ("country", {"$not": {"$in": rng.sample(COUNTRIES, 2)}}),
         ("email", {rng.choice(["$gt", "$lte"]): rng.choice(["b", "carol"])}),
         ("country", {rng.choice(["$inGroup", "$notInGroup"]): "europe"}),
+        ("tags", {rng.choice(["$in", "$nin"]): rng.sample(TAGS, 2)}),
+        ("app-version", {rng.choice(["$vgt", "$vlte"]): rng.choice(VERSIONS[:6])}),
     ])
     return {attr: test}
 
@@ -335,6 +348,8 @@ def fd_condition(rng, depth=0):
         {"$ref": "staff"},
         {"$ref": "european"},
         {rng.choice(["===", "!=="]): [{"var": "country"}, rng.choice(COUNTRIES)]},
+        {"sem_ver": [{"var": "version"}, rng.choice(["^", "~"]), rng.choice(VERSIONS)]},
+        {"sem_ver": [{"var": "app-version"}, ">=", "2.0.0"]},
     ])
 
 
@@ -423,6 +438,11 @@ def un_constraint(rng):
         {"contextName": "country", "operator": rng.choice(["IN", "NOT_IN"]), "values": ["fr", "us"], "caseInsensitive": True},
         {"contextName": "age", "operator": rng.choice(["NUM_GT", "NUM_LTE"]), "value": f"{rng.randrange(10, 80)}.5"},
         {"contextName": "version", "operator": rng.choice(["SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"]), "value": rng.choice(["2.0.0-beta.1", "1.10.0-rc.2"])},
+        {"contextName": "version", "operator": rng.choice(["SEMVER_GTE", "SEMVER_LTE"]), "value": rng.choice(VERSIONS[:6])},
+        {"contextName": "email", "operator": "REGEX", "value": rng.choice(["^[ab]", "example\\.com$", "^(bob|carol)@"]),
+         "caseInsensitive": rng.random() < 0.3},
+        {"contextName": "remoteAddress", "operator": "IN_CIDR", "values": rng.choice([["10.0.0.0/8"], ["192.168.1.0/24", "bogus"], ["2001:db8::/32"]])},
+        {"contextName": "app-version", "operator": "SEMVER_GT", "value": "1.2.3"},
     ])
     c["inverted"] = rng.random() < 0.25
     return c
@@ -448,7 +468,7 @@ def un_file(rng):
                 params = {"userIds": ", ".join(f"user-{rng.randrange(100000)}" for _ in range(2)) + ", 3"}
             strategy = {"name": kind, "parameters": params, "constraints": [un_constraint(rng) for _ in range(rng.randrange(0, 3))]}
             if rng.random() < 0.25:
-                names = rng.sample(["blue", "green", "red"], 2)
+                names = rng.sample(["blue", "green", "red", "variant-a"], 2)
                 strategy["variants"] = [{"name": n, "weight": w, "weightType": "variable", "stickiness": rng.choice(["default", "sessionId"]),
                                          **({"payload": {"type": "string", "value": f"{n} text"}} if rng.random() < 0.5 else {})}
                                         for n, w in zip(names, [300, 700])]
@@ -457,7 +477,7 @@ def un_file(rng):
             strategies.append(strategy)
         feature = {"name": name, "enabled": rng.random() < 0.85, "strategies": strategies}
         if rng.random() < 0.5:
-            names = rng.sample(["blue", "green", "red"], rng.randrange(2, 4))
+            names = rng.sample(["blue", "green", "red", "variant-a", "child.variant"], rng.randrange(2, 4))
             cuts = sorted(rng.randrange(1, 1000) for _ in range(len(names) - 1))
             weights = [b - a for a, b in zip([0] + cuts, cuts + [1000])]
             feature["variants"] = [{"name": n, "weight": w, "weightType": "variable", "stickiness": "default"} for n, w in zip(names, weights)]
@@ -492,7 +512,7 @@ def check_unleash(rng, ctxs):
     # neither, default stickiness is random).
     ours_ctxs = []
     for i, c in enumerate(ctxs):
-        o = {k: v for k, v in c.items() if k in ("country", "email", "age", "version")}
+        o = {k: v for k, v in c.items() if k in ("country", "email", "age", "version", "app-version")}
         if i % 6: o["userId"] = c["key"]
         o["sessionId"] = f"session-{i}"
         o["now"] = un_time(rng)

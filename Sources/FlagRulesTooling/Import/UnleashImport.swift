@@ -502,11 +502,14 @@ struct UnleashImport {
             test = .atom("\(path) \(symbol) \(literal)")
         case "SEMVER_EQ", "SEMVER_GT", "SEMVER_GTE", "SEMVER_LT", "SEMVER_LTE":
             let symbol = ["SEMVER_EQ": "==", "SEMVER_GT": ">", "SEMVER_GTE": ">=", "SEMVER_LT": "<", "SEMVER_LTE": "<="][op]!
-            guard let value, let version = GrowthBookImport.version(value) else {
-                notes.append(ImportNote(.notImported, at: at, "'\(value ?? "")' is no version of three numbers; the strategy is left out"))
-                return nil
+            // (Unleash reads three numbers and no `v`: any other value never matches.)
+            if let value, !value.hasPrefix("v"), let version = GrowthBookImport.version(value) {
+                test = .atom("\(path) \(symbol) \(version)")
+            } else {
+                notes.append(
+                    ImportNote(.remark, at: at, "'\(value ?? "")' is no version of three numbers: Unleash's constraint never matches"))
+                test = .never
             }
-            test = .atom("\(path) \(symbol) \(version)")
         case "REGEX":
             // (A search, as Unleash's engine matches; case-insensitive with (?i).)
             guard let value else {
