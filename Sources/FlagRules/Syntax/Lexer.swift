@@ -195,8 +195,6 @@ package struct Lexer {
                 }
             case UInt8(ascii: "\""):
                 lexString()
-            case UInt8(ascii: "`"):
-                lexQuotedName()
             case _ where Lexer.isIdentStart(c):
                 var j = i + 1
                 while j < end, Lexer.isIdentContinue(b[j]) { j += 1 }
@@ -209,6 +207,8 @@ package struct Lexer {
                 }
             case _ where Lexer.isDigit(c):
                 lexNumber()
+            case UInt8(ascii: "`"):
+                lexQuotedName()
             case UInt8(ascii: "-") where Lexer.isDigit(peek(1)):
                 lexNumber()
             case 0x00:

@@ -178,12 +178,13 @@ extension Parser {
         var progress = LoopProgress()
         while isPunctuation(.dot), current.range.start == end.end, progress.advanced(index) {
             let dot = advance()
-            guard let field = current.kind.name, current.range.start == dot.range.end else {
+            let t = current
+            guard let field = t.kind.name, t.range.start == dot.range.end else {
                 throw fail(
-                    "expected a field name right after '\(path).', found \(describe(current))",
+                    "expected a field name right after '\(path).', found \(describe(t))",
                     help: "a path reads an object attribute's field, as in org.plan, with no space around the dot")
             }
-            try refuseDot(in: current)
+            try refuseDot(in: t)
             end = advance().range
             path += "." + field
         }

@@ -176,8 +176,9 @@ package struct Parser {
 
     /// A quoted name read as an attribute or a path's field holds no dot: a dot separates
     /// a path's fields (a variant's case with a dot is compared as a string).
+    @inline(__always)
     mutating func refuseDot(in t: Token) throws(Recovery) {
-        guard case .quotedIdentifier(let name) = t.kind, name.contains(".") else { return }
+        guard case .quotedIdentifier(let name) = t.kind, name.utf8.contains(UInt8(ascii: ".")) else { return }
         throw fail(
             "a name in a rule holds no '.': '\(name)'", at: t.range, code: "invalid-name",
             help: "a dot separates a path's fields (org.plan); a variant's case with a dot is written as a string: v == \"\(name)\"")
