@@ -143,8 +143,9 @@ extension LaunchDarklyImport {
         }
         let any = ImportedCondition.or(tests)
         // Negated, a clause holds for a present attribute that matches none of its values
-        // (none at all, when it has none of the attribute's type).
-        return negate ? .and([present, .negated(any)]) : any
+        // (none at all, when it has none of the attribute's type, or is of another type or
+        // no version or time: a test LaunchDarkly cannot make is false, so its negation holds).
+        return negate ? .and([present, .negated(any.knownOrFalse)]) : any
     }
 
     /// The end of an RFC 3339 time: its offset. A context's string without one is no time

@@ -167,4 +167,25 @@ struct SuiteFindingsTests {
         #expect(try ImportTests.evaluate(result, "odd", ["id": "abc3"]) == .string("prefix"))
         #expect(try ImportTests.evaluate(result, "odd", ["id": "x"]) == .string("none"))
     }
+
+    /// A negated LaunchDarkly clause on a value it cannot compare (another JSON type, no
+    /// version) holds, as in LaunchDarkly (found by `.ci/import`'s random files with
+    /// `v2.1.5`); MovingFromAnotherSystem's example.
+    @Test func launchDarklyNegatedClausesOnValuesItCannotCompareHold() throws {
+        let file = """
+            {"flags": {
+              "young": {"key": "young", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1},
+                "rules": [{"clauses": [{"attribute": "age", "op": "lessThan", "values": [30], "negate": true}], "variation": 0}]},
+              "old": {"key": "old", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1},
+                "rules": [{"clauses": [{"attribute": "v", "op": "semVerLessThan", "values": ["2.0.0"], "negate": true}], "variation": 0}]}
+            }}
+            """
+        let result = try ImportTests.imported(file, .launchdarkly)
+        #expect(result.text.contains("not ((age < 30) ?? false)"), "\(result.text)")
+        #expect(try ImportTests.evaluate(result, "young", ["key": "u", "age": "30"]) == .bool(true))
+        #expect(try ImportTests.evaluate(result, "young", ["key": "u", "age": 29]) == .bool(false))
+        #expect(try ImportTests.evaluate(result, "young", ["key": "u"]) == .bool(false), "a missing attribute never matches")
+        #expect(try ImportTests.evaluate(result, "old", ["key": "u", "v": "v2.1.5"]) == .bool(true))
+        #expect(try ImportTests.evaluate(result, "old", ["key": "u", "v": "1.0.0"]) == .bool(false))
+    }
 }
