@@ -312,27 +312,9 @@ extension Checker {
             }
             return Bound(kind: .lower(text), type: .string, range: range)
         case "version":
-            guard arguments.count == 1 else {
-                diagnostics.error("invalid-call", "version() takes one string, as in version(appVersion)", at: range)
-                return nil
-            }
-            guard let text = expression(arguments[0]) else { return nil }
-            guard [.string, .version, .int, .double].contains(text.type) || text.type.isDynamic else {
-                diagnostics.error("type-mismatch", "version() takes a string or a number, found \(text.type)", at: text.range)
-                return nil
-            }
-            return Bound(kind: .convert(text, .version), type: .version, range: range)
+            return conversion(.version, arguments, range, example: "version(appVersion)")
         case "datetime":
-            guard arguments.count == 1 else {
-                diagnostics.error("invalid-call", "datetime() takes one string or number, as in datetime(signup)", at: range)
-                return nil
-            }
-            guard let text = expression(arguments[0]) else { return nil }
-            guard [.string, .datetime, .int, .double].contains(text.type) || text.type.isDynamic else {
-                diagnostics.error("type-mismatch", "datetime() takes a string or a number, found \(text.type)", at: text.range)
-                return nil
-            }
-            return Bound(kind: .convert(text, .datetime), type: .datetime, range: range)
+            return conversion(.datetime, arguments, range, example: "datetime(signup)")
         case "ramp":
             return ramp(arguments, range)
         case "split":
@@ -546,4 +528,23 @@ extension Checker {
 
     /// Whether `contains`, `starts with` and `ends with` accept a side of type `t`.
     static func isTextual(_ t: FlagType) -> Bool { t == .string || t == .symbol || t.isDynamic }
+}
+
+extension Checker {
+    /// `version(x)` or `datetime(x)`: one string or number (or a value of the type itself),
+    /// read as a version or a datetime.
+    mutating func conversion(_ kind: Conversion, _ arguments: [ExprSyntax], _ range: SourceRange, example: String) -> Bound? {
+        let name = kind.rawValue
+        guard arguments.count == 1 else {
+            diagnostics.error("invalid-call", "\(name)() takes one string or number, as in \(example)", at: range)
+            return nil
+        }
+        guard let text = expression(arguments[0]) else { return nil }
+        let type: FlagType = kind == .version ? .version : .datetime
+        guard [.string, type, .int, .double].contains(text.type) || text.type.isDynamic else {
+            diagnostics.error("type-mismatch", "\(name)() takes a string or a number, found \(text.type)", at: text.range)
+            return nil
+        }
+        return Bound(kind: .convert(text, kind), type: type, range: range)
+    }
 }
