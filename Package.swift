@@ -20,19 +20,24 @@ let package = Package(
         .plugin(name: "FlagRulesPlugin", targets: ["FlagRulesPlugin"]),
     ],
     targets: [
-        .target(name: "FlagRules", dependencies: ["FlagRulesAtomics"]),
+        .target(name: "FlagRules", dependencies: ["FlagRulesSyntax", "FlagRulesAtomics"]),
+        // The language's text: lexer, parser, syntax tree, diagnostics and versions. The
+        // library re-exports it; the build plugin's tool reads declarations with it alone.
+        .target(name: "FlagRulesSyntax"),
         // Inline atomic loads and stores (Swift's own atomics need macOS 15 and iOS 18).
         .target(name: "FlagRulesAtomics"),
         // The CLI's commands, as a library that tests import; `flags` is its main.
-        .target(name: "FlagRulesTooling", dependencies: ["FlagRules"]),
+        .target(name: "FlagRulesTooling", dependencies: ["FlagRules", "FlagRulesKeys"]),
+        // The typed keys' Swift source, from a file's declarations as written.
+        .target(name: "FlagRulesKeys", dependencies: ["FlagRulesSyntax"]),
         .target(name: "FlagRulesLanguageServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
         .target(name: "FlagRulesServer", dependencies: ["FlagRules", "FlagRulesTooling"]),
         .target(name: "FlagRulesTesting", dependencies: ["FlagRules"]),
-        .target(name: "FlagsCLI", dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"]),
+        .target(name: "FlagsCLI", dependencies: ["FlagRules", "FlagRulesKeys", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"]),
         .executableTarget(name: "flags", dependencies: ["FlagsCLI"]),
-        // The plugin's tool: `flags generate swift` for one file, linking only the library
-        // and its tooling (an app's build compiles no server, language server or CLI).
-        .executableTarget(name: "flags-keys", dependencies: ["FlagRules", "FlagRulesTooling"]),
+        // The plugin's tool: `flags generate swift` for one file, reading its declarations
+        // with the language's syntax alone (an app's build compiles the rest of the library once).
+        .executableTarget(name: "flags-keys", dependencies: ["FlagRulesKeys"]),
         // Generates typed keys from a target's .flags files on every build.
         .plugin(name: "FlagRulesPlugin", capability: .buildTool(), dependencies: ["flags-keys"], path: "Sources/FlagRulesPlugin"),
         // Counts heap allocations for the benchmark (glibc); linked into flags-bench only.
@@ -45,7 +50,7 @@ let package = Package(
             dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer", "MallocCounter", "MinimalServer"]),
         .testTarget(
             name: "FlagRulesTests",
-            dependencies: ["FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer", "FlagRulesTesting"],
+            dependencies: ["FlagRules", "FlagRulesKeys", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer", "FlagRulesTesting"],
             exclude: ["Diagnostics/Golden"]),
         // Reads the keys the plugin generates from its keys.flags.
         .testTarget(
@@ -54,7 +59,7 @@ let package = Package(
         // Runs the built `flags` and `flags-bench` binaries; no test binary links flags-bench
         // (nor so its counting allocator).
         .testTarget(
-            name: "flagsTests", dependencies: ["FlagsCLI", "FlagRules", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"],
+            name: "flagsTests", dependencies: ["FlagsCLI", "FlagRules", "FlagRulesKeys", "FlagRulesTooling", "FlagRulesLanguageServer", "FlagRulesServer"],
             exclude: ["Golden", "Fixtures"]),
     ]
 )

@@ -1,4 +1,5 @@
 import FlagRules
+import FlagRulesKeys
 import FlagRulesTooling
 import Foundation
 
@@ -76,7 +77,8 @@ enum GenerateCommand {
             let namespace = parsed.value("namespace") ?? SwiftKeyGenerator.namespace(forFile: fileName == "<stdin>" ? "rules" : fileName)
             let source: String
             do {
-                source = try SwiftKeyGenerator(namespace: namespace, access: access).generate(rules, fileName: fileName)
+                source = try SwiftKeyGenerator(namespace: namespace, access: access)
+                    .generate(rules.declarations.compactMap(KeyDeclaration.init), fileName: fileName)
             } catch {
                 Terminal.writeError("\(file): error: \(error.message)\n")
                 failed = true

@@ -1,10 +1,13 @@
-import FlagRules
-import FlagRulesTooling
+import FlagRulesKeys
+import FlagRulesSyntax
 import Foundation
 
 // `flags-keys FILE OUTPUT`: the build plugin's tool. It writes the typed keys of one rules
-// file (what `flags generate swift FILE --output OUTPUT` writes) and links only the library
-// and its tooling, so that an app's build compiles no server, language server or CLI.
+// file (what `flags generate swift FILE --output OUTPUT` writes), reading the file's
+// declarations with the language's syntax alone: an app's build compiles the lexer and the
+// parser for it, and the rest of the library once, for the app. A syntax error, or a key
+// with no type or default, fails the build at its line; the rules' types are checked by
+// `flags check`, the language server, and the library when the rules load.
 // An unchanged output is not rewritten, so that a build does not recompile it.
 
 /// Writes `message` to standard error and exits with `status`.
@@ -18,19 +21,24 @@ guard arguments.count == 2 else {
     fail("usage: flags-keys FILE.flags OUTPUT.swift (the FlagRules build plugin's tool; see 'flags generate swift')\n", status: 2)
 }
 let input = URL(fileURLWithPath: arguments[0]), output = URL(fileURLWithPath: arguments[1])
-let rules: RuleSet
+let text: String
 do {
-    rules = try RuleSet(contentsOf: input)
+    text = try String(contentsOf: input, encoding: .utf8)
 } catch {
-    fail(error.description.hasSuffix("\n") ? error.description : error.description + "\n", status: 1)
+    fail("\(input.path): error: cannot read it as UTF-8 text (\(error.localizedDescription))\n", status: 1)
 }
 let fileName = input.lastPathComponent
 let source: String
 do {
+    let declarations = try KeyDeclaration.read(SourceText(text, name: input.path))
     source = try SwiftKeyGenerator(namespace: SwiftKeyGenerator.namespace(forFile: fileName), access: .public)
-        .generate(rules, fileName: fileName)
-} catch {
+        .generate(declarations, fileName: fileName)
+} catch let error as KeyDeclaration.ReadError {
+    fail(error.description + "\n", status: 1)
+} catch let error as SwiftKeyGenerator.GenerationError {
     fail("\(input.path): error: \(error.message)\n", status: 1)
+} catch {
+    fail("\(input.path): error: \(error)\n", status: 1)
 }
 if (try? String(contentsOf: output, encoding: .utf8)) != source {
     do {

@@ -20,14 +20,17 @@ targets=("$@")
 out=.build/fuzz
 mkdir -p "$out/findings"
 export SWIFT_BACKTRACE=enable=no
-# The library, its tooling (the formatter) and the server's HTTP messages as one module:
-# the copies, in $out/tooling, leave out their `import FlagRules`.
-rm -rf "$out/tooling"
-mkdir -p "$out/tooling"
-for file in $(find Sources/FlagRulesTooling -name '*.swift') Sources/FlagRulesServer/Transport/HTTPMessage.swift; do
-  grep -v '^import FlagRules$' "$file" > "$out/tooling/$(basename "$file")"
+# The language's syntax, the library, its tooling (the formatter, the importers) and the
+# server's HTTP messages as one module: the copies, in $out/sources, leave out their
+# imports of each other.
+modules=(Sources/FlagRulesSyntax Sources/FlagRules Sources/FlagRulesKeys Sources/FlagRulesTooling)
+rm -rf "$out/tooling" "$out/sources"
+mkdir -p "$out/sources"
+for file in $(find "${modules[@]}" -name '*.swift') Sources/FlagRulesServer/Transport/HTTPMessage.swift; do
+  copy="$out/sources/$(basename "$(dirname "$file")")-$(basename "$file")"
+  grep -Ev '^(@_exported )?import FlagRules(Syntax|Keys)?$' "$file" > "$copy"
 done
-sources="$(find Sources/FlagRules "$out/tooling" -name '*.swift')"
+sources="$(find "$out/sources" -name '*.swift')"
 harnesses=(Tests/Fuzz/*.swift)
 for target in "${targets[@]}"; do
   case $target in
@@ -43,7 +46,7 @@ case $optimization in
   *) echo "FUZZ_OPTIMIZATION is -O or -Onone, not '$optimization'" >&2; exit 2 ;;
 esac
 binary=$out/fuzz$optimization
-if [[ ! -x $binary || -n $(find Tests/Fuzz Sources/FlagRules Sources/FlagRulesTooling Sources/FlagRulesAtomics Sources/FlagRulesServer/Transport/HTTPMessage.swift -newer "$binary" -name '*.[sch]*') ]]; then
+if [[ ! -x $binary || -n $(find Tests/Fuzz "${modules[@]}" Sources/FlagRulesAtomics Sources/FlagRulesServer/Transport/HTTPMessage.swift -newer "$binary" -name '*.[sch]*') ]]; then
   echo "== building the fuzz targets ($optimization)"
   # shellcheck disable=SC2086
   jobs=()

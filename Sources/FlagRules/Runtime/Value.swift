@@ -192,29 +192,6 @@ package enum Path {
     }
 }
 
-/// Quoting and escaping of strings the way `.flags` source writes them.
-package enum StringEscaping {
-    /// `s` in double quotes with `\" \\ \n \t` and `\u{…}` for other control characters.
-    package static func quoted(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-}
-
 extension Value {
     /// The value, or nil for a double that is NaN or infinite (which no context holds).
     var refusingNonFinite: Value? {

@@ -1,3 +1,4 @@
+import FlagRulesKeys
 import Testing
 
 @testable import FlagRules
@@ -22,13 +23,13 @@ import Testing
         #expect(literal.contains(#"Says \"""#) && literal.contains(#"C:\\path."#))
         #expect(literal.contains("\\\n"))  // a long line wrapped with a continuation
         let rules = try RuleSet(source: "/// \(doc.replacingOccurrences(of: "\n", with: "\n/// "))\nflag f = true\n")
-        let swift = try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
+        let swift = try SwiftKeyGenerator(namespace: "K").generate(keys(rules), fileName: "k.flags")
         #expect(swift.contains("public static let `f` = FlagRules.FlagKey<Swift.Bool>("))
     }
 
     @Test func swiftsOwnNamesAreQualifiedAndEscaped() throws {
         let rules = try RuleSet(source: "variant string [a, b] = a\nvariant type [self, Type] = self\n@disabled flag bool = true\n")
-        let swift = try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
+        let swift = try SwiftKeyGenerator(namespace: "K").generate(keys(rules), fileName: "k.flags")
         #expect(swift.contains("enum `String`: Swift.String, FlagRules.FlagVariant, Swift.CaseIterable, Swift.Sendable"))
         #expect(swift.contains("static let `type` = FlagRules.FlagKey<Self.`Type`>("))
         #expect(swift.contains("case `self`") && swift.contains("case `Type`"))
@@ -39,18 +40,18 @@ import Testing
     @Test func collidingNamesAreRefused() throws {
         let rules = try RuleSet(source: "flag allKeys = true\n")
         #expect(throws: SwiftKeyGenerator.GenerationError.self) {
-            try SwiftKeyGenerator(namespace: "K").generate(rules, fileName: "k.flags")
+            try SwiftKeyGenerator(namespace: "K").generate(keys(rules), fileName: "k.flags")
         }
         // Two spellings with one Swift name, as variants or as declarations.
         for source in ["variant v [`variant-a`, variantA] = variantA", "flag `dark-mode`\nflag darkMode"] {
             let clash = try RuleSet(source: source)
             #expect(throws: SwiftKeyGenerator.GenerationError.self) {
-                try SwiftKeyGenerator(namespace: "K").generate(clash, fileName: "k.flags")
+                try SwiftKeyGenerator(namespace: "K").generate(keys(clash), fileName: "k.flags")
             }
         }
         let twoSpellings = try RuleSet(source: "variant v [`variant-a`, variantA] = variantA")
         let error = #expect(throws: SwiftKeyGenerator.GenerationError.self) {
-            try SwiftKeyGenerator(namespace: "K").generate(twoSpellings, fileName: "k.flags")
+            try SwiftKeyGenerator(namespace: "K").generate(keys(twoSpellings), fileName: "k.flags")
         }
         #expect(
             error?.message
@@ -66,3 +67,6 @@ import Testing
         #expect(SwiftKeyGenerator.swiftName(name) == swift)
     }
 }
+
+/// The keys of a checked rule set, as `flags generate swift` writes them.
+func keys(_ rules: RuleSet) -> [KeyDeclaration] { rules.declarations.compactMap(KeyDeclaration.init) }

@@ -13,14 +13,14 @@ func lex(bytes: [UInt8]) -> Lexer { Lexer(SourceText(bytes: bytes, name: "t")) }
             shown == [
                 "1:1-5 identifier(\"flag\")",
                 "1:6-7 identifier(\"a\")",
-                "1:8-9 punctuation(FlagRules.Punctuation.leftBrace)",
+                "1:8-9 punctuation(FlagRulesSyntax.Punctuation.leftBrace)",
                 "1:9-9 newline",
                 "2:2-9 identifier(\"enabled\")",  // a tab counts 1
-                "2:10-14 keyword(FlagRules.Keyword.when)",
-                "2:17-19 punctuation(FlagRules.Punctuation.equal)",  // 'é' counted as one column
+                "2:10-14 keyword(FlagRulesSyntax.Keyword.when)",
+                "2:17-19 punctuation(FlagRulesSyntax.Punctuation.equal)",  // 'é' counted as one column
                 "2:20-23 string(\"x\", raw: false)",
                 "2:23-23 newline",
-                "3:1-2 punctuation(FlagRules.Punctuation.rightBrace)",
+                "3:1-2 punctuation(FlagRulesSyntax.Punctuation.rightBrace)",
                 "3:2-2 endOfFile",
             ])
         #expect(l.diagnostics.map(\.message) == ["unexpected character 'é'"])

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlagRules
+@testable import FlagRulesSyntax
 
 func parse(_ text: String) -> (FileSyntax, [Diagnostic]) { Parser.parse(SourceText(text, name: "t")) }
 func parseErrors(_ text: String) -> [String] { parse(text).1.map { "\($0.range.start) \($0.message)" } }

@@ -121,3 +121,26 @@ extension SourceText {
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
+
+/// Quoting and escaping of strings the way `.flags` source writes them.
+package enum StringEscaping {
+    /// `s` in double quotes with `\" \\ \n \t` and `\u{…}` for other control characters.
+    package static func quoted(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -98,23 +98,23 @@ public struct Diagnostic: Sendable, Hashable {
 }
 
 /// Diagnostics collected by one pipeline stage.
-struct DiagnosticBag: Sendable {
-    var items: [Diagnostic] = []
+package struct DiagnosticBag: Sendable {
+    package var items: [Diagnostic] = []
     /// The errors reported so far, with those of the stages before (`init(errorsSoFar:)`).
-    private(set) var errorCount = 0
+    package private(set) var errorCount = 0
     /// Whether `Diagnostic.errorLimit` errors have been reported: the stage stops, and
     /// later errors are dropped.
-    private(set) var isFull = false
+    package private(set) var isFull = false
 
     /// A bag for a stage that follows stages which reported `errorsSoFar` errors.
-    init(errorsSoFar: Int = 0) {
+    package init(errorsSoFar: Int = 0) {
         errorCount = errorsSoFar
         isFull = errorsSoFar >= Diagnostic.errorLimit
     }
 
-    var hasErrors: Bool { errorCount > 0 }
+    package var hasErrors: Bool { errorCount > 0 }
 
-    mutating func error(
+    package mutating func error(
         _ code: String, _ message: String, at range: SourceRange,
         notes: [Diagnostic.Note] = [], help: String? = nil
     ) {
@@ -127,7 +127,7 @@ struct DiagnosticBag: Sendable {
         }
     }
 
-    mutating func warning(
+    package mutating func warning(
         _ code: String, _ message: String, at range: SourceRange,
         notes: [Diagnostic.Note] = [], help: String? = nil
     ) {
@@ -141,7 +141,7 @@ extension Diagnostic {
     package static let errorLimit = 30
 
     /// `too many errors (100); stopping`.
-    static func tooManyErrors(at range: SourceRange) -> Diagnostic {
+    package static func tooManyErrors(at range: SourceRange) -> Diagnostic {
         .error("too-many-errors", "too many errors (\(errorLimit)); stopping", at: range)
     }
 }

@@ -65,7 +65,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, CustomStringConve
         (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D
     }
 
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> SemanticVersion? {
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> SemanticVersion? {
         var i = 0
         let n = bytes.count
         func number() -> Int? {

@@ -1,10 +1,10 @@
-import FlagRules
+import FlagRulesSyntax
 import Foundation
 
-/// Writes Swift source with one typed key per declaration of a rule set (`flags generate
+/// Writes Swift source with one typed key per declaration of a rules file (`flags generate
 /// swift` and the build plugin): a `FlagKey` for each flag, variant and value, with its
 /// name, default and doc comment, a `String`-backed enum for each variant, and `allKeys`.
-/// The same rules give the same bytes.
+/// The same declarations give the same bytes.
 package struct SwiftKeyGenerator {
     /// Whether the generated names are `public` or internal.
     package enum Access: String, Sendable {
@@ -35,9 +35,8 @@ package struct SwiftKeyGenerator {
         return name + "Flags"
     }
 
-    /// The Swift source for `rules`, read from `fileName`.
-    package func generate(_ rules: RuleSet, fileName: String) throws(GenerationError) -> String {
-        let declarations = rules.declarations.filter { $0.kind != .segment }
+    /// The Swift source for the declarations of `fileName`.
+    package func generate(_ declarations: [KeyDeclaration], fileName: String) throws(GenerationError) -> String {
         try checkNames(declarations)
         let prefix = access == .public ? "public " : ""
         var out = """
@@ -52,40 +51,37 @@ package struct SwiftKeyGenerator {
 
             """
         for d in declarations {
-            out += docComment(
-                d.doc
-                    ?? "`\(d.name)`: \(d.kind == .value ? (d.type == "int" ? "an int value" : "a \(d.type) value") : "a \(d.kind.rawValue)") of \(fileName)."
-            )
+            let what: String
+            switch d.kind {
+            case .flag: what = "a flag"
+            case .variant: what = "a variant"
+            case .value(_, let typeName, _): what = typeName == "int" ? "an int value" : "a \(typeName) value"
+            }
+            out += docComment(d.doc ?? "`\(d.name)`: \(what) of \(fileName).")
             let doc = d.doc.map { ",\n        doc: " + SwiftKeyGenerator.multilineLiteral($0, indent: "        ") } ?? ""
             let name = SwiftKeyGenerator.identifier(SwiftKeyGenerator.swiftName(d.name))
             let quoted = SwiftKeyGenerator.literal(d.name)
             switch d.kind {
-            case .flag:
-                // A kill switch is off whatever its default, before rules load too.
-                let value = d.isDisabled ? false : (d.defaultValue.boolValue ?? false)
+            case .flag(let value):
                 out +=
                     "    \(prefix)static let \(name) = FlagRules.FlagKey<Swift.Bool>(\n        flag: \(quoted), default: \(value)\(doc))\n\n"
-            case .variant:
+            case .variant(let cases, let first):
                 let type = SwiftKeyGenerator.identifier(SwiftKeyGenerator.typeName(d.name))
-                let first = d.defaultValue.stringValue ?? d.variants.first ?? ""
                 let defaultCase = SwiftKeyGenerator.identifier(SwiftKeyGenerator.swiftName(first))
                 out +=
                     "    \(prefix)static let \(name) = FlagRules.FlagKey<Self.\(type)>(\n        variant: \(quoted), default: .\(defaultCase)\(doc))\n\n"
                 out += "    /// The variants of `\(d.name)`.\n"
                 out += "    \(prefix)enum \(type): Swift.String, FlagRules.FlagVariant, Swift.CaseIterable, Swift.Sendable {\n"
-                for variant in d.variants {
+                for variant in cases {
                     // A name of another spelling keeps it as the raw value: `case variantA = "variant-a"`.
                     let swift = SwiftKeyGenerator.swiftName(variant)
                     let raw = swift == variant ? "" : " = " + SwiftKeyGenerator.literal(variant)
                     out += "        case \(SwiftKeyGenerator.identifier(swift))\(raw)\n"
                 }
                 out += "    }\n\n"
-            case .value:
-                let (type, literal) = try SwiftKeyGenerator.typedLiteral(d.defaultValue, of: d.name)
+            case .value(let type, _, let literal):
                 out +=
                     "    \(prefix)static let \(name) = FlagRules.FlagKey<\(type)>(\n        value: \(quoted), default: \(literal)\(doc))\n\n"
-            case .segment:
-                break
             }
         }
         out += "    /// Every key, for `rules.validate(\(namespace).allKeys)` and `store.expectedKeys`.\n"
@@ -104,11 +100,13 @@ package struct SwiftKeyGenerator {
     /// Refuses rules whose generated names would collide: two declarations whose enums
     /// have one name, a declaration named as a generated member, or two variants of one
     /// declaration with one Swift name (`variant-a` and `variantA`).
-    private func checkNames(_ declarations: [DeclarationInfo]) throws(GenerationError) {
+    private func checkNames(_ declarations: [KeyDeclaration]) throws(GenerationError) {
         var members: [String: String] = ["allKeys": "the list of every key"]
         for d in declarations {
             var cases: [String: String] = [:]
-            for variant in d.variants {
+            let variants: [String]
+            if case .variant(let all, _) = d.kind { variants = all } else { variants = [] }
+            for variant in variants {
                 let swift = SwiftKeyGenerator.swiftName(variant)
                 if let other = cases[swift] {
                     throw GenerationError(
@@ -119,7 +117,7 @@ package struct SwiftKeyGenerator {
                 cases[swift] = variant
             }
             var names = [SwiftKeyGenerator.swiftName(d.name)]
-            if d.kind == .variant { names.append(SwiftKeyGenerator.typeName(d.name)) }
+            if case .variant = d.kind { names.append(SwiftKeyGenerator.typeName(d.name)) }
             for name in names {
                 if let other = members[name] {
                     throw GenerationError(
@@ -197,17 +195,5 @@ package struct SwiftKeyGenerator {
             out += pieces.map { indent + "    " + $0 }.joined(separator: "\\\n") + "\n"
         }
         return out + indent + "    \"\"\""
-    }
-
-    static func typedLiteral(_ value: Value, of name: String) throws(GenerationError) -> (String, String) {
-        switch value {
-        case .bool(let b): return ("Swift.Bool", "\(b)")
-        case .int(let i): return ("Swift.Int", "\(i)")
-        case .double(let d):
-            let text = "\(d)"
-            return ("Swift.Double", text.contains(".") || text.contains("e") ? text : text + ".0")
-        case .string(let s): return ("Swift.String", literal(s))
-        default: throw GenerationError(message: "'\(name)' has a \(value.typeName) value, which has no Swift key type")
-        }
     }
 }
