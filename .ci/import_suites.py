@@ -7,7 +7,10 @@ and every case evaluated with `flags eval` on the import; each case agrees or no
 
 DIR (default ../shared/suites from the repository) is described by its README.md. A case is
 `agree`, `disagree` (the suite expects another value), `left out` (`flags import` named the
-flag as not imported) or `not run` (this harness cannot express the case); a disagreement,
+flag as not imported) or `not run` (this harness cannot express the case). A case whose
+vendor answers the caller's default (an error, an unknown flag) agrees when the import holds
+no such flag: `flags` then answers FLAG_NOT_FOUND, and the caller its default, so an app
+sees the same value; the report counts these apart. A disagreement,
 left-out or not-run case whose id is a line of the allow-list FILE
 (`CASE-ID<TAB>reason`, default .ci/import-suites-allowed) is `allowed`. Exit 1 when a
 case is neither agreeing nor allowed, or when an import or eval fails; 0 otherwise.
@@ -37,6 +40,7 @@ class Case:
     loose: bool = False           # numbers compare by value (LaunchDarkly's one number type)
     unread: str = ""              # notes at paths matching this leave the case's value alone
     status: str = ""              # agree, disagree, left out, not run
+    caller_default: str = ""      # why the vendor answers the caller's default (an error, an unknown flag)
     reason: str = ""
     got: object = None
     allowed: str = ""
@@ -127,7 +131,9 @@ def run_batch(flags, batch, tmp, failures):
     for c in cases:
         reasons = [r for where, r in skipped.get(c.key, []) if not (c.unread and re.match(c.unread, where))]
         if reasons: c.status, c.reason = "left out", reasons[0]
-    cases = [c for c in cases if not c.status]
+    # A case whose vendor answers the caller's default is evaluated though its flag was left
+    # out: a flag the import does not hold answers FLAG_NOT_FOUND, so the caller's default.
+    cases = [c for c in cases if not c.status or (c.status == "left out" and c.caller_default)]
     if not cases: return
     with open(stem + ".flags", "w") as f: f.write(p.stdout)
     with open(stem + ".jsonl", "w") as f: f.write("".join(json.dumps(c.context, ensure_ascii=False) + "\n" for c in cases))
@@ -140,6 +146,11 @@ def run_batch(flags, batch, tmp, failures):
     for c, row in zip(cases, rows):
         name = names.get(c.key, c.key)
         row = json.loads(row)
+        if name not in row and c.caller_default:
+            c.got, c.status = "(the caller's default: the import has no such flag)", "agree"
+            c.reason = f"both answer the caller's default ({c.caller_default})"
+            continue
+        if c.status == "left out": continue   # a rule of it left out: its flag still answers
         try:
             c.got = c.read(row, name) if c.read else row[name]["value"]
         except KeyError:
@@ -217,7 +228,7 @@ def unleash_batches(root):
                                      "feature_enabled": e["feature_enabled"]}
                     case.read, case.unread = unleash_variant, ""
                 if t["toggleName"] not in features:
-                    not_run(case, "the toggle is not in the state (Unleash answers its unknown-toggle default)")
+                    case.caller_default = "an unknown toggle"
                 batch.cases.append(case)
         yield batch
 
@@ -275,7 +286,7 @@ def growthbook_batches(root):
     for n, (name, ctx, key, result) in enumerate(cases["feature"]):
         features = ctx.get("features", {})
         case = Case(f"growthbook/feature#{n}: {name}", key, ctx.get("attributes", {}), result["value"], features.get(key))
-        if key not in features: not_run(case, "the feature is not in the payload (the SDK's unknown-feature answer)")
+        if key not in features: case.caller_default = "an unknown feature"
         gb_unexpressed(case, ctx)
         items.append((case, features, ctx.get("savedGroups", {})))
     yield from gb_pack("growthbook/feature", items)
@@ -350,7 +361,7 @@ def flagd_cases(doc, gherkin_files, name):
         for line, scenario, tags, steps in list(gherkin_examples(path)):
             # Older bucketing, and the scenarios @no-default-variant replaces.
             if {"@fractional-v1", "@fractional-v2", "@deprecated"} & set(tags): continue
-            flag_type = key = expected = error = None
+            flag_type = key = expected = error = reason = None
             ctx, blocker = {}, None
             for step in steps:
                 if m := re.match(r'an? (\w+)-flag with key "(.*)" and a (?:default|fallback) value "(.*)"', step): flag_type, key = m.group(1), m.group(2)
@@ -359,13 +370,17 @@ def flagd_cases(doc, gherkin_files, name):
                 elif m := re.match(r'a context containing a nested property with outer key "(.*)" and inner key "(.*)", with value "(.*)"', step): ctx.setdefault(m.group(1), {})[m.group(2)] = m.group(3)
                 elif m := re.match(r'the resolved details value should be "(.*)"', step): expected = m.group(1)
                 elif m := re.match(r'the error-code should be "(.*)"', step): error = m.group(1)
+                elif m := re.match(r'the reason should be "(.*)"', step): reason = m.group(1)
                 elif m := re.match(r'an option "selector"', step): blocker = "a flag-set selector of the provider"
             case = Case(f"{name}/{os.path.basename(path)}#L{line} {scenario} ({key})", key, ctx, None, doc["flags"].get(key))
             if expected is not None: case.expected = flagd_typed(expected, flag_type)
+            flag = doc["flags"].get(key) or {}
+            if error and error != "TYPE_MISMATCH": case.caller_default = f"flagd answers {error}"
+            elif reason == "DISABLED" or flag.get("state") == "DISABLED": case.caller_default = "flagd answers a disabled flag so"
+            elif reason == "DEFAULT" and flag.get("defaultVariant") is None: case.caller_default = "the flag has no default variant"
             if blocker: not_run(case, f"the case needs {blocker}")
-            elif key not in doc["flags"]: not_run(case, "the flag is not in the file (FLAG_NOT_FOUND: the caller's default)")
             elif error == "TYPE_MISMATCH": not_run(case, "a typed evaluation of another type (TYPE_MISMATCH)")
-            elif expected is None: not_run(case, f"the case checks only the error code {error}")
+            elif expected is None and not case.caller_default: not_run(case, f"the case checks only the error code {error}")
             cases.append(case)
     return cases
 
@@ -605,10 +620,10 @@ def ld_batches(root):
                     f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(params.items()) if isinstance(v, (str, int, float)) and k != "NAME")
                 case = Case(f"launchdarkly/{file}#{key}/{who}: {name}", key + suffix, ld_context(ctx), (ev.get("expect") or {}).get("value"),
                             (data.get("flags") or {}).get(key), loose=True)
+                why = ((ev.get("expect") or {}).get("reason") or {})
+                if why.get("kind") == "ERROR": case.caller_default = f"LaunchDarkly answers {why.get('errorKind', 'an error')}"
                 if suite.get("requireCapability"):
                     not_run(case, f"needs the SDK capability '{suite['requireCapability']}' (a typed variation call)")
-                elif key not in (data.get("flags") or {}):
-                    not_run(case, "the flag is not in the data (FLAG_NOT_FOUND: the caller's default)")
                 batch.cases.append(case)
                 made.append((case, extra or f"parameters {n + 1}"))
         # An id that parameter sets share names the set's parameters.
@@ -691,7 +706,9 @@ def report(cases, failures):
         totals = [a + b for a, b in zip(totals, row)]
         print(f"{suite:26}{row[0]:>7}" + "".join(f"{n:>10}" for n in row[1:]))
     print(f"{'all':26}{totals[0]:>7}" + "".join(f"{n:>10}" for n in totals[1:]))
-    loose = [c for _, c in cases if c.status == "agree" and not same(c.expected, c.got)]
+    defaults = [c for _, c in cases if c.status == "agree" and c.reason.startswith("both answer the caller's default")]
+    if defaults: print(f"({len(defaults)} of the agreements are both answering the caller's default: the vendor an error or an unknown flag, the import no such flag)")
+    loose = [c for _, c in cases if c.status == "agree" and not same(c.expected, c.got) and not c.reason]
     if loose: print(f"({len(loose)} LaunchDarkly agreements compare an int with a double: ldvalue has one number type, as the harness compares)")
 
     bad = [c for _, c in cases if c.status == "disagree" and not c.allowed]

@@ -253,8 +253,33 @@ struct FlagdImport {
                     at: "\(at).\(op)[\(i)]",
                     depth: depth + 1, into: &rules)
             case "fractional":
-                rules.append(.init(try fractional(argument, key: key, shape: shape, at: at + ".fractional"), when: condition))
+                if let split = try fractional(argument, key: key, shape: shape, at: at + ".fractional") {
+                    rules.append(.init(split, when: condition))
+                }
                 // flagd gives the default variant when the unit is missing.
+                rules.append(.init(defaultResult, when: condition))
+            case "sem_ver", "starts_with", "ends_with":
+                // Its true or false names the variant of that name; its null (an operand it
+                // cannot read, or arguments of another form) the default variant.
+                let test: ImportedCondition?
+                do {
+                    test = try Self.readableTest(op, argument.elements ?? [argument])
+                } catch {
+                    notes.append(
+                        ImportNote(.notImported, at: at, "'\(op)' of an attribute and a literal is what is imported; flag '\(key)' left out"))
+                    throw error
+                }
+                if let test {
+                    guard let yes = shape.results["true"], let no = shape.results["false"] else {
+                        notes.append(
+                            ImportNote(
+                                .notImported, at: at,
+                                "'\(op)' names the variant 'true' or 'false', which the flag lacks (flagd answers an error); flag '\(key)' left out"))
+                        throw Untranslatable()
+                    }
+                    rules.append(.init(yes, when: .and([condition, test])))
+                    rules.append(.init(no, when: .and([condition, .negated(test)])))
+                }
                 rules.append(.init(defaultResult, when: condition))
             default:
                 notes.append(
@@ -271,9 +296,42 @@ struct FlagdImport {
         }
     }
 
+    /// `sem_ver`, `starts_with` or `ends_with` as a test that is unknown where flagd's answer is
+    /// null (a missing attribute, one of another type, a text that is no version), or nil when
+    /// its arguments make it null for every context.
+    static func readableTest(_ op: String, _ args: [JSON]) throws(Untranslatable) -> ImportedCondition? {
+        if op == "sem_ver" {
+            guard args.count == 3 else { return nil }
+            guard let path = variable(args[0]) else { throw Untranslatable() }
+            guard let symbol = args[1].string, let text = args[2].string ?? ImportedSource.literal(args[2]),
+                let parsed = ListOperations.version(.string(text)), case .version(let v) = parsed
+            else { return nil }
+            let subject = "version(\(path))"
+            if let mapped = ["=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="][symbol] {
+                return .atom("\(subject) \(mapped) \(v)")
+            }
+            // `^` and `~`: the same major (and minor), whatever the rest.
+            let range: (String, String?)
+            switch symbol {
+            case "^": range = ("\(v.major).0.0-0", v.major == Int.max ? nil : "\(v.major + 1).0.0-0")
+            case "~": range = ("\(v.major).\(v.minor).0-0", v.minor == Int.max ? nil : "\(v.major).\(v.minor + 1).0-0")
+            default: return nil
+            }
+            return .and([.atom("\(subject) >= \(range.0)"), range.1.map { .atom("\(subject) < \($0)") } ?? .always])
+        }
+        guard args.count == 2 else { return nil }
+        guard let path = variable(args[0]) else { throw Untranslatable() }
+        guard let text = args[1].string else {
+            if ImportedSource.literal(args[1]) != nil || args[1] == .null { return nil }
+            throw Untranslatable()
+        }
+        return .atom("\(path) \(op == "starts_with" ? "starts with" : "ends with") \(StringEscaping.quoted(text))")
+    }
+
     /// `fractional`: a split by flagd's bucketing, of the shorthand's targeting key or of
-    /// an attribute.
-    private mutating func fractional(_ argument: JSON, key: String, shape: Shape, at: String) throws(Untranslatable) -> String {
+    /// an attribute; nil where flagd's answer is null for every context (no weight, or weights
+    /// past 2^31).
+    private mutating func fractional(_ argument: JSON, key: String, shape: Shape, at: String) throws(Untranslatable) -> String? {
         var entries = argument.elements ?? []
         var unit = "targetingKey"
         var salt = key
@@ -322,12 +380,11 @@ struct FlagdImport {
         let kept = weights.filter { $0.1 > 0 }
         // (Summed without overflow: any total past flagd's limit is refused.)
         let total = kept.reduce(0) { min($0 + min($1.1, Int(Int32.max) + 1), Int(Int32.max) + 1) }
-        guard !kept.isEmpty, total <= Int(Int32.max), Set(kept.map(\.0)).count == kept.count else {
+        // No weight, or weights past 2^31: flagd's answer is null, the default variant.
+        guard !kept.isEmpty, total <= Int(Int32.max) else { return nil }
+        guard Set(kept.map(\.0)).count == kept.count else {
             notes.append(
-                ImportNote(
-                    .notImported, at: at,
-                    "a fractional with no weight, weights over 2^31, or one value in two entries has no split form; flag '\(key)' left out")
-            )
+                ImportNote(.notImported, at: at, "a fractional with one value in two entries has no split form; flag '\(key)' left out"))
             throw Untranslatable()
         }
         let body = kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
@@ -478,36 +535,20 @@ struct FlagdImport {
                 return guarded(path, .atom("\(path) contains \(StringEscaping.quoted(text))"))
             }
             throw fail("'in' of an attribute in a list, or of a string in an attribute, is what is imported")
-        case "starts_with", "ends_with":
-            // (Of a literal that is no string, flagd's answer is null: false.)
-            let literal = args.count == 2 && (ImportedSource.literal(args[1]) != nil || args[1] == .null)
-            if literal, Self.variable(args[0]) != nil, args[1].string == nil { return .never }
-            guard args.count == 2, let path = Self.variable(args[0]), let text = args[1].string else {
-                throw fail("'\(op)' of an attribute and a string is what is imported")
+        case "starts_with", "ends_with", "sem_ver":
+            // (Where flagd's answer is null, a JsonLogic test reads false: for a literal of
+            // another type, a version or an operator it cannot read, `readableTest` is nil.)
+            let form = op == "sem_ver" ? "an attribute, an operator and a version" : "an attribute and a string"
+            guard args.count == (op == "sem_ver" ? 3 : 2), let path = Self.variable(args[0]) else {
+                throw fail("'\(op)' of \(form) is what is imported")
             }
-            return guarded(path, .atom("\(path) \(op == "starts_with" ? "starts with" : "ends with") \(StringEscaping.quoted(text))"))
-        case "sem_ver":
-            guard args.count == 3, let path = Self.variable(args[0]), let symbol = args[1].string,
-                let text = args[2].string ?? ImportedSource.literal(args[2])
-            else {
-                throw fail("sem_ver of an attribute, an operator and a version is what is imported")
+            let test: ImportedCondition?
+            do {
+                test = try Self.readableTest(op, args)
+            } catch {
+                throw fail("'\(op)' of \(form) is what is imported")
             }
-            // (flagd-core reads a leading `v` or `V`, as version() does; a version or an
-            // operator it cannot read gives null: false.)
-            guard let parsed = ListOperations.version(.string(text)), case .version(let v) = parsed else { return .never }
-            let subject = "version(\(path))"
-            let operators = ["=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="]
-            if let mapped = operators[symbol] { return guarded(path, .atom("\(subject) \(mapped) \(v)")) }
-            // `^` and `~`: the same major (and minor), whatever the rest; `M.m.0-0` is the
-            // least version of a major and minor.
-            let range: (String, String?)
-            switch symbol {
-            case "^": range = ("\(v.major).0.0-0", v.major == Int.max ? nil : "\(v.major + 1).0.0-0")
-            case "~": range = ("\(v.major).\(v.minor).0-0", v.minor == Int.max ? nil : "\(v.major).\(v.minor + 1).0-0")
-            default: return .never
-            }
-            let below = range.1.map { ImportedCondition.atom("\(subject) < \($0)") } ?? .always
-            return guarded(path, .and([.atom("\(subject) >= \(range.0)"), below]))
+            return test.map { guarded(path, $0) } ?? .never
         default:
             throw fail("'\(op)' as a condition has no .flags form")
         }

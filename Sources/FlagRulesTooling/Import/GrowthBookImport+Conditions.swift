@@ -47,10 +47,7 @@ extension GrowthBookImport {
                 // (A retired key; the SDK reads it as false.)
                 parts.append(.never)
             default:
-                if key.hasPrefix("$") {
-                    notes.append(ImportNote(.notImported, at: "\(at).\(key)", "\(key) has no .flags form; the rule is left out"))
-                    return nil
-                }
+                // Any other key is an attribute's path, `$groups` too, as the SDK reads it.
                 guard let path = ImportedSource.path(key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)) else {
                     notes.append(
                         ImportNote(
@@ -213,6 +210,14 @@ extension GrowthBookImport {
             case "$not":
                 part = valueCondition(path, value, negated: !negated, at: "\(at).$not", parent: parent).map(
                     ImportedCondition.negated)
+            case "$size", "$all", "$elemMatch", "$type":
+                // (A parent feature's value is never a list; its type is its values'.)
+                if let parent {
+                    part = op == "$type" ? (Self.jsonType(of: parent) == value.string ? .always : .never) : .never
+                    break
+                }
+                guard let list = listCondition(path, op, value, at: "\(at).\(op)") else { return nil }
+                part = list
             default:
                 notes.append(ImportNote(.notImported, at: "\(at).\(op)", "\(op) has no .flags form; the rule is left out"))
                 return nil
@@ -221,6 +226,81 @@ extension GrowthBookImport {
             parts.append(part)
         }
         return .and(parts)
+    }
+
+    /// `$size`, `$all`, `$elemMatch` and `$type` of an attribute, each false (never unknown)
+    /// where the attribute is absent or, but for `$type`, no list, as in GrowthBook.
+    mutating func listCondition(_ path: String, _ op: String, _ value: JSON, at: String) -> ImportedCondition? {
+        func fail(_ why: String) -> ImportedCondition? {
+            notes.append(ImportNote(.notImported, at: at, why + "; the rule is left out"))
+            return nil
+        }
+        /// A `.flags` list of the values, all strings or all ints; nil for other values.
+        func literalList(_ values: [JSON]) -> String? {
+            let strings = values.compactMap(\.string)
+            if strings.count == values.count { return "[" + strings.map(StringEscaping.quoted).joined(separator: ", ") + "]" }
+            let ints = values.compactMap { v -> Int? in if case .int(let i) = v { i } else { nil } }
+            if ints.count == values.count { return "[" + ints.map(String.init).joined(separator: ", ") + "]" }
+            return nil
+        }
+        let isList = ImportedCondition.atom("(count(\(path)) >= 0) ?? false")
+        switch op {
+        case "$size":
+            switch value {
+            case .int, .double: return .atom("(count(\(path)) == \(ImportedSource.literal(value)!)) ?? false")
+            case .object:
+                // A condition on the length, as on an int value that is never absent.
+                guard let length = valueCondition("count(\(path))", value, negated: false, at: at, parent: "int") else { return nil }
+                return .and([isList, length.knownOrFalse])
+            default: return .never
+            }
+        case "$all":
+            guard let values = value.elements else { return .never }
+            guard let list = literalList(values) else { return fail("$all of values other than strings or whole numbers has no .flags form") }
+            return .atom("(\(path) contains all \(list)) ?? false")
+        case "$elemMatch":
+            // A test of the elements themselves by $eq or $in; one of their fields, or
+            // another operator, has no per-element form.
+            guard case .object(let members) = value, members.count == 1 else {
+                return fail("$elemMatch of other than one $eq or $in has no .flags form")
+            }
+            switch members[0] {
+            case ("$eq", let element):
+                guard let literal = literalList([element]) else { return fail("$elemMatch's $eq of \(element.kindName) has no .flags form") }
+                return .atom("(\(path) contains \(literal.dropFirst().dropLast())) ?? false")
+            case ("$in", let elements):
+                guard let list = elements.elements.flatMap(literalList) else {
+                    return fail("$elemMatch's $in of values other than strings or whole numbers has no .flags form")
+                }
+                return .atom("(\(path) contains any \(list)) ?? false")
+            default:
+                return fail("$elemMatch of other than one $eq or $in has no .flags form")
+            }
+        default:
+            // A value's type, read from which tests it can be known by: a string's `starts
+            // with ""`, a number's order, a bool's equality, a list's count; an object is
+            // present and none of these. (A context holds no null: a null member is absent.)
+            let string = ImportedCondition.atom("(\(path) starts with \"\") ?? false")
+            let number = ImportedCondition.atom("(\(path) >= 0 or \(path) < 0) ?? false")
+            let boolean = ImportedCondition.atom("(\(path) == true or \(path) == false) ?? false")
+            switch value.string {
+            case "string": return string
+            case "number": return number
+            case "boolean": return boolean
+            case "array": return isList
+            case "object": return .and([.atom("has(\(path))"), .not(.or([string, number, boolean, isList]))])
+            default: return fail("$type \(value.string.map { "'\($0)'" } ?? value.kindName) has no .flags form (a context holds no null)")
+            }
+        }
+    }
+
+    /// The JSON type (`$type`'s name) of the values of a parent feature of `type`.
+    static func jsonType(of type: String) -> String {
+        switch type {
+        case "flag", "bool": "boolean"
+        case "string": "string"
+        default: "number"
+        }
     }
 
     /// Whether `value` is of the JSON type of values of `type`: a bool for a flag's or a

@@ -58,8 +58,24 @@ extension LaunchDarklyImport {
             return nil
         }
         if attributeName == "kind" {
-            notes.append(ImportNote(.notImported, at: place, "clauses on context kinds have no .flags form; the rule is left out"))
-            return nil
+            // The context's kinds: the user's attributes are at the top, another kind's in an
+            // object named by it, and every kind has a key. Which kinds a context has cannot be
+            // listed, so a test other than `in` cannot be written.
+            guard op == "in" else {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: place,
+                        "'\(op)' on context kinds has no .flags form ('in' has: the kinds a context has cannot be listed); the rule is left out"
+                    ))
+                return nil
+            }
+            var kinds: [ImportedCondition] = []
+            for kind in values.compactMap(\.string) where !kind.isEmpty && kind != "multi" {
+                guard let key = reference("key", kind: kind) else { continue }
+                kinds.append(.atom("has(\(key))"))
+            }
+            let any = ImportedCondition.or(kinds)
+            return negate ? .negated(any) : any
         }
         guard let path = reference(attributeName, kind: clause["contextKind"]?.string) else {
             notes.append(

@@ -188,4 +188,87 @@ struct SuiteFindingsTests {
         #expect(try ImportTests.evaluate(result, "old", ["key": "u", "v": "v2.1.5"]) == .bool(true))
         #expect(try ImportTests.evaluate(result, "old", ["key": "u", "v": "1.0.0"]) == .bool(false))
     }
+
+    /// flagd-testbed's semver.feature and string.feature ("… returns null … and falls back to
+    /// default variant"): a targeting that is itself `sem_ver`, `starts_with` or `ends_with`
+    /// names the variant `true` or `false`, and its null (an operand it cannot read, or
+    /// arguments of another form) gives the default variant.
+    @Test func flagdTargetingByATestNamesTrueOrFalseAndItsNullTheDefault() throws {
+        func flag(_ targeting: String) -> String {
+            #"{"state": "ENABLED", "variants": {"true": "yes", "false": "no", "fallback": "fallback"}, "defaultVariant": "fallback", "targeting": "#
+                + targeting + "}"
+        }
+        let file = """
+            {"flags": {
+              "semver": \(flag(#"{"sem_ver": [{"var": "version"}, ">=", "1.2.0"]}"#)),
+              "caret": \(flag(#"{"sem_ver": [{"var": "version"}, "^", "1.2.0"]}"#)),
+              "prefix": \(flag(#"{"starts_with": [{"var": "id"}, "abc"]}"#)),
+              "wrongArgs": \(flag(#"{"ends_with": ["xyz"]}"#)),
+              "badVersion": \(flag(#"{"sem_ver": [{"var": "version"}, "=", "1.0.0.0"]}"#)),
+              "badOperator": \(flag(#"{"sem_ver": [{"var": "version"}, "=~", "1.0.0"]}"#)),
+              "nonString": \(flag(#"{"starts_with": [{"var": "id"}, 3]}"#))
+            }}
+            """
+        let result = try ImportTests.imported(file, .flagd)
+        #expect(result.isExact, "\(result.notes)")
+        func value(_ name: String, _ context: EvaluationContext) throws -> Value? { try ImportTests.evaluate(result, name, context) }
+        #expect(try value("semver", ["version": "1.3.0"]) == .string("yes"))
+        #expect(try value("semver", ["version": "1.1.9"]) == .string("no"))
+        #expect(try value("semver", ["version": "not-a-version"]) == .string("fallback"))
+        #expect(try value("semver", [:]) == .string("fallback"))
+        #expect(try value("caret", ["version": "1.9.0"]) == .string("yes"))
+        #expect(try value("caret", ["version": "2.0.0"]) == .string("no"))
+        #expect(try value("prefix", ["id": "abcd"]) == .string("yes"))
+        #expect(try value("prefix", ["id": "xabc"]) == .string("no"))
+        #expect(try value("prefix", ["id": 123]) == .string("fallback"), "flagd's starts_with of a number is null")
+        for name in ["wrongArgs", "badVersion", "badOperator", "nonString"] {
+            #expect(try value(name, ["version": "1.0.0", "id": "abc"]) == .string("fallback"), "\(name)")
+        }
+        // A flag without the variant its test names answers an error in flagd: left out.
+        let lacking = #"{"flags": {"f": {"state": "ENABLED", "variants": {"on": 1, "off": 0}, "defaultVariant": "off", "targeting": {"starts_with": [{"var": "id"}, "a"]}}}}"#
+        let refused = try ImportTests.imported(lacking, .flagd)
+        #expect(refused.notes.contains { $0.message.contains("names the variant 'true' or 'false', which the flag lacks") }, "\(refused.notes)")
+    }
+
+    /// LaunchDarkly's clause-kind-matching.yml: `kind in [...]` tests the context's kinds (the
+    /// user's attributes at the top, another kind's in an object named by it, each with a
+    /// key); another operator on kinds is not imported, for a context's kinds cannot be listed.
+    @Test func launchDarklyClausesOnKindTestTheKindsAContextHas() throws {
+        func flag(_ key: String, _ op: String, _ values: String, negate: Bool = false) -> String {
+            #""\#(key)": {"key": "\#(key)", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1}, "rules": [{"clauses": [{"attribute": "kind", "op": "\#(op)", "values": \#(values), "negate": \#(negate)}], "variation": 0}]}"#
+        }
+        let file = """
+            {"flags": {\(flag("user", "in", #"["user"]"#)), \(flag("orgOrDog", "in", #"["org", "dog"]"#)),
+              \(flag("notUser", "in", #"["user"]"#, negate: true)), \(flag("pattern", "matches", #"["^[uo]"]"#))}}
+            """
+        let result = try ImportTests.imported(file, .launchdarkly)
+        func value(_ name: String, _ context: EvaluationContext) throws -> Value? { try ImportTests.evaluate(result, name, context) }
+        let user: EvaluationContext = ["key": "a"]
+        let org: EvaluationContext = ["org": ["key": "o"]]
+        let both: EvaluationContext = ["key": "a", "dog": ["key": "d"]]
+        #expect(try value("user", user) == .bool(true) && value("user", org) == .bool(false) && value("user", both) == .bool(true))
+        #expect(try value("orgOrDog", user) == .bool(false) && value("orgOrDog", org) == .bool(true) && value("orgOrDog", both) == .bool(true))
+        #expect(try value("notUser", user) == .bool(false) && value("notUser", org) == .bool(true))
+        #expect(result.notes.contains { $0.message.contains("'matches' on context kinds has no .flags form") }, "\(result.notes)")
+        #expect(try value("pattern", user) == .bool(false), "the rule is left out: the fallthrough")
+    }
+
+    /// flagd-testbed's fractional.feature ("fractional with all-zero bucket weights falls back
+    /// to default variant"): a `fractional` with no weight, or weights past 2^31, is null in
+    /// flagd, so the default variant; one value in two entries has no split form.
+    @Test func flagdFractionalsWithNoWeightGiveTheDefaultVariant() throws {
+        func flag(_ entries: String) -> String {
+            #"{"state": "ENABLED", "variants": {"a": "a", "b": "b", "c": "c"}, "defaultVariant": "c", "targeting": {"fractional": [{"var": "id"}, \#(entries)]}}"#
+        }
+        let file = """
+            {"flags": {"zero": \(flag(#"["a", 0], ["b", 0]"#)), "huge": \(flag(#"["a", 2147483647], ["b", 1]"#)),
+              "twice": \(flag(#"["a", 1], ["b", 1], ["a", 1]"#))}}
+            """
+        let result = try ImportTests.imported(file, .flagd)
+        for id in ["u1", "u2", "u3"] {
+            #expect(try ImportTests.evaluate(result, "zero", ["id": .string(id)]) == .string("c"))
+            #expect(try ImportTests.evaluate(result, "huge", ["id": .string(id)]) == .string("c"))
+        }
+        #expect(result.notes.map(\.message) == ["a fractional with one value in two entries has no split form; flag 'twice' left out"])
+    }
 }
