@@ -266,7 +266,8 @@ struct FlagdImport {
                     test = try Self.readableTest(op, argument.elements ?? [argument])
                 } catch {
                     notes.append(
-                        ImportNote(.notImported, at: at, "'\(op)' of an attribute and a literal is what is imported; flag '\(key)' left out"))
+                        ImportNote(
+                            .notImported, at: at, "'\(op)' of an attribute and a literal is what is imported; flag '\(key)' left out"))
                     throw error
                 }
                 if let test {
@@ -274,7 +275,8 @@ struct FlagdImport {
                         notes.append(
                             ImportNote(
                                 .notImported, at: at,
-                                "'\(op)' names the variant 'true' or 'false', which the flag lacks (flagd answers an error); flag '\(key)' left out"))
+                                "'\(op)' names the variant 'true' or 'false', which the flag lacks (flagd answers an error); flag '\(key)' left out"
+                            ))
                         throw Untranslatable()
                     }
                     rules.append(.init(yes, when: .and([condition, test])))

@@ -256,7 +256,9 @@ extension GrowthBookImport {
             }
         case "$all":
             guard let values = value.elements else { return .never }
-            guard let list = literalList(values) else { return fail("$all of values other than strings or whole numbers has no .flags form") }
+            guard let list = literalList(values) else {
+                return fail("$all of values other than strings or whole numbers has no .flags form")
+            }
             return .atom("(\(path) contains all \(list)) ?? false")
         case "$elemMatch":
             // A test of the elements themselves by $eq or $in; one of their fields, or
@@ -266,7 +268,9 @@ extension GrowthBookImport {
             }
             switch members[0] {
             case ("$eq", let element):
-                guard let literal = literalList([element]) else { return fail("$elemMatch's $eq of \(element.kindName) has no .flags form") }
+                guard let literal = literalList([element]) else {
+                    return fail("$elemMatch's $eq of \(element.kindName) has no .flags form")
+                }
                 return .atom("(\(path) contains \(literal.dropFirst().dropLast())) ?? false")
             case ("$in", let elements):
                 guard let list = elements.elements.flatMap(literalList) else {

@@ -225,9 +225,11 @@ struct SuiteFindingsTests {
             #expect(try value(name, ["version": "1.0.0", "id": "abc"]) == .string("fallback"), "\(name)")
         }
         // A flag without the variant its test names answers an error in flagd: left out.
-        let lacking = #"{"flags": {"f": {"state": "ENABLED", "variants": {"on": 1, "off": 0}, "defaultVariant": "off", "targeting": {"starts_with": [{"var": "id"}, "a"]}}}}"#
+        let lacking =
+            #"{"flags": {"f": {"state": "ENABLED", "variants": {"on": 1, "off": 0}, "defaultVariant": "off", "targeting": {"starts_with": [{"var": "id"}, "a"]}}}}"#
         let refused = try ImportTests.imported(lacking, .flagd)
-        #expect(refused.notes.contains { $0.message.contains("names the variant 'true' or 'false', which the flag lacks") }, "\(refused.notes)")
+        #expect(
+            refused.notes.contains { $0.message.contains("names the variant 'true' or 'false', which the flag lacks") }, "\(refused.notes)")
     }
 
     /// LaunchDarkly's clause-kind-matching.yml: `kind in [...]` tests the context's kinds (the
@@ -247,7 +249,8 @@ struct SuiteFindingsTests {
         let org: EvaluationContext = ["org": ["key": "o"]]
         let both: EvaluationContext = ["key": "a", "dog": ["key": "d"]]
         #expect(try value("user", user) == .bool(true) && value("user", org) == .bool(false) && value("user", both) == .bool(true))
-        #expect(try value("orgOrDog", user) == .bool(false) && value("orgOrDog", org) == .bool(true) && value("orgOrDog", both) == .bool(true))
+        #expect(
+            try value("orgOrDog", user) == .bool(false) && value("orgOrDog", org) == .bool(true) && value("orgOrDog", both) == .bool(true))
         #expect(try value("notUser", user) == .bool(false) && value("notUser", org) == .bool(true))
         #expect(result.notes.contains { $0.message.contains("'matches' on context kinds has no .flags form") }, "\(result.notes)")
         #expect(try value("pattern", user) == .bool(false), "the rule is left out: the fallthrough")
