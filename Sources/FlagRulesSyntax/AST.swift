@@ -96,7 +96,7 @@ package indirect enum DeclarationSyntax: Sendable {
 
     /// How many rules the body has as written (0 without a body; segments, the context
     /// and tests have none).
-    @inlinable package var writtenRuleCount: Int {
+    package var writtenRuleCount: Int {
         switch self {
         case .flag(let d): return d.body?.rules.count ?? 0
         case .variant(let d): return d.body?.rules.count ?? 0
@@ -105,9 +105,8 @@ package indirect enum DeclarationSyntax: Sendable {
         }
     }
 
-    /// The declaration's name (the header's), read without copying the header. (These are
-    /// inlinable: the checker, in the library's module, reads them for every declaration.)
-    @inlinable package var name: Identifier {
+    /// The declaration's name (the header's), read without copying the header.
+    package var name: Identifier {
         switch self {
         case .context(let d): return d.header.name
         case .segment(let d): return d.header.name
@@ -119,7 +118,7 @@ package indirect enum DeclarationSyntax: Sendable {
     }
 
     /// The parts every declaration has.
-    @inlinable package var header: DeclarationHeader {
+    package var header: DeclarationHeader {
         switch self {
         case .context(let d): return d.header
         case .segment(let d): return d.header
