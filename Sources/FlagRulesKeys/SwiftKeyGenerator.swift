@@ -14,6 +14,8 @@ package struct SwiftKeyGenerator {
     /// Why the rules cannot be written as Swift.
     package struct GenerationError: Error, Sendable, CustomStringConvertible {
         package let message: String
+        /// The line of the declaration it is about.
+        package var line: Int? = nil
         package var description: String { message }
     }
 
@@ -111,8 +113,8 @@ package struct SwiftKeyGenerator {
                 if let other = cases[swift] {
                     throw GenerationError(
                         message:
-                            "the variants '\(other)' and '\(variant)' of '\(d.name)' (line \(d.line)) would both be generated as '\(swift)'; rename one of them"
-                    )
+                            "the variants '\(other)' and '\(variant)' of '\(d.name)' (line \(d.line)) would both be generated as '\(swift)'; rename one of them",
+                        line: d.line)
                 }
                 cases[swift] = variant
             }
@@ -121,7 +123,8 @@ package struct SwiftKeyGenerator {
             for name in names {
                 if let other = members[name] {
                     throw GenerationError(
-                        message: "'\(d.name)' (line \(d.line)) would be generated as '\(name)', as \(other) is; rename one of them")
+                        message: "'\(d.name)' (line \(d.line)) would be generated as '\(name)', as \(other) is; rename one of them",
+                        line: d.line)
                 }
                 members[name] = "'\(d.name)' (line \(d.line))"
             }

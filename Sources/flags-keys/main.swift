@@ -21,22 +21,24 @@ guard arguments.count == 2 else {
     fail("usage: flags-keys FILE.flags OUTPUT.swift (the FlagRules build plugin's tool; see 'flags generate swift')\n", status: 2)
 }
 let input = URL(fileURLWithPath: arguments[0]), output = URL(fileURLWithPath: arguments[1])
-let text: String
+// Read as bytes: text that is no UTF-8 is the parser's error, at its line and column.
+let bytes: [UInt8]
 do {
-    text = try String(contentsOf: input, encoding: .utf8)
+    bytes = Array(try Data(contentsOf: input))
 } catch {
-    fail("\(input.path): error: cannot read it as UTF-8 text (\(error.localizedDescription))\n", status: 1)
+    fail("\(input.path): error: cannot read it (\(error.localizedDescription))\n", status: 1)
 }
 let fileName = input.lastPathComponent
 let source: String
 do {
-    let declarations = try KeyDeclaration.read(SourceText(text, name: input.path))
+    let declarations = try KeyDeclaration.read(SourceText(bytes: bytes, name: input.path))
     source = try SwiftKeyGenerator(namespace: SwiftKeyGenerator.namespace(forFile: fileName), access: .public)
         .generate(declarations, fileName: fileName)
 } catch let error as KeyDeclaration.ReadError {
     fail(error.description + "\n", status: 1)
 } catch let error as SwiftKeyGenerator.GenerationError {
-    fail("\(input.path): error: \(error.message)\n", status: 1)
+    // (At the declaration's line, so that an editor shows it there.)
+    fail("\(input.path)\(error.line.map { ":\($0):1" } ?? ""): error: \(error.message)\n", status: 1)
 } catch {
     fail("\(input.path): error: \(error)\n", status: 1)
 }

@@ -79,4 +79,33 @@ import Testing
             #expect(broken.status == 1 && broken.stdout.isEmpty && broken.stderr.contains("error:"))
         }
     }
+
+    /// The build plugin's tool: the same keys as `flags generate swift`; what it refuses is
+    /// said at its file, line and column, so that an editor shows it there.
+    @Test func thePluginsToolWritesTheKeysAndSaysWhereItsErrorsAre() async throws {
+        try await offThePool {
+            let tool = flagsBinary.deletingLastPathComponent().appendingPathComponent("flags-keys")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flags-keys-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let output = directory.appendingPathComponent("out/CheckoutFlags.swift")
+            let written = try run(tool, ["examples/checkout.flags", output.path])
+            #expect(written.status == 0, "\(written)")
+            let generated = try flags(["generate", "swift", "examples/checkout.flags"])
+            #expect(try String(contentsOf: output, encoding: .utf8) == generated.stdout)
+
+            func refusal(_ text: [UInt8]) throws -> Run {
+                let file = directory.appendingPathComponent("bad.flags")
+                try Data(text).write(to: file)
+                return try run(tool, [file.path, output.path])
+            }
+            let collide = try refusal(Array("flag ok\nvariant checkout [a, b]\nvalue Checkout: int = 1\n".utf8))
+            #expect(collide.status == 1, "\(collide)")
+            #expect(collide.stderr.contains("bad.flags:3:1: error: 'Checkout' (line 3) would be generated"), "\(collide)")
+            let listed = try refusal(Array("variant v [a, b] = c\n".utf8))
+            #expect(listed.status == 1 && listed.stderr.contains("bad.flags:1:20: error: 'c' is no variant of 'v'"), "\(listed)")
+            let bytes = try refusal([0x66, 0x6C, 0x61, 0x67, 0x20, 0xFF, 0x0A])
+            #expect(bytes.status == 1 && bytes.stderr.contains("bad.flags:1:6: error:"), "\(bytes)")
+        }
+    }
 }

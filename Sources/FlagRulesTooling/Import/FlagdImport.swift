@@ -275,7 +275,7 @@ struct FlagdImport {
                         notes.append(
                             ImportNote(
                                 .notImported, at: at,
-                                "'\(op)' names the variant 'true' or 'false', which the flag lacks (flagd answers an error); flag '\(key)' left out"
+                                "'\(op)' names the variant 'true' or 'false', which the flag lacks (flagd answers an error where the test is true or false); flag '\(key)' left out"
                             ))
                         throw Untranslatable()
                     }
@@ -305,8 +305,22 @@ struct FlagdImport {
         if op == "sem_ver" {
             guard args.count == 3 else { return nil }
             guard let path = variable(args[0]) else { throw Untranslatable() }
-            guard let symbol = args[1].string, let text = args[2].string ?? ImportedSource.literal(args[2]),
-                let parsed = ListOperations.version(.string(text)), case .version(let v) = parsed
+            // An operator or a version computed by an expression is compared in flagd.
+            for arg in args[1...] {
+                switch arg {
+                case .object, .array: throw Untranslatable()
+                default: continue
+                }
+            }
+            // A version given as a number is its text, as version() reads a context's number.
+            let written: Value?
+            switch args[2] {
+            case .string(let text): written = .string(text)
+            case .int(let n): written = .int(n)
+            case .double(let d): written = .double(d)
+            default: written = nil
+            }
+            guard let symbol = args[1].string, let written, let parsed = ListOperations.version(written), case .version(let v) = parsed
             else { return nil }
             let subject = "version(\(path))"
             if let mapped = ["=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="][symbol] {
@@ -538,10 +552,11 @@ struct FlagdImport {
             }
             throw fail("'in' of an attribute in a list, or of a string in an attribute, is what is imported")
         case "starts_with", "ends_with", "sem_ver":
-            // (Where flagd's answer is null, a JsonLogic test reads false: for a literal of
-            // another type, a version or an operator it cannot read, `readableTest` is nil.)
+            // Where flagd's answer is null (an attribute missing or of another type, a text
+            // that is no version), a JsonLogic test reads false, and its `!` true: the test is
+            // known or false. For arguments null for every context, `readableTest` is nil.
             let form = op == "sem_ver" ? "an attribute, an operator and a version" : "an attribute and a string"
-            guard args.count == (op == "sem_ver" ? 3 : 2), let path = Self.variable(args[0]) else {
+            guard args.count == (op == "sem_ver" ? 3 : 2), Self.variable(args[0]) != nil else {
                 throw fail("'\(op)' of \(form) is what is imported")
             }
             let test: ImportedCondition?
@@ -550,7 +565,7 @@ struct FlagdImport {
             } catch {
                 throw fail("'\(op)' of \(form) is what is imported")
             }
-            return test.map { guarded(path, $0) } ?? .never
+            return test.map(\.knownOrFalse) ?? .never
         default:
             throw fail("'\(op)' as a condition has no .flags form")
         }

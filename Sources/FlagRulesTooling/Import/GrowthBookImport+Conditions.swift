@@ -271,7 +271,8 @@ extension GrowthBookImport {
                 guard let literal = literalList([element]) else {
                     return fail("$elemMatch's $eq of \(element.kindName) has no .flags form")
                 }
-                return .atom("(\(path) contains \(literal.dropFirst().dropLast())) ?? false")
+                // (`contains any`: a list's test alone; `contains` of a string is a substring.)
+                return .atom("(\(path) contains any \(literal)) ?? false")
             case ("$in", let elements):
                 guard let list = elements.elements.flatMap(literalList) else {
                     return fail("$elemMatch's $in of values other than strings or whole numbers has no .flags form")
@@ -282,8 +283,9 @@ extension GrowthBookImport {
             }
         default:
             // A value's type, read from which tests it can be known by: a string's `starts
-            // with ""`, a number's order, a bool's equality, a list's count; an object is
-            // present and none of these. (A context holds no null: a null member is absent.)
+            // with ""`, a number's order, a bool's equality, a list's count (a list of strings
+            // or of ints: a `.flags` list holds those). An object cannot be told from a list of
+            // other elements, and a context holds no null (a null member is absent).
             let string = ImportedCondition.atom("(\(path) starts with \"\") ?? false")
             let number = ImportedCondition.atom("(\(path) >= 0 or \(path) < 0) ?? false")
             let boolean = ImportedCondition.atom("(\(path) == true or \(path) == false) ?? false")
@@ -292,7 +294,8 @@ extension GrowthBookImport {
             case "number": return number
             case "boolean": return boolean
             case "array": return isList
-            case "object": return .and([.atom("has(\(path))"), .not(.or([string, number, boolean, isList]))])
+            case "object":
+                return fail("$type 'object' has no .flags form (an object cannot be told from a list of bools, doubles or objects)")
             default: return fail("$type \(value.string.map { "'\($0)'" } ?? value.kindName) has no .flags form (a context holds no null)")
             }
         }

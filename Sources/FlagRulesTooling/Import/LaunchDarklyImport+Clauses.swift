@@ -57,7 +57,8 @@ extension LaunchDarklyImport {
             notes.append(ImportNote(.notImported, at: place, "a clause without an attribute; the rule is left out"))
             return nil
         }
-        if attributeName == "kind" {
+        // (`/kind`, a reference where a context kind is given, names it too.)
+        if attributeName == "kind" || (attributeName == "/kind" && !(clause["contextKind"]?.string ?? "").isEmpty) {
             // The context's kinds: the user's attributes are at the top, another kind's in an
             // object named by it, and every kind has a key. Which kinds a context has cannot be
             // listed, so a test other than `in` cannot be written.

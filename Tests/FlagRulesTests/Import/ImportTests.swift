@@ -289,12 +289,12 @@ struct ImportTests {
     @Test func flagdTargetingFractionalAndEvaluators() throws {
         let result = try Self.imported(Self.flagd, .flagd)
         let text = result.text
-        #expect(text.contains("flag showBanner = false {\n  enabled when email ends with \"@example.com\""), "\(text)")
+        #expect(text.contains("flag showBanner = false {\n  enabled when (email ends with \"@example.com\") ?? false"), "\(text)")
         #expect(text.contains(#"enabled when not (has(country) and country == "US")"#), "a missing attribute is != anything")
         #expect(text.contains("/// The button's colour.\nvariant color [red, blue] = red {"))
         #expect(text.contains(#"split(targetingKey, "color", flagd) { red: 25, blue: 75 } when country in ["FR", "DE"]"#), "\(text)")
         #expect(text.contains("blue when not (has(age)) or age < 30"), "a missing number compares as 0")
-        #expect(text.contains("50 when version(version) >= 2.0.0") && text.contains("50 when staff"), "\(text)")
+        #expect(text.contains("50 when (version(version) >= 2.0.0) ?? false") && text.contains("50 when staff"), "\(text)")
         #expect(text.contains(#"segment staff = (email starts with "admin") ?? false"#), "an evaluator read as a condition is a segment")
         #expect(try Self.evaluate(result, "showBanner", [:]) == .bool(true))
         #expect(try Self.evaluate(result, "showBanner", ["country": "US"]) == .bool(false))

@@ -274,4 +274,48 @@ struct SuiteFindingsTests {
         }
         #expect(result.notes.map(\.message) == ["a fractional with one value in two entries has no split form; flag 'twice' left out"])
     }
+
+    /// What a review against the SDKs found in the bridges above: a JsonLogic test whose
+    /// flagd answer is null reads false, so its `!` true; a version computed by an expression
+    /// is not imported; GrowthBook's `$elemMatch` tests a list's elements, never a string's
+    /// text, and `$type: "object"` is not imported; LaunchDarkly's `/kind` with a context
+    /// kind is a kind clause.
+    @Test func reviewedEdgesOfTheBridges() throws {
+        let flagd = """
+            {"flags": {
+              "notNew": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+                "targeting": {"if": [{"!": {"sem_ver": [{"var": "v"}, ">=", "2.0.0"]}}, "on", "off"]}},
+              "notPrefixed": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+                "targeting": {"if": [{"!": {"starts_with": [{"var": "id"}, "a"]}}, "on", "off"]}},
+              "computed": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+                "targeting": {"if": [{"sem_ver": [{"var": "v"}, ">=", {"var": "minimum"}]}, "on", "off"]}}
+            }}
+            """
+        let imported = try ImportTests.imported(flagd, .flagd)
+        #expect(imported.text.contains("(version(v) >= 2.0.0) ?? false"), "MovingFromAnotherSystem's example")
+        func flagdValue(_ name: String, _ context: EvaluationContext) throws -> Value? { try ImportTests.evaluate(imported, name, context) }
+        #expect(try flagdValue("notNew", ["v": "latest"]) == .bool(true), "flagd's sem_ver of no version is null: ! of it is true")
+        #expect(try flagdValue("notNew", [:]) == .bool(true))
+        #expect(try flagdValue("notNew", ["v": "2.1.0"]) == .bool(false))
+        #expect(try flagdValue("notPrefixed", ["id": 7]) == .bool(true), "flagd's starts_with of a number is null")
+        #expect(try flagdValue("notPrefixed", ["id": "abc"]) == .bool(false))
+        #expect(imported.notes.contains { $0.place.contains("computed") && $0.kind == .notImported }, "\(imported.notes)")
+
+        let growthbook = """
+            {"features": {"bar": {"defaultValue": false, "rules": [{"condition": {"tags": {"$elemMatch": {"$eq": "bar"}}}, "force": true}]},
+              "object": {"defaultValue": false, "rules": [{"condition": {"a": {"$type": "object"}}, "force": true}]}}}
+            """
+        let gb = try ImportTests.imported(growthbook, .growthbook)
+        #expect(try ImportTests.evaluate(gb, "bar", ["tags": ["foo", "bar"]]) == .bool(true))
+        #expect(try ImportTests.evaluate(gb, "bar", ["tags": "foobar"]) == .bool(false), "a string is no list of elements")
+        #expect(gb.notes.contains { $0.message.hasPrefix("$type 'object' has no .flags form") }, "\(gb.notes)")
+
+        let launchDarkly = """
+            {"flags": {"kinded": {"key": "kinded", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false], "fallthrough": {"variation": 1},
+              "rules": [{"clauses": [{"contextKind": "org", "attribute": "/kind", "op": "in", "values": ["org"]}], "variation": 0}]}}}
+            """
+        let ld = try ImportTests.imported(launchDarkly, .launchdarkly)
+        #expect(try ImportTests.evaluate(ld, "kinded", ["org": ["key": "o"]]) == .bool(true))
+        #expect(try ImportTests.evaluate(ld, "kinded", ["key": "u"]) == .bool(false))
+    }
 }
