@@ -99,6 +99,8 @@ def ld_clause(rng, segments):
         ("tags", "in", rng.sample(TAGS, 2), None),
         ("signup", rng.choice(["before", "after"]), [rng.choice([1772000000000, "2026-05-01T00:00:00-04:00", "2026-05-01"])], None),
         ("app-version", rng.choice(["semVerLessThan", "semVerGreaterThan"]), [rng.choice(VERSIONS[:6])], None),
+        ("kind", "in", rng.sample(["user", "organization", "device"], rng.randrange(1, 3)), None),
+        ("/kind", "in", [rng.choice(["user", "organization"])], "organization"),
     ])
     clause = {"attribute": attr, "op": op, "values": values, "negate": rng.random() < 0.3}
     if ctx_kind: clause["contextKind"] = ctx_kind
@@ -242,6 +244,10 @@ def gb_condition(rng, depth=0):
         ("country", {rng.choice(["$inGroup", "$notInGroup"]): "europe"}),
         ("tags", {rng.choice(["$in", "$nin"]): rng.sample(TAGS, 2)}),
         ("app-version", {rng.choice(["$vgt", "$vlte"]): rng.choice(VERSIONS[:6])}),
+        ("tags", {"$size": rng.choice([0, 1, 2, {"$gt": 1}, {"$lte": 1}])}),
+        ("tags", {"$all": rng.sample(TAGS, rng.randrange(0, 3))}),
+        (rng.choice(["tags", "email"]), {"$elemMatch": rng.choice([{"$eq": rng.choice(TAGS)}, {"$in": rng.sample(TAGS, 2)}])}),
+        (rng.choice(["tags", "email", "age", "anonymous", "organization"]), {"$type": rng.choice(["string", "number", "boolean", "array"])}),
     ])
     return {attr: test}
 
@@ -350,6 +356,8 @@ def fd_condition(rng, depth=0):
         {rng.choice(["===", "!=="]): [{"var": "country"}, rng.choice(COUNTRIES)]},
         {"sem_ver": [{"var": "version"}, rng.choice(["^", "~"]), rng.choice(VERSIONS)]},
         {"sem_ver": [{"var": "app-version"}, ">=", "2.0.0"]},
+        {"!": {rng.choice(["starts_with", "ends_with"]): [{"var": rng.choice(["age", "email", "tags"])}, rng.choice(["1", "a", "@example.com"])]}},
+        {"!": {"sem_ver": [{"var": rng.choice(["version", "email", "age"])}, rng.choice(["<", ">=", "^"]), rng.choice(VERSIONS)]}},
     ])
 
 
@@ -367,6 +375,9 @@ def fd_target(rng, names, depth=0):
         if rng.random() < 0.15: entries = [[n] for n, _ in entries]  # no weights: equal shares
         first = [] if rng.random() < 0.7 else [{"var": "email"}]
         return {"fractional": first + entries}
+    if r < 0.8 and "true" in names:
+        return rng.choice([{"sem_ver": [{"var": rng.choice(["version", "email"])}, rng.choice([">=", "~"]), rng.choice(VERSIONS)]},
+                           {"starts_with": [{"var": rng.choice(["email", "age"])}, rng.choice(["a", "b"])]}])
     return rng.choice(names + [None])
 
 
@@ -375,6 +386,7 @@ def fd_file(rng):
     for f in range(8):
         key = f"flag-{f}" if f % 2 else f"flag{f}"
         variants = rng.choice([{"on": True, "off": False}, {"red": "red", "green": "green", "blue": "blue"},
+                               {"true": "yes", "false": "no", "unknown": "maybe"},
                                {"small": 1, "medium": 5, "large": 10}, {"a": "first value", "b": "second value"}])
         names = list(variants)
         flag = {"state": "ENABLED", "variants": variants, "defaultVariant": rng.choice(names)}

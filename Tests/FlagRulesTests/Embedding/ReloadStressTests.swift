@@ -70,7 +70,7 @@ import Testing
 /// reloads a watched file that is rewritten a hundred times with valid and broken rules in
 /// turn. Each call reads one whole rule set: a flag that refers to its own generation's
 /// variant is always on, every answer comes from a valid generation, and generations never
-/// go back. `.ci/run` runs this suite under the thread sanitizer.
+/// go back. `.ci/tsan` runs this suite under the thread sanitizer.
 @Suite(slowTests) struct WatchedFileStressTests {
     static func source(_ generation: Int) -> String {
         """
