@@ -553,19 +553,13 @@ struct FlagdImport {
             throw fail("'in' of an attribute in a list, or of a string in an attribute, is what is imported")
         case "starts_with", "ends_with", "sem_ver":
             // Where flagd's answer is null (an attribute missing or of another type, a text
-            // that is no version), a JsonLogic test reads false, and its `!` true: the test is
-            // known or false. For arguments null for every context, `readableTest` is nil.
-            let form = op == "sem_ver" ? "an attribute, an operator and a version" : "an attribute and a string"
-            guard args.count == (op == "sem_ver" ? 3 : 2), Self.variable(args[0]) != nil else {
-                throw fail("'\(op)' of \(form) is what is imported")
-            }
-            let test: ImportedCondition?
+            // that is no version, arguments of another form), a JsonLogic test reads false,
+            // and its `!` true: the test is known or false, as at the top of a targeting.
             do {
-                test = try Self.readableTest(op, args)
+                return try Self.readableTest(op, args).map(\.knownOrFalse) ?? .never
             } catch {
-                throw fail("'\(op)' of \(form) is what is imported")
+                throw fail("'\(op)' of an attribute and literals is what is imported")
             }
-            return test.map(\.knownOrFalse) ?? .never
         default:
             throw fail("'\(op)' as a condition has no .flags form")
         }

@@ -287,6 +287,8 @@ struct SuiteFindingsTests {
                 "targeting": {"if": [{"!": {"sem_ver": [{"var": "v"}, ">=", "2.0.0"]}}, "on", "off"]}},
               "notPrefixed": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
                 "targeting": {"if": [{"!": {"starts_with": [{"var": "id"}, "a"]}}, "on", "off"]}},
+              "wrongArity": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+                "targeting": {"if": [{"!": {"ends_with": ["xyz"]}}, "on", "off"]}},
               "computed": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
                 "targeting": {"if": [{"sem_ver": [{"var": "v"}, ">=", {"var": "minimum"}]}, "on", "off"]}}
             }}
@@ -299,6 +301,7 @@ struct SuiteFindingsTests {
         #expect(try flagdValue("notNew", ["v": "2.1.0"]) == .bool(false))
         #expect(try flagdValue("notPrefixed", ["id": 7]) == .bool(true), "flagd's starts_with of a number is null")
         #expect(try flagdValue("notPrefixed", ["id": "abc"]) == .bool(false))
+        #expect(try flagdValue("wrongArity", ["id": "abc"]) == .bool(true), "ends_with of one argument is null: ! of it is true")
         #expect(imported.notes.contains { $0.place.contains("computed") && $0.kind == .notImported }, "\(imported.notes)")
 
         let growthbook = """
