@@ -123,14 +123,16 @@ struct Compiler {
                     isOnIsTheChain = false
                     let choose = split(s)
                     let index = rule.index, line = rule.line
-                    let make: @Sendable (Value) -> Outcome = { v in Outcome(v, .split, rule: index, line: line) }
                     if let condition {
                         next = { f in
                             guard condition(f) == .yes, let v = choose(f) else { return rest(f) }
-                            return make(v)
+                            return Outcome(v, .split, rule: index, line: line)
                         }
                     } else {
-                        next = { f in choose(f).map(make) ?? rest(f) }
+                        next = { f in
+                            guard let v = choose(f) else { return rest(f) }
+                            return Outcome(v, .split, rule: index, line: line)
+                        }
                     }
                 }
             }
@@ -191,14 +193,39 @@ struct Compiler {
                 return outcomes[i]
             }
         }
-        let unit = bucketUnit(s.unit)
         let prefix = BucketKeyPrefix(salt: s.salt)
         let weights = s.weights
         let outcomes = s.outcomes
         let total = weights.reduce(0, +)
+        if case .attribute(let attribute, let slot?, let type) = s.unit.kind {
+            // The common `split(attribute)`, reading the slot in place.
+            let coercion = coercion(type, slot: slot)
+            if let path = PathRead(attribute) { return splitOver(path, slot, coercion, prefix, weights, total, outcomes) }
+            return splitOver(NamedRead(attribute), slot, coercion, prefix, weights, total, outcomes)
+        }
+        let unit = bucketUnit(s.unit)
         return { f in
             guard let u = unit(f) else { return nil }
             return Bucketing.split(prefix, u, weights: weights, total: total).choice.map { outcomes[$0] }
+        }
+    }
+
+    /// `split(attribute)`, the attribute read in place: the same choice as
+    /// `Bucketing.split` of its unit.
+    private func splitOver<R: DictionaryRead>(
+        _ read: R, _ slot: Int, _ coercion: Coercion, _ prefix: BucketKeyPrefix, _ weights: [Int], _ total: Int, _ outcomes: [Value]
+    ) -> ValueFunction {
+        guard total > 0 else { return { _ in nil } }
+        let divisor = UInt32(truncatingIfNeeded: total)
+        return { f in
+            let hash: UInt32
+            switch f.attribute(read, slot: slot, coercion) {
+            case .string(let s)?: hash = prefix.splitHash(string: s)
+            case .int(let i)?: hash = prefix.hash(.int(i), split: true)
+            default: return nil
+            }
+            guard let i = Bucketing.choose(target: Int(hash % divisor) + 1, weights: weights) else { return nil }
+            return outcomes[i]
         }
     }
 

@@ -104,6 +104,14 @@ struct BucketKeyPrefix: Sendable {
         return h.finalize()
     }
 
+    /// The split hash of a string unit.
+    @inline(__always)
+    func splitHash(string unit: String) -> UInt32 {
+        var h = splitState
+        h.combine(unit)
+        return h.finalize()
+    }
+
     @inline(__always)
     func hash(_ unit: BucketUnit, split: Bool) -> UInt32 {
         var h = split ? splitState : rolloutState

@@ -17,35 +17,54 @@ extension EvaluationContext {
     public init(encoding value: some Encodable) throws(ContextError) {
         let root = EncodedNode()
         do {
-            try value.encode(to: ContextEncoder(node: root, codingPath: []))
+            try ContextEncoder.encodeNested(value, into: root, at: [])
         } catch let error as ContextError {
             throw error
         } catch {
             throw ContextError(message: "\(type(of: value)) cannot be encoded as a context: \(error)")
         }
-        guard case .object(let fields)? = root.resolved else {
+        guard let fields = root.fieldPairs else {
             throw ContextError(
                 message:
                     "\(type(of: value)) encodes as \(root.resolved?.typeName ?? "nothing"), not as an object: a context encodes from a struct or a dictionary keyed by strings"
             )
         }
-        self.init(fields)
+        self.init(pairs: fields)
     }
 }
 
 /// A value being encoded: containers fill it in after it is handed out, so it is a
-/// reference until the end, when `resolved` reads the tree. An object's fields and a list's
-/// elements are grown in place (a field or an element added costs the same however many
-/// came before).
+/// reference until the end, when `resolved` reads the tree. A scalar field or element is
+/// kept in place (no node of its own); an object's fields and a list's elements are grown
+/// in place (a field or an element added costs the same however many came before), an
+/// object's in the order given (a key given again replaces the value before, when the tree
+/// is read).
 private final class EncodedNode {
     enum Kind { case empty, value, object, list }
+    /// A field or an element: a scalar (nil: absent), or a node its own encoding fills.
+    enum Slot {
+        case value(Value?)
+        case node(EncodedNode)
+
+        var resolved: Value? {
+            switch self {
+            case .value(let v): return v
+            case .node(let node): return node.resolved
+            }
+        }
+    }
     private(set) var kind = Kind.empty
     private var scalar: Value?
-    private var fields: [String: EncodedNode] = [:]
-    private var elements: [EncodedNode] = []
+    private var keys: [String] = []
+    /// By position, the slot of `keys`'s key, or of the list's element.
+    private var slots: [Slot] = []
+    /// An object's latest position of each key, kept once it has many fields (a nested
+    /// container asked for by key finds the node given before without a scan).
+    private var positions: [String: Int]?
+    private static let scannedFields = 16
 
     /// The number of elements, when this is a list.
-    var count: Int { kind == .list ? elements.count : 0 }
+    var count: Int { kind == .list ? slots.count : 0 }
 
     /// The value: objects with their absent fields left out; a list's absent element an
     /// empty list (mistyped, as JSON's `null` is).
@@ -53,31 +72,79 @@ private final class EncodedNode {
         switch kind {
         case .empty: return nil
         case .value: return scalar
-        case .object: return .object(fields.compactMapValues(\.resolved))
-        case .list: return .list(elements.map { $0.resolved ?? .list([]) })
+        case .object:
+            var fields: [String: Value] = [:]
+            fields.reserveCapacity(keys.count)
+            for (key, slot) in zip(keys, slots) { fields[key] = slot.resolved }
+            return .object(fields)
+        case .list: return .list(slots.map { $0.resolved ?? .list([]) })
         }
+    }
+
+    /// An object's fields in the order given, for a context's top level.
+    var fieldPairs: [(String, Value?)]? {
+        guard kind == .object else { return nil }
+        return zip(keys, slots).map { ($0, $1.resolved) }
     }
 
     /// Makes this a scalar (nil: absent).
     func set(_ value: Value?) {
         kind = .value
         scalar = value
-        fields = [:]
-        elements = []
+        keys = []
+        slots = []
+        positions = nil
     }
 
+    /// Sets the field `key` to a scalar.
+    func setField(_ key: String, _ value: Value?) {
+        makeObject()
+        append(key, .value(value))
+    }
+
+    /// The node of the field `key`: the one given before when there is one (a nested
+    /// container asked for twice fills one object), else a new one.
     func field(_ key: String) -> EncodedNode {
         makeObject()
-        if let node = fields[key] { return node }
+        if let i = position(of: key), case .node(let node) = slots[i] { return node }
         let node = EncodedNode()
-        fields[key] = node
+        append(key, .node(node))
         return node
+    }
+
+    /// A new node for the field `key` (a value encoding itself replaces what was before).
+    func newField(_ key: String) -> EncodedNode {
+        makeObject()
+        let node = EncodedNode()
+        append(key, .node(node))
+        return node
+    }
+
+    private func append(_ key: String, _ slot: Slot) {
+        keys.append(key)
+        slots.append(slot)
+        if positions != nil {
+            positions![key] = keys.count - 1
+        } else if keys.count > EncodedNode.scannedFields {
+            positions = Dictionary(zip(keys, keys.indices), uniquingKeysWith: { _, later in later })
+        }
+    }
+
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[key] }
+        return keys.lastIndex(of: key)
+    }
+
+    /// Appends a scalar element.
+    func appendElement(_ value: Value?) {
+        makeList()
+        slots.append(.value(value))
     }
 
     func appended() -> EncodedNode {
         makeList()
         let node = EncodedNode()
-        elements.append(node)
+        slots.append(.node(node))
         return node
     }
 
@@ -105,20 +172,28 @@ private struct IndexKey: CodingKey {
 
 /// A scalar as a context value, the way `Codable` hands it over.
 private enum Scalar {
+    /// The value of a scalar type (nil inside: absent, as a double that is not finite);
+    /// nil for any other type, which encodes itself. Told apart by the type itself, not by
+    /// casts (each a lookup in the runtime).
+    @inline(__always)
     static func value<T: Encodable>(_ v: T) -> Value?? {
-        switch v {
-        case let s as String: return .string(s)
-        case let b as Bool: return .bool(b)
-        case let d as Double: return d.isFinite ? .double(d) : .some(nil)
-        case let f as Float: return f.isFinite ? .double(Double(f)) : .some(nil)
-        case let date as Date: return .datetime(date)
-        case let version as SemanticVersion: return .version(version)
-        case let url as URL: return .string(url.absoluteString)
-        case let i as any BinaryInteger:
-            guard let fits = Int(exactly: i) else { return .some(.string(String(describing: i))) }
-            return .int(fits)
-        default: return nil
-        }
+        if T.self == String.self { return .string(unsafeBitCast(v, to: String.self)) }
+        if T.self == Int.self { return .int(unsafeBitCast(v, to: Int.self)) }
+        if T.self == Bool.self { return .bool(unsafeBitCast(v, to: Bool.self)) }
+        if T.self == Double.self { return double(unsafeBitCast(v, to: Double.self)) }
+        if T.self == Date.self { return .datetime(unsafeBitCast(v, to: Date.self)) }
+        if T.self == SemanticVersion.self { return .version(v as! SemanticVersion) }
+        if T.self == URL.self { return .string((v as! URL).absoluteString) }
+        if T.self == Float.self { return double(Double(unsafeBitCast(v, to: Float.self))) }
+        return nil
+    }
+
+    static func double(_ d: Double) -> Value?? { d.isFinite ? .double(d) : .some(nil) }
+
+    /// An integer: an int when it fits, else its digits.
+    static func integer<I: BinaryInteger>(_ i: I) -> Value {
+        guard let fits = Int(exactly: i) else { return .string(String(describing: i)) }
+        return .int(fits)
     }
 }
 
@@ -139,17 +214,13 @@ private struct ContextEncoder: Encoder {
 
     func singleValueContainer() -> any SingleValueEncodingContainer { Single(node: node, codingPath: codingPath) }
 
-    /// Encodes `value` into `node`: a scalar directly, anything else through its own
-    /// `encode(to:)`.
-    static func encode<T: Encodable>(_ value: T, into node: EncodedNode, at path: [any CodingKey]) throws {
+    /// Encodes a value that is no scalar into `node`, through its own `encode(to:)`, at
+    /// `path` (refused past the deepest path a context may hold).
+    static func encodeNested<T: Encodable>(_ value: T, into node: EncodedNode, at path: [any CodingKey]) throws {
         guard path.count < Path.maxNames else {
             let where_ = path.map(\.stringValue).joined(separator: ".")
             throw ContextError(
                 message: "the value nests more than \(Path.maxNames) levels deep (at \(where_.prefix(200))…), deeper than a context may")
-        }
-        if let scalar = Scalar.value(value) {
-            node.set(scalar)
-            return
         }
         try value.encode(to: ContextEncoder(node: node, codingPath: path))
     }
@@ -158,9 +229,29 @@ private struct ContextEncoder: Encoder {
         let node: EncodedNode
         let codingPath: [any CodingKey]
 
-        mutating func encodeNil(forKey key: Key) throws { node.field(key.stringValue).set(nil) }
+        mutating func encodeNil(forKey key: Key) throws { node.setField(key.stringValue, nil) }
+        mutating func encode(_ value: String, forKey key: Key) throws { node.setField(key.stringValue, .string(value)) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { node.setField(key.stringValue, .int(value)) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { node.setField(key.stringValue, .bool(value)) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { node.setField(key.stringValue, Scalar.double(value) ?? nil) }
+        mutating func encode(_ value: Float, forKey key: Key) throws {
+            node.setField(key.stringValue, Scalar.double(Double(value)) ?? nil)
+        }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            try ContextEncoder.encode(value, into: node.field(key.stringValue), at: codingPath + [key])
+            if let scalar = Scalar.value(value) {
+                node.setField(key.stringValue, scalar)
+                return
+            }
+            try ContextEncoder.encodeNested(value, into: node.newField(key.stringValue), at: codingPath + [key])
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<
             NestedKey
@@ -187,10 +278,18 @@ private struct ContextEncoder: Encoder {
             node.count
         }
 
-        mutating func encodeNil() throws { node.appended().set(nil) }
+        mutating func encodeNil() throws { node.appendElement(nil) }
+        mutating func encode(_ value: String) throws { node.appendElement(.string(value)) }
+        mutating func encode(_ value: Int) throws { node.appendElement(.int(value)) }
+        mutating func encode(_ value: Bool) throws { node.appendElement(.bool(value)) }
+        mutating func encode(_ value: Double) throws { node.appendElement(Scalar.double(value) ?? nil) }
         mutating func encode<T: Encodable>(_ value: T) throws {
+            if let scalar = Scalar.value(value) {
+                node.appendElement(scalar)
+                return
+            }
             let path = codingPath + [IndexKey(count)]
-            try ContextEncoder.encode(value, into: node.appended(), at: path)
+            try ContextEncoder.encodeNested(value, into: node.appended(), at: path)
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
             let path = codingPath + [IndexKey(count)]
@@ -212,6 +311,26 @@ private struct ContextEncoder: Encoder {
         let codingPath: [any CodingKey]
 
         mutating func encodeNil() throws { node.set(nil) }
-        mutating func encode<T: Encodable>(_ value: T) throws { try ContextEncoder.encode(value, into: node, at: codingPath) }
+        mutating func encode(_ value: String) throws { node.set(.string(value)) }
+        mutating func encode(_ value: Int) throws { node.set(.int(value)) }
+        mutating func encode(_ value: Bool) throws { node.set(.bool(value)) }
+        mutating func encode(_ value: Double) throws { node.set(Scalar.double(value) ?? nil) }
+        mutating func encode(_ value: Float) throws { node.set(Scalar.double(Double(value)) ?? nil) }
+        mutating func encode(_ value: Int8) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: Int16) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: Int32) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: Int64) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: UInt) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: UInt8) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: UInt16) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: UInt32) throws { node.set(Scalar.integer(value)) }
+        mutating func encode(_ value: UInt64) throws { node.set(Scalar.integer(value)) }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            if let scalar = Scalar.value(value) {
+                node.set(scalar)
+                return
+            }
+            try ContextEncoder.encodeNested(value, into: node, at: codingPath)
+        }
     }
 }

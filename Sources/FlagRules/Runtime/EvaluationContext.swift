@@ -26,6 +26,17 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         for (k, v) in values { storage.set(v, for: k) }
     }
 
+    /// A context of `pairs` set in order: a key given again takes the later value, and a
+    /// nil one leaves it out.
+    init(pairs: [(String, FlagRules.Value?)]) {
+        guard !pairs.isEmpty else {
+            box = EvaluationContext.empty
+            return
+        }
+        box = StorageBox(buffer: ContextStorage.make(capacity: pairs.count))
+        for (k, v) in pairs { storage.set(v, for: k) }
+    }
+
     /// The storage every empty context shares (never mutated: a write copies it first), so
     /// that an empty context allocates nothing and costs no cache miss to look at.
     private static let empty = StorageBox(buffer: ContextStorage.make(capacity: 0))

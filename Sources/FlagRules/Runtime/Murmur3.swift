@@ -62,31 +62,40 @@ struct Murmur3: Sendable {
         if done == nil { for b in text.utf8 { combine(byte: b) } }
     }
 
-    /// Adds bytes, four at a time while no partial block is pending.
+    /// Adds bytes four at a time: each four read as one little-endian word, and joined
+    /// to the bytes a partial block holds (its bytes first, then the word's low bytes; the
+    /// word's high bytes are the next partial block), so that a prefix of any length
+    /// (`"salt:"`) is continued a word at a time.
     @inline(__always)
     mutating func combine(buffer: UnsafeBufferPointer<UInt8>) {
-        var i = 0
+        guard let base = buffer.baseAddress else { return }
         let n = buffer.count
-        while tailCount != 0, i < n {
-            combine(byte: buffer[i])
-            i += 1
-        }
-        if i + 4 <= n, let base = buffer.baseAddress {
-            let blocksStart = i
+        var i = 0
+        if n >= 4 {
             var h = h1
-            while i + 4 <= n {
-                let k = UInt32(base[i]) | UInt32(base[i + 1]) << 8 | UInt32(base[i + 2]) << 16 | UInt32(base[i + 3]) << 24
+            var pending = tail
+            let shift = tailCount &* 8
+            while i &+ 4 <= n {
+                let word = UInt32(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt32.self))
+                let k: UInt32
+                if shift == 0 {
+                    k = word
+                } else {
+                    k = pending | (word &<< shift)
+                    pending = word &>> (32 &- shift)
+                }
                 h ^= Murmur3.mixK(k)
-                h = (h << 13) | (h >> 19)
+                h = (h &<< 13) | (h &>> 19)
                 h = h &* 5 &+ 0xe654_6b64
-                i += 4
+                i &+= 4
             }
             h1 = h
-            length &+= UInt32(truncatingIfNeeded: i - blocksStart)
+            tail = pending
+            length &+= UInt32(truncatingIfNeeded: i)
         }
         while i < n {
-            combine(byte: buffer[i])
-            i += 1
+            combine(byte: base[i])
+            i &+= 1
         }
     }
 

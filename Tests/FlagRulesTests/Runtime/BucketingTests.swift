@@ -40,6 +40,57 @@ import Testing
         #expect(Murmur3.hash(text, seed: 7) == oneShot)
     }
 
+    /// MurmurHash3 x86 32-bit as the reference writes it: whole blocks, then the tail.
+    static func plainMurmur3(_ bytes: [UInt8], seed: UInt32) -> UInt32 {
+        func mix(_ k: UInt32) -> UInt32 {
+            var k = k &* 0xcc9e_2d51
+            k = (k << 15) | (k >> 17)
+            return k &* 0x1b87_3593
+        }
+        var h = seed
+        let blocks = bytes.count / 4
+        for b in 0..<blocks {
+            var k: UInt32 = 0
+            for j in 0..<4 { k |= UInt32(bytes[4 * b + j]) << (8 * j) }
+            h ^= mix(k)
+            h = (h << 13) | (h >> 19)
+            h = h &* 5 &+ 0xe654_6b64
+        }
+        var k: UInt32 = 0
+        for (j, byte) in bytes[(4 * blocks)...].enumerated() { k |= UInt32(byte) << (8 * j) }
+        if bytes.count % 4 != 0 { h ^= mix(k) }
+        h ^= UInt32(truncatingIfNeeded: bytes.count)
+        h ^= h >> 16
+        h = h &* 0x85eb_ca6b
+        h ^= h >> 13
+        h = h &* 0xc2b2_ae35
+        h ^= h >> 16
+        return h
+    }
+
+    /// Bytes fed in random pieces, each by the word-at-a-time path (continuing a partial
+    /// block of any length) or a byte at a time, against the plain reference.
+    @Test func randomPiecesHashAsTheReference() {
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let bytes = (0..<Int.random(in: 0...40, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }
+            let seed = UInt32.random(in: 0...UInt32.max, using: &g)
+            var h = Murmur3(seed: seed)
+            var i = 0
+            while i < bytes.count {
+                let piece = Array(bytes[i..<min(bytes.count, i + Int.random(in: 1...13, using: &g))])
+                if Bool.random(using: &g) {
+                    piece.withUnsafeBufferPointer { h.combine(buffer: $0) }
+                } else {
+                    h.combine(piece)
+                }
+                i += piece.count
+            }
+            #expect(h.finalize() == Self.plainMurmur3(bytes, seed: seed), "\(bytes), seed \(seed)")
+        }
+        for vector in Self.vectors { #expect(Self.plainMurmur3(vector.0, seed: vector.1) == vector.2) }
+    }
+
     @Test(arguments: ["user-42", "a-much-longer-user-identifier-1234567890", "x", ""])
     func rolloutKeysMatchTheReference(_ unit: String) {
         let expected = Bucketing.bucket(hash: Murmur3.hash(Array(("darkMode:" + unit).utf8), seed: 0))
@@ -184,6 +235,43 @@ import Testing
                 let share = Double(counts[name] ?? 0) / 100_000
                 #expect(abs(share - expected) <= 0.005, "\(name): \(share)")
             }
+        }
+    }
+
+    /// A split reading its unit in place (a string, an int or a path's field; a
+    /// prepared context or a dictionary) chooses what `Bucketing.splitTarget` and
+    /// `choose` give for the unit's text; an absent or mistyped unit falls to the default.
+    @Test func splitsReadingInPlaceChooseAsTheBucketing() throws {
+        let rules = try RuleSet(
+            source: """
+                context {
+                  userId : string
+                  seat   : int
+                  org    : { id : string }
+                }
+                variant byUser [a, b, c] { split(userId) { a: 20%, b: 30%, c: 50% } }
+                variant bySeat [a, b, c] { split(seat) { a: 20%, b: 30%, c: 50% } }
+                variant byOrg [a, b, c] = c { split(org.id) { a: 20%, b: 30%, c: 50% } }
+                """)
+        func expected(_ salt: String, _ unit: String) -> String {
+            let target = Bucketing.splitTarget(salt: salt, unit: unit, totalWeight: 1_000)!
+            return ["a", "b", "c"][Bucketing.choose(target: target, weights: [200, 300, 500])!]
+        }
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let user = String((0..<Int.random(in: 0...24, using: &g)).map { _ in "ab-19é".randomElement(using: &g)! })
+            let seat = Int.random(in: -1_000_000...1_000_000, using: &g)
+            let context: EvaluationContext = ["userId": .string(user), "seat": .int(seat), "org": .object(["id": .string(user)])]
+            let prepared = rules.prepare(context)
+            for (name, unit) in [("byUser", user), ("bySeat", String(seat)), ("byOrg", user)] {
+                #expect(rules.variant(name, in: context) == expected(name, unit), "\(name) of \(unit)")
+                #expect(rules.variant(rules.handle(name), in: prepared) == expected(name, unit), "\(name) of \(unit), prepared")
+            }
+        }
+        let mistyped: EvaluationContext = ["userId": .int(4), "seat": .string("x"), "org": .object(["id": .int(1)])]
+        for name in ["byUser", "bySeat", "byOrg"] {
+            #expect(rules.evaluate(name, in: mistyped).reason == .default)
+            #expect(rules.evaluate(rules.handle(name), in: rules.prepare([:])).reason == .default)
         }
     }
 
