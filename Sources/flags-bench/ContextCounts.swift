@@ -28,7 +28,8 @@ struct Account: Encodable {
 /// An account whose values vary with `i`.
 func account(_ i: Int) -> Account {
     Account(
-        userId: "user-\(i)", email: "user\(i)@example.com", plan: ["free", "team", "enterprise"][i % 3], country: ["US", "FR", "JP"][i % 3],
+        userId: "user-\(i)", email: "user\(i)@example.com", plan: ["free", "team", "enterprise"][i % 3],
+        country: ["US", "FR", "JP"][i % 3],
         seats: i % 200, score: Double(i % 100) / 4, beta: i % 2 == 0, build: [.debug, .beta, .release][i % 3], tags: ["eu", "sso", "vip"],
         org: .init(id: "org-\(i % 97)", seats: i % 500))
 }
@@ -43,12 +44,12 @@ func contextFromStructRows() -> [CountedOperation] {
     return [
         CountedOperation(
             name: "EvaluationContext(encoding:) of an account struct (10 properties, one a struct)", unit: "context",
-            iterations: 2_000, maxInstructions: 60_000, maxAllocations: 60,
+            iterations: 2_000, maxInstructions: 40_000, maxAllocations: 22,
             mirror: Mirror(compared: jsonName, as: "EvaluationContext(json:)", maxRatio: 1.0)
         ) {
             { i in countedSink &+= (try? EvaluationContext(encoding: accounts[i % accounts.count]))?.count ?? 0 }
         },
-        CountedOperation(name: jsonName, unit: "context", iterations: 2_000, maxInstructions: 60_000, maxAllocations: 60) {
+        CountedOperation(name: jsonName, unit: "context", iterations: 2_000, maxInstructions: 43_000, maxAllocations: 22) {
             { i in countedSink &+= (try? EvaluationContext(json: texts[i % texts.count]))?.count ?? 0 }
         },
     ]

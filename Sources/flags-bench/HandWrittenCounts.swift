@@ -91,8 +91,7 @@ func handWrittenPairs(_ users: [User], _ dictionaries: [EvaluationContext]) -> [
         }
         let handName = "\(rule), hand-written Swift (the same values, by position)"
         return [
-            evaluation("\(rule), fastest (handle, prepared context)", ceiling.0, mirror: Mirror(compared: handName, maxRatio: maxRatio))
-            {
+            evaluation("\(rule), fastest (handle, prepared context)", ceiling.0, mirror: Mirror(compared: handName, maxRatio: maxRatio)) {
                 fastest
             },
             evaluation(handName, ceiling.1) { handWritten },

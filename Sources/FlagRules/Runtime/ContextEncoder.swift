@@ -23,13 +23,13 @@ extension EvaluationContext {
         } catch {
             throw ContextError(message: "\(type(of: value)) cannot be encoded as a context: \(error)")
         }
-        guard let fields = root.fieldPairs else {
+        guard let context = root.context else {
             throw ContextError(
                 message:
                     "\(type(of: value)) encodes as \(root.resolved?.typeName ?? "nothing"), not as an object: a context encodes from a struct or a dictionary keyed by strings"
             )
         }
-        self.init(pairs: fields)
+        self = context
     }
 }
 
@@ -53,18 +53,24 @@ private final class EncodedNode {
             }
         }
     }
-    private(set) var kind = Kind.empty
-    private var scalar: Value?
-    private var keys: [String] = []
-    /// By position, the slot of `keys`'s key, or of the list's element.
-    private var slots: [Slot] = []
+    /// A field (its key) or an element (an empty key) and its slot.
+    struct Entry {
+        let key: String
+        let slot: Slot
+    }
+    // A node belongs to the one encoding that makes it, on one thread: its accesses are not
+    // checked at run time (each check a lookup in a thread-local set).
+    @exclusivity(unchecked) private(set) var kind = Kind.empty
+    @exclusivity(unchecked) private var scalar: Value?
+    /// An object's fields in the order given, or a list's elements.
+    @exclusivity(unchecked) private var entries: [Entry] = []
     /// An object's latest position of each key, kept once it has many fields (a nested
     /// container asked for by key finds the node given before without a scan).
-    private var positions: [String: Int]?
+    @exclusivity(unchecked) private var positions: [String: Int] = [:]
     private static let scannedFields = 16
 
     /// The number of elements, when this is a list.
-    var count: Int { kind == .list ? slots.count : 0 }
+    var count: Int { kind == .list ? entries.count : 0 }
 
     /// The value: objects with their absent fields left out; a list's absent element an
     /// empty list (mistyped, as JSON's `null` is).
@@ -74,77 +80,80 @@ private final class EncodedNode {
         case .value: return scalar
         case .object:
             var fields: [String: Value] = [:]
-            fields.reserveCapacity(keys.count)
-            for (key, slot) in zip(keys, slots) { fields[key] = slot.resolved }
+            fields.reserveCapacity(entries.count)
+            for entry in entries { fields[entry.key] = entry.slot.resolved }
             return .object(fields)
-        case .list: return .list(slots.map { $0.resolved ?? .list([]) })
+        case .list: return .list(entries.map { $0.slot.resolved ?? .list([]) })
         }
     }
 
-    /// An object's fields in the order given, for a context's top level.
-    var fieldPairs: [(String, Value?)]? {
+    /// An object's fields as a context (a key given again takes the later value); nil
+    /// for anything else.
+    var context: EvaluationContext? {
         guard kind == .object else { return nil }
-        return zip(keys, slots).map { ($0, $1.resolved) }
+        return EvaluationContext(count: entries.count) { set in
+            for entry in entries { set(entry.key, entry.slot.resolved) }
+        }
     }
 
     /// Makes this a scalar (nil: absent).
     func set(_ value: Value?) {
         kind = .value
         scalar = value
-        keys = []
-        slots = []
-        positions = nil
+        entries = []
+        positions = [:]
     }
 
     /// Sets the field `key` to a scalar.
     func setField(_ key: String, _ value: Value?) {
         makeObject()
-        append(key, .value(value))
+        append(Entry(key: key, slot: .value(value)))
     }
 
     /// The node of the field `key`: the one given before when there is one (a nested
     /// container asked for twice fills one object), else a new one.
     func field(_ key: String) -> EncodedNode {
         makeObject()
-        if let i = position(of: key), case .node(let node) = slots[i] { return node }
-        let node = EncodedNode()
-        append(key, .node(node))
-        return node
+        if let i = position(of: key), case .node(let node) = entries[i].slot { return node }
+        return newField(key)
     }
 
     /// A new node for the field `key` (a value encoding itself replaces what was before).
     func newField(_ key: String) -> EncodedNode {
         makeObject()
         let node = EncodedNode()
-        append(key, .node(node))
+        append(Entry(key: key, slot: .node(node)))
         return node
     }
 
-    private func append(_ key: String, _ slot: Slot) {
-        keys.append(key)
-        slots.append(slot)
-        if positions != nil {
-            positions![key] = keys.count - 1
-        } else if keys.count > EncodedNode.scannedFields {
-            positions = Dictionary(zip(keys, keys.indices), uniquingKeysWith: { _, later in later })
+    private func append(_ entry: Entry) {
+        if entries.isEmpty { entries.reserveCapacity(8) }
+        entries.append(entry)
+        let count = entries.count
+        if count > EncodedNode.scannedFields {
+            if count == EncodedNode.scannedFields + 1 {
+                for (i, e) in entries.enumerated() { positions[e.key] = i }
+            } else {
+                positions[entry.key] = count - 1
+            }
         }
     }
 
     private func position(of key: String) -> Int? {
-        if let positions { return positions[key] }
-        return keys.lastIndex(of: key)
+        if entries.count > EncodedNode.scannedFields { return positions[key] }
+        return entries.lastIndex { $0.key == key }
     }
 
     /// Appends a scalar element.
     func appendElement(_ value: Value?) {
         makeList()
-        slots.append(.value(value))
+        entries.append(Entry(key: "", slot: .value(value)))
     }
 
     func appended() -> EncodedNode {
         makeList()
         let node = EncodedNode()
-        slots.append(.node(node))
+        entries.append(Entry(key: "", slot: .node(node)))
         return node
     }
 

@@ -26,15 +26,16 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         for (k, v) in values { storage.set(v, for: k) }
     }
 
-    /// A context of `pairs` set in order: a key given again takes the later value, and a
-    /// nil one leaves it out.
-    init(pairs: [(String, FlagRules.Value?)]) {
-        guard !pairs.isEmpty else {
+    /// A context of the attributes `fill` sets, in order: a key set again takes the later
+    /// value, and a nil one leaves it out. `count` is the most it sets.
+    init(count: Int, _ fill: ((String, FlagRules.Value?) -> Void) -> Void) {
+        guard count > 0 else {
             box = EvaluationContext.empty
             return
         }
-        box = StorageBox(buffer: ContextStorage.make(capacity: pairs.count))
-        for (k, v) in pairs { storage.set(v, for: k) }
+        let storage = ContextStorage.make(capacity: count)
+        fill { storage.set($1, for: $0) }
+        box = StorageBox(buffer: storage)
     }
 
     /// The storage every empty context shares (never mutated: a write copies it first), so

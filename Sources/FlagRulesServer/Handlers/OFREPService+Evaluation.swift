@@ -140,12 +140,12 @@ extension OFREPService {
         // A value of the wrong type for an attribute the declaration reads fails it; other
         // attributes are not its concern.
         if let problem = rules.mistypedRead(by: info, in: context) {
-            metrics.evaluation(key, reason: "ERROR")
+            metrics.evaluation(key, reason: .error)
             logged(failure(key, "INVALID_CONTEXT", problem.description)).write(to: &out)
             return 400
         }
         let r = rules.evaluate(key, in: context)
-        metrics.evaluation(key, reason: r.reason.rawValue, value: r.reason == .error ? nil : r.value)
+        metrics.evaluation(key, reason: r.reason, value: r.reason == .error ? nil : r.value)
         if let log = evaluationLines { log.append(evaluationLine(key, r, rules, servedAs: file.name, context)) }
         if r.reason == .error {
             failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed").write(to: &out)
@@ -159,7 +159,7 @@ extension OFREPService {
         ASCII.append(#", "reason": "#, to: &out)
         JSON.writeString(r.reason.rawValue, to: &out)
         ASCII.append(#", "variant": "#, to: &out)
-        JSON.writeString(OFREPService.variant(r), to: &out)
+        OFREPService.writeVariant(r, to: &out)
         ASCII.append(#", "metadata": {"kind": "#, to: &out)
         JSON.writeString(info.kind.rawValue, to: &out)
         if let rule = r.rule {
@@ -192,6 +192,21 @@ extension OFREPService {
         if let v = r.variant { return v }
         if let rule = r.rule { return "rule\(rule)" }
         return r.reason.rawValue.lowercased()
+    }
+
+    /// ``variant(_:)`` as a JSON string, written without making the string.
+    static func writeVariant(_ r: Resolution, to out: inout [UInt8]) {
+        if let v = r.variant {
+            JSON.writeString(v, to: &out)
+        } else if let rule = r.rule {
+            ASCII.append(#""rule"#, to: &out)
+            ASCII.appendDecimal(rule, to: &out)
+            out.append(UInt8(ascii: "\""))
+        } else {
+            out.append(UInt8(ascii: "\""))
+            for byte in r.reason.rawValue.utf8 { out.append(byte >= 65 && byte <= 90 ? byte | 0x20 : byte) }
+            out.append(UInt8(ascii: "\""))
+        }
     }
 
     /// A context as one text, the same whatever the order its attributes were given in:

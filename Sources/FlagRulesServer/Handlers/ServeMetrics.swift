@@ -25,7 +25,8 @@ package final class ServeMetrics: Sendable {
 
     /// What is counted of one declaration.
     struct Declaration: Sendable {
-        var reasons: [String: Int] = [:]
+        /// Its evaluations by reason, by the reason's place in ``ServeMetrics/reasons``.
+        var reasons = [Int](repeating: 0, count: ServeMetrics.reasons.count)
         /// Each value it served: how often, and when last (seconds since 1970). The
         /// exposition writes each value as JSON text.
         var served: [Value: (count: Int, last: Double)] = [:]
@@ -46,18 +47,34 @@ package final class ServeMetrics: Sendable {
     /// The most distinct declaration names counted (names come from requests).
     static let maxNames = 10_000
 
+    /// The reasons counted, in the order the exposition writes them.
+    static let reasons: [Resolution.Reason] = [.default, .disabled, .error, .override, .split, .static, .targetingMatch]
+
+    /// Where `reason` is counted in a declaration's `reasons`.
+    static func place(of reason: Resolution.Reason) -> Int {
+        switch reason {
+        case .default: 0
+        case .disabled: 1
+        case .error: 2
+        case .override: 3
+        case .split: 4
+        case .static: 5
+        case .targetingMatch: 6
+        }
+    }
+
     /// Counts an evaluation of `key`, and the value it served (nil: it failed).
-    func evaluation(_ key: String, reason: String, value: Value? = nil, at now: Date = Date()) {
+    func evaluation(_ key: String, reason: Resolution.Reason, value: Value? = nil, at now: Date = Date()) {
         let time = now.timeIntervalSince1970
         counts.withLock { c in
-            if c.declarations[key] == nil, c.declarations.count >= ServeMetrics.maxNames { return }
+            if c.declarations.count >= ServeMetrics.maxNames, c.declarations[key] == nil { return }
             ServeMetrics.count(&c.declarations[key, default: Declaration()], reason: reason, value: value, at: time)
         }
     }
 
     /// Counts one evaluation of a declaration, in place.
-    private static func count(_ d: inout Declaration, reason: String, value: Value?, at time: Double) {
-        d.reasons[reason, default: 0] += 1
+    private static func count(_ d: inout Declaration, reason: Resolution.Reason, value: Value?, at time: Double) {
+        d.reasons[place(of: reason)] += 1
         guard let value else { return }
         if let i = d.served.index(forKey: value) {
             d.served.values[i] = (d.served.values[i].count + 1, time)
@@ -105,8 +122,8 @@ package final class ServeMetrics: Sendable {
         out += "# TYPE flags_evaluations_total counter\n"
         let keys = c.declarations.keys.sorted()
         for key in keys {
-            for (reason, n) in c.declarations[key]!.reasons.sorted(by: { $0.key < $1.key }) {
-                out += "flags_evaluations_total{flag=\"\(ServeMetrics.escape(key))\",reason=\"\(reason)\"} \(n)\n"
+            for (reason, n) in zip(ServeMetrics.reasons, c.declarations[key]!.reasons) where n > 0 {
+                out += "flags_evaluations_total{flag=\"\(ServeMetrics.escape(key))\",reason=\"\(reason.rawValue)\"} \(n)\n"
             }
         }
         out += "# HELP flags_served_values_total Evaluations served, by declaration and value (as JSON).\n"

@@ -86,13 +86,13 @@ import Testing
     @Test func servedValuesRoundTripThroughTheMetricsText() throws {
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         let metrics = ServeMetrics(since: start)
-        metrics.evaluation("newCheckout", reason: "TARGETING_MATCH", value: .bool(true), at: start.addingTimeInterval(10))
-        metrics.evaluation("newCheckout", reason: "DEFAULT", value: .bool(false), at: start.addingTimeInterval(20))
-        metrics.evaluation("limit", reason: "DEFAULT", value: .int(5), at: start.addingTimeInterval(30))
-        metrics.evaluation("odd\"name", reason: "DEFAULT", value: .string("a \"quoted\"\\ line\nand more"), at: start)
-        metrics.evaluation("broken", reason: "ERROR")
+        metrics.evaluation("newCheckout", reason: .targetingMatch, value: .bool(true), at: start.addingTimeInterval(10))
+        metrics.evaluation("newCheckout", reason: .default, value: .bool(false), at: start.addingTimeInterval(20))
+        metrics.evaluation("limit", reason: .default, value: .int(5), at: start.addingTimeInterval(30))
+        metrics.evaluation("odd\"name", reason: .default, value: .string("a \"quoted\"\\ line\nand more"), at: start)
+        metrics.evaluation("broken", reason: .error)
         // A backslash followed by a combining mark is one Character, yet still a backslash.
-        metrics.evaluation("mark", reason: "DEFAULT", value: .string("\\\u{61A}"), at: start)
+        metrics.evaluation("mark", reason: .default, value: .string("\\\u{61A}"), at: start)
         let served = try ServedValues(metrics: metrics.text())
         #expect(served.since == start)
         #expect(
@@ -103,8 +103,26 @@ import Testing
                 "mark": ["\"\\\\\u{61A}\"": start],
             ])
         // One declaration's values are bounded, whatever they are.
-        for k in 0..<100 { metrics.evaluation("many", reason: "DEFAULT", value: .int(k)) }
+        for k in 0..<100 { metrics.evaluation("many", reason: .default, value: .int(k)) }
         #expect(try ServedValues(metrics: metrics.text()).lastServed["many"]?.count == ServeMetrics.maxValues)
+    }
+
+    /// Evaluations are counted by reason, each reason in a place of its own, and written in
+    /// the order of the reasons' names.
+    @Test func evaluationsAreCountedByReason() {
+        let reasons: [Resolution.Reason] = [.static, .targetingMatch, .split, .default, .disabled, .error, .override]
+        #expect(ServeMetrics.reasons.map(\.rawValue) == reasons.map(\.rawValue).sorted())
+        for (i, reason) in ServeMetrics.reasons.enumerated() { #expect(ServeMetrics.place(of: reason) == i) }
+        let metrics = ServeMetrics()
+        for (k, reason) in reasons.enumerated() {
+            for _ in 0...k { metrics.evaluation("f", reason: reason, value: reason == .error ? nil : .bool(true)) }
+        }
+        let lines = metrics.text().split(separator: "\n").filter { $0.hasPrefix("flags_evaluations_total{") }.map(String.init)
+        #expect(
+            lines
+                == reasons.enumerated().sorted { $0.1.rawValue < $1.1.rawValue }.map {
+                    "flags_evaluations_total{flag=\"f\",reason=\"\($0.1.rawValue)\"} \($0.0 + 1)"
+                })
     }
 
     @Test func metricsThatAreNotServesAreRefusedWithTheLine() throws {

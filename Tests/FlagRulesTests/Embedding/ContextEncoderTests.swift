@@ -76,7 +76,8 @@ import Testing
     /// object and in one of many fields.
     struct HandWritten: Encodable {
         let fields: Int
-        enum Key: CodingKey { case plan, org, seats, field(Int)
+        enum Key: CodingKey {
+            case plan, org, seats, field(Int)
             var stringValue: String {
                 switch self {
                 case .plan: "plan"

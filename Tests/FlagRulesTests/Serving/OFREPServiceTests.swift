@@ -57,6 +57,27 @@ import Testing
         #expect(rolled["value"] == .bool(direct.value == .bool(true)) && rolled["reason"] == .string(direct.reason.rawValue))
     }
 
+    /// The variant an answer writes as bytes is the JSON of ``OFREPService/variant(_:)``:
+    /// a variant's name, `ruleN`, or the reason in lower case.
+    @Test func variantsAreWrittenAsTheirNames() {
+        let resolutions: [Resolution] =
+            [
+                Resolution(value: .string("b"), variant: "b", reason: .split, rule: 2),
+                Resolution(value: .string("é\"x"), variant: "é\"x", reason: .default),
+                Resolution(value: .bool(true), reason: .targetingMatch, rule: 12),
+            ]
+            + [Resolution.Reason.static, .default, .disabled, .error, .override, .targetingMatch, .split].map {
+                Resolution(value: .bool(false), reason: $0)
+            }
+        for r in resolutions {
+            var written: [UInt8] = []
+            OFREPService.writeVariant(r, to: &written)
+            var expected: [UInt8] = []
+            JSON.writeString(OFREPService.variant(r), to: &expected)
+            #expect(written == expected, "\(r)")
+        }
+    }
+
     @Test func failuresNameTheProblem() throws {
         let service = try Self.service()
         let cases: [(String, String, Int, JSON)] = [
