@@ -7,7 +7,25 @@ package enum FNV1a {
     /// The hash of `bytes`, continuing from `h`.
     package static func hash<Bytes: Sequence>(_ bytes: Bytes, from h: UInt64 = offsetBasis) -> UInt64 where Bytes.Element == UInt8 {
         var h = h
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        for b in bytes { h = step(h, b) }
         return h
     }
+
+    /// The hash of a text's UTF-8 bytes, continuing from `h` (read in place: the generic
+    /// one, called from another module, walks the bytes through an iterator's witnesses).
+    package static func hash(_ text: String.UTF8View, from h: UInt64 = offsetBasis) -> UInt64 {
+        if let hashed = text.withContiguousStorageIfAvailable({ bytes in
+            var h = h
+            for b in bytes { h = step(h, b) }
+            return h
+        }) {
+            return hashed
+        }
+        var h = h
+        for b in text { h = step(h, b) }
+        return h
+    }
+
+    @inline(__always)
+    private static func step(_ h: UInt64, _ b: UInt8) -> UInt64 { (h ^ UInt64(b)) &* 0x100_0000_01b3 }
 }

@@ -89,6 +89,7 @@ package final class ServedRules: Sendable {
 
         /// Makes ``listing`` from the files and time in force.
         fileprivate mutating func makeListing() {
+            contentVersion = Snapshot.contentVersion(of: files)
             let text = PushProtocol.list(files.map { .init(name: $0.name, etag: $0.etag, generation: $0.generation) }).serialized()
             listing.body = Array(text.utf8)
             listing.etag = "\"\(OFREPService.hash(text))\""
@@ -101,8 +102,11 @@ package final class ServedRules: Sendable {
         }
         /// A hash of every file's text: the same rules give the same one on any host (the
         /// bulk evaluation's ETag is made of it, so that instances behind one load balancer
-        /// answer each other's `If-None-Match`).
-        package var contentVersion: String {
+        /// answer each other's `If-None-Match`). Made with ``listing``.
+        package fileprivate(set) var contentVersion = ""
+
+        /// ``contentVersion`` of `files`.
+        static func contentVersion(of files: [File]) -> String {
             var hash = FNV1a.offsetBasis
             for file in files { hash = FNV1a.hash(file.rules.contentVersion.utf8, from: hash) }
             return String(hash, radix: 36)

@@ -292,3 +292,18 @@ import Testing
 extension String {
     func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
+
+@Suite struct FNV1aTests {
+    /// A text's bytes hash alike read in place and one at a time, continuing from any hash.
+    @Test func textsHashAsTheirBytes() {
+        var g = SystemRandomNumberGenerator()
+        #expect(FNV1a.hash("".utf8) == FNV1a.offsetBasis)
+        #expect(FNV1a.hash("a".utf8) == 0xaf63_dc4c_8601_ec8c)
+        for _ in 0..<500 {
+            let text = String((0..<Int.random(in: 0...40, using: &g)).map { _ in "aZ9-_é🦝\"".randomElement(using: &g)! })
+            let from = UInt64.random(in: 0...UInt64.max, using: &g)
+            #expect(FNV1a.hash(text.utf8, from: from) == FNV1a.hash(Array(text.utf8), from: from))
+            #expect(FNV1a.hash(text.utf8) == FNV1a.hash(AnySequence(text.utf8)))
+        }
+    }
+}
