@@ -141,12 +141,12 @@ func countedOperations() -> [CountedOperation] {
         request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 28_000, 5) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/newMediaPicker", body: Array(ofrepContext.utf8))
         },
-        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 125_000, 16) { _ in
+        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 88_000, 16) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
         },
         wireRequest(
             "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 40_000, 9, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
-        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 136_000, 20, path: "/ofrep/v1/evaluate/flags"),
+        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 100_000, 20, path: "/ofrep/v1/evaluate/flags"),
         CountedOperation(
             name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 1, maxInstructions: 660e6,
             maxAllocations: 270_000
