@@ -118,8 +118,8 @@ private final class EncodedNode {
         return newField(key)
     }
 
-    /// A new node for the field `key` (a value encoding itself replaces what was before).
-    func newField(_ key: String) -> EncodedNode {
+    /// A new node for the field `key`, after what was before.
+    private func newField(_ key: String) -> EncodedNode {
         makeObject()
         let node = EncodedNode()
         append(Entry(key: key, slot: .node(node)))
@@ -223,44 +223,62 @@ private struct ContextEncoder: Encoder {
 
     func singleValueContainer() -> any SingleValueEncodingContainer { Single(node: node, codingPath: codingPath) }
 
-    /// Encodes a value that is no scalar into `node`, through its own `encode(to:)`, at
-    /// `path` (refused past the deepest path a context may hold).
+    /// Encodes a value that is no scalar of `Scalar.value`'s into `node` at `path`: an
+    /// integer of another type as `Scalar.integer` reads it, anything else through its own
+    /// `encode(to:)` (refused past the deepest path a context may hold).
     static func encodeNested<T: Encodable>(_ value: T, into node: EncodedNode, at path: [any CodingKey]) throws {
-        guard path.count < Path.maxNames else {
-            let where_ = path.map(\.stringValue).joined(separator: ".")
+        try checkDepth(path.count) { path }
+        if let integer = value as? any BinaryInteger {
+            node.set(Scalar.integer(integer))
+            return
+        }
+        try value.encode(to: ContextEncoder(node: node, codingPath: path))
+    }
+
+    /// Refuses a value whose path has `names` names, past the deepest path a context may
+    /// hold (the path made only to say where).
+    @inline(__always)
+    static func checkDepth(_ names: Int, _ path: () -> [any CodingKey]) throws {
+        guard names < Path.maxNames else {
+            let where_ = path().map(\.stringValue).joined(separator: ".")
             throw ContextError(
                 message: "the value nests more than \(Path.maxNames) levels deep (at \(where_.prefix(200))…), deeper than a context may")
         }
-        try value.encode(to: ContextEncoder(node: node, codingPath: path))
     }
 
     struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
         let node: EncodedNode
         let codingPath: [any CodingKey]
 
-        mutating func encodeNil(forKey key: Key) throws { node.setField(key.stringValue, nil) }
-        mutating func encode(_ value: String, forKey key: Key) throws { node.setField(key.stringValue, .string(value)) }
-        mutating func encode(_ value: Int, forKey key: Key) throws { node.setField(key.stringValue, .int(value)) }
-        mutating func encode(_ value: Bool, forKey key: Key) throws { node.setField(key.stringValue, .bool(value)) }
-        mutating func encode(_ value: Double, forKey key: Key) throws { node.setField(key.stringValue, Scalar.double(value) ?? nil) }
-        mutating func encode(_ value: Float, forKey key: Key) throws {
-            node.setField(key.stringValue, Scalar.double(Double(value)) ?? nil)
+        /// Sets the field `key` to a scalar, at most as deep as a context may hold.
+        private func set(_ value: Value?, _ key: Key) throws {
+            try ContextEncoder.checkDepth(codingPath.count + 1) { codingPath + [key] }
+            node.setField(key.stringValue, value)
         }
-        mutating func encode(_ value: Int8, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: Int16, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: Int32, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: UInt, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: UInt8, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: UInt16, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: UInt32, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
-        mutating func encode(_ value: UInt64, forKey key: Key) throws { node.setField(key.stringValue, Scalar.integer(value)) }
+
+        mutating func encodeNil(forKey key: Key) throws { try set(nil, key) }
+        mutating func encode(_ value: String, forKey key: Key) throws { try set(.string(value), key) }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try set(.int(value), key) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { try set(.bool(value), key) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { try set(Scalar.double(value) ?? nil, key) }
+        mutating func encode(_ value: Float, forKey key: Key) throws { try set(Scalar.double(Double(value)) ?? nil, key) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { try set(Scalar.integer(value), key) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { try set(Scalar.integer(value), key) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if let scalar = Scalar.value(value) {
-                node.setField(key.stringValue, scalar)
+                try set(scalar, key)
                 return
             }
-            try ContextEncoder.encodeNested(value, into: node.newField(key.stringValue), at: codingPath + [key])
+            // Into the node given before for this key, if any: a value encoded twice for one
+            // key, or after a nested container of it, fills one object (or list).
+            try ContextEncoder.encodeNested(value, into: node.field(key.stringValue), at: codingPath + [key])
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<
             NestedKey
@@ -287,14 +305,20 @@ private struct ContextEncoder: Encoder {
             node.count
         }
 
-        mutating func encodeNil() throws { node.appendElement(nil) }
-        mutating func encode(_ value: String) throws { node.appendElement(.string(value)) }
-        mutating func encode(_ value: Int) throws { node.appendElement(.int(value)) }
-        mutating func encode(_ value: Bool) throws { node.appendElement(.bool(value)) }
-        mutating func encode(_ value: Double) throws { node.appendElement(Scalar.double(value) ?? nil) }
+        /// Appends a scalar element, at most as deep as a context may hold.
+        private func append(_ value: Value?) throws {
+            try ContextEncoder.checkDepth(codingPath.count + 1) { codingPath + [IndexKey(count)] }
+            node.appendElement(value)
+        }
+
+        mutating func encodeNil() throws { try append(nil) }
+        mutating func encode(_ value: String) throws { try append(.string(value)) }
+        mutating func encode(_ value: Int) throws { try append(.int(value)) }
+        mutating func encode(_ value: Bool) throws { try append(.bool(value)) }
+        mutating func encode(_ value: Double) throws { try append(Scalar.double(value) ?? nil) }
         mutating func encode<T: Encodable>(_ value: T) throws {
             if let scalar = Scalar.value(value) {
-                node.appendElement(scalar)
+                try append(scalar)
                 return
             }
             let path = codingPath + [IndexKey(count)]

@@ -167,9 +167,8 @@ package final class OFREPService: Sendable {
     /// The most client addresses the rate limit tracks at once.
     static let trackedClients = 10_000
 
-    /// A token bucket per client: nil when a request may go, else the seconds to wait.
-    func throttle(_ peer: String, limit: Int) -> Int? {
-        let now = Date().timeIntervalSinceReferenceDate
+    /// A token bucket per client: nil when a request at `now` may go, else the seconds to wait.
+    func throttle(_ peer: String, limit: Int, at now: TimeInterval = Date().timeIntervalSinceReferenceDate) -> Int? {
         return buckets.withLock { buckets in
             var bucket = buckets[peer] ?? (Double(limit), now)
             bucket.tokens = min(Double(limit), bucket.tokens + (now - bucket.at) * Double(limit))

@@ -323,7 +323,8 @@ final class EventHub: @unchecked Sendable {
     /// deadline.
     func step(ready polled: [pollfd]) -> Wait {
         wakeups.withLock { $0 += 1 }
-        wakeUp.drain()
+        // A driven hub's pipe is its server's, which reads it when it was poked.
+        if !driven { wakeUp.drain() }
         guard !lock.withLock({ stopped }) else { return Wait(descriptors: [], deadline: .distantFuture) }
         let pipe = wakeUp.readEnd
         let hangUp = Int16(POLLIN | POLLHUP | POLLERR)
@@ -570,8 +571,9 @@ final class WakePipe: @unchecked Sendable {
     func drain() {
         let fd = readEnd
         guard fd >= 0 else { return }
-        var bytes = [UInt8](repeating: 0, count: 256)
-        while read(fd, &bytes, bytes.count) > 0 {}
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { bytes in
+            while read(fd, bytes.baseAddress, bytes.count) > 0 {}
+        }
     }
 
     func close() {

@@ -269,7 +269,9 @@ package final class HTTPServer: @unchecked Sendable {
             let wait =
                 hubWait.writesLeft ? 0 : Int32(max(1, min(60_000, (deadline.timeIntervalSince(now) * 1_000).rounded(.up))))
             _ = poll(&fds, nfds_t(fds.count), wait)
-            wakeUp.drain()
+            // The pipe is read only when a poke left something in it (not a read that
+            // fails at every turn).
+            if fds[0].revents & Int16(POLLIN) != 0 { wakeUp.drain() }
             // The event hub's step first: subscribers that hung up free their places before
             // newcomers are counted; then what became writable, changes to tell, keep-alives.
             hubWait = hub.step(ready: Array(fds[serverCount...]))

@@ -59,6 +59,8 @@ import Testing
         // An integer no Int holds is its digits.
         try expectEverywhere(UInt64.max, .string("18446744073709551615"))
         try expectEverywhere(UInt.max, .string(String(UInt.max)))
+        try expectEverywhere(UInt128.max, .string("340282366920938463463374607431768211455"))
+        try expectEverywhere(Int128(-5), .int(-5))
         let date = Date(timeIntervalSince1970: 1_700_000_000.25)
         try expectEverywhere(date, .datetime(date))
         try expectEverywhere(URL(string: "https://example.com/a?b=1")!, .string("https://example.com/a?b=1"))
@@ -115,13 +117,47 @@ import Testing
         for i in 0..<fields { #expect(context["f\(i)"] == .int(i + 1)) }
     }
 
-    /// A value nested deeper than a context's deepest path is refused with the path.
-    @Test func nestingTooDeepIsRefused() {
-        final class Chain: Encodable {
-            let next: Chain?
-            init(_ depth: Int) { next = depth == 0 ? nil : Chain(depth - 1) }
+    /// A struct or a list encoded twice for one key fills one object or list, as a nested
+    /// container asked for twice does.
+    struct Twice: Encodable {
+        struct Org: Encodable { let id: String }
+        struct Seats: Encodable { let seats: Int }
+        enum Key: String, CodingKey { case org, tags }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(Org(id: "acme"), forKey: .org)
+            try c.encode(Seats(seats: 3), forKey: .org)
+            try c.encode(["a", "b"], forKey: .tags)
+            try c.encode(["c"], forKey: .tags)
         }
-        #expect(throws: ContextError.self) { try EvaluationContext(encoding: Chain(Path.maxNames + 2)) }
-        #expect((try? EvaluationContext(encoding: Chain(3))) != nil)
+    }
+
+    @Test func valuesEncodedTwiceForOneKeyFillOneObject() throws {
+        let context = try EvaluationContext(encoding: Twice())
+        #expect(context["org"] == .object(["id": "acme", "seats": 3]))
+        #expect(context["tags"] == ["a", "b", "c"])
+    }
+
+    /// A value nested deeper than a context's deepest path is refused with the path,
+    /// whatever the type of the value at the end of it.
+    @Test func nestingTooDeepIsRefused() {
+        enum Plan: String, Encodable { case team }
+        final class Chain<Leaf: Encodable>: Encodable {
+            let next: Chain?
+            let leaf: Leaf?
+            init(_ depth: Int, _ leaf: Leaf) {
+                next = depth == 0 ? nil : Chain(depth - 1, leaf)
+                self.leaf = depth == 0 ? leaf : nil
+            }
+        }
+        // The leaf's path holds `depth` names `next`, then `leaf`.
+        let deepest = Path.maxNames - 2
+        #expect((try? EvaluationContext(encoding: Chain(deepest, "x"))) != nil)
+        #expect((try? EvaluationContext(encoding: Chain(deepest, Plan.team))) != nil)
+        #expect((try? EvaluationContext(encoding: Chain(deepest, [1]))) == nil)
+        for leaf in [Chain(deepest + 1, "x") as any Encodable, Chain(deepest + 1, Plan.team), Chain(deepest + 1, 7)] {
+            #expect(throws: ContextError.self) { try EvaluationContext(encoding: leaf) }
+        }
+        #expect(throws: ContextError.self) { try EvaluationContext(encoding: Chain(Path.maxNames + 2, "x")) }
     }
 }

@@ -399,10 +399,15 @@ import Testing
     /// the fullest: a client it holds back stays held back (it once forgot every client).
     @Test func aClientHeldBackStaysHeldBackPastTheClientsTracked() {
         let service = OFREPService(options: .init(rateLimit: 5))
-        for _ in 0..<5 { #expect(service.throttle("hog", limit: 5) == nil) }
-        #expect(service.throttle("hog", limit: 5) != nil)
-        for k in 0...OFREPService.trackedClients { _ = service.throttle("client-\(k)", limit: 5) }
-        #expect(service.throttle("hog", limit: 5) != nil)
+        // One instant for every request: a bucket refills with time, which a slow run of
+        // the loop below would let pass.
+        let now = Date().timeIntervalSinceReferenceDate
+        for _ in 0..<5 { #expect(service.throttle("hog", limit: 5, at: now) == nil) }
+        #expect(service.throttle("hog", limit: 5, at: now) != nil)
+        for k in 0...OFREPService.trackedClients { _ = service.throttle("client-\(k)", limit: 5, at: now) }
+        #expect(service.throttle("hog", limit: 5, at: now) != nil)
+        // A second later the hog's bucket is full again.
+        #expect(service.throttle("hog", limit: 5, at: now + 1) == nil)
     }
 
     /// Bytes in any chunks give the requests (or the failure) they give whole; requests
