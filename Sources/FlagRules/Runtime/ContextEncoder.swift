@@ -4,7 +4,9 @@ extension EvaluationContext {
     /// A context from any `Encodable` value whose encoding is keyed (a struct, a class, a
     /// dictionary keyed by strings): each property an attribute. Nested structs become
     /// objects, whose fields rules read as `org.plan`; a nil optional is absent; arrays and
-    /// sets are lists; a `Date` is a datetime; a `RawRepresentable` enum is its raw value.
+    /// sets are lists; a `Date` is a datetime; a `RawRepresentable` enum is its raw value; an
+    /// integer of the standard library is an int, or its digits when no `Int` holds it (a
+    /// type of another library is what its own encoding writes).
     ///
     /// ```swift
     /// struct User: Encodable { let id: String; let email: String?; let org: Org }
@@ -194,6 +196,13 @@ private enum Scalar {
         if T.self == SemanticVersion.self { return .version(v as! SemanticVersion) }
         if T.self == URL.self { return .string((v as! URL).absoluteString) }
         if T.self == Float.self { return double(Double(unsafeBitCast(v, to: Float.self))) }
+        // The 128-bit integers, whose own encodings a context's containers cannot take (the
+        // standard library's other integers encode themselves through the containers'
+        // overloads for them).
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            if T.self == Int128.self { return integer(unsafeBitCast(v, to: Int128.self)) }
+            if T.self == UInt128.self { return integer(unsafeBitCast(v, to: UInt128.self)) }
+        }
         return nil
     }
 
@@ -223,15 +232,10 @@ private struct ContextEncoder: Encoder {
 
     func singleValueContainer() -> any SingleValueEncodingContainer { Single(node: node, codingPath: codingPath) }
 
-    /// Encodes a value that is no scalar of `Scalar.value`'s into `node` at `path`: an
-    /// integer of another type as `Scalar.integer` reads it, anything else through its own
-    /// `encode(to:)` (refused past the deepest path a context may hold).
+    /// Encodes a value that is no scalar of `Scalar.value`'s into `node` at `path`, through
+    /// its own `encode(to:)` (refused past the deepest path a context may hold).
     static func encodeNested<T: Encodable>(_ value: T, into node: EncodedNode, at path: [any CodingKey]) throws {
         try checkDepth(path.count) { path }
-        if let integer = value as? any BinaryInteger {
-            node.set(Scalar.integer(integer))
-            return
-        }
         try value.encode(to: ContextEncoder(node: node, codingPath: path))
     }
 
