@@ -15,7 +15,7 @@ import Foundation
 /// ]
 /// ```
 ///
-/// `String`, `Substring`, `Int`, `Double`, `Bool`, `Date` (a datetime), ``SemanticVersion``,
+/// `String`, `Substring`, `Int`, `Double`, `Bool`, `Date` (a datetime), `SemanticVersion`,
 /// ``BuildConfiguration``, ``Value``, and arrays, sets, optionals and string-keyed
 /// dictionaries (objects) of them conform.
 public protocol ContextValueConvertible: Sendable {
