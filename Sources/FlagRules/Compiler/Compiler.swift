@@ -215,17 +215,14 @@ struct Compiler {
     private func splitOver<R: DictionaryRead>(
         _ read: R, _ slot: Int, _ coercion: Coercion, _ prefix: BucketKeyPrefix, _ weights: [Int], _ total: Int, _ outcomes: [Value]
     ) -> ValueFunction {
-        guard total > 0 else { return { _ in nil } }
-        let divisor = UInt32(truncatingIfNeeded: total)
-        return { f in
+        { f in
             let hash: UInt32
             switch f.attribute(read, slot: slot, coercion) {
             case .string(let s)?: hash = prefix.splitHash(string: s)
             case .int(let i)?: hash = prefix.hash(.int(i), split: true)
             default: return nil
             }
-            guard let i = Bucketing.choose(target: Int(hash % divisor) + 1, weights: weights) else { return nil }
-            return outcomes[i]
+            return Bucketing.split(hash: hash, weights: weights, total: total).choice.map { outcomes[$0] }
         }
     }
 

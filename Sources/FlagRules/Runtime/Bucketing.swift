@@ -74,8 +74,14 @@ extension Bucketing {
     /// has weight there): `hash % total + 1`, then the first running sum of weights at
     /// least the target.
     static func split(_ prefix: BucketKeyPrefix, _ unit: BucketUnit, weights: [Int], total: Int) -> (target: Int, choice: Int?) {
+        split(hash: prefix.hash(unit, split: true), weights: weights, total: total)
+    }
+
+    /// `split` of a unit's split hash, already made.
+    @inline(__always)
+    static func split(hash: UInt32, weights: [Int], total: Int) -> (target: Int, choice: Int?) {
         guard total > 0 else { return (0, nil) }
-        let target = Int(prefix.hash(unit, split: true) % UInt32(truncatingIfNeeded: total)) + 1
+        let target = Int(hash % UInt32(truncatingIfNeeded: total)) + 1
         return (target, choose(target: target, weights: weights))
     }
 }

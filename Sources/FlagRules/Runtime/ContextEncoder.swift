@@ -193,8 +193,8 @@ private enum Scalar {
         if T.self == Bool.self { return .bool(unsafeBitCast(v, to: Bool.self)) }
         if T.self == Double.self { return double(unsafeBitCast(v, to: Double.self)) }
         if T.self == Date.self { return .datetime(unsafeBitCast(v, to: Date.self)) }
-        if T.self == SemanticVersion.self { return .version(v as! SemanticVersion) }
-        if T.self == URL.self { return .string((v as! URL).absoluteString) }
+        if T.self == SemanticVersion.self, let version = v as? SemanticVersion { return .version(version) }
+        if T.self == URL.self, let url = v as? URL { return .string(url.absoluteString) }
         if T.self == Float.self { return double(Double(unsafeBitCast(v, to: Float.self))) }
         // The 128-bit integers, whose own encodings a context's containers cannot take (the
         // standard library's other integers encode themselves through the containers'
