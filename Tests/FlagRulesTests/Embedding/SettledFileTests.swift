@@ -70,8 +70,20 @@ import Testing
         let file = directory.appendingPathComponent("app.flags")
         try "flag a = true\n".write(to: file, atomically: true, encoding: .utf8)
         let store = FlagStore(source: .file(file), refresh: .seconds(60))
-        let writing = Task { try await Self.writeInParts(file, ["flag a = false\n", "flag b = true\n"], gap: .milliseconds(400)) }
-        try await Task.sleep(for: .milliseconds(100))
+        // The first part is written before the look begins (so the look can only find the
+        // edit under way, never the text before it); the second follows while it waits.
+        let handle = try FileHandle(forWritingTo: file)
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("flag a = false\n".utf8))
+        try handle.synchronize()
+        let first = ContinuousClock.now
+        let writing = Task {
+            try await Task.sleep(for: .milliseconds(400))
+            try handle.write(contentsOf: Data("flag b = true\n".utf8))
+            try handle.synchronize()
+            return ContinuousClock.now - first
+        }
         await store.refreshNow()
         let gap = try await writing.value
         // A machine loaded enough to stretch the parts' gap past the settle time makes the
