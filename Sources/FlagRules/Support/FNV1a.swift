@@ -11,6 +11,15 @@ package enum FNV1a {
         return h
     }
 
+    /// The hash of `bytes`, read in place.
+    package static func hash(_ bytes: [UInt8], from h: UInt64 = offsetBasis) -> UInt64 {
+        bytes.withUnsafeBufferPointer { bytes in
+            var h = h
+            for b in bytes { h = step(h, b) }
+            return h
+        }
+    }
+
     /// The hash of a text's UTF-8 bytes, continuing from `h` (read in place: the generic
     /// one, called from another module, walks the bytes through an iterator's witnesses).
     package static func hash(_ text: String.UTF8View, from h: UInt64 = offsetBasis) -> UInt64 {

@@ -151,29 +151,35 @@ package enum JSON: Sendable, Hashable {
     /// copied whole (every escaped character is ASCII, so a run never splits a scalar).
     package static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
-        var text = s
-        text.withUTF8 { bytes in
-            var run = 0
-            for i in bytes.indices {
-                let b = bytes[i]
-                guard b == 0x22 || b == 0x5C || b < 0x20 else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
-                run = i + 1
-                out.append(0x5C)
-                switch b {
-                case 0x22: out.append(0x22)
-                case 0x5C: out.append(0x5C)
-                case 0x0A: out.append(0x6E)
-                case 0x0D: out.append(0x72)
-                case 0x09: out.append(0x74)
-                default:
-                    let hex = Array("0123456789abcdef".utf8)
-                    out += [0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]]
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+        // A native string's bytes are read in place; another (bridged) one's through a copy.
+        if s.utf8.withContiguousStorageIfAvailable({ writeEscaped($0, to: &out) }) == nil {
+            var text = s
+            text.withUTF8 { writeEscaped($0, to: &out) }
         }
         out.append(0x22)
+    }
+
+    /// `bytes` with JSON's escapes, the runs between them appended whole.
+    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var run = 0
+        for i in bytes.indices {
+            let b = bytes[i]
+            guard b == 0x22 || b == 0x5C || b < 0x20 else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
+            run = i + 1
+            out.append(0x5C)
+            switch b {
+            case 0x22: out.append(0x22)
+            case 0x5C: out.append(0x5C)
+            case 0x0A: out.append(0x6E)
+            case 0x0D: out.append(0x72)
+            case 0x09: out.append(0x74)
+            default:
+                let hex: StaticString = "0123456789abcdef"
+                out += [0x75, 0x30, 0x30, hex.utf8Start[Int(b >> 4)], hex.utf8Start[Int(b & 0xF)]]
+            }
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
     }
 }
 
@@ -333,6 +339,22 @@ struct JSONParser {
 
     mutating func string() throws(JSON.ParseError) -> String {
         i += 1
+        // The common case first: ASCII with no escape up to the closing quote, read in place.
+        let start = i
+        let end: Int? = bytes.withUnsafeBufferPointer { b in
+            var j = start
+            while j < b.count {
+                let c = b[j]
+                if c == 0x22 { return j }
+                if c < 0x20 || c >= 0x80 || c == 0x5C { return nil }
+                j += 1
+            }
+            return nil
+        }
+        if let end {
+            i = end + 1
+            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+        }
         var out = String.UnicodeScalarView()
         var runStart = i
         func flush(_ end: Int) {

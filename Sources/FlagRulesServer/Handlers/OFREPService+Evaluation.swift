@@ -58,7 +58,7 @@ extension OFREPService {
         }
         let state = served.snapshot
         // The same context in any key order has the same ETag.
-        let etag = "\"\(state.contentVersion)-\(OFREPService.hash(OFREPService.canonicalText(of: context)))\""
+        let etag = "\"\(state.contentVersion)-\(String(FNV1a.hash(OFREPService.canonicalBytes(of: context)), radix: 36))\""
         if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
             return HTTPResponse(status: 304, headers: [("ETag", etag)])
         }
@@ -157,11 +157,11 @@ extension OFREPService {
         ASCII.append(#", "value": "#, to: &out)
         r.value.json.write(to: &out)
         ASCII.append(#", "reason": "#, to: &out)
-        JSON.writeString(r.reason.rawValue, to: &out)
+        ASCII.append(OFREPService.quoted(r.reason), to: &out)
         ASCII.append(#", "variant": "#, to: &out)
         OFREPService.writeVariant(r, to: &out)
         ASCII.append(#", "metadata": {"kind": "#, to: &out)
-        JSON.writeString(info.kind.rawValue, to: &out)
+        ASCII.append(OFREPService.quoted(info.kind), to: &out)
         if let rule = r.rule {
             ASCII.append(#", "rule": "#, to: &out)
             ASCII.appendDecimal(rule, to: &out)
@@ -194,6 +194,29 @@ extension OFREPService {
         return r.reason.rawValue.lowercased()
     }
 
+    /// A reason as a JSON string (its raw value, quoted), without making a string.
+    static func quoted(_ reason: Resolution.Reason) -> StaticString {
+        switch reason {
+        case .static: return #""STATIC""#
+        case .targetingMatch: return #""TARGETING_MATCH""#
+        case .split: return #""SPLIT""#
+        case .default: return #""DEFAULT""#
+        case .disabled: return #""DISABLED""#
+        case .error: return #""ERROR""#
+        case .override: return #""OVERRIDE""#
+        }
+    }
+
+    /// A declaration's kind as a JSON string (its raw value, quoted).
+    static func quoted(_ kind: DeclarationKind) -> StaticString {
+        switch kind {
+        case .flag: return #""flag""#
+        case .variant: return #""variant""#
+        case .value: return #""value""#
+        case .segment: return #""segment""#
+        }
+    }
+
     /// ``variant(_:)`` as a JSON string, written without making the string.
     static func writeVariant(_ r: Resolution, to out: inout [UInt8]) {
         if let v = r.variant {
@@ -216,6 +239,23 @@ extension OFREPService {
             ($0.name, $0.value.json.canonical)
         }
         return JSON.object(members).serialized()
+    }
+
+    /// ``canonicalText(of:)``'s bytes, written straight from the context's attributes (no
+    /// JSON tree of the context is made).
+    static func canonicalBytes(of context: EvaluationContext) -> [UInt8] {
+        let entries = context.entries.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        var out: [UInt8] = []
+        out.reserveCapacity(32 * entries.count + 2)
+        out.append(UInt8(ascii: "{"))
+        for (k, entry) in entries.enumerated() {
+            if k > 0 { ASCII.append(", ", to: &out) }
+            JSON.writeString(entry.name, to: &out)
+            ASCII.append(": ", to: &out)
+            entry.value.json.canonical.write(to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     /// FNV-1a of a text, in base 36.

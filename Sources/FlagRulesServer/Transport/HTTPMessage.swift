@@ -8,34 +8,72 @@ package struct HTTPRequest: Sendable {
     package var path: String
     /// The query's parameters, decoded, in order.
     package var query: [(String, String)]
-    /// Header fields in order; names as sent.
-    package var headers: [(String, String)]
     package var body: [UInt8]
     /// HTTP/1.0 (no keep-alive unless asked).
     package var isHTTP10 = false
+    /// The header fields: as given to ``init(method:path:query:headers:body:)``, or, for a
+    /// request read from the wire, the head's bytes and where each field's name and value
+    /// lie in them (a field's text is made only when it is asked for).
+    private var fields: Fields
+
+    enum Fields: Sendable {
+        case given([(String, String)])
+        case read(head: [UInt8], ranges: [(name: Range<Int>, value: Range<Int>)])
+    }
+
+    /// Header fields in order; names as sent.
+    package var headers: [(String, String)] {
+        switch fields {
+        case .given(let headers): return headers
+        case .read(let head, let ranges):
+            return ranges.map { (HTTPRequest.text(head, $0.name), HTTPRequest.text(head, $0.value)) }
+        }
+    }
 
     /// The first value of a header field (names compare without case).
     package func header(_ name: String) -> String? {
-        headers.first { HTTPRequest.sameName($0.0, name) }?.1
+        switch fields {
+        case .given(let headers): return headers.first { HTTPRequest.sameName($0.0, name) }?.1
+        case .read(let head, let ranges):
+            guard let field = ranges.first(where: { HTTPRequest.sameName(head[$0.name], name.utf8) }) else { return nil }
+            return HTTPRequest.text(head, field.value)
+        }
     }
 
-    /// Header names equal but for ASCII case.
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { ($0 | 0x20) == ($1 | 0x20) }
+    private static func text(_ head: [UInt8], _ range: Range<Int>) -> String { String(decoding: head[range], as: UTF8.self) }
+
+    /// Whether two header names are the same, compared without case.
+    static func sameName(_ a: String, _ b: String) -> Bool { sameName(a.utf8, b.utf8) }
+
+    static func sameName(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { ($0 | 0x20) == ($1 | 0x20) }
     }
 
-    /// Whether the connection stays open after the response.
+    /// Whether the connection stays open after the answer (`Connection: close`, or
+    /// HTTP/1.0 without `Connection: keep-alive`, closes it).
     package var keepsAlive: Bool {
-        let connection = header("Connection")?.lowercased()
-        return isHTTP10 ? connection == "keep-alive" : connection != "close"
+        let connection = header("Connection")
+        return isHTTP10
+            ? connection.map { HTTPRequest.sameName($0, "keep-alive") } ?? false
+            : !(connection.map { HTTPRequest.sameName($0, "close") } ?? false)
     }
 
     package init(method: String, path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8] = []) {
         self.method = method
         self.path = path
         self.query = query
-        self.headers = headers
+        self.fields = .given(headers)
         self.body = body
+    }
+
+    /// A request read from the wire: its fields lie in `head`.
+    init(method: String, head: [UInt8], fields: [(name: Range<Int>, value: Range<Int>)], isHTTP10: Bool) {
+        self.method = method
+        self.path = ""
+        self.query = []
+        self.fields = .read(head: head, ranges: fields)
+        self.body = []
+        self.isHTTP10 = isHTTP10
     }
 }
 
@@ -244,43 +282,48 @@ package struct HTTPRequestParser: Sendable {
     /// once.
     private static func parseHead(_ head: UnsafeBufferPointer<UInt8>) throws(Failure) -> (HTTPRequest, Int) {
         let space: UInt8 = 32, tab: UInt8 = 9, cr: UInt8 = 13, lf: UInt8 = 10, colon: UInt8 = 58
+        guard let base = head.baseAddress, !head.isEmpty else {
+            throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'")
+        }
         func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: head[range]), as: UTF8.self) }
         func bytes(_ range: Range<Int>, are wanted: StaticString) -> Bool {
             guard range.count == wanted.utf8CodeUnitCount else { return false }
-            return memcmp(head.baseAddress! + range.lowerBound, wanted.utf8Start, range.count) == 0
+            return memcmp(base + range.lowerBound, wanted.utf8Start, range.count) == 0
+        }
+        // The first `byte` in `range`, found by memchr (a head is mostly other bytes).
+        func find(_ byte: UInt8, in range: Range<Int>) -> Int? {
+            guard !range.isEmpty, let found = memchr(base + range.lowerBound, Int32(byte), range.count) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
         // Lines end at CRLF; a bare CR or LF anywhere is refused first (RFC 9112 §2.2), as
-        // `next()` refuses it when it arrives before the head's end.
-        var k = 0
-        while k < head.count {
-            let b = head[k]
-            if b == lf || (b == cr && (k + 1 == head.count || head[k + 1] != lf)) {
+        // `next()` refuses it when it arrives before the head's end: every LF follows a CR,
+        // and every CR comes before an LF.
+        var at = 0
+        while let i = find(lf, in: at..<head.count) {
+            guard i > 0, head[i - 1] == cr else { throw Failure(status: 400, message: "a line of the request holds a bare CR or LF") }
+            at = i + 1
+        }
+        at = 0
+        while let i = find(cr, in: at..<head.count) {
+            guard i + 1 < head.count, head[i + 1] == lf else {
                 throw Failure(status: 400, message: "a line of the request holds a bare CR or LF")
             }
-            k += b == cr ? 2 : 1
+            at = i + 2
         }
         // Where the line starting at `from` ends: at its CRLF, or the block's end.
-        func lineEnd(from: Int) -> Int {
-            var i = from
-            while i < head.count, head[i] != cr { i += 1 }
-            return i
-        }
-        // The request line: METHOD SP target SP version.
+        func lineEnd(from: Int) -> Int { find(cr, in: from..<head.count) ?? head.count }
+        // The request line: METHOD SP target SP version, with no third space.
         let first = 0..<lineEnd(from: 0)
-        var spaces: (Int, Int, count: Int) = (0, 0, 0)
-        for i in first where head[i] == space {
-            if spaces.count == 0 { spaces.0 = i } else if spaces.count == 1 { spaces.1 = i }
-            spaces.count += 1
-        }
-        guard spaces.count == 2, spaces.0 > first.lowerBound,
-            head[first.lowerBound..<spaces.0].allSatisfy({ $0 >= 65 && $0 <= 90 }),
-            spaces.1 > spaces.0 + 1, head[spaces.0 + 1] == 47 || (spaces.1 == spaces.0 + 2 && head[spaces.0 + 1] == 42)
+        guard let space0 = find(space, in: first), let space1 = find(space, in: space0 + 1..<first.upperBound),
+            find(space, in: space1 + 1..<first.upperBound) == nil, space0 > 0,
+            head[0..<space0].allSatisfy({ $0 >= 65 && $0 <= 90 }),
+            space1 > space0 + 1, head[space0 + 1] == 47 || (space1 == space0 + 2 && head[space0 + 1] == 42)
         else { throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'") }
-        let versionRange = spaces.1 + 1..<first.upperBound
+        let versionRange = space1 + 1..<first.upperBound
         let isHTTP10 = bytes(versionRange, are: "HTTP/1.0")
         guard isHTTP10 || bytes(versionRange, are: "HTTP/1.1") else { throw Failure(status: 505, message: "only HTTP/1.1 is served") }
-        var headers: [(String, String)] = []
-        headers.reserveCapacity(8)
+        var fields: [(name: Range<Int>, value: Range<Int>)] = []
+        fields.reserveCapacity(8)
         var length: Int?
         var transferEncodings: [String] = []
         var expectations: [String] = []
@@ -288,7 +331,7 @@ package struct HTTPRequestParser: Sendable {
         while lineStart <= head.count, first.upperBound < head.count {
             let line = lineStart..<lineEnd(from: lineStart)
             lineStart = line.upperBound + 2
-            guard headers.count < HTTPRequestParser.maxHeaders else {
+            guard fields.count < HTTPRequestParser.maxHeaders else {
                 throw Failure(status: 431, message: "more than \(HTTPRequestParser.maxHeaders) header fields")
             }
             // The name: up to the first colon, with no space or tab in it.
@@ -320,7 +363,7 @@ package struct HTTPRequestParser: Sendable {
             } else if named("expect") {
                 expectations.append(text(valueStart..<valueEnd).lowercased())
             }
-            headers.append((text(nameRange), text(valueStart..<valueEnd)))
+            fields.append((nameRange, valueStart..<valueEnd))
         }
         if !transferEncodings.isEmpty {
             guard length == nil else {
@@ -337,10 +380,9 @@ package struct HTTPRequestParser: Sendable {
         if let length, length > HTTPRequestParser.maxBodyBytes {
             throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
         }
-        var request = HTTPRequest(method: text(first.lowerBound..<spaces.0), path: "", headers: headers)
-        request.isHTTP10 = isHTTP10
+        var request = HTTPRequest(method: text(0..<space0), head: Array(head), fields: fields, isHTTP10: isHTTP10)
         // The target: a path, and a query after `?`; each decoded only when it holds an escape.
-        let targetRange = spaces.0 + 1..<spaces.1
+        let targetRange = space0 + 1..<space1
         let question = head[targetRange].firstIndex(of: UInt8(ascii: "?")) ?? targetRange.upperBound
         let path = text(targetRange.lowerBound..<question)
         let escaped = head[targetRange.lowerBound..<question].contains(UInt8(ascii: "%"))
