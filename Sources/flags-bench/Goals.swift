@@ -111,7 +111,7 @@ func ratio(_ row: Row, _ report: RuleReport) -> Double { row.ratio(to: report.ro
             targets.append(
                 (
                     "flags serve, \(route.name): at least \(route.target) of a minimal server's requests a second",
-                    throughput.fraction(route) >= route.target
+                    route.fraction >= route.target
                 ))
         }
     }

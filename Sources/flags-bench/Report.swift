@@ -122,14 +122,18 @@ func printReport() {
                 ))
         }
         if let throughput {
-            out.append(
-                (
-                    "throughput",
-                    .object(
-                        [("minimalRequestsPerSecond", .double(throughput.minimal))]
-                            + throughput.routes.map { ($0.name, .double($0.requestsPerSecond)) }
-                            + (throughput.skipped.map { [("skipped", .string($0))] } ?? []))
-                ))
+            var members: [(String, ReportJSON)] = []
+            for route in throughput.routes {
+                let figures: [(String, ReportJSON)] = [
+                    ("requestsPerSecond", .double(route.requestsPerSecond)),
+                    ("minimalRequestsPerSecond", .double(route.minimal)),
+                    ("cpuMicroseconds", .double(route.cpuMicroseconds ?? .nan)),
+                    ("minimalCPUMicroseconds", .double(route.minimalCPUMicroseconds ?? .nan)),
+                ]
+                members.append((route.name, .object(figures)))
+            }
+            if let skipped = throughput.skipped { members.append(("skipped", .string(skipped))) }
+            out.append(("throughput", .object(members)))
         }
         out.append(
             ("check10k", .object([("loadMilliseconds", .double(checkTimes.load)), ("lintMilliseconds", .double(checkTimes.lint))])))
@@ -237,11 +241,13 @@ func printReport() {
                 print("requests a second with wrk: skipped (\(skipped))")
             } else {
                 print(
-                    "requests a second with wrk, each server on one core and wrk on the other (16 connections): a minimal epoll server \(f(throughput.minimal, 0))"
+                    "requests a second with wrk, each server on one core and wrk on the other (16 connections), each route beside a minimal epoll server measured just before it; CPU microseconds a request of each server"
                 )
                 for route in throughput.routes {
+                    let cpu = route.cpuMicroseconds.map { " CPU \(f($0, 1)) µs" } ?? ""
+                    let minimalCPU = route.minimalCPUMicroseconds.map { " CPU \(f($0, 1)) µs" } ?? ""
                     print(
-                        "  flags serve, \(route.name): \(f(route.requestsPerSecond, 0)) (\(f(throughput.fraction(route), 2)) of the minimal server's)"
+                        "  flags serve, \(route.name): \(f(route.requestsPerSecond, 0))\(cpu) (\(f(route.fraction, 2)) of the minimal server's \(f(route.minimal, 0))\(minimalCPU))"
                     )
                 }
             }

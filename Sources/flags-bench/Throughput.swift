@@ -4,20 +4,28 @@ import Foundation
 
 /// `wrk` against `flags serve examples/app.flags` and against ``MinimalServer``, each server
 /// pinned to the first core and `wrk` to the second (with `taskset`), one route at a time:
-/// the requests a second of each route, and its fraction of the minimal server's. Skipped
-/// (with a note) where `wrk` or `taskset` is not installed, or the machine has one core.
+/// the requests a second of each route, and its fraction of the minimal server's measured
+/// just before it (so that a machine whose load changes during the run compares like with
+/// like). Beside each, the server's CPU time a request (user and system, read from
+/// `/proc`), which moves less with the load than requests a second. Skipped (with a note)
+/// where `wrk` or `taskset` is not installed, or the machine has one core.
 struct ThroughputFigures {
     struct Route {
         let name: String
         let requestsPerSecond: Double
+        /// The minimal server's requests a second, measured just before this route.
+        let minimal: Double
+        /// The server's CPU microseconds a request, and the minimal server's (nil where
+        /// `/proc` cannot say).
+        let cpuMicroseconds: Double?
+        let minimalCPUMicroseconds: Double?
         /// The least fraction of the minimal server's requests a second it is held to.
         let target: Double
+
+        var fraction: Double { minimal > 0 ? requestsPerSecond / minimal : .nan }
     }
-    var minimal = 0.0
     var routes: [Route] = []
     var skipped: String?
-
-    func fraction(_ route: Route) -> Double { minimal > 0 ? route.requestsPerSecond / minimal : .nan }
 }
 
 /// The routes measured: a name, a method and path, a JSON body for a `POST`, and the least
@@ -76,9 +84,11 @@ final class PinnedServer {
     }
 }
 
-/// `wrk`'s requests a second on `port` and `path` (a `POST` of `body` when given): 16
-/// keep-alive connections on one thread pinned to core 1, for `seconds`.
-func wrkRequestsPerSecond(wrk: String, taskset: String, port: Int, path: String, body: String?, seconds: Int) -> Double? {
+/// `wrk`'s requests a second on `port` and `path` (a `POST` of `body` when given), and the
+/// requests it made: 16 keep-alive connections on one thread pinned to core 1, for `seconds`.
+func wrkRequestsPerSecond(wrk: String, taskset: String, port: Int, path: String, body: String?, seconds: Int) -> (
+    perSecond: Double, requests: Int
+)? {
     var arguments = ["-c", "1", wrk, "-t1", "-c16", "-d\(seconds)s"]
     var script: URL?
     if let body {
@@ -105,8 +115,38 @@ func wrkRequestsPerSecond(wrk: String, taskset: String, port: Int, path: String,
     process.waitUntilExit()
     // Any answer that is no 2xx or 3xx fails the row: the figure would be of errors.
     if text.contains("Non-2xx or 3xx responses") { return nil }
-    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }) else { return nil }
-    return Double(line.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces))
+    let lines = text.split(separator: "\n")
+    guard let line = lines.first(where: { $0.hasPrefix("Requests/sec:") }),
+        let rate = Double(line.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces)),
+        let made = lines.first(where: { $0.contains(" requests in ") }),
+        let requests = Int(made.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber })
+    else { return nil }
+    return (rate, requests)
+}
+
+/// The CPU seconds (user and system) a process has used so far, from `/proc/PID/stat`;
+/// nil where there is no `/proc`.
+func cpuSeconds(of pid: Int32) -> Double? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+    else { return nil }
+    // After the command's closing parenthesis: state (field 3) … utime (14), stime (15).
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// One measured run of `wrk` against `server`: requests a second, and the server's CPU
+/// microseconds a request.
+func measure(_ server: PinnedServer, wrk: String, taskset: String, path: String, body: String?, seconds: Int) -> (
+    perSecond: Double, cpuMicroseconds: Double?
+)? {
+    let before = cpuSeconds(of: server.process.processIdentifier)
+    guard let run = wrkRequestsPerSecond(wrk: wrk, taskset: taskset, port: server.port, path: path, body: body, seconds: seconds)
+    else { return nil }
+    let after = cpuSeconds(of: server.process.processIdentifier)
+    guard let before, let after, run.requests > 0 else { return (run.perSecond, nil) }
+    return (run.perSecond, (after - before) * 1e6 / Double(run.requests))
 }
 
 func throughputFigures() -> ThroughputFigures? {
@@ -135,11 +175,14 @@ func throughputFigures() -> ThroughputFigures? {
         return figures
     }
     _ = wrkRequestsPerSecond(wrk: wrk, taskset: taskset, port: minimal.port, path: "/", body: nil, seconds: 1)
-    figures.minimal = wrkRequestsPerSecond(wrk: wrk, taskset: taskset, port: minimal.port, path: "/", body: nil, seconds: seconds) ?? 0
     for route in throughputRoutes {
         _ = wrkRequestsPerSecond(wrk: wrk, taskset: taskset, port: serve.port, path: route.path, body: route.body, seconds: 1)
-        let rate = wrkRequestsPerSecond(wrk: wrk, taskset: taskset, port: serve.port, path: route.path, body: route.body, seconds: seconds)
-        figures.routes.append(.init(name: route.name, requestsPerSecond: rate ?? 0, target: route.target))
+        let limit = measure(minimal, wrk: wrk, taskset: taskset, path: "/", body: nil, seconds: seconds)
+        let run = measure(serve, wrk: wrk, taskset: taskset, path: route.path, body: route.body, seconds: seconds)
+        figures.routes.append(
+            .init(
+                name: route.name, requestsPerSecond: run?.perSecond ?? 0, minimal: limit?.perSecond ?? 0, cpuMicroseconds: run?.cpuMicroseconds,
+                minimalCPUMicroseconds: limit?.cpuMicroseconds, target: route.target))
     }
     return figures
 }
