@@ -45,7 +45,7 @@ func contextFromStructRows() -> [CountedOperation] {
         CountedOperation(
             name: "EvaluationContext(encoding:) of an account struct (10 properties, one a struct)", unit: "context",
             iterations: 2_000, maxInstructions: 40_000, maxAllocations: 22,
-            mirror: Mirror(compared: jsonName, as: "EvaluationContext(json:)", maxRatio: 1.0)
+            mirror: Mirror(compared: jsonName, as: "EvaluationContext(json:)", maxRatio: 1.1)
         ) {
             { i in countedSink &+= (try? EvaluationContext(encoding: accounts[i % accounts.count]))?.count ?? 0 }
         },

@@ -138,15 +138,15 @@ func countedOperations() -> [CountedOperation] {
         request("GET /rules/app.flags, revalidated (304)", 12_000, 3) {
             HTTPRequest(method: "GET", path: "/rules/app.flags", headers: [("If-None-Match", $0)])
         },
-        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 28_000, 5) { _ in
+        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 25_000, 5) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/newMediaPicker", body: Array(ofrepContext.utf8))
         },
-        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 88_000, 16) { _ in
+        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 79_000, 14) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
         },
         wireRequest(
-            "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 40_000, 9, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
-        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 100_000, 20, path: "/ofrep/v1/evaluate/flags"),
+            "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 35_000, 9, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
+        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 89_000, 18, path: "/ofrep/v1/evaluate/flags"),
         CountedOperation(
             name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 1, maxInstructions: 660e6,
             maxAllocations: 270_000

@@ -181,7 +181,8 @@ func throughputFigures() -> ThroughputFigures? {
         let run = measure(serve, wrk: wrk, taskset: taskset, path: route.path, body: route.body, seconds: seconds)
         figures.routes.append(
             .init(
-                name: route.name, requestsPerSecond: run?.perSecond ?? 0, minimal: limit?.perSecond ?? 0, cpuMicroseconds: run?.cpuMicroseconds,
+                name: route.name, requestsPerSecond: run?.perSecond ?? 0, minimal: limit?.perSecond ?? 0,
+                cpuMicroseconds: run?.cpuMicroseconds,
                 minimalCPUMicroseconds: limit?.cpuMicroseconds, target: route.target))
     }
     return figures

@@ -195,6 +195,8 @@ package enum Path {
 extension Value {
     /// The value, or nil for a double that is NaN or infinite (which no context holds).
     var refusingNonFinite: Value? {
+        // The common case, nothing to refuse, is told without copying or comparing values.
+        guard holdsNonFinite else { return self }
         switch self {
         case .double(let d) where !d.isFinite: return nil
         case .list(let elements) where elements.contains(where: { $0.refusingNonFinite == nil }):
@@ -204,6 +206,16 @@ extension Value {
             // A non-finite field is absent.
             return .object(fields.compactMapValues(\.refusingNonFinite))
         default: return self
+        }
+    }
+
+    /// Whether a double that is not finite is this value or anywhere inside it.
+    private var holdsNonFinite: Bool {
+        switch self {
+        case .double(let d): return !d.isFinite
+        case .list(let elements): return elements.contains { $0.holdsNonFinite }
+        case .object(let fields): return fields.values.contains { $0.holdsNonFinite }
+        default: return false
         }
     }
 }

@@ -21,7 +21,9 @@ import Testing
                 case 0: value = .bool(Bool.random(using: &random))
                 case 1: value = .int(Int.random(in: -1_000...1_000, using: &random))
                 case 2: value = .double(Double(Int.random(in: -100...100, using: &random)) / 8)
-                case 3: value = .string(["", "beta", "a\"b\\c", "tab\there", "naïve", String(repeating: "z", count: 40)].randomElement(using: &random)!)
+                case 3:
+                    value = .string(
+                        ["", "beta", "a\"b\\c", "tab\there", "naïve", String(repeating: "z", count: 40)].randomElement(using: &random)!)
                 case 4: value = .list(["b", "a"])
                 default: value = try EvaluationContext(json: #"{"o": {"z": 1, "a": [true, "x"]}}"#)["o"]!
                 }
@@ -48,7 +50,10 @@ import Testing
     /// A string is written escaped as JSON reads it back, whether its bytes are stored in the
     /// string (small), on the heap, or reached through a copy.
     @Test func writtenStringsReadBack() throws {
-        let texts = ["", "a", "user-42", "quote \" and \\ back", "\u{1}\u{1f} controls\r\n\t", "ünïcödé and 😀", String(repeating: "long ", count: 20)]
+        let texts = [
+            "", "a", "user-42", "quote \" and \\ back", "\u{1}\u{1f} controls\r\n\t", "ünïcödé and 😀",
+            String(repeating: "long ", count: 20),
+        ]
         for text in texts {
             var out: [UInt8] = []
             JSON.writeString(text, to: &out)
