@@ -188,8 +188,10 @@ struct Compiler {
             let unit = bucketUnit(s.unit, scheme: s.scheme)
             let rollout = VendorRollout(salt: s.salt, scheme: s.scheme), weights = VendorSplitWeights(s.weights)
             let outcomes = s.outcomes
+            // flagd's `cat` writes a missing unit as `null`, and buckets it.
+            let missing: BucketUnit? = s.scheme == .flagdCat ? .string("null") : nil
             return { f in
-                guard let u = unit(f), let i = rollout.choice(u, weights) else { return nil }
+                guard let u = unit(f) ?? missing, let i = rollout.choice(u, weights) else { return nil }
                 return outcomes[i]
             }
         }
@@ -229,7 +231,7 @@ struct Compiler {
     /// A unit for `rollout`/`split`: strings, enum cases and variants by name, ints in decimal
     /// (and, for flagd's scheme, any value).
     func bucketUnit(_ b: Bound, scheme: BucketScheme = .unleash) -> @Sendable (Frame) -> BucketUnit? {
-        let anyValue = scheme == .flagd
+        let anyValue = scheme == .flagd || scheme == .flagdCat
         if case .attribute(let attribute, let slot?, let type) = b.kind {
             let coercion = coercion(type, slot: slot)
             if let path = PathRead(attribute) { return bucketUnit(path, slot, coercion, anyValue: anyValue) }

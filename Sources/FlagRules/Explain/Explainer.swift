@@ -156,7 +156,9 @@ package struct Explainer {
     func split(_ s: CheckedSplit, variants: Bool) -> (Value?, SplitTrace) {
         let total = s.weights.reduce(0, +)
         let (unit, unitTrace) = value(s.unit)
-        guard let unit, let bucketUnit = BucketUnit(unit, scheme: s.scheme) else {
+        // flagd's `cat` writes a missing unit as `null`, and buckets it.
+        let missing: BucketUnit? = s.scheme == .flagdCat ? .string("null") : nil
+        guard let bucketUnit = unit.flatMap({ BucketUnit($0, scheme: s.scheme) }) ?? missing else {
             return (
                 nil,
                 SplitTrace(

@@ -151,7 +151,7 @@ enum BucketUnit {
     init?(_ value: Value, scheme: BucketScheme) {
         if let unit = BucketUnit(value) {
             self = unit
-        } else if scheme == .flagd {
+        } else if scheme == .flagd || scheme == .flagdCat {
             self = .value(value)
         } else {
             return nil

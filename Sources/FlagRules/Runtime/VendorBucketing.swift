@@ -22,6 +22,13 @@ package enum BucketScheme: String, Sendable, CaseIterable {
     /// `(hash × total weight) >> 32`, and a split takes the first entry whose running
     /// weight exceeds it. Splits only: flagd has no percentage rollout.
     case flagd
+    /// flagd's `fractional` bucketing by `{"cat": [salt, {"var": unit}]}`: the same hash and
+    /// choice as `flagd`, of the canonical CBOR text of the salt followed by the unit as
+    /// JSON Logic's `cat` writes it (flagd-core 2.0 with json-logic 0.4: a missing unit is
+    /// `null`, a bool `True` or `False`, a double as `%.15g`, a list its elements' texts
+    /// joined by commas, an object `[object Object]`). A missing unit is bucketed too, as
+    /// the text `null`. Splits only.
+    case flagdCat
 
     /// The names, as written in rules.
     package static let names = allCases.map(\.rawValue)
@@ -56,6 +63,8 @@ struct VendorRollout: Sendable {
             return VendorBucketing.launchdarkly(salt: salt, unit: text) * 100
         case .flagd:
             return VendorBucketing.flagdHash(salt: salt, unit: unit).map { Double($0) / 4_294_967_296 * 100 }
+        case .flagdCat:
+            return Double(VendorBucketing.flagdCatHash(salt: salt, unit: unit)) / 4_294_967_296 * 100
         case .unleash:
             return Double(Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(unit, split: false))) / 1000
         }
@@ -75,7 +84,7 @@ struct VendorRollout: Sendable {
         case .launchdarkly:
             let b = VendorBucketing.launchdarkly(salt: salt, unit: text), limit = Double(t) / 100_000.0
             return Truth.comparison(op, order: b < limit ? -1 : b == limit ? 0 : 1)
-        case .flagd:
+        case .flagd, .flagdCat:
             return .unknown  // refused by the checker: flagd buckets splits only
         case .unleash:
             let bucket = Bucketing.bucket(hash: BucketKeyPrefix(salt: salt).hash(unit, split: false))
@@ -100,6 +109,8 @@ struct VendorRollout: Sendable {
         case .flagd:
             guard let hash = VendorBucketing.flagdHash(salt: salt, unit: unit) else { return nil }
             return VendorBucketing.flagdChoice(hash, weights: split.weights)
+        case .flagdCat:
+            return VendorBucketing.flagdChoice(VendorBucketing.flagdCatHash(salt: salt, unit: unit), weights: split.weights)
         case .unleash:
             return nil
         }
@@ -115,6 +126,7 @@ struct VendorRollout: Sendable {
         case .flagd:
             let shown = if case .string = unit { "\"\(text)\"" } else { text }
             return salt.isEmpty ? "murmur3 of CBOR \(shown)" : "murmur3 of CBOR [\"\(salt)\", \(shown)]"
+        case .flagdCat: return "murmur3 of CBOR \"\(salt)\(VendorBucketing.catText(unit))\""
         case .unleash: return "\"\(salt):\(text)\""
         }
     }
@@ -195,6 +207,37 @@ package enum VendorBucketing {
             }
         }
         return Murmur3.hash(bytes, seed: 0)
+    }
+
+    /// The hash of `flagdCat`: MurmurHash3 of the CBOR text of `salt` followed by the
+    /// unit's ``catText(_:)``.
+    static func flagdCatHash(salt: String, unit: BucketUnit) -> UInt32 {
+        var bytes: [UInt8] = []
+        CBOR.append(text: salt + catText(unit), to: &bytes)
+        return Murmur3.hash(bytes, seed: 0)
+    }
+
+    /// A unit as JSON Logic's `cat` writes it in flagd-core 2.0 (json-logic 0.4's
+    /// `to_string`, in its order of tests: a bool is a Python int there, so `True`).
+    static func catText(_ unit: BucketUnit) -> String {
+        switch unit {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .value(let v): return catText(v)
+        }
+    }
+
+    /// A value as ``catText(_:)`` writes it (the importer writes `cat`'s literals so).
+    package static func catText(_ value: Value) -> String {
+        switch value {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .bool(let b): return b ? "True" : "False"
+        case .double(let d): return String(format: "%.15g", d)
+        case .list(let elements): return elements.map(catText).joined(separator: ",")
+        case .object: return "[object Object]"
+        default: return value.description
+        }
     }
 
     /// flagd's variant for a hash: the bucket is `(hash × total) >> 32`, and the first

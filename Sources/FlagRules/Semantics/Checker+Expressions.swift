@@ -277,9 +277,9 @@ extension Checker {
                 checkUnit(unit, "rollout")
                 return nil
             }
-            if scheme == .flagd {
+            if scheme == .flagd || scheme == .flagdCat {
                 diagnostics.error(
-                    "invalid-call", "flagd buckets with fractional only: write split(unit, \"flagKey\", flagd) { … }",
+                    "invalid-call", "flagd buckets with fractional only: write split(unit, \"flagKey\", \(scheme.rawValue)) { … }",
                     at: arguments[2].range)
                 return nil
             }

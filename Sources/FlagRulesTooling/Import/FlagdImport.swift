@@ -351,16 +351,23 @@ struct FlagdImport {
         var entries = argument.elements ?? []
         var unit = "targetingKey"
         var salt = key
+        var scheme = "flagd"
         if let first = entries.first, first.elements == nil {
-            guard let path = Self.variable(first) else {
+            // A null bucketing value: flagd-core answers null for every context.
+            if first == .null { return nil }
+            if let path = Self.variable(first) {
+                unit = path
+                salt = ""
+            } else if let (path, prefix) = Self.catBucketing(first, key: key) {
+                (unit, salt, scheme) = (path, prefix, "flagdCat")
+            } else {
                 notes.append(
                     ImportNote(
                         .notImported, at: at + "[0]",
-                        "a fractional bucketing by an expression (a cat of strings) has no .flags form; flag '\(key)' left out"))
+                        "a fractional bucketing by an expression other than an attribute, or a cat of texts then one attribute, has no .flags form; flag '\(key)' left out"
+                    ))
                 throw Untranslatable()
             }
-            unit = path
-            salt = ""
             entries.removeFirst()
         }
         var weights: [(String, Int)] = []
@@ -404,7 +411,28 @@ struct FlagdImport {
             throw Untranslatable()
         }
         let body = kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
-        return "split(\(unit), \(StringEscaping.quoted(salt)), flagd) { \(body) }"
+        return "split(\(unit), \(StringEscaping.quoted(salt)), \(scheme)) { \(body) }"
+    }
+
+    /// `{"cat": [text, …, {"var": path}]}` as the path and the text before it (each literal as
+    /// `cat` writes it, `{"var": "$flagd.flagKey"}` the flag's key): the unit and salt of a
+    /// `flagdCat` split. Nil for another expression.
+    static func catBucketing(_ json: JSON, key: String) -> (path: String, prefix: String)? {
+        guard case .object(let members) = json, members.count == 1, members[0].0 == "cat", let parts = members[0].1.elements,
+            let last = parts.last, let path = variable(last)
+        else { return nil }
+        var prefix = ""
+        for part in parts.dropLast() {
+            switch part {
+            case .string(let s): prefix += s
+            case .int(let n): prefix += VendorBucketing.catText(.int(n))
+            case .double(let d): prefix += VendorBucketing.catText(.double(d))
+            case .bool(let b): prefix += VendorBucketing.catText(.bool(b))
+            case .object(let m) where m.count == 1 && m[0].0 == "var" && m[0].1.string == "$flagd.flagKey": prefix += key
+            default: return nil
+            }
+        }
+        return (path, prefix)
     }
 
     /// Two strings in the order JsonLogic's Python implementation compares them (by code

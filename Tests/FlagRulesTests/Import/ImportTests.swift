@@ -280,6 +280,8 @@ struct ImportTests {
               "targeting": {"if": [{"sem_ver": [{"var": "version"}, ">=", "2.0"]}, "high", {"$ref": "staff"}, "high"]}},
             "config": {"state": "ENABLED", "variants": {"a": {"x": 1}}, "defaultVariant": "a"},
             "tiers": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+              "targeting": {"fractional": [{"cat": [{"var": "email"}, {"var": "country"}]}, ["a", 1], ["b", 1]]}},
+            "cards": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
               "targeting": {"fractional": [{"cat": [{"var": "$flagd.flagKey"}, {"var": "email"}]}, ["a", 1], ["b", 1]]}}
           },
           "$evaluators": {"staff": {"starts_with": [{"var": "email"}, "admin"]}}
@@ -309,6 +311,10 @@ struct ImportTests {
         #expect(
             notes.contains { $0.hasPrefix("flags.tiers.targeting.fractional[0]: not imported: a fractional bucketing by an expression") },
             "\(notes)")
+        // A cat of the flag's key and an attribute: flagd-core 2.0.0 puts these in a and b.
+        #expect(try Self.evaluate(result, "cards", ["email": "ann@example.com"]) == .string("a"))
+        #expect(try Self.evaluate(result, "cards", ["email": "dee@example.com"]) == .string("b"))
+        #expect(!notes.contains { $0.hasPrefix("flags.cards") }, "\(notes)")
     }
 
     static let unleash = """
