@@ -373,7 +373,9 @@ def fd_target(rng, names, depth=0):
         entries = [[n, rng.randrange(0, 100)] for n in rng.sample(names, rng.randrange(1, len(names) + 1))]
         if all(w == 0 for _, w in entries): entries[0][1] = 1
         if rng.random() < 0.15: entries = [[n] for n, _ in entries]  # no weights: equal shares
-        first = [] if rng.random() < 0.7 else [{"var": "email"}]
+        r2 = rng.random()
+        first = [] if r2 < 0.6 else [{"var": "email"}] if r2 < 0.8 else [
+            {"cat": [rng.choice(["shared-seed", {"var": "$flagd.flagKey"}, ""]), {"var": rng.choice(["email", "age", "tags", "country", "organization", "missing"])}]}]
         return {"fractional": first + entries}
     if r < 0.8 and "true" in names:
         return rng.choice([{"sem_ver": [{"var": rng.choice(["version", "email"])}, rng.choice([">=", "~"]), rng.choice(VERSIONS)]},

@@ -29,7 +29,8 @@ extension LanguageServer {
             "`rollout(unit[, \"salt\"])`: the unit's bucket, 0% to 100%: MurmurHash3 (x86, 32-bit, seed 0) of \"salt:unit\" "
             + "modulo 100,000, as Unleash computes it; the salt is the declaration's name unless given. Compare it with a "
             + "percentage: `rollout(userId) < 20%`. A third argument buckets as another system does: "
-            + "`rollout(userId, \"seed\", growthbook)`, `growthbookV1`, `launchdarkly` (salt \"flagKey.salt\"), `flagd` (splits only, salt the flag key).",
+            + "`rollout(userId, \"seed\", growthbook)`, `growthbookV1`, `launchdarkly` (salt \"flagKey.salt\"), `flagd` (splits only, salt the flag key), "
+            + "`flagdCat` (splits only, flagd's fractional over a cat: salt the text before the unit).",
         "split":
             "`split(unit[, \"salt\"]) { a: 50%, b: 50% }`: the unit's bucket (MurmurHash3 of \"salt:unit\", as Unleash's "
             + "variants) picks an entry by its weight; the same unit always gets the same entry.",

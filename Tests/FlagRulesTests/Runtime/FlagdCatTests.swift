@@ -54,7 +54,9 @@ struct FlagdCatTests {
         let json = try JSON.parse(#"{"cat": [{"var": "$flagd.flagKey"}, "-", 7, true, {"var": "user.name"}]}"#)
         let read = FlagdImport.catBucketing(json, key: "my-flag")
         #expect(read?.path == "user.name" && read?.prefix == "my-flag-7True")
-        for other in [#"{"cat": ["a", {"var": "x"}, "b"]}"#, #"{"cat": [{"var": "x"}, {"var": "y"}]}"#, #"{"cat": ["a"]}"#, #"{"sub": ["a"]}"#] {
+        for other in [
+            #"{"cat": ["a", {"var": "x"}, "b"]}"#, #"{"cat": [{"var": "x"}, {"var": "y"}]}"#, #"{"cat": ["a"]}"#, #"{"sub": ["a"]}"#,
+        ] {
             #expect(FlagdImport.catBucketing(try JSON.parse(other), key: "k") == nil, "\(other)")
         }
     }
