@@ -80,7 +80,8 @@ def flags_eval(text, ctxs):
 def ld_clause(rng, segments):
     kind = rng.random()
     if kind < 0.1 and segments:
-        return {"attribute": "", "op": "segmentMatch", "values": [rng.choice(segments)], "negate": rng.random() < 0.3}
+        # (A segment the file does not hold matches no one.)
+        return {"attribute": "", "op": "segmentMatch", "values": [rng.choice(segments + ["no-such-segment"])], "negate": rng.random() < 0.3}
     attr, op, values, ctx_kind = rng.choice([
         ("country", "in", rng.sample(COUNTRIES, rng.randrange(1, 3)), None),
         ("email", "endsWith", ["@example.com"], None),
@@ -90,6 +91,9 @@ def ld_clause(rng, segments):
         ("age", rng.choice(["lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual"]), [rng.randrange(10, 80)], None),
         ("age", "in", [rng.randrange(10, 80) for _ in range(3)], None),
         ("version", rng.choice(["semVerLessThan", "semVerGreaterThan", "semVerEqual"]), [rng.choice(VERSIONS + ["2", "1.2"])], None),
+        # Clause values that are no version, beside one that is; an operator no SDK knows.
+        ("version", rng.choice(["semVerLessThan", "semVerEqual"]), rng.sample(["v2.0.0", "02.0.0", "2.0.0.0"] + VERSIONS, 2), None),
+        ("email", "unsupportedOperator", ["a"], None),
         ("plan", "in", [rng.choice(PLANS)], "organization"),
         ("key", "in", [f"user-{rng.randrange(100000)}", "3", "5"], None),
         ("email", "in", [], None),

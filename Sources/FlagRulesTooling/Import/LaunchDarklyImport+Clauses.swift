@@ -45,8 +45,17 @@ extension LaunchDarklyImport {
         let negate = clause["negate"] == .bool(true)
         if op == "segmentMatch" {
             var matched: [ImportedCondition] = []
-            for key in values.compactMap(\.string) { if let name = segment(key) { matched.append(.atom(name)) } }
-            if matched.count < values.count {
+            var unknown = 0
+            for key in values.compactMap(\.string) {
+                if let name = segment(key) {
+                    matched.append(.atom(name))
+                } else if segments[key] == nil {
+                    // A segment the file does not hold matches no one in LaunchDarkly's SDKs.
+                    notes.append(ImportNote(.remark, at: place, "segment '\(key)' is not in the file: it matches no one, as in LaunchDarkly"))
+                    unknown += 1
+                }
+            }
+            if matched.count + unknown < values.count {
                 notes.append(ImportNote(.notImported, at: place, "a segment it names is not imported; the rule is left out"))
                 return nil
             }
@@ -148,15 +157,17 @@ extension LaunchDarklyImport {
         case "semVerEqual", "semVerLessThan", "semVerGreaterThan":
             let symbol = ["semVerEqual": "==", "semVerLessThan": "<", "semVerGreaterThan": ">"][op]!
             for value in values.compactMap(\.string) {
+                // A clause value that is no version matches nothing, as in LaunchDarkly's SDKs.
                 guard let version = LaunchDarklyImport.version(value) else {
-                    notes.append(ImportNote(.notImported, at: place, "'\(value)' is no semantic version; the rule is left out"))
-                    return nil
+                    notes.append(ImportNote(.remark, at: place, "'\(value)' is no semantic version: it matches nothing, as in LaunchDarkly"))
+                    continue
                 }
                 tests.append(.atom("\(attribute) \(symbol) \(version)"))
             }
         default:
-            notes.append(ImportNote(.notImported, at: place, "operator '\(op)' has no .flags form here; the rule is left out"))
-            return nil
+            // LaunchDarkly's SDKs match nothing with an operator they do not know (negated,
+            // every present attribute).
+            notes.append(ImportNote(.remark, at: place, "operator '\(op)' is unknown to LaunchDarkly: the clause matches nothing"))
         }
         let any = ImportedCondition.or(tests)
         // Negated, a clause holds for a present attribute that matches none of its values

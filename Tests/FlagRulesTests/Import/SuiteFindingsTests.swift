@@ -321,4 +321,39 @@ struct SuiteFindingsTests {
         #expect(try ImportTests.evaluate(ld, "kinded", ["org": ["key": "o"]]) == .bool(true))
         #expect(try ImportTests.evaluate(ld, "kinded", ["key": "u"]) == .bool(false))
     }
+
+    /// LaunchDarkly's operators-semver-bad-syntax.yml ("2.0.0 semVerEqual v2.0.0 fails"),
+    /// rule-match.yml ("unknown operator is treated as a non-match, can still match another
+    /// rule") and segment-match.yml ("unknown segment is non-match, not an error"): a clause
+    /// value that is no version, an operator the SDKs do not know and a segment the file does
+    /// not hold match nothing (negated, a present attribute, and everyone), and the import
+    /// says so as remarks, exit 0.
+    @Test func launchDarklyClausesThatMatchNothing() throws {
+        func flag(_ key: String, _ clause: String) -> String {
+            """
+            "\(key)": {"key": "\(key)", "on": true, "salt": "s", "offVariation": 1, "variations": [true, false],
+              "fallthrough": {"variation": 1}, "rules": [{"clauses": [\(clause)], "variation": 0}]}
+            """
+        }
+        let file = """
+            {"flags": {
+            \(flag("bad", #"{"attribute": "v", "op": "semVerEqual", "values": ["v2.0.0", "02.0.0", "2.0.0.0"]}"#)),
+            \(flag("someBad", #"{"attribute": "v", "op": "semVerEqual", "values": ["v2.0.0", "2.0.0"]}"#)),
+            \(flag("unknownOp", #"{"attribute": "v", "op": "unsupportedOperator", "values": ["2.0.0"]}"#)),
+            \(flag("unknownOpNegated", #"{"attribute": "v", "op": "unsupportedOperator", "values": ["2.0.0"], "negate": true}"#)),
+            \(flag("noSegment", #"{"attribute": "", "op": "segmentMatch", "values": ["gone"]}"#)),
+            \(flag("noSegmentNegated", #"{"attribute": "", "op": "segmentMatch", "values": ["gone"], "negate": true}"#))
+            }, "segments": {}}
+            """
+        let result = try ImportTests.imported(file, .launchdarkly)
+        #expect(result.notes.allSatisfy { $0.kind == .remark }, "\(result.notes)")
+        let version: EvaluationContext = ["key": "u", "v": "2.0.0"]
+        #expect(try ImportTests.evaluate(result, "bad", version) == .bool(false))
+        #expect(try ImportTests.evaluate(result, "someBad", version) == .bool(true))
+        #expect(try ImportTests.evaluate(result, "unknownOp", version) == .bool(false))
+        #expect(try ImportTests.evaluate(result, "unknownOpNegated", version) == .bool(true))
+        #expect(try ImportTests.evaluate(result, "unknownOpNegated", ["key": "u"]) == .bool(false))
+        #expect(try ImportTests.evaluate(result, "noSegment", version) == .bool(false))
+        #expect(try ImportTests.evaluate(result, "noSegmentNegated", ["key": "u"]) == .bool(true))
+    }
 }
