@@ -51,7 +51,8 @@ extension LaunchDarklyImport {
                     matched.append(.atom(name))
                 } else if segments[key] == nil {
                     // A segment the file does not hold matches no one in LaunchDarkly's SDKs.
-                    notes.append(ImportNote(.remark, at: place, "segment '\(key)' is not in the file: it matches no one, as in LaunchDarkly"))
+                    notes.append(
+                        ImportNote(.remark, at: place, "segment '\(key)' is not in the file: it matches no one, as in LaunchDarkly"))
                     unknown += 1
                 }
             }
@@ -159,7 +160,8 @@ extension LaunchDarklyImport {
             for value in values.compactMap(\.string) {
                 // A clause value that is no version matches nothing, as in LaunchDarkly's SDKs.
                 guard let version = LaunchDarklyImport.version(value) else {
-                    notes.append(ImportNote(.remark, at: place, "'\(value)' is no semantic version: it matches nothing, as in LaunchDarkly"))
+                    notes.append(
+                        ImportNote(.remark, at: place, "'\(value)' is no semantic version: it matches nothing, as in LaunchDarkly"))
                     continue
                 }
                 tests.append(.atom("\(attribute) \(symbol) \(version)"))
