@@ -158,6 +158,7 @@ def ld_file(rng):
             flag["contextTargets"] = [{"contextKind": "user", "values": [], "variation": rng.randrange(n)},
                                       {"contextKind": "organization", "values": [f"org-{rng.randrange(50)}"], "variation": rng.randrange(n)}]
         if rng.random() < 0.1: del flag["offVariation"]
+        elif rng.random() < 0.05: flag["offVariation"] = rng.choice([-1, n])   # no such variation
         earlier = list(flags_)
         if earlier and rng.random() < 0.3:
             for p in rng.sample(earlier, min(len(earlier), rng.randrange(1, 3))):
@@ -193,7 +194,8 @@ def check_launchdarkly(rng, ctxs):
             for key in doc["flags"]:
                 if key in skipped: continue
                 expected = client.variation(key, context, None)
-                actual = got[names.get(key, key)]["value"]
+                # A flag the import does not declare answers the caller's default (here None).
+                actual = got[names.get(key, key)]["value"] if names.get(key, key) in got else None
                 compared += 1
                 if expected != actual:
                     sys.exit(f"launchdarkly file {n} ({path}): flag {key} for {json.dumps(c)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
@@ -395,7 +397,7 @@ def fd_file(rng):
                                {"true": "yes", "false": "no", "unknown": "maybe"},
                                {"small": 1, "medium": 5, "large": 10}, {"a": "first value", "b": "second value"}])
         names = list(variants)
-        flag = {"state": "ENABLED", "variants": variants, "defaultVariant": rng.choice(names)}
+        flag = {"state": "ENABLED" if rng.random() < 0.9 else "DISABLED", "variants": variants, "defaultVariant": rng.choice(names)}
         if rng.random() < 0.9:
             target = fd_target(rng, names)
             flag["targeting"] = target if isinstance(target, dict) else {"if": [fd_condition(rng), target]}
@@ -426,7 +428,8 @@ def check_flagd(rng, ctxs):
                 value = next(iter(flag["variants"].values()))
                 resolve = {bool: core.resolve_boolean_value, str: core.resolve_string_value, int: core.resolve_integer_value}[type(value)]
                 expected = resolve(key, value, context).value
-                actual = got[names.get(key, key)]["value"]
+                # A flag the import does not declare answers the caller's default (`value`).
+                actual = got[names.get(key, key)]["value"] if names.get(key, key) in got else value
                 compared += 1
                 if expected != actual or type(expected) != type(actual):
                     sys.exit(f"flagd file {n} ({path}): flag {key} for {json.dumps(c)}: flagd-core gives {expected!r}, flags eval {actual!r}\n{json.dumps(flag)}\n{text}")

@@ -624,6 +624,11 @@ def ld_batches(root):
                             (data.get("flags") or {}).get(key), loose=True)
                 why = ((ev.get("expect") or {}).get("reason") or {})
                 if why.get("kind") == "ERROR": case.caller_default = f"LaunchDarkly answers {why.get('errorKind', 'an error')}"
+                # An off flag without an off variation answers the caller's default (reason OFF).
+                flag = (data.get("flags") or {}).get(key) or {}
+                off = flag.get("offVariation")
+                if why.get("kind") == "OFF" and not (isinstance(off, int) and 0 <= off < len(flag.get("variations") or [])):
+                    case.caller_default = "LaunchDarkly answers an off flag without an off variation so"
                 if suite.get("requireCapability"):
                     not_run(case, f"needs the SDK capability '{suite['requireCapability']}' (a typed variation call)")
                 batch.cases.append(case)

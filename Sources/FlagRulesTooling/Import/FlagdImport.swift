@@ -143,11 +143,15 @@ struct FlagdImport {
             out.doc = text.split(whereSeparator: \.isNewline).map(String.init)
         }
         if flag["state"]?.string == "DISABLED" {
+            // Every evaluation gives the caller's default, as a flag the file does not
+            // declare does (flagd's flags read no other flag).
             notes.append(
                 ImportNote(
-                    .notImported, at: place + ".state",
-                    "a disabled flag gives the caller's default in flagd; imported as @disabled (its default variant)"))
-            out.attributes.append("@disabled")
+                    .remark, at: place + ".state",
+                    "a disabled flag gives the caller's default in flagd, as a flag the file does not declare does in FlagRules; written as a comment"
+                ))
+            out.comments.append("DISABLED in flagd: every evaluation gives the caller's default.")
+            out.commentedOut = true
         }
         guard let targeting else { return out }
         guard case .object = targeting else {

@@ -44,7 +44,7 @@ package enum FlagsImport {
         var written = file
         for i in written.declarations.indices {
             guard let place = written.declarations[i].place else { continue }
-            written.declarations[i].comments = notes.filter { note in
+            written.declarations[i].comments += notes.filter { note in
                 note.kind == .notImported
                     && (note.place == place || note.place.hasPrefix(place + ".") || note.place.hasPrefix(place + "["))
             }

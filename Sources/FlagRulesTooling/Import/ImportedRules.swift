@@ -207,6 +207,10 @@ package struct ImportedDeclaration: Sendable {
     /// and comments written above it (what of it was not imported).
     package var place: String?
     package var comments: [String] = []
+    /// Written as a comment below `comments`, not declared: a flag every evaluation of which
+    /// gives the caller's default in the vendor's SDKs, as a flag the file does not declare
+    /// does in FlagRules.
+    package var commentedOut = false
 
     package init(name: String, kind: Kind, defaultText: String) {
         self.name = name
@@ -218,7 +222,14 @@ package struct ImportedDeclaration: Sendable {
     /// rule after one that always matches (written last, without `when`; a split matches
     /// only a context holding its unit).
     package var source: String {
-        var out = comments.map { "# \($0)\n" }.joined()
+        let comment = comments.map { "# \($0)\n" }.joined()
+        guard !commentedOut else {
+            var declared = self
+            declared.commentedOut = false
+            declared.comments = []
+            return comment + declared.source.split(separator: "\n").map { "#   \($0)\n" }.joined()
+        }
+        var out = comment
         out += doc.map { "/// \($0)\n" }.joined()
         if !attributes.isEmpty { out += attributes.joined(separator: " ") + "\n" }
         switch kind {

@@ -213,6 +213,11 @@ struct LaunchDarklyImport {
 
     // MARK: Flags
 
+    /// Whether another flag reads the flag `key` as a prerequisite.
+    private func isPrerequisite(_ key: String) -> Bool {
+        flags.contains { flag in (flag.json["prerequisites"]?.elements ?? []).contains { $0["key"]?.string == key } }
+    }
+
     private mutating func declaration(_ json: JSON, key: String, shape: Shape) -> ImportedDeclaration? {
         let place = "flags.\(key)"
         let name = names.existing(key) ?? key
@@ -226,6 +231,7 @@ struct LaunchDarklyImport {
             return i
         }
         let on = json["on"] == .bool(true)
+        let noted = notes.count
         let off = variation(json["offVariation"], place + ".offVariation")
         let fallthroughJSON = json["fallthrough"] ?? .null
         // The default: what the fallthrough gives a context without its bucketing attribute
@@ -249,6 +255,20 @@ struct LaunchDarklyImport {
         }
         if !on {
             guard let off else {
+                if !isPrerequisite(key) {
+                    // Every evaluation gives the caller's default, as a flag the file does
+                    // not declare does: nothing of it applies (its variations' notes go too).
+                    notes.removeSubrange(noted...)
+                    notes.append(
+                        ImportNote(
+                            .remark, at: place + ".offVariation",
+                            "flag '\(key)' is off with no off variation (or one that does not exist): LaunchDarkly's SDKs give the caller's default, as FlagRules does for a flag the file does not declare; written as a comment"
+                        ))
+                    out.comments.append("Off with no off variation in LaunchDarkly: every evaluation gives the caller's default.")
+                    out.commentedOut = true
+                    out.defaultText = literalDefault(0)
+                    return out
+                }
                 notes.append(
                     ImportNote(
                         .notImported, at: place + ".offVariation",

@@ -306,7 +306,11 @@ struct ImportTests {
         #expect(try Self.evaluate(result, "color", ["country": "FR", "targetingKey": "user-2"]) == .string("blue"))
         #expect(try Self.evaluate(result, "color", ["country": "FR"]) == .string("red"), "no key: the default variant")
         let notes = result.notes.map(\.description)
-        #expect(notes.contains { $0.hasPrefix("flags.limit.state: not imported: a disabled flag gives the caller's default") }, "\(notes)")
+        // A disabled flag answers the caller's default in flagd, as an undeclared one does
+        // here: written as a comment, a remark.
+        #expect(notes.contains { $0.hasPrefix("flags.limit.state: note: a disabled flag gives the caller's default") }, "\(notes)")
+        #expect(result.text.contains("# DISABLED in flagd: every evaluation gives the caller's default.\n#   value limit: int = 10"), "\(result.text)")
+        #expect(try RuleSet(source: result.text).evaluate("limit", in: [:]).errorCode == .flagNotFound)
         #expect(notes.contains { $0.hasPrefix("flags.config.variants: not imported: variants of JSON objects") })
         #expect(
             notes.contains { $0.hasPrefix("flags.tiers.targeting.fractional[0]: not imported: a fractional bucketing by an expression") },

@@ -356,4 +356,29 @@ struct SuiteFindingsTests {
         #expect(try ImportTests.evaluate(result, "noSegment", version) == .bool(false))
         #expect(try ImportTests.evaluate(result, "noSegmentNegated", ["key": "u"]) == .bool(true))
     }
+
+    /// LaunchDarkly's errors.yml, "flag is off but has no off variation" and "off variation
+    /// too high": every evaluation gives the caller's default, as a flag the file does not
+    /// declare does here, so the flag is written as a comment (a remark, exit 0); one that
+    /// another flag reads as a prerequisite stays declared.
+    @Test func anOffLaunchDarklyFlagWithoutAnOffVariationIsAComment() throws {
+        let file = """
+            {"flags": {
+              "none": {"key": "none", "on": false, "variations": [3]},
+              "high": {"key": "high", "on": false, "offVariation": 1, "variations": ["x"]},
+              "read": {"key": "read", "on": false, "variations": [true, false]},
+              "reader": {"key": "reader", "on": true, "variations": [true, false], "fallthrough": {"variation": 0}, "offVariation": 1,
+                         "prerequisites": [{"key": "read", "variation": 0}]}
+            }}
+            """
+        let result = try ImportTests.imported(file, .launchdarkly)
+        let rules = try RuleSet(source: result.text)
+        #expect(rules.evaluate("none", in: ["key": "u"]).errorCode == .flagNotFound)
+        #expect(rules.evaluate("high", in: ["key": "u"]).errorCode == .flagNotFound)
+        #expect(result.text.contains("#   value none: int = 3"), "\(result.text)")
+        #expect(rules.evaluate("read", in: ["key": "u"]).errorCode == nil)
+        let kinds = Dictionary(grouping: result.notes, by: { $0.place.split(separator: ".").dropFirst().first.map(String.init) ?? "" })
+        #expect(kinds["none"]?.allSatisfy { $0.kind == .remark } == true && kinds["high"]?.allSatisfy { $0.kind == .remark } == true)
+        #expect(kinds["read"]?.contains { $0.kind == .notImported } == true, "\(result.notes)")
+    }
 }
