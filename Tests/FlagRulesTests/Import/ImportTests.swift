@@ -309,7 +309,9 @@ struct ImportTests {
         // A disabled flag answers the caller's default in flagd, as an undeclared one does
         // here: written as a comment, a remark.
         #expect(notes.contains { $0.hasPrefix("flags.limit.state: note: a disabled flag gives the caller's default") }, "\(notes)")
-        #expect(result.text.contains("# DISABLED in flagd: every evaluation gives the caller's default.\n#   value limit: int = 10"), "\(result.text)")
+        #expect(
+            result.text.contains("# DISABLED in flagd: every evaluation gives the caller's default.\n#   value limit: int = 10"),
+            "\(result.text)")
         #expect(try RuleSet(source: result.text).evaluate("limit", in: [:]).errorCode == .flagNotFound)
         #expect(notes.contains { $0.hasPrefix("flags.config.variants: not imported: variants of JSON objects") })
         #expect(
