@@ -120,6 +120,10 @@ extension GrowthBookImport {
             case "$ne":
                 part = valueCondition(path, value, negated: !negated, at: at, parent: parent).map(
                     ImportedCondition.negated)
+            case "$in" where value.elements == nil, "$nin" where value.elements == nil:
+                // GrowthBook's `$in` and `$nin` of anything but a list are false.
+                notes.append(ImportNote(.remark, at: "\(at).\(op)", "\(op) of \(value.kindName) is false in GrowthBook, as imported"))
+                part = .never
             case "$in": part = member(value, op)
             case "$nin":
                 part = valueCondition(

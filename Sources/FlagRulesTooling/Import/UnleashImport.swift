@@ -117,8 +117,8 @@ struct UnleashImport {
             guard let parent = dependency["feature"]?.string, let names = declared[parent] else {
                 notes.append(
                     ImportNote(
-                        .notImported, at: "\(place).dependencies[\(i)]",
-                        "its parent feature is not in the file: the feature is off for everyone"))
+                        .remark, at: "\(place).dependencies[\(i)]",
+                        "its parent feature is not in the file: the feature is off for everyone, as in Unleash"))
                 parents.append(.never)
                 continue
             }

@@ -381,4 +381,27 @@ struct SuiteFindingsTests {
         #expect(kinds["none"]?.allSatisfy { $0.kind == .remark } == true && kinds["high"]?.allSatisfy { $0.kind == .remark } == true)
         #expect(kinds["read"]?.contains { $0.kind == .notImported } == true, "\(result.notes)")
     }
+
+    /// GrowthBook cases.json, evalCondition "$in - not array" and "$nin - not array": both
+    /// are false whatever the attribute; Unleash's 17-dependent-features.json test 14: a
+    /// child of a parent not in the file is off. Exact, said as remarks.
+    @Test func growthBookInOfAScalarAndUnleashMissingParents() throws {
+        let growthBook = """
+            {"features": {"f": {"defaultValue": false, "rules": [{"condition": {"tags": {"$in": "a"}}, "force": true}]},
+                          "g": {"defaultValue": false, "rules": [{"condition": {"tags": {"$nin": "a"}}, "force": true}]}}}
+            """
+        let imported = try ImportTests.imported(growthBook, .growthbook)
+        #expect(imported.notes.allSatisfy { $0.kind == .remark }, "\(imported.notes)")
+        for context: EvaluationContext in [["tags": "a"], ["tags": "b"], [:]] {
+            #expect(try ImportTests.evaluate(imported, "f", context) == .bool(false))
+            #expect(try ImportTests.evaluate(imported, "g", context) == .bool(false))
+        }
+        let unleash = """
+            {"version": 1, "features": [{"name": "child", "enabled": true, "dependencies": [{"feature": "gone"}],
+              "strategies": [{"name": "default", "parameters": {}}]}]}
+            """
+        let child = try ImportTests.imported(unleash, .unleash)
+        #expect(child.notes.allSatisfy { $0.kind == .remark }, "\(child.notes)")
+        #expect(try ImportTests.evaluate(child, "child", ["userId": "u"]) == .bool(false))
+    }
 }
