@@ -379,6 +379,10 @@ def fd_target(rng, names, depth=0):
         entries = [[n, rng.randrange(0, 100)] for n in rng.sample(names, rng.randrange(1, len(names) + 1))]
         if all(w == 0 for _, w in entries): entries[0][1] = 1
         if rng.random() < 0.15: entries = [[n] for n, _ in entries]  # no weights: equal shares
+        if rng.random() < 0.2:   # an entry's variant or weight chosen by an if
+            e = rng.choice(entries)
+            if len(e) == 2 and rng.random() < 0.5: e[1] = {"if": [fd_condition(rng), rng.randrange(0, 100), rng.randrange(0, 100)]}
+            else: e[0] = {rng.choice(["if", "?:"]): [fd_condition(rng), rng.choice(names), rng.choice(names)]}
         r2 = rng.random()
         first = [] if r2 < 0.6 else [{"var": "email"}] if r2 < 0.8 else [
             {"cat": [rng.choice(["shared-seed", {"var": "$flagd.flagKey"}, ""]), {"var": rng.choice(["email", "age", "tags", "country", "organization", "missing"])}]}]

@@ -257,6 +257,15 @@ struct FlagdImport {
                     at: "\(at).\(op)[\(i)]",
                     depth: depth + 1, into: &rules)
             case "fractional":
+                // An entry's variant or weight chosen by an `if`: the same fractional under each
+                // branch's condition, with that branch's value (JsonLogic evaluates the entry
+                // before `fractional` reads it).
+                if let branched = Self.branchingEntry(argument) {
+                    try translate(
+                        branched, when: condition, key: key, shape: shape, defaultResult: defaultResult, at: at, depth: depth + 1,
+                        into: &rules)
+                    return
+                }
                 if let split = try fractional(argument, key: key, shape: shape, at: at + ".fractional") {
                     rules.append(.init(split, when: condition))
                 }
@@ -404,7 +413,17 @@ struct FlagdImport {
             }
             weights.append((result, weight))
         }
-        let kept = weights.filter { $0.1 > 0 }
+        // Adjacent entries of one value are one range of buckets.
+        var kept: [(String, Int)] = []
+        for entry in weights where entry.1 > 0 {
+            // (Each past flagd's limit counts as just past it: the sum cannot overflow.)
+            let cap = Int(Int32.max) + 1
+            if let last = kept.last, last.0 == entry.0 {
+                kept[kept.count - 1].1 = min(last.1, cap) + min(entry.1, cap)
+            } else {
+                kept.append(entry)
+            }
+        }
         // (Summed without overflow: any total past flagd's limit is refused.)
         let total = kept.reduce(0) { min($0 + min($1.1, Int(Int32.max) + 1), Int(Int32.max) + 1) }
         // No weight, or weights past 2^31: flagd's answer is null, the default variant.
@@ -437,6 +456,33 @@ struct FlagdImport {
             }
         }
         return (path, prefix)
+    }
+
+    /// `fractional`'s arguments with an entry whose variant or weight is an `if` (or `?:`)
+    /// with an else as that `if` over copies of the fractional, each with the branch's value
+    /// in the entry's place; nil when no entry has one.
+    static func branchingEntry(_ argument: JSON) -> JSON? {
+        guard let entries = argument.elements else { return nil }
+        for (i, entry) in entries.enumerated() {
+            guard let parts = entry.elements else { continue }
+            for (j, part) in parts.enumerated() {
+                guard case .object(let members) = part, members.count == 1, ["if", "?:"].contains(members[0].0),
+                    let branches = members[0].1.elements, branches.count >= 3, branches.count % 2 == 1
+                else { continue }
+                func with(_ value: JSON) -> JSON {
+                    var entry = parts
+                    entry[j] = value
+                    var copy = entries
+                    copy[i] = .array(entry)
+                    return .object([("fractional", .array(copy))])
+                }
+                var chain: [JSON] = []
+                for k in stride(from: 0, to: branches.count - 1, by: 2) { chain += [branches[k], with(branches[k + 1])] }
+                chain.append(with(branches[branches.count - 1]))
+                return .object([("if", .array(chain))])
+            }
+        }
+        return nil
     }
 
     /// Two strings in the order JsonLogic's Python implementation compares them (by code

@@ -404,4 +404,33 @@ struct SuiteFindingsTests {
         #expect(child.notes.allSatisfy { $0.kind == .remark }, "\(child.notes)")
         #expect(try ImportTests.evaluate(child, "child", ["userId": "u"]) == .bool(false))
     }
+
+    /// flagd's evaluator fractional.feature, "Fractional operator with nested if expression
+    /// as variant name" and "… as weight": the fractional under each branch of the `if`, with
+    /// that branch's value in the entry (adjacent entries of one variant merged). The values
+    /// are openfeature-flagd-core 2.0.0's.
+    @Test func flagdFractionalEntriesChosenByAnIf() throws {
+        let file = """
+            {"flags": {
+              "nestedIf": {"state": "ENABLED", "variants": {"premium": "premium", "standard": "standard"}, "defaultVariant": "standard",
+                "targeting": {"fractional": [{"var": "targetingKey"},
+                  [{"if": [{"==": [{"var": "tier"}, "premium"]}, "premium", "standard"]}, 50], ["standard", 50]]}},
+              "nestedWeight": {"state": "ENABLED", "variants": {"red": "red", "blue": "blue", "green": "green"}, "defaultVariant": "green",
+                "targeting": {"fractional": [{"var": "targetingKey"},
+                  ["red", {"if": [{"==": [{"var": "tier"}, "premium"]}, 100, 0]}], ["blue", 10]]}}
+            }}
+            """
+        let result = try ImportTests.imported(file, .flagd)
+        #expect(result.notes.isEmpty, "\(result.notes)")
+        let expected: [(String, String, String, String)] = [
+            ("nestedIf", "jon@company.com", "premium", "premium"), ("nestedIf", "jane@company.com", "premium", "standard"),
+            ("nestedIf", "user-1", "premium", "premium"), ("nestedIf", "user-3", "premium", "standard"),
+            ("nestedIf", "jon@company.com", "basic", "standard"), ("nestedWeight", "jon@company.com", "premium", "red"),
+            ("nestedWeight", "user-3", "premium", "red"), ("nestedWeight", "jane@company.com", "basic", "blue"),
+        ]
+        for (flag, key, tier, variant) in expected {
+            let context: EvaluationContext = ["targetingKey": .string(key), "tier": .string(tier)]
+            #expect(try ImportTests.evaluate(result, flag, context) == .string(variant), "\(flag) \(key) \(tier)")
+        }
+    }
 }
