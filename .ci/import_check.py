@@ -387,6 +387,11 @@ def fd_target(rng, names, depth=0):
         first = [] if r2 < 0.6 else [{"var": "email"}] if r2 < 0.8 else [
             {"cat": [rng.choice(["shared-seed", {"var": "$flagd.flagKey"}, ""]), {"var": rng.choice(["email", "age", "tags", "country", "organization", "missing"])}]}]
         return {"fractional": first + entries}
+    if r < 0.78:   # fractional as the condition of an if: its entries' truthiness chooses
+        entries = [[rng.choice([True, False, 0, 1, "", "x", None]), rng.randrange(0, 100)] for _ in range(rng.randrange(1, 4))]
+        if all(w == 0 for _, w in entries): entries[0][1] = 1
+        first = [] if rng.random() < 0.6 else [{"var": "email"}]
+        return {"if": [{"fractional": first + entries}, rng.choice(names), rng.choice(names)]}
     if r < 0.8 and "true" in names:
         return rng.choice([{"sem_ver": [{"var": rng.choice(["version", "email"])}, rng.choice([">=", "~"]), rng.choice(VERSIONS)]},
                            {"starts_with": [{"var": rng.choice(["email", "age"])}, rng.choice(["a", "b"])]}])

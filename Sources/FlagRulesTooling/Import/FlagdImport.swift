@@ -243,6 +243,17 @@ struct FlagdImport {
                     depth: depth + 1, into: &rules)
             case "if", "?:":
                 let parts = argument.elements ?? []
+                // `fractional` as the condition of an if between two variants: its entries'
+                // truthiness chooses, so the fractional of those two variants, whose null (no
+                // unit, no weight) is the else.
+                if parts.count == 3, let yes = parts[1].string, let no = parts[2].string, let otherwise = shape.results[no],
+                    let chooser = Self.fractionalChoosing(parts[0], yes: yes, no: no)
+                {
+                    try translate(
+                        chooser, when: condition, key: key, shape: shape, defaultResult: otherwise, at: "\(at).\(op)[0]",
+                        depth: depth + 1, into: &rules)
+                    return
+                }
                 var i = 0
                 while i + 1 < parts.count {
                     let test = try self.condition(parts[i], negated: false, at: "\(at).\(op)[\(i)]", depth: depth + 1)
@@ -456,6 +467,36 @@ struct FlagdImport {
             }
         }
         return (path, prefix)
+    }
+
+    /// `{"fractional": […]}` with each entry's value replaced by `yes` where JsonLogic reads
+    /// it as true and `no` where false; nil for another node, or an entry whose value is no
+    /// scalar.
+    static func fractionalChoosing(_ node: JSON, yes: String, no: String) -> JSON? {
+        guard case .object(let members) = node, members.count == 1, members[0].0 == "fractional",
+            let arguments = members[0].1.elements
+        else { return nil }
+        var rewritten: [JSON] = []
+        for (i, argument) in arguments.enumerated() {
+            guard var entry = argument.elements, let value = entry.first else {
+                // (The first argument may be the bucketing value.)
+                guard i == 0 else { return nil }
+                rewritten.append(argument)
+                continue
+            }
+            let truthy: Bool
+            switch value {
+            case .null: truthy = false
+            case .bool(let b): truthy = b
+            case .int(let n): truthy = n != 0
+            case .double(let d): truthy = d != 0 && !d.isNaN
+            case .string(let s): truthy = !s.isEmpty
+            default: return nil
+            }
+            entry[0] = .string(truthy ? yes : no)
+            rewritten.append(.array(entry))
+        }
+        return .object([("fractional", .array(rewritten))])
     }
 
     /// `fractional`'s arguments with an entry whose variant or weight is an `if` (or `?:`)

@@ -433,4 +433,23 @@ struct SuiteFindingsTests {
             #expect(try ImportTests.evaluate(result, flag, context) == .string(variant), "\(flag) \(key) \(tier)")
         }
     }
+
+    /// flagd's fractional.feature, "Fractional as condition" and "… evaluates false path":
+    /// the entries' truthiness chooses between the if's two variants, and a fractional that
+    /// gives null (no unit) takes the else.
+    @Test func flagdFractionalAsTheConditionOfAnIf() throws {
+        let file = """
+            {"flags": {
+              "big": {"state": "ENABLED", "variants": {"big": "hundreds", "small": "ones", "fallback": "zero"}, "defaultVariant": "fallback",
+                "targeting": {"if": [{"fractional": [[false, 0], [true, 100]]}, "big", "small"]}},
+              "small": {"state": "ENABLED", "variants": {"big": "hundreds", "small": "ones", "fallback": "zero"}, "defaultVariant": "fallback",
+                "targeting": {"if": [{"fractional": [[false, 100], [true, 0]]}, "big", "small"]}}
+            }}
+            """
+        let result = try ImportTests.imported(file, .flagd)
+        #expect(result.notes.isEmpty, "\(result.notes)")
+        #expect(try ImportTests.evaluate(result, "big", ["targetingKey": "some-targeting-key"]) == .string("hundreds"))
+        #expect(try ImportTests.evaluate(result, "small", ["targetingKey": "some-targeting-key"]) == .string("ones"))
+        #expect(try ImportTests.evaluate(result, "big", [:]) == .string("ones"), "no unit: null, the else")
+    }
 }
