@@ -229,7 +229,7 @@ struct EventStreamSequenceTests {
                     running.stop()
                     subscribers = []
                     standing = []
-                    running = try RunningServer(port: running.server.port)
+                    running = try RunningServer.restarted(on: running.server.port)
                     try install()
                 }
                 for (k, s) in subscribers.enumerated() {
@@ -562,6 +562,20 @@ final class RunningServer {
     func stop() {
         server.drain()
         _ = done.wait(timeout: .now() + 30)
+    }
+
+    /// A server again on `port` once the system lets it be bound: on a loaded machine the
+    /// port of a server just stopped is refused for a moment ("Address already in use"), so
+    /// the bind is tried until it succeeds, for at most 5 s.
+    static func restarted(on port: Int) throws -> RunningServer {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            do {
+                return try RunningServer(port: port)
+            } catch let error as HTTPServer.StartError where ContinuousClock.now < deadline && error.message.contains("in use") {
+                usleep(20_000)
+            }
+        }
     }
 
     /// A server on a port no client socket is given (``StablePort``), another port when
