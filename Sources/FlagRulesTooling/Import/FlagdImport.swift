@@ -459,9 +459,9 @@ struct FlagdImport {
         for part in parts.dropLast() {
             switch part {
             case .string(let s): prefix += s
-            case .int(let n): prefix += VendorBucketing.catText(.int(n))
-            case .double(let d): prefix += VendorBucketing.catText(.double(d))
-            case .bool(let b): prefix += VendorBucketing.catText(.bool(b))
+            case .int(let n): prefix += VendorBucketing.catText(Value.int(n))
+            case .double(let d): prefix += VendorBucketing.catText(Value.double(d))
+            case .bool(let b): prefix += VendorBucketing.catText(Value.bool(b))
             case .object(let m) where m.count == 1 && m[0].0 == "var" && m[0].1.string == "$flagd.flagKey": prefix += key
             default: return nil
             }
