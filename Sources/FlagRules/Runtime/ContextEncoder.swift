@@ -152,6 +152,13 @@ private final class EncodedNode {
         entries.append(Entry(key: "", slot: .value(value)))
     }
 
+    /// Appends scalar elements.
+    func appendElements(_ values: [Value]) {
+        makeList()
+        if entries.isEmpty { entries.reserveCapacity(values.count) }
+        for value in values { entries.append(Entry(key: "", slot: .value(value))) }
+    }
+
     func appended() -> EncodedNode {
         makeList()
         let node = EncodedNode()
@@ -193,6 +200,7 @@ private enum Scalar {
         if T.self == Bool.self { return .bool(unsafeBitCast(v, to: Bool.self)) }
         if T.self == Double.self { return double(unsafeBitCast(v, to: Double.self)) }
         if T.self == Date.self { return .datetime(unsafeBitCast(v, to: Date.self)) }
+        if T.self == BuildConfiguration.self, let build = v as? BuildConfiguration { return .string(build.name) }
         if T.self == SemanticVersion.self, let version = v as? SemanticVersion { return .version(version) }
         if T.self == URL.self, let url = v as? URL { return .string(url.absoluteString) }
         if T.self == Float.self { return double(Double(unsafeBitCast(v, to: Float.self))) }
@@ -203,6 +211,15 @@ private enum Scalar {
             if T.self == Int128.self { return integer(unsafeBitCast(v, to: Int128.self)) }
             if T.self == UInt128.self { return integer(unsafeBitCast(v, to: UInt128.self)) }
         }
+        return nil
+    }
+
+    /// The elements of a list of strings or of ints, the lists a context holds most (taken
+    /// whole, not through a container element by element); nil for any other type.
+    @inline(__always)
+    static func elements<T: Encodable>(_ v: T) -> [Value]? {
+        if T.self == [String].self { return unsafeBitCast(v, to: [String].self).map(Value.string) }
+        if T.self == [Int].self { return unsafeBitCast(v, to: [Int].self).map(Value.int) }
         return nil
     }
 
@@ -278,6 +295,14 @@ private struct ContextEncoder: Encoder {
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             if let scalar = Scalar.value(value) {
                 try set(scalar, key)
+                return
+            }
+            if let elements = Scalar.elements(value) {
+                // As an unkeyed container fills it: a list given before for this key grows.
+                try ContextEncoder.checkDepth(codingPath.count + (elements.isEmpty ? 1 : 2)) {
+                    elements.isEmpty ? codingPath + [key] : codingPath + [key, IndexKey(0)]
+                }
+                node.field(key.stringValue).appendElements(elements)
                 return
             }
             // Into the node given before for this key, if any: a value encoded twice for one
