@@ -46,11 +46,16 @@ struct CountedFigures {
 /// Keeps a result alive so that the optimiser cannot drop the work that made it.
 nonisolated(unsafe) var countedSink = 0
 
-/// The loop callgrind collects in (`--toggle-collect`); a dump follows each call.
+/// The loop callgrind collects in (`--toggle-collect`); a dump follows each call
+/// (`--dump-after`, which takes the symbol, `countedLoopSymbol`, whole: an operation whose
+/// dump is missing has no figure, and fails the report).
 @inline(never)
 func countedLoop(_ iterations: Int, _ operation: (Int) -> Void) {
     for i in 0..<iterations { operation(i) }
 }
+
+/// `countedLoop(_:_:)`'s symbol.
+let countedLoopSymbol = "$s11flags_bench11countedLoopyySi_ySiXEtF"
 
 /// The operations, each set up from the baseline's rules and users.
 func countedOperations() -> [CountedOperation] {
@@ -287,8 +292,9 @@ func countReport() -> Never {
             FileHandle.standardError.write(Data("flags-bench: 'strip --strip-debug' failed; valgrind may not read the binary\n".utf8))
         }
     }
-    // One run of the operations for their allocations, then (with valgrind) one run under
-    // callgrind for each operation's instructions: it collects in `countedLoop` alone.
+    // One run of the operations for their allocations, then (with valgrind) one run of them
+    // all under callgrind for their instructions: it collects in `countedLoop` alone, and
+    // writes what it collected after each call (`.1`, `.2`, … in the operations' order).
     let allocations = Dictionary(
         run(executable, ["--count-run"]).split(separator: "\n").compactMap { line -> (String, Double)? in
             let parts = line.split(separator: "\t")
@@ -299,12 +305,15 @@ func countReport() -> Never {
         CountedFigures(operation: $0, instructions: nil, allocations: allocationCounting ? allocations[$0.name] : nil)
     }
     if let valgrind {
+        let out = directory.appendingPathComponent("callgrind.out").path
+        _ = run(
+            valgrind,
+            [
+                "--tool=callgrind", "--toggle-collect=*countedLoop*", "--dump-after=\(countedLoopSymbol)",
+                "--callgrind-out-file=\(out)", counted, "--count-run",
+            ])
         for k in figures.indices {
-            let out = directory.appendingPathComponent("callgrind.out.\(k)")
-            _ = run(
-                valgrind,
-                ["--tool=callgrind", "--toggle-collect=*countedLoop*", "--callgrind-out-file=\(out.path)", counted, "--count-run", "\(k)"])
-            guard let contents = try? String(contentsOf: out, encoding: .utf8),
+            guard let contents = try? String(contentsOfFile: "\(out).\(k + 1)", encoding: .utf8),
                 let line = contents.split(separator: "\n").first(where: { $0.hasPrefix("totals:") || $0.hasPrefix("summary:") }),
                 let total = line.split(separator: " ").last.flatMap({ Double($0) })
             else { continue }
