@@ -252,6 +252,9 @@ def gb_condition(rng, depth=0):
         ("app-version", {rng.choice(["$vgt", "$vlte"]): rng.choice(VERSIONS[:6])}),
         ("tags", {"$size": rng.choice([0, 1, 2, {"$gt": 1}, {"$lte": 1}])}),
         ("tags", {"$all": rng.sample(TAGS, rng.randrange(0, 3))}),
+        ("tags", {rng.choice(["$ini", "$nini"]): [rng.choice(TAGS).upper(), rng.choice(TAGS + [3])]}),
+        ("country", {rng.choice(["$ini", "$nini"]): [c.lower() for c in rng.sample(COUNTRIES, 2)]}),
+        ("tags", {"$alli": [t.upper() if rng.random() < 0.5 else t for t in rng.sample(TAGS, rng.randrange(0, 3))]}),
         (rng.choice(["tags", "email"]), {"$elemMatch": rng.choice([{"$eq": rng.choice(TAGS)}, {"$in": rng.sample(TAGS, 2)}])}),
         (rng.choice(["tags", "email", "age", "anonymous", "organization"]), {"$type": rng.choice(["string", "number", "boolean", "array"])}),
     ])
@@ -473,7 +476,8 @@ def un_constraint(rng):
          "caseInsensitive": rng.random() < 0.3},
         {"contextName": "remoteAddress", "operator": "IN_CIDR", "values": rng.choice([["10.0.0.0/8"], ["192.168.1.0/24", "bogus"], ["2001:db8::/32"]])},
         {"contextName": "app-version", "operator": "SEMVER_GT", "value": "1.2.3"},
-    ])
+        {"contextName": "email", "operator": "REGEX", "value": rng.choice(["(bob", "^(?=b)", "^(b)\\1"])},
+    ] + ([{"contextName": "email", "operator": "NOT_A_VALID_OPERATOR", "value": "x"}] if rng.random() < 0.2 else []))
     c["inverted"] = rng.random() < 0.25
     return c
 
@@ -502,7 +506,7 @@ def un_file(rng):
                 strategy["variants"] = [{"name": n, "weight": w, "weightType": "variable", "stickiness": rng.choice(["default", "sessionId"]),
                                          **({"payload": {"type": "string", "value": f"{n} text"}} if rng.random() < 0.5 else {})}
                                         for n, w in zip(names, [300, 700])]
-            if rng.random() < 0.2: strategy["segments"] = [1]
+            if rng.random() < 0.2: strategy["segments"] = [rng.choice([1, 1, 1, 404])]
             if rng.random() < 0.15: strategy["disabled"] = True
             strategies.append(strategy)
         feature = {"name": name, "enabled": rng.random() < 0.85, "strategies": strategies}

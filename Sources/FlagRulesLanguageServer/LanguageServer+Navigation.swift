@@ -39,7 +39,7 @@ extension LanguageServer {
             + "instant TO, and stays at START before FROM and at END after TO: "
             + "`rollout(userId) < ramp(\"2026-12-01\", \"2026-12-15\", 5%, 50%)`.",
         "has": "`has(attribute)`: whether the context has the attribute (of any value).",
-        "lower": "`lower(text)`: the text in lower case, for comparing without regard to case.",
+        "lower": "`lower(text)`: the text in lower case, or a list of texts each in lower case, for comparing without regard to case.",
         "datetime": "`datetime(x)`: a string read as an ISO 8601 datetime, a number as milliseconds since 1970.",
         "version": "`version(text)`: the text read as a version, a leading `v` allowed (`\"v2.3\"` is 2.3.0).",
         "count": "`count(list)`: how many elements a list attribute has.",

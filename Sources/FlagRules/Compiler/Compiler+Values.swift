@@ -144,10 +144,7 @@ extension Compiler {
             }
         case .lower(let x):
             let xf = value(x)
-            return { f in
-                guard case .string(let s)? = xf(f) else { return nil }
-                return .string(ListOperations.lower(s))
-            }
+            return { f in ListOperations.lower(xf(f)) }
         case .convert(let x, .version):
             let xf = value(x)
             return { f in ListOperations.version(xf(f)) }

@@ -126,11 +126,10 @@ extension Explainer {
             return (.int(elements.count), ExpressionTrace(text: t, result: String(elements.count), note: nil, children: [trace]))
         case .lower(let x):
             let (v, trace) = value(x)
-            guard case .string(let s)? = v else {
-                let note = v == nil ? trace.note : "\(v!) (\(v!.typeName)) is not a string"
+            guard let lowered = ListOperations.lower(v) else {
+                let note = v == nil ? trace.note : "\(v!) (\(v!.typeName)) is not a string or a list of strings"
                 return (nil, ExpressionTrace(text: t, result: "unknown", note: note, children: [trace]))
             }
-            let lowered = Value.string(ListOperations.lower(s))
             return (
                 lowered, ExpressionTrace(text: t, result: Explainer.show(lowered), note: nil, children: trace.isConstant ? [] : [trace])
             )

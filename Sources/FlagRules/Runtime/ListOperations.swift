@@ -97,6 +97,23 @@ package enum ListOperations {
         }
     }
 
+    /// `lower(x)`: a string lowercased, or a list whose elements are all strings each
+    /// lowercased; nil (unknown) for anything else.
+    package static func lower(_ v: Value?) -> Value? {
+        switch v {
+        case .string(let s)?: return .string(lower(s))
+        case .list(let elements)?:
+            var lowered: [Value] = []
+            lowered.reserveCapacity(elements.count)
+            for element in elements {
+                guard case .string(let s) = element else { return nil }
+                lowered.append(.string(lower(s)))
+            }
+            return .list(lowered)
+        default: return nil
+        }
+    }
+
     /// `lower(s)`: the Unicode lowercase mapping of each scalar, as `String.lowercased()`
     /// gives it (ASCII without a table).
     package static func lower(_ s: String) -> String {

@@ -300,17 +300,25 @@ extension Checker {
             return Bound(kind: .count(list), type: .int, range: range)
         case "lower":
             guard arguments.count == 1 else {
-                diagnostics.error("invalid-call", "lower() takes one string, as in lower(email)", at: range)
+                diagnostics.error("invalid-call", "lower() takes one string or list of strings, as in lower(email)", at: range)
                 return nil
             }
             guard let text = expression(arguments[0]) else { return nil }
-            guard text.type == .string || text.type.isDynamic || text.type == .symbol else {
+            // A string, or a list of strings lowered element by element; without a schema,
+            // whichever the value is.
+            let type: FlagType
+            switch text.type {
+            case .string, .symbol: type = .string
+            case .list(.string): type = .list(.string)
+            case .dynamic: type = .dynamic
+            default:
                 diagnostics.error(
-                    "type-mismatch", "lower() takes a string, found \(text.type)", at: text.range,
-                    help: text.type.cases != nil ? "an enum's cases are compared as written; lower() is for strings" : nil)
+                    "type-mismatch", "lower() takes a string or a list of strings, found \(text.type)", at: text.range,
+                    help: text.type.cases != nil || text.type.element?.cases != nil
+                        ? "an enum's cases are compared as written; lower() is for strings" : nil)
                 return nil
             }
-            return Bound(kind: .lower(text), type: .string, range: range)
+            return Bound(kind: .lower(text), type: type, range: range)
         case "version":
             return conversion(.version, arguments, range, example: "version(appVersion)")
         case "datetime":
@@ -324,7 +332,7 @@ extension Checker {
             diagnostics.error(
                 "unknown-function", "unknown function '\(name.name)'" + didYouMean(name.name, Checker.functions),
                 at: name.range,
-                help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(string), version(string),"
+                help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(text), version(string),"
                     + " datetime(string) and ramp(from, to, start, end)")
             return nil
         }

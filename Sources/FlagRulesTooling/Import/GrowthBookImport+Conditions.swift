@@ -111,6 +111,26 @@ extension GrowthBookImport {
             }
             return .or(lists.map { compare("\(path) in \($0)") } + bools.map { equal($0) ?? .never })
         }
+        // `$ini`: `$in` with strings compared without case (each element of a list
+        // attribute, as `lower()` of a list lowers each).
+        func memberIgnoringCase(_ list: JSON, _ op: String) -> ImportedCondition? {
+            guard let listed = list.elements else { return member(list, op) }
+            let strings = listed.compactMap(\.string)
+            let others = listed.filter { $0.string == nil }
+            var tests: [ImportedCondition] = []
+            if !others.isEmpty || strings.isEmpty {
+                guard let test = member(.array(others), op) else { return nil }
+                tests.append(test)
+            }
+            if !strings.isEmpty, parent == nil || parent == "string" {
+                let lowered = "[" + strings.map { StringEscaping.quoted(ListOperations.lower($0)) }.joined(separator: ", ") + "]"
+                tests.append(
+                    declaration
+                        ? compare("lower(\(path)) in \(lowered)")
+                        : .atom("(lower(\(path)) in \(lowered) or lower(\(path)) contains any \(lowered)) ?? false"))
+            }
+            return .or(tests)
+        }
         guard case .object(let members) = test, members.contains(where: { $0.0.hasPrefix("$") }) else { return equal(test) }
         var parts: [ImportedCondition] = []
         for (op, value) in members {
@@ -120,14 +140,20 @@ extension GrowthBookImport {
             case "$ne":
                 part = valueCondition(path, value, negated: !negated, at: at, parent: parent).map(
                     ImportedCondition.negated)
-            case "$in" where value.elements == nil, "$nin" where value.elements == nil:
-                // GrowthBook's `$in` and `$nin` of anything but a list are false.
+            case "$in" where value.elements == nil, "$nin" where value.elements == nil, "$ini" where value.elements == nil,
+                "$nini" where value.elements == nil:
+                // GrowthBook's `$in`, `$nin`, `$ini` and `$nini` of anything but a list are false.
                 notes.append(ImportNote(.remark, at: "\(at).\(op)", "\(op) of \(value.kindName) is false in GrowthBook, as imported"))
                 part = .never
             case "$in": part = member(value, op)
             case "$nin":
                 part = valueCondition(
                     path, .object([("$in", value)]), negated: !negated, at: at, parent: parent
+                ).map(ImportedCondition.negated)
+            case "$ini": part = memberIgnoringCase(value, op)
+            case "$nini":
+                part = valueCondition(
+                    path, .object([("$ini", value)]), negated: !negated, at: at, parent: parent
                 ).map(ImportedCondition.negated)
             case "$lt", "$lte", "$gt", "$gte":
                 let symbol = ["$lt": "<", "$lte": "<=", "$gt": ">", "$gte": ">="][op]!
@@ -203,6 +229,15 @@ extension GrowthBookImport {
                     part = .never
                     break
                 }
+                if LaunchDarklyImport.isMalformed(pattern) {
+                    // (GrowthBook's `$regex` of a pattern that does not compile is false.)
+                    notes.append(
+                        ImportNote(
+                            .remark, at: "\(at).\(op)",
+                            "the pattern \(StringEscaping.quoted(pattern)) does not compile: GrowthBook's test is false, as imported"))
+                    part = .never
+                    break
+                }
                 guard LaunchDarklyImport.compiles(pattern) else {
                     notes.append(
                         ImportNote(
@@ -214,7 +249,7 @@ extension GrowthBookImport {
             case "$not":
                 part = valueCondition(path, value, negated: !negated, at: "\(at).$not", parent: parent).map(
                     ImportedCondition.negated)
-            case "$size", "$all", "$elemMatch", "$type":
+            case "$size", "$all", "$alli", "$elemMatch", "$type":
                 // (A parent feature's value is never a list; its type is its values'.)
                 if let parent {
                     part = op == "$type" ? (Self.jsonType(of: parent) == value.string ? .always : .never) : .never
@@ -264,6 +299,15 @@ extension GrowthBookImport {
                 return fail("$all of values other than strings or whole numbers has no .flags form")
             }
             return .atom("(\(path) contains all \(list)) ?? false")
+        case "$alli":
+            // `$all` with strings compared without case.
+            guard let values = value.elements else { return .never }
+            let strings = values.compactMap(\.string)
+            guard !values.isEmpty, strings.count == values.count else {
+                return listCondition(path, "$all", value, at: at)
+            }
+            let lowered = "[" + strings.map { StringEscaping.quoted(ListOperations.lower($0)) }.joined(separator: ", ") + "]"
+            return .atom("(lower(\(path)) contains all \(lowered)) ?? false")
         case "$elemMatch":
             // A test of the elements themselves by $eq or $in; one of their fields, or
             // another operator, has no per-element form.

@@ -209,6 +209,52 @@ extension LaunchDarklyImport {
         (try? RuleSet(source: "flag f { enabled when x matches \(StringEscaping.quoted(pattern)) }")) != nil
     }
 
+    /// Whether `pattern` is malformed in every regular-expression syntax (so that an engine
+    /// refuses it, whatever it supports): parentheses that do not pair, a class not closed, a
+    /// trailing backslash, or a repetition of nothing (first, or after `(` or `|`).
+    static func isMalformed(_ pattern: String) -> Bool {
+        var depth = 0
+        var inClass = false
+        var escaped = false
+        // Whether something before (in this group or alternative) can be repeated.
+        var repeatable = false
+        var opened = false
+        for c in pattern {
+            if escaped {
+                escaped = false
+                repeatable = true
+                continue
+            }
+            if c == "\\" {
+                escaped = true
+                continue
+            }
+            if inClass {
+                if c == "]" {
+                    inClass = false
+                    repeatable = true
+                }
+                continue
+            }
+            defer {
+                opened = c == "("
+                repeatable = c != "(" && c != "|"
+            }
+            switch c {
+            case "[": inClass = true
+            case "(": depth += 1
+            case ")":
+                depth -= 1
+                if depth < 0 { return true }
+            case "?" where opened: break  // a group's flags or kind: (?i), (?:…)
+            case "*", "+", "?":
+                if !repeatable { return true }
+            default: break
+            }
+        }
+        return depth != 0 || inClass || escaped
+    }
+
     // MARK: Segments
 
     /// Segment `key`'s name, the segment written the first time a rule reads it (after the

@@ -142,18 +142,28 @@ struct UnleashImport {
             parents.append(condition)
         }
         let dependencies = ImportedCondition.and(parents)
-        // Strategies: on when any is.
+        // Strategies: on when any is; off for everyone when Unleash's engine refuses one.
         var strategies: [(condition: ImportedCondition, json: JSON, at: String)] = []
         let list = feature["strategies"]?.elements ?? []
-        for (i, strategy) in list.enumerated() {
-            let at = "\(place).strategies[\(i)]"
-            // (A strategy's `disabled` is the server's to drop from the payload: UnleashClient
-            // evaluates a strategy the payload holds, and so does the import.)
-            guard let condition = self.strategy(strategy, feature: key, at: at) else { continue }
-            strategies.append((condition, strategy, at))
+        var refused: (Int, String)?
+        for (i, strategy) in list.enumerated() where refused == nil {
+            refused = refusal(of: strategy).map { (i, $0) }
+        }
+        if let (i, why) = refused {
+            notes.append(
+                ImportNote(
+                    .remark, at: "\(place).strategies[\(i)]", "\(why): Unleash's engine keeps the feature off for everyone, as imported"))
+        } else {
+            for (i, strategy) in list.enumerated() {
+                let at = "\(place).strategies[\(i)]"
+                // (A strategy's `disabled` is the server's to drop from the payload:
+                // UnleashClient evaluates a strategy the payload holds, and so does the import.)
+                guard let condition = self.strategy(strategy, feature: key, at: at) else { continue }
+                strategies.append((condition, strategy, at))
+            }
         }
         // No strategy at all: on.
-        let on: ImportedCondition = list.isEmpty ? .always : .or(strategies.map(\.condition))
+        let on: ImportedCondition = refused != nil ? .never : list.isEmpty ? .always : .or(strategies.map(\.condition))
         flag.rules = [.init("enabled", when: .and([dependencies, on]))]
         guard let variantName else { return [flag] }
         // The variant: `disabled` unless the flag is on; then the first strategy on with
@@ -449,6 +459,42 @@ struct UnleashImport {
         return ips.isEmpty ? .never : .atom("\(path) in [\(ips.map(StringEscaping.quoted).joined(separator: ", "))]")
     }
 
+    /// The operators Unleash's engine knows.
+    static let operators: Set<String> = [
+        "IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH", "NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE",
+        "SEMVER_EQ", "SEMVER_GT", "SEMVER_GTE", "SEMVER_LT", "SEMVER_LTE", "DATE_AFTER", "DATE_BEFORE", "REGEX", "IN_CIDR",
+    ]
+
+    /// Why Unleash's engine refuses `strategy`, which turns its whole feature off: a
+    /// constraint's operator it does not know (its own or a segment's), or a segment the
+    /// payload lacks. Nil when it takes it.
+    private func refusal(of strategy: JSON) -> String? {
+        var constraints = strategy["constraints"]?.elements ?? []
+        for id in (strategy["segments"]?.elements ?? []).compactMap(\.integer) {
+            guard let held = segments[id] else { return "segment \(id) is not in the payload" }
+            constraints += held
+        }
+        for constraint in constraints {
+            let op = constraint["operator"]?.string ?? ""
+            if !Self.operators.contains(op) { return "operator \(op.isEmpty ? "(none)" : op) is unknown" }
+        }
+        return nil
+    }
+
+    /// Whether Unleash's engine (Rust's `regex`, RE2's syntax) refuses `pattern`: a
+    /// malformed one, a look-around or a back-reference. (Other patterns outside the
+    /// `.flags` dialect are not imported.)
+    static func engineRefuses(pattern: String) -> Bool {
+        if LaunchDarklyImport.isMalformed(pattern) { return true }
+        if ["(?=", "(?!", "(?<=", "(?<!"].contains(where: pattern.contains) { return true }
+        var escaped = false
+        for c in pattern {
+            if escaped, c.isASCII, let digit = c.wholeNumberValue, digit > 0 { return true }
+            escaped = !escaped && c == "\\"
+        }
+        return false
+    }
+
     /// A constraint: its operator on a context field; false when the field is missing (so
     /// `NOT_IN` and an inverted constraint are true).
     private mutating func constraint(_ json: JSON, at: String) -> ImportedCondition? {
@@ -517,14 +563,22 @@ struct UnleashImport {
                 return nil
             }
             let pattern = insensitive ? "(?i)" + value : value
-            guard LaunchDarklyImport.compiles(pattern) else {
+            if LaunchDarklyImport.compiles(pattern) {
+                test = .atom("\(path) matches \(StringEscaping.quoted(pattern))")
+            } else if Self.engineRefuses(pattern: value) {
+                notes.append(
+                    ImportNote(
+                        .remark, at: at,
+                        "the pattern \(StringEscaping.quoted(value)) is no regular expression Unleash's engine compiles: the constraint is false, as imported"
+                    ))
+                test = .never
+            } else {
                 notes.append(
                     ImportNote(
                         .notImported, at: at,
                         "the pattern \(StringEscaping.quoted(value)) is outside the .flags dialect; the strategy is left out"))
                 return nil
             }
-            test = .atom("\(path) matches \(StringEscaping.quoted(pattern))")
         case "IN_CIDR":
             guard let networks = network(path, values, at: at) else { return nil }
             test = networks

@@ -435,7 +435,7 @@ struct ImportTests {
         let payload = #"""
             {"features": {"new-ui": {"defaultValue": false}, "newUi": {"defaultValue": true},
               "country": {"defaultValue": "US", "rules": [{"condition": {"country": "CA"}, "force": "CA"}]}, "now": {"defaultValue": false},
-              "gated": {"defaultValue": false, "rules": [{"condition": {"tags": {"$ini": ["a"]}}, "force": true}]}}}
+              "gated": {"defaultValue": false, "rules": [{"condition": {"tags": {"$exotic": ["a"]}}, "force": true}]}}}
             """#
         let result = try Self.imported(payload, .growthbook)
         #expect(try Self.evaluate(result, "newUi", [:]) == .bool(true), "the key newUi keeps its name")
@@ -452,7 +452,7 @@ struct ImportTests {
         #expect(notes.contains("features.now: renamed: 'now' is fNow ('now' is a word of the language)"), "\(notes)")
         #expect(
             result.text.contains(
-                "# not imported: features.gated.rules[0].condition.tags.$ini: $ini has no .flags form; the rule is left out\nflag gated = false\n"
+                "# not imported: features.gated.rules[0].condition.tags.$exotic: $exotic has no .flags form; the rule is left out\nflag gated = false\n"
             ),
             "\(result.text)")
     }

@@ -29,6 +29,91 @@ struct SuiteFindingsTests {
         #expect(try Self.evaluate(file, .growthbook, "g", [:]) == .bool(true))
     }
 
+    /// GrowthBook cases.json, evalCondition "$ini - array pass", "$nini - fail" and "$alli -
+    /// pass" (and their like): `$in`, `$nin` and `$all` with strings compared without case,
+    /// each element of a list attribute too.
+    @Test func growthBookInAndAllWithoutCase() throws {
+        let file = """
+            {"features": {"ini": {"defaultValue": false, "rules": [{"condition": {"tags": {"$ini": ["A", "B", 3]}}, "force": true}]},
+                          "nini": {"defaultValue": false, "rules": [{"condition": {"tags": {"$nini": ["A", "B"]}}, "force": true}]},
+                          "alli": {"defaultValue": false, "rules": [{"condition": {"tags": {"$alli": ["A", "B"]}}, "force": true}]}}}
+            """
+        let cases: [(EvaluationContext, ini: Bool, alli: Bool)] = [
+            (["tags": "a"], true, false),
+            (["tags": "c"], false, false),
+            (["tags": ["d", "a"]], true, false),
+            (["tags": ["a", "b", "c"]], true, true),
+            (["tags": ["A", "c"]], true, false),
+            (["tags": .list([])], false, false),
+            (["tags": 3], true, false),
+            ([:], false, false),
+        ]
+        for (context, ini, alli) in cases {
+            #expect(try Self.evaluate(file, .growthbook, "ini", context) == .bool(ini), "\(context)")
+            let inWithoutNumbers = ini && context["tags"] != .int(3)
+            #expect(try Self.evaluate(file, .growthbook, "nini", context) == .bool(!inWithoutNumbers), "\(context)")
+            #expect(try Self.evaluate(file, .growthbook, "alli", context) == .bool(alli), "\(context)")
+        }
+    }
+
+    /// Patterns every regular-expression engine refuses (each as Python's `re` does), and
+    /// patterns only some refuse.
+    @Test(arguments: [
+        ("(regex", true), ("/???***[)", true), ("a)", true), ("*a", true), ("a|*b", true), ("(*a)", true), ("\\", true),
+        ("[abc", true), ("(?i)abc", false), ("(?:a|b)+", false), ("a??", false), ("\\(*", false), ("[(]", false),
+        ("a{2}", false), ("^(?=a)b$", false), ("^(a)\\1$", false), ("(?P<n>a)", false),
+    ])
+    func malformedPatterns(_ pattern: String, _ malformed: Bool) {
+        #expect(LaunchDarklyImport.isMalformed(pattern) == malformed)
+        #expect(UnleashImport.engineRefuses(pattern: pattern) == (malformed || pattern.contains("(?=") || pattern.contains("\\1")))
+    }
+
+    /// GrowthBook cases.json, evalCondition "$regex invalid - pass": a pattern that does not
+    /// compile is false (`$notRegex` of it true).
+    @Test func growthBookPatternsThatDoNotCompile() throws {
+        let file = #"""
+            {"features": {"f": {"defaultValue": false, "rules": [{"condition": {"name": {"$regex": "/???***[)"}}, "force": true}]},
+                          "g": {"defaultValue": false, "rules": [{"condition": {"name": {"$notRegex": "(a"}}, "force": true}]}}}
+            """#
+        for context: EvaluationContext in [["name": "hello"], [:]] {
+            #expect(try Self.evaluate(file, .growthbook, "f", context) == .bool(false))
+            #expect(try Self.evaluate(file, .growthbook, "g", context) == .bool(true))
+        }
+        #expect(try ImportTests.imported(file, .growthbook).notes.allSatisfy { $0.kind == .remark })
+    }
+
+    /// Unleash specification 13 "F7.invalid-operator should always return false", 15
+    /// "F9.withMissingSegment should force evaluation to false" and 21 "Invalid regex should
+    /// result in toggle being disabled": an unknown operator or a missing segment turns the
+    /// whole feature off (UnleashClient 6.9.1's engine refuses it), a pattern it cannot
+    /// compile is a false constraint (true inverted).
+    @Test func unleashWhatItsEngineRefuses() throws {
+        func feature(_ name: String, _ strategy: String) -> String {
+            #"{"name": "\#(name)", "enabled": true, "strategies": [\#(strategy), {"name": "default", "parameters": {}}]}"#
+        }
+        func constraint(_ op: String, _ value: String, inverted: Bool = false) -> String {
+            #"{"name": "default", "parameters": {}, "constraints": [{"contextName": "userId", "operator": "\#(op)", "value": "\#(value)", "inverted": \#(inverted)}]}"#
+        }
+        let file = """
+            {"version": 2, "segments": [], "features": [
+              \(feature("badOperator", constraint("NOT_A_VALID_OPERATOR", "x"))),
+              \(feature("missingSegment", #"{"name": "default", "parameters": {}, "segments": [404]}"#)),
+              {"name": "badPattern", "enabled": true, "strategies": [\(constraint("REGEX", "(regex"))]},
+              {"name": "badPatternInverted", "enabled": true, "strategies": [\(constraint("REGEX", "^(a)\\\\1$", inverted: true))]},
+              \(feature("badPatternThenDefault", constraint("REGEX", "^(?=a)b$")))
+            ]}
+            """
+        let result = try ImportTests.imported(file, .unleash)
+        #expect(result.notes.allSatisfy { $0.kind == .remark }, "\(result.notes)")
+        for context: EvaluationContext in [["userId": "ab"], [:]] {
+            #expect(try ImportTests.evaluate(result, "badOperator", context) == .bool(false))
+            #expect(try ImportTests.evaluate(result, "missingSegment", context) == .bool(false))
+            #expect(try ImportTests.evaluate(result, "badPattern", context) == .bool(false))
+            #expect(try ImportTests.evaluate(result, "badPatternInverted", context) == .bool(true))
+            #expect(try ImportTests.evaluate(result, "badPatternThenDefault", context) == .bool(true))
+        }
+    }
+
     /// GrowthBook cases.json, evalCondition "version v0.0.0 > 0.0.0-foo" (and its like):
     /// GrowthBook reads a leading `v`.
     @Test func growthBookVersionsTakeALeadingV() throws {

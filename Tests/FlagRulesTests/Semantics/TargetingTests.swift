@@ -54,7 +54,13 @@ let targetingSchema = """
         ("count(groups) >= 1", [:], .unknown),
         ("count(groups) >= 1", ["groups": .list(["a", 2])], .unknown),
         ("count(ids) > 2", ["ids": [1, 2, 3]], .yes),
-        // lower
+        // lower: of a list of strings, each element
+        (#"lower(groups) contains any ["qa", "ops"]"#, ["groups": ["QA", "Dev"]], .yes),
+        (#"lower(groups) contains all ["qa", "dev"]"#, ["groups": ["QA", "Dev"]], .yes),
+        (#"lower(groups) contains "qa""#, ["groups": ["Ops"]], .no),
+        (#"lower(groups) contains "qa""#, [:], .unknown),
+        (#"lower(groups) contains "qa""#, ["groups": .list(["QA", 1])], .unknown),  // a wrong-typed element
+        ("count(lower(groups)) == 2", ["groups": ["A", "B"]], .yes),
         (#"lower(email) ends with "@example.com""#, ["email": "Bob@Example.COM"], .yes),
         (#"lower(email) == "ελλάσ""#, ["email": "ΕΛΛΆΣ"], .yes),
         (#"lower(email) == "istanbul""#, ["email": "ISTANBUL"], .yes),
@@ -113,6 +119,10 @@ let targetingSchema = """
         (#"ids contains any [1, 2]"#, ["ids": ["2"]], .unknown),
         (#"lower(country) == "us""#, ["country": "US"], .yes),
         (#"lower(country) == "us""#, ["country": 1], .unknown),
+        (#"lower(tags) contains any ["a", "b"]"#, ["tags": ["C", "B"]], .yes),
+        (#"lower(tags) in ["a", "b"]"#, ["tags": "B"], .yes),
+        (#"lower(tags) contains any ["a"]"#, ["tags": "A"], .unknown),  // a string is no list
+        (#"lower(tags) contains any ["a"]"#, ["tags": [1]], .unknown),
         // A list holding a block compares as networks.
         (#"ip in ["10.0.0.0/8", "1.2.3.4"]"#, ["ip": "10.1.1.1"], .yes),
         (#"ip in ["10.0.0.0/8", "1.2.3.4"]"#, ["ip": "1.2.3.4"], .yes),
