@@ -298,11 +298,15 @@ def growthbook_batches(root):
     items = []
     for n, (name, ctx, exp, value, *_) in enumerate(cases["run"]):
         key = f"run{n}"
+        # An inactive experiment, or one forcing a variation it does not have, puts no one
+        # in it (GrowthBook's run gives everyone the first variation): a feature of no rules.
         rule = {k: v for k, v in exp.items() if k != "active"}
-        feature = {"defaultValue": exp["variations"][0], "rules": [rule]}
+        force = exp.get("force")
+        never_runs = exp.get("active") is False or (isinstance(force, int) and not 0 <= force < len(exp["variations"]))
+        feature = {"defaultValue": exp["variations"][0], "rules": [] if never_runs else [rule]}
         case = Case(f"growthbook/run#{n}: {name}", key, ctx.get("attributes", {}), value, exp)
-        if "force" in exp: not_run(case, "the experiment forces a variation ('force' of a rule is a force rule)")
-        if exp.get("active") is False: not_run(case, "the experiment is inactive, which a rule cannot be")
+        if force is not None and not never_runs:
+            not_run(case, "the experiment forces a variation ('force' of a rule is a force rule)")
         gb_unexpressed(case, ctx)
         items.append((case, {**ctx.get("features", {}), key: feature}, ctx.get("savedGroups", {})))
     yield from gb_pack("growthbook/run", items)
