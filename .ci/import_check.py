@@ -63,6 +63,13 @@ def run_import(doc, system):
     return p.stdout, names, path, skipped
 
 
+def answer(row, name, callers_default):
+    """What an app is given for `name` from a row of `flags eval --json`: its value, or the
+    caller's default for a flag the import does not declare or a `fallback` rule."""
+    if name not in row or row[name].get("fallback"): return callers_default
+    return row[name]["value"]
+
+
 def flags_eval(text, ctxs):
     with tempfile.TemporaryDirectory() as d:
         rules = os.path.join(d, "imported.flags")
@@ -149,10 +156,20 @@ def ld_file(rng):
         variations = rng.choice([[True, False], [False, True], ["control", "oneStep", "twoStep"], [10, 20, 30, 40], ["a b", "c"], ["a", "b", "a"]])
         n = len(variations)
         def vr():
+            # (Neither a variation nor a rollout, now and then: an error where it applies.)
+            if rng.random() < 0.03: return rng.choice([{}, {"rollout": {"variations": []}}])
             return {"variation": rng.randrange(n)} if rng.random() < 0.6 else {"rollout": ld_rollout(rng, n)}
+        def clauses():
+            listed = [ld_clause(rng, list(segments)) for _ in range(rng.randrange(1, 3))]
+            # A malformed reference: an error once reached. (A clause with no attribute is
+            # one too, by the SDK test harness's data; the Python SDK refuses the whole flag.)
+            if rng.random() < 0.08:
+                listed.append(rng.choice([{"attribute": "/a~b", "op": "in", "values": [True], "contextKind": "user"},
+                                          {"attribute": "///", "op": "in", "values": [""], "contextKind": "organization"}]))
+            return listed
         flag = {"key": key, "on": rng.random() < 0.85, "salt": f"s{f}", "offVariation": rng.randrange(n), "variations": variations,
                 "targets": [{"values": [str(rng.randrange(30)), "user-1"], "variation": rng.randrange(n)}] if rng.random() < 0.5 else [],
-                "rules": [{"clauses": [ld_clause(rng, list(segments)) for _ in range(rng.randrange(1, 3))], **vr()} for _ in range(rng.randrange(0, 4))],
+                "rules": [{"clauses": clauses(), **vr()} for _ in range(rng.randrange(0, 4))],
                 "fallthrough": vr(), "prerequisites": []}
         if rng.random() < 0.2:
             flag["contextTargets"] = [{"contextKind": "user", "values": [], "variation": rng.randrange(n)},
@@ -195,7 +212,8 @@ def check_launchdarkly(rng, ctxs):
                 if key in skipped: continue
                 expected = client.variation(key, context, None)
                 # A flag the import does not declare answers the caller's default (here None).
-                actual = got[names.get(key, key)]["value"] if names.get(key, key) in got else None
+                # So does a `fallback` rule (an error of the SDK's: a malformed rule).
+                actual = answer(got, names.get(key, key), None)
                 compared += 1
                 if expected != actual:
                     sys.exit(f"launchdarkly file {n} ({path}): flag {key} for {json.dumps(c)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
@@ -305,6 +323,7 @@ def gb_file(rng):
             if earlier and rng.random() < 0.2:
                 p = rng.choice(earlier)
                 rule["parentConditions"] = [{"id": p, "condition": {"value": {"$ne": features[p]["defaultValue"]}}}]
+                if rng.random() < 0.4: rule["parentConditions"][0]["gate"] = True
                 if rng.random() < 0.3:
                     test = rng.choice([True, "red", 3, {"$gt": 1}, {"$in": ["red", 3, False]}, {"$regex": "e"}, {"$vne": "1.0.0"}])
                     rule["parentConditions"][0]["condition"] = {"value": test}
@@ -329,7 +348,8 @@ def check_growthbook(rng, ctxs):
             for key in doc["features"]:
                 if key in skipped: continue
                 expected = gb.eval_feature(key).value
-                actual = got[names.get(key, key)]["value"]
+                # (No value, as a failing gate gives: the caller's default, here None.)
+                actual = answer(got, names.get(key, key), None)
                 compared += 1
                 if expected != actual or type(expected) != type(actual):
                     sys.exit(f"growthbook file {n} ({path}): feature {key} for {json.dumps(attributes)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
@@ -410,6 +430,9 @@ def fd_file(rng):
                                {"small": 1, "medium": 5, "large": 10}, {"a": "first value", "b": "second value"}])
         names = list(variants)
         flag = {"state": "ENABLED" if rng.random() < 0.9 else "DISABLED", "variants": variants, "defaultVariant": rng.choice(names)}
+        r = rng.random()
+        if r < 0.1: flag["defaultVariant"] = rng.choice([None, ""])
+        elif r < 0.15: del flag["defaultVariant"]
         if rng.random() < 0.9:
             target = fd_target(rng, names)
             flag["targeting"] = target if isinstance(target, dict) else {"if": [fd_condition(rng), target]}
@@ -441,7 +464,7 @@ def check_flagd(rng, ctxs):
                 resolve = {bool: core.resolve_boolean_value, str: core.resolve_string_value, int: core.resolve_integer_value}[type(value)]
                 expected = resolve(key, value, context).value
                 # A flag the import does not declare answers the caller's default (`value`).
-                actual = got[names.get(key, key)]["value"] if names.get(key, key) in got else value
+                actual = answer(got, names.get(key, key), value)
                 compared += 1
                 if expected != actual or type(expected) != type(actual):
                     sys.exit(f"flagd file {n} ({path}): flag {key} for {json.dumps(c)}: flagd-core gives {expected!r}, flags eval {actual!r}\n{json.dumps(flag)}\n{text}")

@@ -8,9 +8,10 @@ and every case evaluated with `flags eval` on the import; each case agrees or no
 DIR (default ../shared/suites from the repository) is described by its README.md. A case is
 `agree`, `disagree` (the suite expects another value), `left out` (`flags import` named the
 flag as not imported) or `not run` (this harness cannot express the case). A case whose
-vendor answers the caller's default (an error, an unknown flag) agrees when the import holds
-no such flag: `flags` then answers FLAG_NOT_FOUND, and the caller its default, so an app
-sees the same value; the report counts these apart. A disagreement,
+vendor answers the caller's default (an error, an unknown flag, no value) agrees when the
+import holds no such flag (`flags` then answers FLAG_NOT_FOUND, and the caller its default,
+so an app sees the same value) or answers by a `fallback` rule; the report counts these
+apart. A disagreement,
 left-out or not-run case whose id is a line of the allow-list FILE
 (`CASE-ID<TAB>reason`, default .ci/import-suites-allowed) is `allowed`. Exit 1 when a
 case is neither agreeing nor allowed, or when an import or eval fails; 0 otherwise.
@@ -153,6 +154,12 @@ def run_batch(flags, batch, tmp, failures):
             c.reason = f"both answer the caller's default ({c.caller_default})"
             continue
         if c.status == "left out": continue   # a rule of it left out: its flag still answers
+        # A `fallback` rule answers the caller's default: it agrees with a vendor that does.
+        if isinstance(row.get(name), dict) and row[name].get("fallback"):
+            c.got = "(fallback: the caller's default)"
+            c.status = "agree" if c.caller_default else "disagree"
+            if c.caller_default: c.reason = f"both answer the caller's default ({c.caller_default}; a fallback rule)"
+            continue
         try:
             c.got = c.read(row, name) if c.read else row[name]["value"]
         except KeyError:
@@ -289,6 +296,8 @@ def growthbook_batches(root):
         features = ctx.get("features", {})
         case = Case(f"growthbook/feature#{n}: {name}", key, ctx.get("attributes", {}), result["value"], features.get(key))
         if key not in features: case.caller_default = "an unknown feature"
+        elif result.get("value") is None and result.get("source") == "prerequisite":
+            case.caller_default = "GrowthBook gives no value: a gate prerequisite failed"
         gb_unexpressed(case, ctx)
         items.append((case, features, ctx.get("savedGroups", {})))
     yield from gb_pack("growthbook/feature", items)
@@ -718,7 +727,7 @@ def report(cases, failures):
         print(f"{suite:26}{row[0]:>7}" + "".join(f"{n:>10}" for n in row[1:]))
     print(f"{'all':26}{totals[0]:>7}" + "".join(f"{n:>10}" for n in totals[1:]))
     defaults = [c for _, c in cases if c.status == "agree" and c.reason.startswith("both answer the caller's default")]
-    if defaults: print(f"({len(defaults)} of the agreements are both answering the caller's default: the vendor an error or an unknown flag, the import no such flag)")
+    if defaults: print(f"({len(defaults)} of the agreements are both answering the caller's default: the vendor an error, an unknown flag or no value; the import no such flag, or a fallback rule)")
     loose = [c for _, c in cases if c.status == "agree" and not same(c.expected, c.got) and not c.reason]
     if loose: print(f"({len(loose)} LaunchDarkly agreements compare an int with a double: ldvalue has one number type, as the harness compares)")
 

@@ -68,9 +68,10 @@ extension LanguageServer {
             items = cases.map { ($0, 20, nil) }
         case .ruleStart(let kind, let variants):
             switch kind {
-            case .flag: items = [("enabled", 14, nil), ("disabled", 14, nil)]
-            case .variant: items = variants.map { ($0, 20, "variant") } + [("split", 3, nil)]
-            default: items = [("split", 3, nil)]
+            case .flag: items = [("enabled", 14, nil), ("disabled", 14, nil), ("fallback", 14, "the caller's default")]
+            case .variant:
+                items = variants.map { ($0, 20, "variant") } + [("split", 3, nil), ("fallback", 14, "the caller's default")]
+            default: items = [("split", 3, nil), ("fallback", 14, "the caller's default")]
             }
         case .givenKey:
             items = attributes.map { ($0.0, 5, $0.1) } + [("now", 21, "datetime")]

@@ -63,7 +63,7 @@ extension LanguageServer {
             }
         }
         let keywords: Set<String> = [
-            "flag", "variant", "value", "segment", "context", "test", "enabled", "disabled", "split", "given", "expect",
+            "flag", "variant", "value", "segment", "context", "test", "enabled", "disabled", "split", "fallback", "given", "expect",
         ]
         var found: [(range: SourceRange, type: Int, modifiers: Int)] = []
         for t in analysis.tokens {

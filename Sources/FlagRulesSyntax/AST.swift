@@ -283,6 +283,8 @@ package struct RuleSyntax: Sendable {
         case literal(LiteralSyntax)
         /// `split(unit[, salt]) { … }`.
         case split(SplitSyntax)
+        /// `fallback` (any declaration): the caller's default, as OpenFeature's code default.
+        case fallback(SourceRange)
     }
     /// What the rule resolves to.
     package var outcome: Outcome

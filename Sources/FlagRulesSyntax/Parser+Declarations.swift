@@ -484,6 +484,10 @@ extension Parser {
         let t = current
         if kind != .flag, t.kind == .identifier("split"), tags[index + 1] == TokenTag.punctuation(.leftParen) {
             outcome = .split(try parseSplit(kind))
+        } else if t.kind == .identifier("fallback") {
+            // (A variant named `fallback` is written in backticks in a rule.)
+            advance()
+            outcome = .fallback(t.range)
         } else {
             switch kind {
             case .flag:

@@ -309,7 +309,7 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
             #expect(try labels(5, 31) == ["debug", "beta", "release"])
             #expect(try labels(7, 19) == ["debug", "beta", "release"])
             #expect(try labels(7, 26) == ["debug", "beta", "release"])
-            #expect(try labels(7, 2) == ["a", "b", "split"])
+            #expect(try labels(7, 2) == ["a", "b", "split", "fallback"])
             #expect(
                 try labels(5, 22) == [
                     "build", "userId", "groups", "v", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "now", "not",

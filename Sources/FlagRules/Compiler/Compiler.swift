@@ -64,6 +64,8 @@ struct Compiler {
         // all give the default): a last rule with a condition then answers with no branch
         // on it, so a miss in the cache or an unpredictable answer does not stall the caller.
         var isOnConstant: Bool? = d.defaultValue.boolValue == true
+        // Whether a `fallback` rule may decide.
+        var fallsBack = false
         if d.disabled {
             let r = resolution(d.disabledValue, .disabled)
             resolve = { _ in r }
@@ -74,6 +76,7 @@ struct Compiler {
         } else if d.rules.count > Compiler.chainedRules {
             resolve = longRuleList(d, fallback: resolution(d.defaultValue, .default))
             isOnIsTheChain = false
+            fallsBack = d.rules.contains { if case .fallback = $0.outcome { true } else { false } }
         } else {
             let fallback = resolution(d.defaultValue, .default)
             var next: ResolveFunction = { _ in fallback }
@@ -119,6 +122,15 @@ struct Compiler {
                     } else {
                         isOnIsTheChain = false
                     }
+                case .fallback:
+                    isOnIsTheChain = false
+                    fallsBack = true
+                    let matched = Outcome.fallback(d.defaultValue, rule: rule.index, line: rule.line)
+                    if let condition {
+                        next = { f in condition(f) == .yes ? matched : rest(f) }
+                    } else {
+                        next = { _ in matched }
+                    }
                 case .split(let s):
                     isOnIsTheChain = false
                     let choose = split(s)
@@ -145,7 +157,7 @@ struct Compiler {
         }
         return CompiledDeclaration(
             name: d.name, kind: d.kind, defaultValue: d.defaultValue, resolve: resolve, segment: nil,
-            isOn: isOn)
+            isOn: isOn, fallsBack: fallsBack && !d.disabled)
     }
 
     /// One rule of a long body: its condition (nil: always), and its outcome, a constant
@@ -165,8 +177,11 @@ struct Compiler {
             LoopedRule(
                 condition: rule.condition.map { self.condition(fold($0)) },
                 matched: {
-                    if case .value(let v) = rule.outcome { return Outcome(v, .targetingMatch, rule: rule.index, line: rule.line) };
-                    return nil
+                    switch rule.outcome {
+                    case .value(let v): return Outcome(v, .targetingMatch, rule: rule.index, line: rule.line)
+                    case .fallback: return Outcome.fallback(d.defaultValue, rule: rule.index, line: rule.line)
+                    case .split: return nil
+                    }
                 }(),
                 split: {
                     if case .split(let s) = rule.outcome { return split(s) }; return nil
@@ -390,7 +405,8 @@ struct Compiler {
             return { f in
                 f.withDeclaration(i) { d in
                     if let segment = d.segment { return segment(f) }
-                    guard case .bool(let v) = d.resolve(f).value else { return .unknown }
+                    let outcome = d.resolve(f)
+                    guard !outcome.isFallback, case .bool(let v) = outcome.value else { return .unknown }
                     return Truth(v)
                 }
             }

@@ -262,8 +262,10 @@ extension Resolution {
     /// `{"value": …, "variant": …, "reason": …, "exposure": true, "errorCode": …, "rule": …,
     /// "line": …}`, with only the members that apply (`exposure` for a split's decision,
     /// which a store records as an ``Exposure``).
+    /// A `fallback` rule's resolution has `"fallback": true` and no value (the caller's
+    /// default), as OFREP's code default has none.
     package var json: JSON {
-        var members: [(String, JSON)] = [("value", value.json)]
+        var members: [(String, JSON)] = isFallback ? [("fallback", .bool(true))] : [("value", value.json)]
         if let variant { members.append(("variant", .string(variant))) }
         members.append(("reason", .string(reason.rawValue)))
         if reason == .split { members.append(("exposure", .bool(true))) }
@@ -277,7 +279,7 @@ extension Resolution {
     /// One line for terminals: `darkMode = true  (TARGETING_MATCH, rule 1, line 14)`.
     package func summary(name: String) -> String {
         let shown: String
-        if let variant { shown = variant } else { shown = value.description }
+        if isFallback { shown = "fallback" } else if let variant { shown = variant } else { shown = value.description }
         var details = [reason.rawValue]
         if let errorCode { details.append(errorCode.rawValue) }
         if let rule { details.append("rule \(rule)") }

@@ -115,6 +115,7 @@ extension RuleSet {
             return invalidContext(problem, declaration: i, default: fallback)
         }
         let r = context.withFrame(self) { program.resolution(i, $0) }
+        if _slowPath(r.isFallback) { return RuleSet.fellBack(r, default: fallback) }
         guard let fallback else { return r }
         return RuleSet.typed(r, name, fallback)
     }
@@ -133,9 +134,18 @@ extension RuleSet {
         guard let i = index else { return fallback }
         if checksContextsStrictly, context.problem(for: self) != nil { return fallback }
         return program.withDeclaration(i) { d in
-            guard d.kind == .flag else { return fallback }
+            guard d.isOnAnswers else { return resolvedIsOn(d, context, default: fallback) }
             return context.withFrame(self) { d.isOn($0) }
         }
+    }
+
+    /// `isOn` of a declaration whose `isOn` does not answer: not a flag (`fallback`), or a
+    /// flag with a `fallback` rule, resolved.
+    @inline(never)
+    func resolvedIsOn<C: EvaluationInput>(_ d: CompiledDeclaration, _ context: C, default fallback: Bool) -> Bool {
+        guard d.kind == .flag else { return fallback }
+        let outcome = context.withFrame(self) { d.resolve($0) }
+        return outcome.isFallback ? fallback : outcome.value == .bool(true)
     }
 
     /// The variant `name`, found at `index`, chooses in `context`: the same answer as
@@ -148,7 +158,8 @@ extension RuleSet {
         if checksContextsStrictly, context.problem(for: self) != nil { return fallback }
         let value = program.withDeclaration(i) { d -> Value? in
             guard d.kind == .variant else { return nil }
-            return context.withFrame(self) { d.resolve($0).value }
+            let outcome = context.withFrame(self) { d.resolve($0) }
+            return outcome.isFallback ? nil : outcome.value
         }
         guard case .string(let chosen)? = value else { return fallback }
         return chosen

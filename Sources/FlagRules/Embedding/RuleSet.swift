@@ -216,6 +216,16 @@ public struct RuleSet: Sendable {
         resolveAll(context, nil)
     }
 
+    /// A `fallback` rule's resolution: the caller's default when one is given (else the
+    /// declaration's, as resolved), and no variant.
+    @inline(never)
+    static func fellBack(_ r: Resolution, default fallback: Value?) -> Resolution {
+        var given = r
+        given.variant = nil
+        if let fallback { given.value = fallback }
+        return given
+    }
+
     /// `r` typed by `fallback` when one is given (`typed(_:_:_:)`), else `r` as it is.
     @inline(__always)
     static func typed(_ r: consuming Resolution, _ name: String, _ fallback: Value?) -> Resolution {

@@ -51,6 +51,14 @@ extension Explainer {
             let r = resolve(i)
             var details = [r.reason.rawValue]
             if let rule = r.rule { details.append("rule \(rule)") }
+            if r.isFallback {
+                // (The caller's default is not known to the rules that read it.)
+                details.append("fallback: the caller's default, unknown here")
+                return (
+                    nil,
+                    ExpressionTrace(text: t, result: "unknown", note: "\(d.kind.rawValue) " + details.joined(separator: ", "), children: [])
+                )
+            }
             if r.reason == .split, let slice = slice(of: i, r) { details.append(slice) }
             return (
                 r.value,

@@ -122,6 +122,10 @@ package struct Explainer {
                 traces.append(
                     RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: nil, matched: true))
                 decided = resolution(v, .targetingMatch, rule)
+            case .fallback:
+                traces.append(
+                    RuleTrace(index: rule.index, line: rule.line, text: ruleText, condition: condition, split: nil, matched: true))
+                decided = Resolution(value: d.defaultValue, reason: .default, rule: rule.index, line: rule.line, isFallback: true)
             case .split(let s):
                 let (choice, trace) = split(s, variants: isVariant)
                 traces.append(
@@ -134,7 +138,8 @@ package struct Explainer {
         }
         return Explanation(
             name: d.name, resolution: decided ?? resolution(d.defaultValue, .default), rules: traces, condition: nil,
-            summary: decided != nil ? "" : "no rule matched: the default")
+            summary: decided?.isFallback == true
+                ? "fallback: the caller's default" : decided != nil ? "" : "no rule matched: the default")
     }
 
     /// Where a split put declaration `i`'s unit, for a reader of it (a layer read by its

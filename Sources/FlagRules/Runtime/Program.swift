@@ -220,6 +220,9 @@ typealias FlagFunction = @Sendable (Frame) -> Bool
 struct Outcome: Sendable {
     var value: Value
     var reason: Resolution.Reason
+    /// A `fallback` rule decided: the caller's default (`value` is the declaration's, for a
+    /// caller that gives none).
+    var isFallback = false
     var rule: Int32
     var line: Int32
 
@@ -228,6 +231,13 @@ struct Outcome: Sendable {
         self.reason = reason
         self.rule = Int32(truncatingIfNeeded: rule)
         self.line = Int32(truncatingIfNeeded: line)
+    }
+
+    /// The outcome of a `fallback` rule of a declaration whose default is `value`.
+    static func fallback(_ value: Value, rule: Int, line: Int) -> Outcome {
+        var o = Outcome(value, .default, rule: rule, line: line)
+        o.isFallback = true
+        return o
     }
 }
 
@@ -244,10 +254,13 @@ final class CompiledDeclaration: Sendable {
     /// constant (no outcome to build and take apart), else its value. (Not optional: a
     /// closure read out of an optional is retained and released around its call.)
     let isOn: FlagFunction
+    /// A flag none of whose rules is `fallback`: `isOn` answers for it (one with a
+    /// `fallback` rule answers the caller's default there, which `isOn` does not know).
+    let isOnAnswers: Bool
 
     init(
         name: String, kind: DeclarationKind, defaultValue: Value, resolve: @escaping ResolveFunction, segment: ConditionFunction?,
-        isOn: @escaping FlagFunction
+        isOn: @escaping FlagFunction, fallsBack: Bool = false
     ) {
         self.name = name
         self.kind = kind
@@ -255,6 +268,7 @@ final class CompiledDeclaration: Sendable {
         self.resolve = resolve
         self.segment = segment
         self.isOn = isOn
+        self.isOnAnswers = kind == .flag && !fallsBack
     }
 
     /// The end of a flag's on/off chain: its default, shared (a closure capturing the
@@ -284,7 +298,8 @@ final class CompiledDeclaration: Sendable {
             case .unknown: return nil
             }
         }
-        return resolve(frame).value
+        let outcome = resolve(frame)
+        return outcome.isFallback ? nil : outcome.value  // the caller's default: unknown here
     }
 }
 

@@ -44,6 +44,9 @@ public struct Resolution: Sendable, Hashable {
     public var value: Value
     /// Why.
     public var reason: Reason
+    /// Whether a `fallback` rule decided: the value is the caller's default (OpenFeature's
+    /// code default; reason `DEFAULT`), or the declaration's where the caller gives none.
+    public var isFallback = false
     /// The error, when `reason == .error`.
     public var errorCode: ErrorCode?
     /// `rule`, 0 for none.
@@ -70,7 +73,9 @@ public struct Resolution: Sendable, Hashable {
 
     /// An error resolution carrying the caller's default.
     public static func error(_ code: ErrorCode, _ message: String, default value: Value) -> Resolution {
-        Resolution(value: value, reason: .error, errorCode: code, ruleNumber: 0, lineNumber: 0, variant: nil, errorMessage: message)
+        Resolution(
+            value: value, reason: .error, errorCode: code, ruleNumber: 0, lineNumber: 0, variant: nil,
+            errorMessage: message)
     }
 }
 
@@ -78,10 +83,10 @@ extension Resolution {
     /// A resolution.
     public init(
         value: Value, variant: String? = nil, reason: Reason, errorCode: ErrorCode? = nil,
-        errorMessage: String? = nil, rule: Int? = nil, line: Int? = nil
+        errorMessage: String? = nil, rule: Int? = nil, line: Int? = nil, isFallback: Bool = false
     ) {
         self.init(
-            value: value, reason: reason, errorCode: errorCode, ruleNumber: rule.map { Int32(clamping: $0) } ?? 0,
+            value: value, reason: reason, isFallback: isFallback, errorCode: errorCode, ruleNumber: rule.map { Int32(clamping: $0) } ?? 0,
             lineNumber: line.map { Int32(clamping: $0) } ?? 0, variant: variant, errorMessage: errorMessage)
     }
 
@@ -90,8 +95,9 @@ extension Resolution {
     init(_ outcome: Outcome, isVariant: Bool) {
         let decided = outcome.rule > 0
         self.init(
-            value: outcome.value, reason: outcome.reason, errorCode: nil, ruleNumber: decided ? outcome.rule : 0,
-            lineNumber: decided ? outcome.line : 0, variant: isVariant ? outcome.value.stringValue : nil, errorMessage: nil)
+            value: outcome.value, reason: outcome.reason, isFallback: outcome.isFallback, errorCode: nil,
+            ruleNumber: decided ? outcome.rule : 0, lineNumber: decided ? outcome.line : 0,
+            variant: isVariant ? outcome.value.stringValue : nil, errorMessage: nil)
     }
 }
 
@@ -106,6 +112,6 @@ extension Resolution: CustomStringConvertible {
         var text = details.joined(separator: ", ")
         if let errorCode { text += ", " + errorCode.rawValue }
         if let errorMessage { text += ": " + errorMessage }
-        return "\(variant ?? value.description) (\(text))"
+        return "\(isFallback ? "\(value), the caller's default" : variant ?? value.description) (\(text))"
     }
 }

@@ -58,6 +58,8 @@ package struct CheckedRule: Sendable {
     package enum Outcome: Sendable {
         case value(Value)
         case split(CheckedSplit)
+        /// The caller's default (`fallback`).
+        case fallback
     }
     package var outcome: Outcome
     package var condition: Bound?

@@ -314,6 +314,7 @@ package struct Checker {
                 switch rule.outcome {
                 case .enabled: return .value(.bool(true))
                 case .disabled: return .value(.bool(false))
+                case .fallback: return .fallback
                 default: return nil
                 }
             }
@@ -348,6 +349,7 @@ package struct Checker {
                     return .value(.string(id.name))
                 case .split(let s):
                     return c.checkSplit(s, keyType: .variant(name, names), salt: name).map { .split($0) }
+                case .fallback: return .fallback
                 default: return nil
                 }
             }
@@ -377,6 +379,7 @@ package struct Checker {
                 case .split(let s):
                     guard type != .dynamic else { return nil }
                     return c.checkSplit(s, keyType: type, salt: name).map { .split($0) }
+                case .fallback: return .fallback
                 default: return nil
                 }
             }

@@ -145,7 +145,7 @@ extension OFREPService {
             return 400
         }
         let r = rules.evaluate(key, in: context)
-        metrics.evaluation(key, reason: r.reason, value: r.reason == .error ? nil : r.value)
+        metrics.evaluation(key, reason: r.reason, value: r.reason == .error || r.isFallback ? nil : r.value)
         if let log = evaluationLines { log.append(evaluationLine(key, r, rules, servedAs: file.name, context)) }
         if r.reason == .error {
             failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed").write(to: &out)
@@ -154,14 +154,20 @@ extension OFREPService {
         // Each member's name with what comes before it is one literal.
         ASCII.append(#"{"key": "#, to: &out)
         JSON.writeString(key, to: &out)
-        ASCII.append(#", "value": "#, to: &out)
-        r.value.json.write(to: &out)
+        // A `fallback` rule: OFREP's code default, a success with no value and no variant.
+        if !r.isFallback {
+            ASCII.append(#", "value": "#, to: &out)
+            r.value.json.write(to: &out)
+        }
         ASCII.append(#", "reason": "#, to: &out)
         ASCII.append(OFREPService.quoted(r.reason), to: &out)
-        ASCII.append(#", "variant": "#, to: &out)
-        OFREPService.writeVariant(r, to: &out)
+        if !r.isFallback {
+            ASCII.append(#", "variant": "#, to: &out)
+            OFREPService.writeVariant(r, to: &out)
+        }
         ASCII.append(#", "metadata": {"kind": "#, to: &out)
         ASCII.append(OFREPService.quoted(info.kind), to: &out)
+        if r.isFallback { ASCII.append(#", "fallback": true"#, to: &out) }
         if let rule = r.rule {
             ASCII.append(#", "rule": "#, to: &out)
             ASCII.appendDecimal(rule, to: &out)

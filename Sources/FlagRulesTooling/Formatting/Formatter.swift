@@ -393,7 +393,10 @@ struct Printer {
         switch r.outcome {
         case .enabled: s = "enabled"
         case .disabled: s = "disabled"
-        case .variant(let id): s = id.written
+        // (A variant named `fallback` is quoted in a rule, where the bare word is the
+        // outcome.)
+        case .variant(let id): s = id.name == "fallback" ? "`fallback`" : id.written
+        case .fallback: s = "fallback"
         case .literal(let l): s = literal(l.value)
         case .split(let split):
             s = "split(" + expression(split.unit)

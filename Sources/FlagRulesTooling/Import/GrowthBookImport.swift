@@ -14,6 +14,10 @@ struct GrowthBookImport {
     var names = ImportNames()
     /// Each feature's name and kind, for prerequisites.
     private var declared: [String: (name: String, type: String)] = [:]
+    /// Each feature's prerequisites' ids, of all its rules (a cycle of them is refused).
+    private var prerequisiteIDs: [String: [String]] = [:]
+    /// The features with a gate prerequisite, which give no value when it fails.
+    private var gated: Set<String> = []
     /// The values each declaration (by name) can give, for version tests of them.
     var declaredValues: [String: [JSON]] = [:]
     /// The payload's saved groups, by id.
@@ -59,6 +63,11 @@ struct GrowthBookImport {
         var read: Set<String> = []
         func attribute(_ json: JSON?) {
             if let a = json?.string { read.insert(String(a.split(separator: ".").first ?? Substring(a))) }
+        }
+        for (key, feature) in entries {
+            let parents = (feature["rules"]?.elements ?? []).flatMap { $0["parentConditions"]?.elements ?? [] }
+            prerequisiteIDs[key] = parents.compactMap { $0["id"]?.string }
+            if parents.contains(where: { $0["gate"] == .bool(true) }) { gated.insert(key) }
         }
         for (_, feature) in entries {
             for rule in feature["rules"]?.elements ?? [] {
@@ -168,7 +177,9 @@ struct GrowthBookImport {
             }
             var condition = ImportedCondition.always
             if let parents = rule["parentConditions"]?.elements {
-                guard let prerequisites = self.prerequisites(parents, at: at + ".parentConditions") else { continue }
+                guard let (prerequisites, gates) = self.prerequisites(parents, of: key, at: at + ".parentConditions") else { continue }
+                // A failing gate ends the evaluation with no value: the caller's default.
+                for gate in gates { out.rules.append(.fallback(when: gate)) }
                 condition = prerequisites
             }
             if let json = rule["condition"] {
@@ -191,7 +202,7 @@ struct GrowthBookImport {
                 continue
             }
             guard let variations = rule["variations"]?.elements else {
-                notes.append(ImportNote(.notImported, at: at, "neither force nor variations; GrowthBook skips it"))
+                notes.append(ImportNote(.remark, at: at, "neither force nor variations: GrowthBook skips it, and so does the import"))
                 continue
             }
             guard let rules = experiment(rule, variations: variations, key: key, unit: unit, type: type, when: condition, at: at) else {
@@ -366,37 +377,67 @@ struct GrowthBookImport {
         }
     }
 
-    /// Prerequisites that skip the rule when they fail (`gate` ones, which end the
-    /// evaluation with no value, are not imported).
-    private mutating func prerequisites(_ parents: [JSON], at: String) -> ImportedCondition? {
+    /// Whether the prerequisites of `start` (and theirs) lead to `target`, or `start` is it.
+    private func reaches(_ start: String, _ target: String) -> Bool {
+        var seen: Set<String> = []
+        var pending = [start]
+        while let id = pending.popLast() {
+            if id == target { return true }
+            guard seen.insert(id).inserted else { continue }
+            pending += prerequisiteIDs[id] ?? []
+        }
+        return false
+    }
+
+    /// Prerequisites, tried in order: all of them passing (the rule's condition), and for
+    /// each `gate` one, when it is the first to fail (the evaluation then ends with no value,
+    /// a `fallback` rule); the first non-gate one to fail skips the rule.
+    private mutating func prerequisites(_ parents: [JSON], of key: String, at: String) -> (ImportedCondition, gates: [ImportedCondition])? {
         var parts: [ImportedCondition] = []
+        var gates: [ImportedCondition] = []
         for (i, parent) in parents.enumerated() {
             guard let id = parent["id"]?.string, let (name, type) = declared[id] else {
                 notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "its feature is not imported; the rule is left out"))
                 return nil
             }
-            if parent["gate"] == .bool(true) {
+            if gated.contains(id) {
+                // (GrowthBook tests its null; a rule reads a fallback as unknown.)
                 notes.append(
                     ImportNote(
-                        .notImported, at: "\(at)[\(i)]", "a gate prerequisite gives no value at all when it fails; the rule is left out"))
+                        .notImported, at: "\(at)[\(i)]",
+                        "its feature gives no value where a gate of its own fails, which a .flags rule reads as unknown; the rule is left out"
+                    ))
                 return nil
             }
+            if reaches(id, key) {
+                notes.append(
+                    ImportNote(
+                        .notImported, at: "\(at)[\(i)]",
+                        "prerequisites in a cycle (GrowthBook then gives no value); the rule is left out"))
+                return nil
+            }
+            let passedBefore = parts
             guard case .object(let members) = parent["condition"] ?? .object([]), members.allSatisfy({ $0.0 == "value" }) else {
                 notes.append(
                     ImportNote(
                         .notImported, at: "\(at)[\(i)].condition", "a prerequisite's condition reads only \"value\"; the rule is left out"))
                 return nil
             }
+            var passes: [ImportedCondition] = []
             for (_, test) in members {
                 // The parent's value: a flag reads as a bool.
                 guard
                     let c = valueCondition(
                         name, test, negated: false, at: "\(at)[\(i)].condition.value", parent: type)
                 else { return nil }
-                parts.append(c)
+                passes.append(c)
             }
+            if parent["gate"] == .bool(true), !passes.isEmpty {
+                gates.append(.and(passedBefore + [.negated(.and(passes))]))
+            }
+            parts += passes
         }
-        return .and(parts)
+        return (.and(parts), gates)
     }
 
     /// Whether Python reads `json` as true: not absent, null, false, zero or empty.

@@ -194,6 +194,13 @@ package struct ImportedDeclaration: Sendable {
             self.result = result
             self.condition = condition
         }
+
+        /// The result of a `fallback` rule (the caller's default), told apart from a
+        /// variant named `fallback` (written in backticks).
+        package static let fallback = "\u{1}fallback"
+
+        /// A `fallback` rule.
+        package static func fallback(when condition: ImportedCondition) -> Rule { Rule(fallback, when: condition) }
     }
 
     package var name: String
@@ -238,11 +245,16 @@ package struct ImportedDeclaration: Sendable {
         case .value(let type): out += "value \(name): \(type) = \(defaultText)"
         }
         var lines: [String] = []
+        func written(_ result: String) -> String {
+            if result == Rule.fallback { return "fallback" }
+            if case .variant = kind, result == "fallback" { return "`fallback`" }
+            return result
+        }
         for rule in rules {
             switch rule.condition {
             case .never: continue
-            case .always: lines.append(rule.result)
-            default: lines.append("\(rule.result) when \(rule.condition.text)")
+            case .always: lines.append(written(rule.result))
+            default: lines.append("\(written(rule.result)) when \(rule.condition.text)")
             }
             // (A split without a condition may still not match: its unit may be absent.)
             if case .always = rule.condition, !rule.result.hasPrefix("split(") { break }

@@ -209,6 +209,28 @@ extension LaunchDarklyImport {
         (try? RuleSet(source: "flag f { enabled when x matches \(StringEscaping.quoted(pattern)) }")) != nil
     }
 
+    /// Whether LaunchDarkly's SDKs refuse `clause` when they reach it: it names no
+    /// attribute, or, with a context kind (without one a name is read literally), a
+    /// malformed reference (empty; or a path with an empty component, or a `~` not followed
+    /// by `0` or `1`). A segment's clause names none.
+    static func isMalformed(clause: JSON) -> Bool {
+        guard clause["op"]?.string != "segmentMatch" else { return false }
+        guard let name = clause["attribute"]?.string else { return true }
+        guard !(clause["contextKind"]?.string ?? "").isEmpty else { return false }
+        guard name.hasPrefix("/") else { return name.isEmpty }
+        let components = name.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        for component in components {
+            if component.isEmpty { return true }
+            var rest = component[...]
+            while let tilde = rest.firstIndex(of: "~") {
+                let next = rest.index(after: tilde)
+                guard next < rest.endIndex, rest[next] == "0" || rest[next] == "1" else { return true }
+                rest = rest[rest.index(after: next)...]
+            }
+        }
+        return false
+    }
+
     /// Whether `pattern` is malformed in every regular-expression syntax (so that an engine
     /// refuses it, whatever it supports): parentheses that do not pair, a class not closed, a
     /// trailing backslash, or a repetition of nothing (first, or after `(` or `|`).

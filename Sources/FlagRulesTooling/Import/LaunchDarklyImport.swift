@@ -136,6 +136,18 @@ struct LaunchDarklyImport {
                             .notImported, at: "flags.\(key).prerequisites",
                             "prerequisite '\(missing)' is not imported; flag '\(key)' left out"))
                     changed = true
+                } else if let erring = (reads[key] ?? []).sorted().first(where: {
+                    declarations[$0]?.rules.contains { $0.result == ImportedDeclaration.Rule.fallback } == true
+                }) {
+                    // (LaunchDarkly passes a prerequisite's error on, where a rule reading a
+                    // flag that falls back reads it as unknown.)
+                    declarations[key] = nil
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "flags.\(key).prerequisites",
+                            "prerequisite '\(erring)' answers an error for some contexts (a fallback rule), which LaunchDarkly passes on; flag '\(key)' left out"
+                        ))
+                    changed = true
                 }
             }
             // Depth of each flag's prerequisites (nil: on a cycle).
@@ -296,9 +308,19 @@ struct LaunchDarklyImport {
             return out
         }
         guard let fallthroughFirst else {
-            notes.append(
-                ImportNote(.notImported, at: place + ".fallthrough", "flag '\(key)' has no fallthrough variation or rollout; left out"))
-            return nil
+            // (Neither a variation nor a rollout of variations: an error in LaunchDarkly.)
+            let malformed =
+                fallthroughJSON["variation"] == nil && (fallthroughJSON["rollout"]?["variations"]?.elements?.isEmpty ?? true)
+            guard malformed, !shape.results.isEmpty else {
+                notes.append(
+                    ImportNote(.notImported, at: place + ".fallthrough", "flag '\(key)' has no fallthrough variation or rollout; left out"))
+                return nil
+            }
+            // An error where the fallthrough is reached: a fallback rule, written last (the
+            // default, its first variation, is never given).
+            out.defaultText = literalDefault(0)
+            rules(json, key: key, shape: shape, into: &out, off: off, fallthroughAsRule: true)
+            return out
         }
         out.defaultText = literalDefault(fallthroughFirst)
         rules(json, key: key, shape: shape, into: &out, off: off, fallthroughAsRule: fallthroughJSON["rollout"] != nil)
@@ -383,13 +405,7 @@ struct LaunchDarklyImport {
         // (Without context targets, the user targets in order; with them, theirs, a user
         // entry with no values standing for the user targets of its variation.)
         for t in contextTargets.isEmpty ? targets : contextTargets {
-            guard let v = t["variation"]?.integer, v >= 0, v < shape.results.count else {
-                notes.append(
-                    ImportNote(
-                        .notImported, at: place + ".targets",
-                        "a target of no variation of the flag (LaunchDarkly answers an error); left out"))
-                continue
-            }
+            let v = t["variation"]?.integer
             let kind = contextTargets.isEmpty ? nil : (t["contextKind"]?.string).flatMap { $0.isEmpty ? nil : $0 } ?? "user"
             var values = t["values"]?.elements ?? []
             // (A user entry stands for the first user targets of its variation, its own
@@ -397,12 +413,38 @@ struct LaunchDarklyImport {
             if kind == "user" {
                 values = targets.first { $0["variation"]?.integer == v }?["values"]?.elements ?? []
             }
+            guard let v, v >= 0, v < shape.results.count else {
+                // An error for a context it targets: the caller's default.
+                notes.append(
+                    ImportNote(
+                        .remark, at: place + ".targets",
+                        "a target of no variation of the flag: LaunchDarkly answers an error (MALFORMED_FLAG) for whom it targets, a fallback rule here"
+                    ))
+                out.rules.append(.fallback(when: target(values, kind: kind)))
+                continue
+            }
             out.rules.append(.init(shape.results[v], when: target(values, kind: kind)))
         }
         // Rules.
         for (i, rule) in (json["rules"]?.elements ?? []).enumerated() {
             let at = "\(place).rules[\(i)]"
-            guard let condition = clauses(rule["clauses"]?.elements ?? [], at: at) else { continue }
+            let ruleClauses = rule["clauses"]?.elements ?? []
+            // A clause with no attribute, or a malformed reference, is an error once it is
+            // reached (the clauses before it match) for a context of its kind: the caller's
+            // default.
+            if let k = ruleClauses.firstIndex(where: Self.isMalformed(clause:)) {
+                guard let before = clauses(Array(ruleClauses[..<k]), at: at) else { continue }
+                let kind = ruleClauses[k]["contextKind"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? "user"
+                guard let key = reference("key", kind: kind) else { continue }
+                notes.append(
+                    ImportNote(
+                        .remark, at: "\(at).clauses[\(k)]",
+                        "a clause with no attribute or a malformed one: LaunchDarkly answers an error (MALFORMED_FLAG) where it is reached, a fallback rule here"
+                    ))
+                out.rules.append(.fallback(when: .and([before, .atom("has(\(key))")])))
+                continue
+            }
+            guard let condition = clauses(ruleClauses, at: at) else { continue }
             append(rule, when: condition, key: key, salt: salt, shape: shape, at: at, into: &out)
         }
         if fallthroughAsRule, let fallthroughJSON = json["fallthrough"] {
@@ -418,14 +460,24 @@ struct LaunchDarklyImport {
     ) {
         if let v = json["variation"]?.integer {
             guard v >= 0, v < shape.results.count else {
-                notes.append(ImportNote(.notImported, at: at, "variation \(v) does not exist"))
+                notes.append(
+                    ImportNote(
+                        .remark, at: at,
+                        "variation \(v) does not exist: LaunchDarkly answers an error (MALFORMED_FLAG) where it applies, a fallback rule here"
+                    ))
+                out.rules.append(.fallback(when: condition))
                 return
             }
             out.rules.append(.init(shape.results[v], when: condition))
             return
         }
         guard let rollout = json["rollout"], let entries = rollout["variations"]?.elements, !entries.isEmpty else {
-            notes.append(ImportNote(.notImported, at: at, "neither a variation nor a rollout"))
+            notes.append(
+                ImportNote(
+                    .remark, at: at,
+                    "neither a variation nor a rollout: LaunchDarkly answers an error (MALFORMED_FLAG) where it applies, a fallback rule here"
+                ))
+            out.rules.append(.fallback(when: condition))
             return
         }
         let kind = rollout["contextKind"]?.string

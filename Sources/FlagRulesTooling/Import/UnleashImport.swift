@@ -552,9 +552,12 @@ struct UnleashImport {
             if let value, !value.hasPrefix("v"), let version = GrowthBookImport.version(value) {
                 test = .atom("\(path) \(symbol) \(version)")
             } else {
+                // (Inverted too: Unleash's engine reads such a constraint as false.)
                 notes.append(
-                    ImportNote(.remark, at: at, "'\(value ?? "")' is no version of three numbers: Unleash's constraint never matches"))
-                test = .never
+                    ImportNote(
+                        .remark, at: at,
+                        "'\(value ?? "")' is no version of three numbers: Unleash's constraint never matches, inverted or not"))
+                return .never
             }
         case "REGEX":
             // (A search, as Unleash's engine matches; case-insensitive with (?i).)

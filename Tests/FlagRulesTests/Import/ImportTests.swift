@@ -360,11 +360,13 @@ struct ImportTests {
         let result = try Self.imported(file, .flagd)
         let places = Set(result.notes.filter { $0.kind == .notImported }.map(\.place))
         for place in [
-            "flags.withDefault.targeting.if[0]", "flags.refOrder.targeting", "flags.text.targeting", "flags.noDefault.defaultVariant",
+            "flags.withDefault.targeting.if[0]", "flags.refOrder.targeting", "flags.text.targeting",
         ] {
             #expect(places.contains(place), "\(place): \(result.notes)")
         }
-        #expect(!result.text.contains("withDefault") && !result.text.contains("refOrder") && !result.text.contains("noDefault"))
+        #expect(!result.text.contains("withDefault") && !result.text.contains("refOrder"))
+        // An empty default variant is none: the caller's default.
+        #expect(try RuleSet(source: result.text).evaluate("noDefault", in: [:], default: "z").value == "z")
         #expect(try Self.evaluate(result, "boolDefault", [:]) == .string("t"))
     }
 

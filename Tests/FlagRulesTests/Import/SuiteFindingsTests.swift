@@ -86,7 +86,8 @@ struct SuiteFindingsTests {
     /// "F9.withMissingSegment should force evaluation to false" and 21 "Invalid regex should
     /// result in toggle being disabled": an unknown operator or a missing segment turns the
     /// whole feature off (UnleashClient 6.9.1's engine refuses it), a pattern it cannot
-    /// compile is a false constraint (true inverted).
+    /// compile is a false constraint (true inverted), and a version it cannot read one false
+    /// even inverted (found by .ci/import_check against UnleashClient 6.9.1).
     @Test func unleashWhatItsEngineRefuses() throws {
         func feature(_ name: String, _ strategy: String) -> String {
             #"{"name": "\#(name)", "enabled": true, "strategies": [\#(strategy), {"name": "default", "parameters": {}}]}"#
@@ -100,7 +101,8 @@ struct SuiteFindingsTests {
               \(feature("missingSegment", #"{"name": "default", "parameters": {}, "segments": [404]}"#)),
               {"name": "badPattern", "enabled": true, "strategies": [\(constraint("REGEX", "(regex"))]},
               {"name": "badPatternInverted", "enabled": true, "strategies": [\(constraint("REGEX", "^(a)\\\\1$", inverted: true))]},
-              \(feature("badPatternThenDefault", constraint("REGEX", "^(?=a)b$")))
+              \(feature("badPatternThenDefault", constraint("REGEX", "^(?=a)b$"))),
+              {"name": "badVersionInverted", "enabled": true, "strategies": [\(constraint("SEMVER_EQ", "v2.1.5", inverted: true))]}
             ]}
             """
         let result = try ImportTests.imported(file, .unleash)
@@ -111,6 +113,8 @@ struct SuiteFindingsTests {
             #expect(try ImportTests.evaluate(result, "badPattern", context) == .bool(false))
             #expect(try ImportTests.evaluate(result, "badPatternInverted", context) == .bool(true))
             #expect(try ImportTests.evaluate(result, "badPatternThenDefault", context) == .bool(true))
+            // A version Unleash cannot read makes the constraint false, inverted too.
+            #expect(try ImportTests.evaluate(result, "badVersionInverted", context) == .bool(false))
         }
     }
 

@@ -12,6 +12,7 @@ extension Lint {
             let allDefault = d.rules.allSatisfy { rule in
                 switch rule.outcome {
                 case .value(let v): return Comparison.equal(v, d.defaultValue) == true
+                case .fallback: return false  // the caller's default, not the declaration's
                 case .split(let s):
                     return s.weights.indices.allSatisfy { s.weights[$0] == 0 || Comparison.equal(s.outcomes[$0], d.defaultValue) == true }
                 }

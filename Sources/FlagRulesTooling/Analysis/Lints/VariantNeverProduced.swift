@@ -12,6 +12,7 @@ extension Lint {
             for rule in d.rules {
                 switch rule.outcome {
                 case .value(let v): produced.insert(v.stringValue ?? "")
+                case .fallback: break
                 case .split(let s):
                     for (k, w) in s.weights.enumerated() where w > 0 { produced.insert(s.outcomes[k].stringValue ?? "") }
                 }

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+@testable import FlagRulesTooling
+
+/// What the vendors answer with the caller's default, imported as `fallback` rules, each
+/// pinned by the suite case that found it, with the value the vendor's SDK gives.
+struct FallbackImportTests {
+    /// The resolution of `name` with `callersDefault`, in the import of `file`.
+    static func resolve(_ file: String, _ format: ImportFormat, _ name: String, _ context: EvaluationContext, _ callersDefault: Value)
+        throws -> Resolution
+    {
+        let result = try ImportTests.imported(file, format)
+        #expect(!result.notes.contains { $0.kind == .notImported }, "\(result.notes)")
+        return try RuleSet(source: result.text).evaluate(name, in: context, default: callersDefault)
+    }
+
+    /// GrowthBook cases.json, feature "Prerequisite flag off, block dependent flag" and
+    /// "Prerequisite flag on, evaluate dependent flag": a failing gate prerequisite ends the
+    /// evaluation with no value; a rule of neither force nor variations is skipped.
+    @Test func growthBookGatePrerequisites() throws {
+        let file = """
+            {"features": {
+              "parent": {"defaultValue": true, "rules": [{"condition": {"id": "off"}, "force": false}]},
+              "child": {"defaultValue": "success", "rules": [
+                {"parentConditions": [{"id": "parent", "condition": {"value": true}, "gate": true}]},
+                {"force": "forced"}]},
+              "softChild": {"defaultValue": "success", "rules": [
+                {"parentConditions": [{"id": "parent", "condition": {"value": true}}], "force": "forced"}]}}}
+            """
+        let blocked = try Self.resolve(file, .growthbook, "child", ["id": "off"], "caller's")
+        #expect(blocked.isFallback && blocked.value == "caller's")
+        #expect(try Self.resolve(file, .growthbook, "child", ["id": "on"], "caller's").value == "forced")
+        // A prerequisite that is no gate skips its rule.
+        #expect(try Self.resolve(file, .growthbook, "softChild", ["id": "off"], "caller's").value == "success")
+        #expect(try Self.resolve(file, .growthbook, "softChild", ["id": "on"], "caller's").value == "forced")
+    }
+
+    /// flagd evaluator no-default-variant.feature "Resolve flag with no default variant":
+    /// without a default variant, the caller's default where the default would be.
+    @Test func flagdFlagsWithNoDefaultVariant() throws {
+        let file = """
+            {"flags": {
+              "no-default-flag-null-targeting-variant": {"state": "ENABLED", "variants": {"normal": "CFO", "special": "CEO"},
+                "targeting": {"if": [{"==": ["jobs@orange.com", {"var": ["email"]}]}, "special", null]}},
+              "null-default-flag": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": null}}}
+            """
+        let special = try Self.resolve(file, .flagd, "noDefaultFlagNullTargetingVariant", ["email": "jobs@orange.com"], "Inventor")
+        #expect(special.value == "CEO" && !special.isFallback)
+        let other = try Self.resolve(file, .flagd, "noDefaultFlagNullTargetingVariant", ["email": "wozniak@orange.com"], "Inventor")
+        #expect(other.value == "Inventor" && other.isFallback && other.reason == .default)
+        #expect(try Self.resolve(file, .flagd, "nullDefaultFlag", [:], .bool(true)).value == .bool(true))
+        #expect(try Self.resolve(file, .flagd, "nullDefaultFlag", [:], .bool(false)).value == .bool(false))
+    }
+
+    /// LaunchDarkly errors-bad-attribute-reference.yml and rollout-or-experiment.yml "error for
+    /// empty variations list in rollout": a malformed clause, once reached, and a rule of
+    /// neither a variation nor a rollout are errors (MALFORMED_FLAG): the caller's default.
+    @Test(arguments: [#"{"op": "in", "values": [""]}"#, #"{"contextKind": "user", "attribute": "/a~b", "op": "in", "values": [true]}"#])
+    func launchDarklyMalformedRules(_ clause: String) throws {
+        let file = """
+            {"flags": {
+              "test-flag": {"key": "test-flag", "on": true, "offVariation": 0, "fallthrough": {"variation": 1},
+                "variations": ["off", "fallthrough", "malformed matched", "next rule"], "rules": [
+                  {"id": "a", "variation": 2, "clauses": [{"attribute": "country", "op": "in", "values": ["FR"]}, \(clause)]},
+                  {"id": "b", "variation": 3, "clauses": [{"attribute": "key", "op": "in", "values": [""], "negate": true}]}]},
+              "empty-rollout": {"key": "empty-rollout", "on": true, "offVariation": 0, "fallthrough": {"rollout": {"variations": []}},
+                "variations": [true, false]}}}
+            """
+        let reached = try Self.resolve(file, .launchdarkly, "testFlag", ["key": "user-key", "country": "FR"], "default")
+        #expect(reached.isFallback && reached.value == "default")
+        // Not reached: the clause before it does not match.
+        #expect(try Self.resolve(file, .launchdarkly, "testFlag", ["key": "user-key", "country": "DE"], "default").value == "next rule")
+        #expect(try Self.resolve(file, .launchdarkly, "emptyRollout", ["key": "user-key"], .bool(true)).isFallback)
+    }
+
+    @Test(arguments: [
+        ("", true), ("name", false), ("/name", false), ("/a/b", false), ("/a~1b", false), ("/a~0", false), ("///", true),
+        ("/", true), ("/a~", true), ("/a~b", true), ("/a//b", true),
+    ])
+    func launchDarklyAttributeReferences(_ name: String, _ malformed: Bool) {
+        let clause = JSON.object([("attribute", .string(name)), ("op", .string("in")), ("contextKind", .string("user"))])
+        #expect(LaunchDarklyImport.isMalformed(clause: clause) == malformed)
+        // Without a context kind, a name is read literally.
+        #expect(!LaunchDarklyImport.isMalformed(clause: .object([("attribute", .string(name)), ("op", .string("in"))])))
+        #expect(LaunchDarklyImport.isMalformed(clause: .object([("op", .string("in"))])))
+    }
+}
