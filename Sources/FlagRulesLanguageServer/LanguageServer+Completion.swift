@@ -70,7 +70,10 @@ extension LanguageServer {
             switch kind {
             case .flag: items = [("enabled", 14, nil), ("disabled", 14, nil), ("fallback", 14, "the caller's default")]
             case .variant:
-                items = variants.map { ($0, 20, "variant") } + [("split", 3, nil), ("fallback", 14, "the caller's default")]
+                items =
+                    variants.map { ($0 == "fallback" ? "`fallback`" : $0, 20, "variant") } + [
+                        ("split", 3, nil), ("fallback", 14, "the caller's default"),
+                    ]
             default: items = [("split", 3, nil), ("fallback", 14, "the caller's default")]
             }
         case .givenKey:

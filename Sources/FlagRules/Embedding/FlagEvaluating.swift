@@ -169,9 +169,11 @@ public struct FlagEvaluation: Sendable {
         ("feature_flag.evaluation", Self.openTelemetryAttributes(name, resolution, self[attribute], rules))
     }
 
-    /// The event's attributes from its parts (`flags serve` logs its evaluations with them).
+    /// The event's attributes from its parts (`flags serve` logs its evaluations with them;
+    /// a server does not know its clients' defaults, which a `fallback` gives them).
     package static func openTelemetryAttributes(
-        _ name: String, _ r: Resolution, _ unit: Value?, _ rules: RuleSet?, servedAs setID: String? = nil
+        _ name: String, _ r: Resolution, _ unit: Value?, _ rules: RuleSet?, servedAs setID: String? = nil,
+        knowsCallersDefault: Bool = true
     ) -> [String: Value] {
         var a: [String: Value] = [
             "feature_flag.key": .string(name), "feature_flag.result.reason": .string(telemetryReason(r.reason)),
@@ -180,7 +182,7 @@ public struct FlagEvaluation: Sendable {
         if r.reason == .override { a["flagrules.override"] = true }
         if let variant = r.variant {
             a["feature_flag.result.variant"] = .string(variant)
-        } else {
+        } else if !r.isFallback || knowsCallersDefault {
             a["feature_flag.result.value"] = telemetryValue(r.value)
         }
         if let unit = unit.flatMap(BucketUnit.init) { a["feature_flag.context.id"] = .string(VendorRollout.text(unit)) }

@@ -200,7 +200,8 @@ package struct TestExpectation: Sendable {
     package func isMet(by r: Resolution) -> Bool {
         let equal: Bool
         switch expected {
-        case .value(let v): equal = Comparison.equal(r.value, v) ?? false
+        // (A `fallback` gives the app its own default, not a value of the file's.)
+        case .value(let v): equal = !r.isFallback && Comparison.equal(r.value, v) ?? false
         case .reason(let reason): equal = r.reason == reason
         case .rule(let i): equal = r.rule == i
         }

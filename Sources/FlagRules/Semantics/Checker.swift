@@ -349,7 +349,13 @@ package struct Checker {
                     return .value(.string(id.name))
                 case .split(let s):
                     return c.checkSplit(s, keyType: .variant(name, names), salt: name).map { .split($0) }
-                case .fallback: return .fallback
+                case .fallback(let range):
+                    if names.contains("fallback") {
+                        c.diagnostics.warning(
+                            "ambiguous-fallback", "'fallback' here gives the caller's default, not the variant 'fallback'",
+                            at: range, help: "write the variant in backticks: `fallback`")
+                    }
+                    return .fallback
                 default: return nil
                 }
             }

@@ -114,7 +114,8 @@ extension OFREPService {
     /// An evaluation as a JSON line: `{"time", "name": "feature_flag.evaluation",
     /// "attributes": {…}}`, the attributes sorted by key.
     func evaluationLine(_ key: String, _ r: Resolution, _ rules: RuleSet, servedAs: String, _ context: EvaluationContext) -> String {
-        let attributes = FlagEvaluation.openTelemetryAttributes(key, r, context[options.targetingKey], rules, servedAs: servedAs)
+        let attributes = FlagEvaluation.openTelemetryAttributes(
+            key, r, context[options.targetingKey], rules, servedAs: servedAs, knowsCallersDefault: false)
         return Self.eventLine("feature_flag.evaluation", attributes.sorted { $0.key < $1.key }.map { ($0.key, $0.value.json) })
     }
 

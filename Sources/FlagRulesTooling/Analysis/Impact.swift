@@ -89,7 +89,9 @@ package enum Impact {
             for context in contexts {
                 let a = old.evaluate(d.name, in: context)
                 let b = new.evaluate(d.name, in: context)
-                if a.value == b.value, a.variant == b.variant, (a.reason == .error) == (b.reason == .error) { continue }
+                if a.value == b.value, a.variant == b.variant, (a.reason == .error) == (b.reason == .error), a.isFallback == b.isFallback {
+                    continue
+                }
                 changed += 1
                 moves[Pair(from: label(a), to: label(b)), default: 0] += 1
             }
@@ -114,6 +116,7 @@ package enum Impact {
     /// A resolution as the report names it: the variant, the value as written, or `error`.
     static func label(_ r: Resolution) -> String {
         if r.reason == .error { return "error" }
+        if r.isFallback { return "fallback" }
         return r.variant ?? r.value.description
     }
 

@@ -210,12 +210,12 @@ extension LaunchDarklyImport {
     }
 
     /// Whether LaunchDarkly's SDKs refuse `clause` when they reach it: it names no
-    /// attribute, or, with a context kind (without one a name is read literally), a
+    /// attribute (or an empty one), or, with a context kind (without one a name is read literally), a
     /// malformed reference (empty; or a path with an empty component, or a `~` not followed
     /// by `0` or `1`). A segment's clause names none.
     static func isMalformed(clause: JSON) -> Bool {
         guard clause["op"]?.string != "segmentMatch" else { return false }
-        guard let name = clause["attribute"]?.string else { return true }
+        guard let name = clause["attribute"]?.string, !name.isEmpty else { return true }
         guard !(clause["contextKind"]?.string ?? "").isEmpty else { return false }
         guard name.hasPrefix("/") else { return name.isEmpty }
         let components = name.dropFirst().split(separator: "/", omittingEmptySubsequences: false)

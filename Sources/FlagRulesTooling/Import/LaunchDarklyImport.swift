@@ -137,7 +137,7 @@ struct LaunchDarklyImport {
                             "prerequisite '\(missing)' is not imported; flag '\(key)' left out"))
                     changed = true
                 } else if let erring = (reads[key] ?? []).sorted().first(where: {
-                    declarations[$0]?.rules.contains { $0.result == ImportedDeclaration.Rule.fallback } == true
+                    declarations[$0]?.rules.contains { $0.result == ImportedDeclaration.Rule.fallback && $0.condition != .never } == true
                 }) {
                     // (LaunchDarkly passes a prerequisite's error on, where a rule reading a
                     // flag that falls back reads it as unknown.)
@@ -447,7 +447,8 @@ struct LaunchDarklyImport {
             guard let condition = clauses(ruleClauses, at: at) else { continue }
             append(rule, when: condition, key: key, salt: salt, shape: shape, at: at, into: &out)
         }
-        if fallthroughAsRule, let fallthroughJSON = json["fallthrough"] {
+        if fallthroughAsRule {
+            let fallthroughJSON = json["fallthrough"] ?? .null
             append(fallthroughJSON, when: .always, key: key, salt: salt, shape: shape, at: place + ".fallthrough", into: &out)
         }
     }

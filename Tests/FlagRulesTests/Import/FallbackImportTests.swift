@@ -73,10 +73,13 @@ struct FallbackImportTests {
         // Not reached: the clause before it does not match.
         #expect(try Self.resolve(file, .launchdarkly, "testFlag", ["key": "user-key", "country": "DE"], "default").value == "next rule")
         #expect(try Self.resolve(file, .launchdarkly, "emptyRollout", ["key": "user-key"], .bool(true)).isFallback)
+        // An on flag with no fallthrough at all.
+        let noFallthrough = #"{"flags": {"f": {"key": "f", "on": true, "offVariation": 0, "variations": ["a", "b"]}}}"#
+        #expect(try Self.resolve(noFallthrough, .launchdarkly, "f", ["key": "user-key"], "caller's").value == "caller's")
     }
 
     @Test(arguments: [
-        ("", true), ("name", false), ("/name", false), ("/a/b", false), ("/a~1b", false), ("/a~0", false), ("///", true),
+        ("name", false), ("/name", false), ("/a/b", false), ("/a~1b", false), ("/a~0", false), ("///", true),
         ("/", true), ("/a~", true), ("/a~b", true), ("/a//b", true),
     ])
     func launchDarklyAttributeReferences(_ name: String, _ malformed: Bool) {
@@ -85,5 +88,6 @@ struct FallbackImportTests {
         // Without a context kind, a name is read literally.
         #expect(!LaunchDarklyImport.isMalformed(clause: .object([("attribute", .string(name)), ("op", .string("in"))])))
         #expect(LaunchDarklyImport.isMalformed(clause: .object([("op", .string("in"))])))
+        #expect(LaunchDarklyImport.isMalformed(clause: .object([("attribute", .string("")), ("op", .string("in"))])))
     }
 }

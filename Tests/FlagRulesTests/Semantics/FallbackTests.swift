@@ -127,4 +127,30 @@ import Testing
         #expect(Self.rules.evaluate("tier", in: ["plan": "legacy"]).json["fallback"] == .bool(true))
         #expect(Self.rules.evaluate("tier", in: ["plan": "legacy"]).json["value"] == nil)
     }
+
+    /// What tools say of a fallback: `flags test` never takes it for a value of the file's,
+    /// `flags diff` counts a change to or from it, a default of another type is a mismatch,
+    /// and a bare `fallback` in a variant listing a variant of that name is warned of.
+    @Test func toolsTellAFallbackFromTheDefault() throws {
+        let tested = try RuleSet(
+            source: Self.source + """
+                test "legacy" {
+                  given { plan: "legacy" }
+                  expect tier == silver
+                  expect tier != silver
+                  expect tier.reason == DEFAULT
+                }
+
+                """)
+        let failures = try #require(tested.runTests().first).failures
+        #expect(failures.map(\.line) == [14], "\(failures)")
+        let before = try RuleSet(source: "context { plan: string }\nflag beta = false { disabled when plan == \"legacy\" }\n")
+        let after = try RuleSet(source: "context { plan: string }\nflag beta = false { fallback when plan == \"legacy\" }\n")
+        let report = Impact.measure(from: before, to: after, contexts: [["plan": "legacy"], ["plan": "team"]])
+        #expect(report.declarations.first?.changed == 1 && report.declarations.first?.transitions.first?.to == "fallback")
+        let mismatch = Self.rules.evaluate("beta", in: ["plan": "legacy"], default: "x")
+        #expect(mismatch.reason == .error && mismatch.errorCode == .typeMismatch && mismatch.value == "x")
+        let ambiguous = try RuleSet(source: "variant m [fallback, fresh] = fresh { fallback when x == 1 }\n")
+        #expect(ambiguous.warnings.map(\.message) == ["'fallback' here gives the caller's default, not the variant 'fallback'"])
+    }
 }
