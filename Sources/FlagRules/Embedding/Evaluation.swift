@@ -115,10 +115,9 @@ extension RuleSet {
             return invalidContext(problem, declaration: i, default: fallback)
         }
         let r = context.withFrame(self) { program.resolution(i, $0) }
-        guard let fallback else { return _slowPath(r.isFallback) ? RuleSet.fellBack(r, default: nil) : r }
-        // (A default of another type than the declaration's is a mismatch, fallback or not.)
-        let typed = RuleSet.typed(r, name, fallback)
-        return _slowPath(typed.isFallback) ? RuleSet.fellBack(typed, default: fallback) : typed
+        if _slowPath(r.isFallback) { return RuleSet.fellBack(r, name, default: fallback) }
+        guard let fallback else { return r }
+        return RuleSet.typed(r, name, fallback)
     }
 
     /// Whether the flag `name`, found at `index`, is on in `context`: the same answer as

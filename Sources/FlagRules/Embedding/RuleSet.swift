@@ -217,12 +217,15 @@ public struct RuleSet: Sendable {
     }
 
     /// A `fallback` rule's resolution: the caller's default when one is given (else the
-    /// declaration's, as resolved), and no variant.
+    /// declaration's, as resolved), and no variant; a default of another type than the
+    /// declaration's is a mismatch, as without a fallback.
     @inline(never)
-    static func fellBack(_ r: Resolution, default fallback: Value?) -> Resolution {
+    static func fellBack(_ r: Resolution, _ name: String, default fallback: Value?) -> Resolution {
         var given = r
         given.variant = nil
-        if let fallback { given.value = fallback }
+        guard let fallback else { return given }
+        given = typed(given, name, fallback)
+        if given.reason != .error { given.value = fallback }
         return given
     }
 
