@@ -291,7 +291,8 @@ def gb_file(rng):
             rule = {}
             if rng.random() < 0.7: rule["condition"] = gb_condition(rng)
             if rng.random() < 0.6:
-                rule["force"] = pick()
+                # (A null force is none to GrowthBook: the rule is skipped.)
+                rule["force"] = pick() if rng.random() < 0.93 else None
                 if rng.random() < 0.5: rule["coverage"] = round(rng.random(), rng.choice([1, 2, 4]))
                 elif rng.random() < 0.3: rule["range"] = sorted([round(rng.random(), 3), round(rng.random(), 3)])
             else:
@@ -322,13 +323,15 @@ def gb_file(rng):
             earlier = list(features)
             if earlier and rng.random() < 0.2:
                 p = rng.choice(earlier)
-                rule["parentConditions"] = [{"id": p, "condition": {"value": {"$ne": features[p]["defaultValue"]}}}]
+                rule["parentConditions"] = [{"id": p, "condition": {"value": {"$ne": features[p].get("defaultValue")}}}]
                 if rng.random() < 0.4: rule["parentConditions"][0]["gate"] = True
                 if rng.random() < 0.3:
                     test = rng.choice([True, "red", 3, {"$gt": 1}, {"$in": ["red", 3, False]}, {"$regex": "e"}, {"$vne": "1.0.0"}])
                     rule["parentConditions"][0]["condition"] = {"value": test}
             rules.append(rule)
         features[key] = {"defaultValue": pick(), "rules": rules}
+        # No default value: null where no rule gives one.
+        if rng.random() < 0.1: del features[key]["defaultValue"]
     return {"features": features, "savedGroups": gb_saved_groups(rng)}
 
 

@@ -298,6 +298,9 @@ def growthbook_batches(root):
         if key not in features: case.caller_default = "an unknown feature"
         elif result.get("value") is None and result.get("source") == "prerequisite":
             case.caller_default = "GrowthBook gives no value: a gate prerequisite failed"
+        elif result.get("value") is None:
+            # (get_feature_value(key, fallback) gives the fallback for a null value.)
+            case.caller_default = "GrowthBook gives no value (null)"
         gb_unexpressed(case, ctx)
         items.append((case, features, ctx.get("savedGroups", {})))
     yield from gb_pack("growthbook/feature", items)
@@ -694,8 +697,11 @@ def main():
             batches += [b for b in make(args.suites) if not args.only or b.suite.startswith(args.only)]
         except (OSError, ValueError, KeyError, IndexError) as e:
             failures.append(f"{system}: the suite files could not be read: {type(e).__name__}: {e}")
+    # (IMPORT_SUITES_KEEP=DIR keeps each batch's import, .flags and contexts there, to read.)
+    keep = os.environ.get("IMPORT_SUITES_KEEP")
+    if keep: os.makedirs(keep, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for b in batches: run_batch(args.flags, b, tmp, failures)
+        for b in batches: run_batch(args.flags, b, keep or tmp, failures)
     cases = [(b.suite, c) for b in batches for c in b.cases]
     for _, c in cases:
         if c.status != "agree" and c.id in allowed:

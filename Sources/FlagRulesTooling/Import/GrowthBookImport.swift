@@ -18,6 +18,9 @@ struct GrowthBookImport {
     private var prerequisiteIDs: [String: [String]] = [:]
     /// The features with a gate prerequisite, which give no value when it fails.
     private var gated: Set<String> = []
+    /// The features that give null (no default value): no value, which the caller's
+    /// default stands for (GrowthBook's `getFeatureValue(key, fallback)`).
+    private var nullable: Set<String> = []
     /// The values each declaration (by name) can give, for version tests of them.
     var declaredValues: [String: [JSON]] = [:]
     /// The payload's saved groups, by id.
@@ -68,6 +71,7 @@ struct GrowthBookImport {
             let parents = (feature["rules"]?.elements ?? []).flatMap { $0["parentConditions"]?.elements ?? [] }
             prerequisiteIDs[key] = parents.compactMap { $0["id"]?.string }
             if parents.contains(where: { $0["gate"] == .bool(true) }) { gated.insert(key) }
+            if values(feature).contains(.null) { nullable.insert(key) }
         }
         for (_, feature) in entries {
             for rule in feature["rules"]?.elements ?? [] {
@@ -105,18 +109,19 @@ struct GrowthBookImport {
     private func values(_ feature: JSON) -> [JSON] {
         var out = [feature["defaultValue"] ?? .null]
         for rule in feature["rules"]?.elements ?? [] {
-            if let force = rule["force"] { out.append(force) }
+            if let force = rule["force"], force != .null { out.append(force) }
             out += rule["variations"]?.elements ?? []
         }
         return out
     }
 
-    /// `flag` for a boolean feature without experiments, else the value type; nil (and a
-    /// note) for JSON objects, arrays, nulls or mixed types.
+    /// `flag` for a boolean feature without experiments, else the value type (of the values
+    /// other than null, which is a `fallback`); nil (and a note) for JSON objects, arrays or
+    /// mixed types.
     private mutating func type(of feature: JSON, key: String) -> String? {
-        let all = values(feature)
+        let all = values(feature).filter { $0 != .null }
         func every(_ test: (JSON) -> Bool) -> Bool { all.allSatisfy(test) }
-        let experiments = (feature["rules"]?.elements ?? []).contains { $0["variations"] != nil && $0["force"] == nil }
+        let experiments = (feature["rules"]?.elements ?? []).contains { $0["variations"] != nil && ($0["force"] ?? .null) == .null }
         if every({ if case .bool = $0 { true } else { false } }) { return experiments ? "bool" : "flag" }
         if every({ $0.string != nil }) { return "string" }
         if every({ if case .int = $0 { true } else { false } }) { return "int" }
@@ -131,7 +136,7 @@ struct GrowthBookImport {
         notes.append(
             ImportNote(
                 .notImported, at: "features.\(key)",
-                "values of JSON objects, arrays, nulls or mixed types have no .flags type; feature '\(key)' left out"))
+                "values of JSON objects, arrays or mixed types have no .flags type; feature '\(key)' left out"))
         return nil
     }
 
@@ -149,7 +154,8 @@ struct GrowthBookImport {
         let defaultValue = feature["defaultValue"] ?? .null
         var out = ImportedDeclaration(
             name: name, kind: type == "flag" ? .flag : .value(type),
-            defaultText: type == "flag" ? (defaultValue == .bool(true) ? "true" : "false") : literal(defaultValue, type: type))
+            defaultText: type == "flag"
+                ? (defaultValue == .bool(true) ? "true" : "false") : literal(defaultValue == .null ? Self.zero(type) : defaultValue, type: type))
         out.place = place
         if let text = feature["description"]?.string, !text.isEmpty { out.doc = text.split(whereSeparator: \.isNewline).map(String.init) }
         for (i, rule) in (feature["rules"]?.elements ?? []).enumerated() {
@@ -187,7 +193,8 @@ struct GrowthBookImport {
                 condition = .and([condition, c])
             }
             let unit = rule["hashAttribute"]?.string ?? "id"
-            if let force = rule["force"] {
+            // (A null force is none, as GrowthBook reads it.)
+            if let force = rule["force"], force != .null {
                 guard var rollout = rollout(rule, key: key, unit: unit, at: at) else { continue }
                 // A unit without a usable value (absent, empty, not a string or a number):
                 // the fallback attribute's, as GrowthBook takes it.
@@ -217,7 +224,20 @@ struct GrowthBookImport {
             }
             out.rules += rules
         }
+        // No default value: no value where no rule gives one.
+        if defaultValue == .null { out.rules.append(.fallback(when: .always)) }
         return out
+    }
+
+    /// A literal of the type standing for a default that is never given (a feature with no
+    /// default value ends in an unconditional `fallback`).
+    private static func zero(_ type: String) -> JSON {
+        switch type {
+        case "string": .string("")
+        case "int": .int(0)
+        case "double": .double(0)
+        default: .bool(false)
+        }
     }
 
     /// A force rule's rollout: its coverage or range of the unit's hash, or always.
@@ -318,6 +338,11 @@ struct GrowthBookImport {
         // GrowthBook runs no experiment of fewer than two variations, or of an unknown hash.
         let version = Self.orDefault(rule["hashVersion"]?.integer, 1)
         guard variations.count >= 2, version == 1 || version == 2 else { return [] }
+        guard !variations.contains(.null) else {
+            notes.append(
+                ImportNote(.notImported, at: at + ".variations", "a variation of null (no value) has no split form; the rule is left out"))
+            return nil
+        }
         guard let unit = path(attribute, at: at + ".hashAttribute") else { return nil }
         var condition = condition
         if let json = rule["filters"], json.elements?.isEmpty != true {
@@ -398,6 +423,14 @@ struct GrowthBookImport {
         for (i, parent) in parents.enumerated() {
             guard let id = parent["id"]?.string, let (name, type) = declared[id] else {
                 notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "its feature is not imported; the rule is left out"))
+                return nil
+            }
+            if nullable.contains(id) {
+                // (GrowthBook tests its null; a rule reads a fallback as unknown.)
+                notes.append(
+                    ImportNote(
+                        .notImported, at: "\(at)[\(i)]",
+                        "its feature gives no value (null) for some users, which a .flags rule reads as unknown; the rule is left out"))
                 return nil
             }
             if gated.contains(id) {

@@ -37,6 +37,32 @@ struct FallbackImportTests {
         #expect(try Self.resolve(file, .growthbook, "softChild", ["id": "on"], "caller's").value == "forced")
     }
 
+    /// GrowthBook cases.json, feature "defaults when empty" and "empty experiment rule - c":
+    /// a feature with no default value gives null (`get_feature_value` then the caller's
+    /// fallback) where no rule gives a value; a null force is no force, and its rule is
+    /// skipped; a parent that may give null is read by no rule.
+    @Test func growthBookFeaturesWithNoDefaultValue() throws {
+        let file = """
+            {"features": {
+              "empty": {},
+              "feature": {"rules": [{"variations": ["a", "b", "c"]}]},
+              "forcedNull": {"defaultValue": 3, "rules": [{"force": null}]}}}
+            """
+        let empty = try Self.resolve(file, .growthbook, "empty", [:], .bool(true))
+        #expect(empty.isFallback && empty.value == .bool(true))
+        #expect(try Self.resolve(file, .growthbook, "feature", ["id": "123"], "x").value == "c")
+        #expect(try Self.resolve(file, .growthbook, "feature", ["id": "456"], "x").value == "a")
+        // No id: not in the experiment, so no value.
+        #expect(try Self.resolve(file, .growthbook, "feature", [:], "x").isFallback)
+        #expect(try Self.resolve(file, .growthbook, "forcedNull", [:], 9).value == 3)
+        let child = """
+            {"features": {"parent": {}, "child": {"defaultValue": 1, "rules": [
+              {"parentConditions": [{"id": "parent", "condition": {"value": {"$exists": false}}}], "force": 2}]}}}
+            """
+        let result = try ImportTests.imported(child, .growthbook)
+        #expect(result.notes.contains { $0.kind == .notImported && $0.message.contains("gives no value (null)") })
+    }
+
     /// flagd evaluator no-default-variant.feature "Resolve flag with no default variant":
     /// without a default variant, the caller's default where the default would be.
     @Test func flagdFlagsWithNoDefaultVariant() throws {
