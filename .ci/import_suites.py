@@ -42,6 +42,8 @@ class Case:
     unread: str = ""              # notes at paths matching this leave the case's value alone
     status: str = ""              # agree, disagree, left out, not run
     caller_default: str = ""      # why the vendor answers the caller's default (an error, an unknown flag)
+    default: object = None        # the caller's default the case passes, when it says (see has_default)
+    has_default: bool = False
     reason: str = ""
     got: object = None
     allowed: str = ""
@@ -159,6 +161,11 @@ def run_batch(flags, batch, tmp, failures):
             c.got = "(fallback: the caller's default)"
             c.status = "agree" if c.caller_default else "disagree"
             if c.caller_default: c.reason = f"both answer the caller's default ({c.caller_default}; a fallback rule)"
+            elif c.has_default:
+                # (The app then gets the default the case passes.)
+                c.got = c.default
+                c.status = "agree" if same(c.expected, c.got, c.loose) else "disagree"
+                if c.status == "agree": c.reason = "a fallback rule: the caller's default, which the case passes"
             continue
         try:
             c.got = c.read(row, name) if c.read else row[name]["value"]
@@ -379,10 +386,10 @@ def flagd_cases(doc, gherkin_files, name):
         for line, scenario, tags, steps in list(gherkin_examples(path)):
             # Older bucketing, and the scenarios @no-default-variant replaces.
             if {"@fractional-v1", "@fractional-v2", "@deprecated"} & set(tags): continue
-            flag_type = key = expected = error = reason = None
+            flag_type = key = expected = error = reason = given_default = None
             ctx, blocker = {}, None
             for step in steps:
-                if m := re.match(r'an? (\w+)-flag with key "(.*)" and a (?:default|fallback) value "(.*)"', step): flag_type, key = m.group(1), m.group(2)
+                if m := re.match(r'an? (\w+)-flag with key "(.*)" and a (?:default|fallback) value "(.*)"', step): flag_type, key, given_default = m.group(1), m.group(2), m.group(3)
                 elif m := re.match(r'a context containing a key "(.*)", with type "(.*)" and with value "(.*)"', step): ctx[m.group(1)] = flagd_typed(m.group(3), m.group(2))
                 elif m := re.match(r'a context containing a targeting key with value "(.*)"', step): ctx["targetingKey"] = m.group(1)
                 elif m := re.match(r'a context containing a nested property with outer key "(.*)" and inner key "(.*)", with value "(.*)"', step): ctx.setdefault(m.group(1), {})[m.group(2)] = m.group(3)
@@ -392,6 +399,8 @@ def flagd_cases(doc, gherkin_files, name):
                 elif m := re.match(r'an option "selector"', step): blocker = "a flag-set selector of the provider"
             case = Case(f"{name}/{os.path.basename(path)}#L{line} {scenario} ({key})", key, ctx, None, doc["flags"].get(key))
             if expected is not None: case.expected = flagd_typed(expected, flag_type)
+            if given_default is not None and flag_type in ("Boolean", "Integer", "Float", "String"):
+                case.default, case.has_default = flagd_typed(given_default, flag_type), True
             flag = doc["flags"].get(key) or {}
             if error and error != "TYPE_MISMATCH": case.caller_default = f"flagd answers {error}"
             elif reason == "DISABLED" or flag.get("state") == "DISABLED": case.caller_default = "flagd answers a disabled flag so"

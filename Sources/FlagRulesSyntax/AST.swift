@@ -23,6 +23,12 @@ extension Identifier {
         return out + "`"
     }
 
+    /// A variant's name where a rule or a split entry gives it: as `written(_:)`, and a
+    /// variant named `fallback` in backticks (the bare word is the caller's default there).
+    package static func writtenAsOutcome(_ name: String) -> String {
+        name == "fallback" ? "`fallback`" : written(name)
+    }
+
     /// A path (`org.plan`) as a file writes it: each field as `written(_:)`.
     package static func writtenPath(_ path: String) -> String {
         path.split(separator: ".", omittingEmptySubsequences: false).map { written(String($0)) }.joined(separator: ".")
@@ -316,12 +322,15 @@ package struct SplitEntrySyntax: Sendable {
         case name(Identifier)
         /// A literal for a value declaration.
         case literal(LiteralSyntax)
+        /// `fallback`: the caller's default for the units in this entry's share.
+        case fallback(SourceRange)
 
         /// Where the key is.
         package var range: SourceRange {
             switch self {
             case .name(let i): return i.range
             case .literal(let l): return l.range
+            case .fallback(let r): return r
             }
         }
     }

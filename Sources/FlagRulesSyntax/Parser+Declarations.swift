@@ -545,7 +545,10 @@ extension Parser {
         while !isPunctuation(.rightBrace), current.kind != .endOfFile, progress.advanced(index) {
             let entryStart = current.range.start
             let key: SplitEntrySyntax.Key
-            if kind == .variant {
+            if current.kind == .identifier("fallback") {
+                // (A variant named `fallback` is written in backticks.)
+                key = .fallback(advance().range)
+            } else if kind == .variant {
                 key = .name(try expectIdentifier("a variant name"))
             } else {
                 key = .literal(try parseLiteral("a value"))

@@ -76,7 +76,13 @@ struct Compiler {
         } else if d.rules.count > Compiler.chainedRules {
             resolve = longRuleList(d, fallback: resolution(d.defaultValue, .default))
             isOnIsTheChain = false
-            fallsBack = d.rules.contains { if case .fallback = $0.outcome { true } else { false } }
+            fallsBack = d.rules.contains {
+                switch $0.outcome {
+                case .fallback: true
+                case .split(let s): !s.fallbacks.isEmpty
+                case .value: false
+                }
+            }
         } else {
             let fallback = resolution(d.defaultValue, .default)
             var next: ResolveFunction = { _ in fallback }
@@ -133,17 +139,18 @@ struct Compiler {
                     }
                 case .split(let s):
                     isOnIsTheChain = false
+                    if !s.fallbacks.isEmpty { fallsBack = true }
                     let choose = split(s)
-                    let index = rule.index, line = rule.line
+                    let outcomes = splitOutcomes(s, d, rule)
                     if let condition {
                         next = { f in
-                            guard condition(f) == .yes, let v = choose(f) else { return rest(f) }
-                            return Outcome(v, .split, rule: index, line: line)
+                            guard condition(f) == .yes, let i = choose(f) else { return rest(f) }
+                            return outcomes[i]
                         }
                     } else {
                         next = { f in
-                            guard let v = choose(f) else { return rest(f) }
-                            return Outcome(v, .split, rule: index, line: line)
+                            guard let i = choose(f) else { return rest(f) }
+                            return outcomes[i]
                         }
                     }
                 }
@@ -165,7 +172,9 @@ struct Compiler {
     struct LoopedRule: Sendable {
         let condition: ConditionFunction?
         let matched: Outcome?
-        let split: ValueFunction?
+        let split: IndexFunction?
+        /// A split's outcome for each entry.
+        let outcomes: [Outcome]
         let index: Int
         let line: Int
     }
@@ -186,52 +195,64 @@ struct Compiler {
                 split: {
                     if case .split(let s) = rule.outcome { return split(s) }; return nil
                 }(),
+                outcomes: {
+                    if case .split(let s) = rule.outcome { return splitOutcomes(s, d, rule) }; return []
+                }(),
                 index: rule.index, line: rule.line)
         }
         return { f in
             for rule in rules {
                 if let condition = rule.condition, condition(f) != .yes { continue }
                 if let matched = rule.matched { return matched }
-                if let choose = rule.split, let v = choose(f) { return Outcome(v, .split, rule: rule.index, line: rule.line) }
+                if let choose = rule.split, let i = choose(f) { return rule.outcomes[i] }
             }
             return fallback
         }
     }
 
-    func split(_ s: CheckedSplit) -> ValueFunction {
+    /// What each entry of split rule `rule` of `d` gives: its value, or the caller's default
+    /// for a `fallback` entry.
+    func splitOutcomes(_ s: CheckedSplit, _ d: CheckedDeclaration, _ rule: CheckedRule) -> [Outcome] {
+        s.outcomes.indices.map { k in
+            s.isFallback(k)
+                ? Outcome.fallback(d.defaultValue, rule: rule.index, line: rule.line)
+                : Outcome(s.outcomes[k], .split, rule: rule.index, line: rule.line)
+        }
+    }
+
+    /// The index of the entry a split chooses; nil when it chooses none (its unit is absent).
+    func split(_ s: CheckedSplit) -> IndexFunction {
         if s.scheme != .unleash {
             let unit = bucketUnit(s.unit, scheme: s.scheme)
             let rollout = VendorRollout(salt: s.salt, scheme: s.scheme), weights = VendorSplitWeights(s.weights)
-            let outcomes = s.outcomes
             // flagd's `cat` writes a missing unit as `null`, and buckets it.
             let missing: BucketUnit? = s.scheme == .flagdCat ? .string("null") : nil
             return { f in
-                guard let u = unit(f) ?? missing, let i = rollout.choice(u, weights) else { return nil }
-                return outcomes[i]
+                guard let u = unit(f) ?? missing else { return nil }
+                return rollout.choice(u, weights)
             }
         }
         let prefix = BucketKeyPrefix(salt: s.salt)
         let weights = s.weights
-        let outcomes = s.outcomes
         let total = weights.reduce(0, +)
         if case .attribute(let attribute, let slot?, let type) = s.unit.kind {
             // The common `split(attribute)`, reading the slot in place.
             let coercion = coercion(type, slot: slot)
-            if let path = PathRead(attribute) { return splitOver(path, slot, coercion, prefix, weights, total, outcomes) }
-            return splitOver(NamedRead(attribute), slot, coercion, prefix, weights, total, outcomes)
+            if let path = PathRead(attribute) { return splitOver(path, slot, coercion, prefix, weights, total) }
+            return splitOver(NamedRead(attribute), slot, coercion, prefix, weights, total)
         }
         let unit = bucketUnit(s.unit)
         return { f in
             guard let u = unit(f) else { return nil }
-            return Bucketing.split(prefix, u, weights: weights, total: total).choice.map { outcomes[$0] }
+            return Bucketing.split(prefix, u, weights: weights, total: total).choice
         }
     }
 
     /// `split(attribute)`, the attribute read in place: the same choice as
     /// `Bucketing.split` of its unit.
     private func splitOver<R: DictionaryRead>(
-        _ read: R, _ slot: Int, _ coercion: Coercion, _ prefix: BucketKeyPrefix, _ weights: [Int], _ total: Int, _ outcomes: [Value]
-    ) -> ValueFunction {
+        _ read: R, _ slot: Int, _ coercion: Coercion, _ prefix: BucketKeyPrefix, _ weights: [Int], _ total: Int
+    ) -> IndexFunction {
         { f in
             let hash: UInt32
             switch f.attribute(read, slot: slot, coercion) {
@@ -239,7 +260,7 @@ struct Compiler {
             case .int(let i)?: hash = prefix.hash(.int(i), split: true)
             default: return nil
             }
-            return Bucketing.split(hash: hash, weights: weights, total: total).choice.map { outcomes[$0] }
+            return Bucketing.split(hash: hash, weights: weights, total: total).choice
         }
     }
 

@@ -361,8 +361,9 @@ public struct DeclarationInfo: Sendable, Hashable {
 
     /// A share of a declaration's contexts that one rule serves.
     package enum Share: Sendable, Hashable {
-        /// `split(…) { … }`: each outcome and its share in percent.
-        case split(rule: Int, outcomes: [Value], percents: [Double])
+        /// `split(…) { … }`: each outcome (nil: `fallback`, the caller's default) and its
+        /// share in percent.
+        case split(rule: Int, outcomes: [Value?], percents: [Double])
         /// `rollout(…) < N%`.
         case rollout(rule: Int, percent: Double)
         /// `ramp(from, to, start, end)`: the share grows (or shrinks) from `start` percent at
@@ -379,7 +380,9 @@ public struct DeclarationInfo: Sendable, Hashable {
             if case .split(let s) = rule.outcome {
                 let total = Double(s.weights.reduce(0, +))
                 shares.append(
-                    .split(rule: rule.index, outcomes: s.outcomes, percents: s.weights.map { total > 0 ? Double($0) / total * 100 : 0 }))
+                    .split(
+                        rule: rule.index, outcomes: s.outcomes.indices.map { s.isFallback($0) ? nil : s.outcomes[$0] },
+                        percents: s.weights.map { total > 0 ? Double($0) / total * 100 : 0 }))
             }
             rule.condition?.forEach { b in
                 switch b.kind {
@@ -429,7 +432,9 @@ extension DeclarationInfo {
         for share in shares {
             switch share {
             case .split(let rule, let outcomes, let percents):
-                let each = zip(outcomes, percents).map { JSON.object([("outcome", $0.json), ("percent", .double($1))]) }
+                let each = zip(outcomes, percents).map {
+                    JSON.object([$0.map { ("outcome", $0.json) } ?? ("fallback", .bool(true)), ("percent", .double($1))])
+                }
                 splits.append(.object([("rule", .int(rule)), ("shares", .array(each))]))
             case .rollout(let rule, let percent):
                 rollouts.append(.object([("rule", .int(rule)), ("percent", .double(percent))]))

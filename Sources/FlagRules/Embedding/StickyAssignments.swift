@@ -158,7 +158,10 @@ extension RuleSet {
         let given = r.variant ?? r.value.description
         if let kept = storage.assignment(for: key) {
             if kept == given { return r }
-            if let outcome = split.outcomes.first(where: { (d.kind == .variant ? $0.stringValue : $0.description) == kept }) {
+            if let k = split.outcomes.indices.first(where: {
+                !split.isFallback($0) && (d.kind == .variant ? split.outcomes[$0].stringValue : split.outcomes[$0].description) == kept
+            }) {
+                let outcome = split.outcomes[k]
                 var remembered = r
                 remembered.value = outcome
                 if r.variant != nil { remembered.variant = outcome.stringValue }

@@ -132,7 +132,11 @@ package struct Explainer {
                     RuleTrace(
                         index: rule.index, line: rule.line, text: ruleText, condition: condition, split: trace,
                         matched: choice != nil))
-                decided = choice.map { resolution($0, .split, rule) }
+                decided = choice.map {
+                    s.isFallback($0)
+                        ? Resolution(value: d.defaultValue, reason: .default, rule: rule.index, line: rule.line, isFallback: true)
+                        : resolution(s.outcomes[$0], .split, rule)
+                }
             }
             if decided != nil { break }
         }
@@ -148,7 +152,7 @@ package struct Explainer {
         guard let ruleIndex = r.rule, let rule = checked.declarations[i].rules.first(where: { $0.index == ruleIndex }),
             case .split(let s) = rule.outcome,
             let trace = memo.operands.last(where: { $0.index == i })?.explanation.rules.last(where: { $0.index == ruleIndex })?.split,
-            let target = trace.target, let chosen = s.outcomes.firstIndex(where: { $0 == r.value })
+            let target = trace.target, !r.isFallback, let chosen = s.outcomes.indices.first(where: { !s.isFallback($0) && s.outcomes[$0] == r.value })
         else { return nil }
         let total = Double(s.weights.reduce(0, +))
         let low = Double(s.weights[..<chosen].reduce(0, +)) / total * 100
@@ -157,8 +161,8 @@ package struct Explainer {
             "target \(Int.grouped(target)) of \(Int.grouped(Int(total))), the slice \(Value.format(low))%–\(Value.format(high))%"
     }
 
-    /// The outcome a split chooses (nil: none, as for an unknown unit) and its trace.
-    func split(_ s: CheckedSplit, variants: Bool) -> (Value?, SplitTrace) {
+    /// The entry a split chooses (nil: none, as for an unknown unit) and its trace.
+    func split(_ s: CheckedSplit, variants: Bool) -> (Int?, SplitTrace) {
         let total = s.weights.reduce(0, +)
         let (unit, unitTrace) = value(s.unit)
         // flagd's `cat` writes a missing unit as `null`, and buckets it.
@@ -174,8 +178,8 @@ package struct Explainer {
         let unitText = Explainer.unitText(bucketUnit)
         if s.scheme != .unleash {
             let rollout = VendorRollout(salt: s.salt, scheme: s.scheme)
-            let choice = rollout.choice(bucketUnit, VendorSplitWeights(s.weights)).map { s.outcomes[$0] }
-            let shown = choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }
+            let choice = rollout.choice(bucketUnit, VendorSplitWeights(s.weights))
+            let shown = choice.map { shownEntry(s, $0, variants: variants) }
             let at = rollout.percent(bucketUnit).map { Value.format($0) + "%" } ?? "left out"
             return (
                 choice,
@@ -185,13 +189,18 @@ package struct Explainer {
             )
         }
         let (target, chosen) = Bucketing.split(BucketKeyPrefix(salt: s.salt), bucketUnit, weights: s.weights, total: total)
-        let choice = chosen.map { s.outcomes[$0] }
         return (
-            choice,
+            chosen,
             SplitTrace(
                 unit: unitText, key: s.salt + ":" + unitText, target: target, total: total,
-                choice: choice.map { variants ? ($0.stringValue ?? "") : Explainer.show($0) }, note: nil)
+                choice: chosen.map { shownEntry(s, $0, variants: variants) }, note: nil)
         )
+    }
+
+    /// Entry `k` of a split as a trace shows it: a variant's name, a value, or `fallback`.
+    func shownEntry(_ s: CheckedSplit, _ k: Int, variants: Bool) -> String {
+        if s.isFallback(k) { return "fallback" }
+        return variants ? (s.outcomes[k].stringValue ?? "") : Explainer.show(s.outcomes[k])
     }
 
     static func unitText(_ u: BucketUnit) -> String {

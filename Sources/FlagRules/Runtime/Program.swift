@@ -211,6 +211,8 @@ package struct EnumTable: Sendable {
 }
 
 typealias ValueFunction = @Sendable (Frame) -> Value?
+/// The index of a split's chosen entry (nil: none).
+typealias IndexFunction = @Sendable (Frame) -> Int?
 typealias ConditionFunction = @Sendable (Frame) -> Truth
 typealias ResolveFunction = @Sendable (Frame) -> Outcome
 typealias FlagFunction = @Sendable (Frame) -> Bool

@@ -76,9 +76,16 @@ package struct CheckedSplit: Sendable {
     package var unit: Bound
     package var salt: String
     package var weights: [Int]
+    /// Each entry's value; a `fallback` entry's is the declaration's default (see
+    /// `fallbacks`).
     package var outcomes: [Value]
     /// How the unit is bucketed (another system's, for imported rules).
     package var scheme: BucketScheme = .unleash
+    /// The entries written `fallback`: the caller's default, not `outcomes[k]`.
+    package var fallbacks: Set<Int> = []
+
+    /// Whether entry `k` gives the caller's default.
+    package func isFallback(_ k: Int) -> Bool { !fallbacks.isEmpty && fallbacks.contains(k) }
 }
 
 /// A declaration after checking.

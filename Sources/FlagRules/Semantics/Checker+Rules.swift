@@ -28,7 +28,7 @@ extension Checker {
         return rules
     }
 
-    mutating func checkSplit(_ s: SplitSyntax, keyType: FlagType, salt defaultSalt: String) -> CheckedSplit? {
+    mutating func checkSplit(_ s: SplitSyntax, keyType: FlagType, salt defaultSalt: String, defaultValue: Value) -> CheckedSplit? {
         let unit = expression(s.unit)
         if let unit { checkUnit(unit, "split") }
         var salt = defaultSalt
@@ -48,10 +48,27 @@ extension Checker {
         weights.reserveCapacity(s.entries.count)
         var ok = true
         var seen: [Value: SourceRange] = [:]
+        var fallbacks: Set<Int> = []
+        var firstFallback: SourceRange?
         var percentForm: Bool?
         for entry in s.entries {
             var key: Value?
             switch entry.key {
+            case .fallback(let range):
+                if let first = firstFallback {
+                    diagnostics.error(
+                        "duplicate-entry", "fallback appears twice in the split", at: range,
+                        notes: [.init("first listed here", at: first)])
+                    ok = false
+                }
+                firstFallback = firstFallback ?? range
+                if keyType.cases?.contains("fallback") == true {
+                    diagnostics.warning(
+                        "ambiguous-fallback", "'fallback' here gives the caller's default, not the variant 'fallback'",
+                        at: range, help: "write the variant in backticks: `fallback`")
+                }
+                fallbacks.insert(outcomes.count)
+                outcomes.append(defaultValue)
             case .name(let id):
                 if let names = keyType.cases, names.contains(id.name) {
                     key = .string(id.name)
@@ -61,7 +78,8 @@ extension Checker {
             case .literal(let literal):
                 key = literalValue(literal, as: keyType)
             }
-            if let key {
+            if case .fallback = entry.key {
+            } else if let key {
                 if let first = seen.firstPlace(of: key, at: entry.key.range) {
                     diagnostics.error(
                         "duplicate-entry", "\(key) appears twice in the split", at: entry.key.range,
@@ -125,7 +143,7 @@ extension Checker {
                 at: s.range, help: "write LaunchDarkly's weights as they are, or percentages")
             return nil
         }
-        return CheckedSplit(unit: unit, salt: salt, weights: weights, outcomes: outcomes, scheme: scheme)
+        return CheckedSplit(unit: unit, salt: salt, weights: weights, outcomes: outcomes, scheme: scheme, fallbacks: fallbacks)
     }
 
     mutating func checkUnit(_ unit: Bound, _ function: String) {

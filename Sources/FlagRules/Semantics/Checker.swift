@@ -348,7 +348,7 @@ package struct Checker {
                     }
                     return .value(.string(id.name))
                 case .split(let s):
-                    return c.checkSplit(s, keyType: .variant(name, names), salt: name).map { .split($0) }
+                    return c.checkSplit(s, keyType: .variant(name, names), salt: name, defaultValue: .string(defaultName)).map { .split($0) }
                 case .fallback(let range):
                     if names.contains("fallback") {
                         c.diagnostics.warning(
@@ -384,7 +384,7 @@ package struct Checker {
                     return c.literalValue(literal, as: type).map { .value($0) }
                 case .split(let s):
                     guard type != .dynamic else { return nil }
-                    return c.checkSplit(s, keyType: type, salt: name).map { .split($0) }
+                    return c.checkSplit(s, keyType: type, salt: name, defaultValue: defaultValue).map { .split($0) }
                 case .fallback: return .fallback
                 default: return nil
                 }

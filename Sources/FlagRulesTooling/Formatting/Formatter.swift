@@ -395,7 +395,7 @@ struct Printer {
         case .disabled: s = "disabled"
         // (A variant named `fallback` is quoted in a rule, where the bare word is the
         // outcome.)
-        case .variant(let id): s = id.name == "fallback" ? "`fallback`" : id.written
+        case .variant(let id): s = Identifier.writtenAsOutcome(id.name)
         case .fallback: s = "fallback"
         case .literal(let l): s = literal(l.value)
         case .split(let split):
@@ -405,8 +405,9 @@ struct Printer {
             let entries = split.entries.map { entry in
                 let key: String
                 switch entry.key {
-                case .name(let id): key = id.written
+                case .name(let id): key = Identifier.writtenAsOutcome(id.name)
                 case .literal(let l): key = literal(l.value)
+                case .fallback: key = "fallback"
                 }
                 return (range: entry.range, text: key + ": " + literal(entry.weight.value))
             }

@@ -297,7 +297,28 @@ struct FlagdImport {
                         into: &rules)
                     return
                 }
-                if let split = try fractional(argument, key: key, shape: shape, at: at + ".fractional") {
+                if let (entry, path) = Self.variableEntry(argument) {
+                    // An entry's variant read from an attribute: the fractional for each
+                    // variant it may name; for a missing one (null) with the default
+                    // variant there; for any other value (no variant of that name, an
+                    // error in flagd) with the caller's default there.
+                    for name in shape.order {
+                        guard let test = Self.names(path, name) else { continue }
+                        if let split = try fractional(argument, key: key, shape: shape, at: at + ".fractional", substitute: (entry, shape.results[name]!)) {
+                            rules.append(.init(split, when: .and([condition, test])))
+                        }
+                    }
+                    if let split = try fractional(
+                        argument, key: key, shape: shape, at: at + ".fractional", substitute: (entry, defaultResult))
+                    {
+                        rules.append(.init(split, when: .and([condition, .not(.atom("has(\(path))"))])))
+                    }
+                    if let split = try fractional(
+                        argument, key: key, shape: shape, at: at + ".fractional", substitute: (entry, ImportedDeclaration.Rule.fallback))
+                    {
+                        rules.append(.init(split, when: condition))
+                    }
+                } else if let split = try fractional(argument, key: key, shape: shape, at: at + ".fractional") {
                     rules.append(.init(split, when: condition))
                 }
                 // flagd gives the default variant when the unit is missing.
@@ -391,8 +412,13 @@ struct FlagdImport {
     /// `fractional`: a split by flagd's bucketing, of the shorthand's targeting key or of
     /// an attribute; nil where flagd's answer is null for every context (no weight, or weights
     /// past 2^31).
-    private mutating func fractional(_ argument: JSON, key: String, shape: Shape, at: String) throws(Untranslatable) -> String? {
+    /// `substitute`: the result of the entry at that index of `argument` in place of its
+    /// variant (`ImportedDeclaration.Rule.fallback` for the caller's default).
+    private mutating func fractional(
+        _ argument: JSON, key: String, shape: Shape, at: String, substitute: (index: Int, result: String)? = nil
+    ) throws(Untranslatable) -> String? {
         var entries = argument.elements ?? []
+        var offset = 0
         var unit = "targetingKey"
         var salt = key
         var scheme = "flagd"
@@ -413,13 +439,16 @@ struct FlagdImport {
                 throw Untranslatable()
             }
             entries.removeFirst()
+            offset = 1
         }
         var weights: [(String, Int)] = []
         for (i, entry) in entries.enumerated() {
-            guard let parts = entry.elements, (1...2).contains(parts.count) else {
+            guard var parts = entry.elements, (1...2).contains(parts.count) else {
                 notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "a fractional entry is [variant, weight]; flag '\(key)' left out"))
                 throw Untranslatable()
             }
+            let substituted = substitute.flatMap { $0.index == i + offset ? $0.result : nil }
+            if substituted != nil { parts[0] = .string("") }
             let variant: String
             switch parts[0] {
             case .string(let s): variant = s
@@ -438,7 +467,7 @@ struct FlagdImport {
                 }
                 weight = max(0, w)
             }
-            guard let result = shape.results[variant] else {
+            guard let result = substituted ?? shape.results[variant] else {
                 notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "'\(variant)' is no variant of the flag; flag '\(key)' left out"))
                 throw Untranslatable()
             }
@@ -464,8 +493,34 @@ struct FlagdImport {
                 ImportNote(.notImported, at: at, "a fractional with one value in two entries has no split form; flag '\(key)' left out"))
             throw Untranslatable()
         }
-        let body = kept.map { "\($0.0): \($0.1)" }.joined(separator: ", ")
+        // (A variant named `fallback` in backticks; the caller's default is the bare word.)
+        func written(_ result: String) -> String {
+            result == ImportedDeclaration.Rule.fallback ? "fallback" : result == "fallback" ? "`fallback`" : result
+        }
+        let body = kept.map { "\(written($0.0)): \($0.1)" }.joined(separator: ", ")
         return "split(\(unit), \(StringEscaping.quoted(salt)), \(scheme)) { \(body) }"
+    }
+
+    /// The index (in `fractional`'s arguments) and path of the one entry whose variant is
+    /// `{"var": path}`; nil when there is none, or more than one.
+    static func variableEntry(_ argument: JSON) -> (Int, String)? {
+        guard let arguments = argument.elements else { return nil }
+        let found = arguments.enumerated().compactMap { i, a -> (Int, String)? in
+            guard let parts = a.elements, let first = parts.first, let path = variable(first) else { return nil }
+            return (i, path)
+        }
+        return found.count == 1 ? found[0] : nil
+    }
+
+    /// A test that `path` holds a value flagd reads as the variant `name` (a string of
+    /// that text; a whole number, a bool or a double whose text it is, as flagd-core's
+    /// `str()`); nil when no value does.
+    static func names(_ path: String, _ name: String) -> ImportedCondition? {
+        var tests = ["\(path) == \(StringEscaping.quoted(name))"]
+        if let n = Int(name), String(n) == name { tests.append("\(path) == \(n)") }
+        if name == "true" || name == "false" { tests.append("\(path) == \(name)") }
+        if Int(name) == nil, let d = Double(name), d.isFinite, String(d) == name { tests.append("\(path) == \(name)") }
+        return tests.count == 1 ? .atom(tests[0]) : .or(tests.map(ImportedCondition.atom))
     }
 
     /// `{"cat": [text, …, {"var": path}]}` as the path and the text before it (each literal as

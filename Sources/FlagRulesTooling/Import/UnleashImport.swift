@@ -333,7 +333,7 @@ struct UnleashImport {
         // neither a user id nor a session id).
         if kept.count == 1 { return Identifier.written(kept[0].0) }
         guard let unit = self.unit(stickiness, at: at) else { return nil }
-        let entries = kept.map { "\(Identifier.written($0.0)): \($0.1)" }.joined(separator: ", ")
+        let entries = kept.map { "\(Identifier.writtenAsOutcome($0.0)): \($0.1)" }.joined(separator: ", ")
         return "split(\(unit), \(StringEscaping.quoted(groupId))) { \(entries) }"
     }
 
