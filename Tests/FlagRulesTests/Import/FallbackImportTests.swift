@@ -63,6 +63,33 @@ struct FallbackImportTests {
         #expect(result.notes.contains { $0.kind == .notImported && $0.message.contains("gives no value (null)") })
     }
 
+    /// flagd evaluator fractional.feature "Fractional operator with nested var expression as
+    /// variant name": an entry's variant read from an attribute is the variant it names;
+    /// missing, the default variant; naming none (flagd's error), the caller's default.
+    @Test func flagdFractionalEntriesNamedByAnAttribute() throws {
+        let file = """
+            {"flags": {"fractional-nested-var-flag": {"state": "ENABLED",
+              "variants": {"red": "red", "green": "green", "blue": "blue", "fallback": "fallback"}, "defaultVariant": "fallback",
+              "targeting": {"fractional": [{"var": "targetingKey"}, [{"var": "color"}, 50], ["blue", 50]]}}}}
+            """
+        func resolve(_ key: String, _ color: Value?) throws -> Resolution {
+            var context: EvaluationContext = ["targetingKey": .string(key)]
+            if let color { context["color"] = color }
+            return try Self.resolve(file, .flagd, "fractionalNestedVarFlag", context, "caller's")
+        }
+        #expect(try resolve("jon@company.com", "red").value == "red")
+        #expect(try resolve("jon@company.com", "green").value == "green")
+        #expect(try resolve("user1", "red").value == "blue")
+        let yellow = try resolve("jon@company.com", "yellow")
+        #expect(yellow.isFallback && yellow.value == "caller's")
+        #expect(try resolve("jon@company.com", "").isFallback)
+        #expect(try resolve("jon@company.com", .int(3)).isFallback)
+        // Missing: flagd's null variant, the default one (here named fallback).
+        let missing = try resolve("jon@company.com", nil)
+        #expect(!missing.isFallback && missing.variant == "fallback")
+        #expect(try resolve("jon@company.com", "fallback").variant == "fallback")
+    }
+
     /// flagd evaluator no-default-variant.feature "Resolve flag with no default variant":
     /// without a default variant, the caller's default where the default would be.
     @Test func flagdFlagsWithNoDefaultVariant() throws {
