@@ -152,7 +152,8 @@ package struct Explainer {
         guard let ruleIndex = r.rule, let rule = checked.declarations[i].rules.first(where: { $0.index == ruleIndex }),
             case .split(let s) = rule.outcome,
             let trace = memo.operands.last(where: { $0.index == i })?.explanation.rules.last(where: { $0.index == ruleIndex })?.split,
-            let target = trace.target, !r.isFallback, let chosen = s.outcomes.indices.first(where: { !s.isFallback($0) && s.outcomes[$0] == r.value })
+            let target = trace.target, !r.isFallback,
+            let chosen = s.outcomes.indices.first(where: { !s.isFallback($0) && s.outcomes[$0] == r.value })
         else { return nil }
         let total = Double(s.weights.reduce(0, +))
         let low = Double(s.weights[..<chosen].reduce(0, +)) / total * 100

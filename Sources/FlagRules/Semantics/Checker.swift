@@ -348,7 +348,9 @@ package struct Checker {
                     }
                     return .value(.string(id.name))
                 case .split(let s):
-                    return c.checkSplit(s, keyType: .variant(name, names), salt: name, defaultValue: .string(defaultName)).map { .split($0) }
+                    return c.checkSplit(s, keyType: .variant(name, names), salt: name, defaultValue: .string(defaultName)).map {
+                        .split($0)
+                    }
                 case .fallback(let range):
                     if names.contains("fallback") {
                         c.diagnostics.warning(

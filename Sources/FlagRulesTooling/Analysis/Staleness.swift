@@ -175,7 +175,10 @@ extension RuleSet {
         switch rule.outcome {
         case .value(let v): return Comparison.equal(v, value) == true
         case .fallback: return false
-        case .split(let s): return s.weights.indices.allSatisfy { s.weights[$0] == 0 || (!s.isFallback($0) && Comparison.equal(s.outcomes[$0], value) == true) }
+        case .split(let s):
+            return s.weights.indices.allSatisfy {
+                s.weights[$0] == 0 || (!s.isFallback($0) && Comparison.equal(s.outcomes[$0], value) == true)
+            }
         }
     }
 

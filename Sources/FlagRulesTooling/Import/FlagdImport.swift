@@ -304,7 +304,9 @@ struct FlagdImport {
                     // error in flagd) with the caller's default there.
                     for name in shape.order {
                         guard let test = Self.names(path, name) else { continue }
-                        if let split = try fractional(argument, key: key, shape: shape, at: at + ".fractional", substitute: (entry, shape.results[name]!)) {
+                        if let split = try fractional(
+                            argument, key: key, shape: shape, at: at + ".fractional", substitute: (entry, shape.results[name]!))
+                        {
                             rules.append(.init(split, when: .and([condition, test])))
                         }
                     }

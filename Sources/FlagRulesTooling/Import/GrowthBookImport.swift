@@ -155,7 +155,8 @@ struct GrowthBookImport {
         var out = ImportedDeclaration(
             name: name, kind: type == "flag" ? .flag : .value(type),
             defaultText: type == "flag"
-                ? (defaultValue == .bool(true) ? "true" : "false") : literal(defaultValue == .null ? Self.zero(type) : defaultValue, type: type))
+                ? (defaultValue == .bool(true) ? "true" : "false")
+                : literal(defaultValue == .null ? Self.zero(type) : defaultValue, type: type))
         out.place = place
         if let text = feature["description"]?.string, !text.isEmpty { out.doc = text.split(whereSeparator: \.isNewline).map(String.init) }
         for (i, rule) in (feature["rules"]?.elements ?? []).enumerated() {

@@ -14,7 +14,9 @@ extension Lint {
                 case .value(let v): return Comparison.equal(v, d.defaultValue) == true
                 case .fallback: return false  // the caller's default, not the declaration's
                 case .split(let s):
-                    return s.weights.indices.allSatisfy { s.weights[$0] == 0 || (!s.isFallback($0) && Comparison.equal(s.outcomes[$0], d.defaultValue) == true) }
+                    return s.weights.indices.allSatisfy {
+                        s.weights[$0] == 0 || (!s.isFallback($0) && Comparison.equal(s.outcomes[$0], d.defaultValue) == true)
+                    }
                 }
             }
             guard allDefault else { continue }

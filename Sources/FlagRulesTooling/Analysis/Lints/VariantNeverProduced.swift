@@ -14,7 +14,9 @@ extension Lint {
                 case .value(let v): produced.insert(v.stringValue ?? "")
                 case .fallback: break
                 case .split(let s):
-                    for (k, w) in s.weights.enumerated() where w > 0 && !s.isFallback(k) { produced.insert(s.outcomes[k].stringValue ?? "") }
+                    for (k, w) in s.weights.enumerated() where w > 0 && !s.isFallback(k) {
+                        produced.insert(s.outcomes[k].stringValue ?? "")
+                    }
                 }
             }
             for (k, name) in d.variants.enumerated() where !produced.contains(name) {

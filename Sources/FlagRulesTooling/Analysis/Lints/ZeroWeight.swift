@@ -10,7 +10,8 @@ extension Lint {
             for rule in d.rules {
                 guard case .split(let s) = rule.outcome else { continue }
                 for (k, weight) in s.weights.enumerated() where weight == 0 {
-                    let shown = s.isFallback(k) ? "fallback" : d.kind == .variant ? (s.outcomes[k].stringValue ?? "") : s.outcomes[k].description
+                    let shown =
+                        s.isFallback(k) ? "fallback" : d.kind == .variant ? (s.outcomes[k].stringValue ?? "") : s.outcomes[k].description
                     out.append(
                         .warning(
                             "FR103", "'\(shown)' has weight 0 in the split of '\(d.name)': no unit is ever given it", at: rule.range,
