@@ -42,6 +42,8 @@ def contexts(rng):
         if rng.random() < 0.5: c["tags"] = rng.sample(TAGS, rng.randrange(0, 3))
         if rng.random() < 0.5: c["signup"] = rng.choice(SIGNUPS)
         if rng.random() < 0.5: c["app-version"] = rng.choice(VERSIONS)
+        # (Lists of bools, of numbers and of mixed scalars, or a scalar.)
+        if rng.random() < 0.4: c["answers"] = rng.choice([[True], [False, True], [1.5, 2], [2.5], [], ["b", 3], [3, "b", False], True, 1.5, "b"])
         # (Names of flagd variants, and others: a fractional entry may name its variant by it.)
         if rng.random() < 0.5: c["color"] = rng.choice(["red", "green", "blue", "on", "true", "small", "b", "x", "", 1, True, 5])
         out.append(c)
@@ -110,6 +112,7 @@ def ld_clause(rng, segments):
         ("anonymous", "in", [rng.random() < 0.5], None),
         ("/plan", "in", [rng.choice(PLANS)], "organization"),
         ("tags", "in", rng.sample(TAGS, 2), None),
+        ("answers", "in", rng.sample([True, False, 1.5, 2, 3, "b"], rng.randrange(1, 3)), None),
         ("signup", rng.choice(["before", "after"]), [rng.choice([1772000000000, "2026-05-01T00:00:00-04:00", "2026-05-01"])], None),
         ("app-version", rng.choice(["semVerLessThan", "semVerGreaterThan"]), [rng.choice(VERSIONS[:6])], None),
         ("kind", "in", rng.sample(["user", "organization", "device"], rng.randrange(1, 3)), None),
@@ -203,7 +206,7 @@ def check_launchdarkly(rng, ctxs):
         ours = flags_eval(text, ctxs)
         for c, got in zip(ctxs, ours):
             user = Context.builder(c["key"])
-            for k in ("country", "email", "age", "version", "tags", "signup", "app-version"):
+            for k in ("country", "email", "age", "version", "tags", "signup", "app-version", "answers"):
                 if k in c: user.set(k, c[k])
             if "anonymous" in c: user.anonymous(c["anonymous"])
             context = user.build()
@@ -272,6 +275,8 @@ def gb_condition(rng, depth=0):
         ("app-version", {rng.choice(["$vgt", "$vlte"]): rng.choice(VERSIONS[:6])}),
         ("tags", {"$size": rng.choice([0, 1, 2, {"$gt": 1}, {"$lte": 1}])}),
         ("tags", {"$all": rng.sample(TAGS, rng.randrange(0, 3))}),
+        ("answers", {rng.choice(["$in", "$nin", "$all"]): rng.sample([True, False, 1.5, 2, 3, "b"], 2)}),
+        ("answers", rng.choice([{"$elemMatch": {"$eq": rng.choice([True, 3, "b", 1.5])}}, {"$size": 2}])),
         ("tags", {rng.choice(["$ini", "$nini"]): [rng.choice(TAGS).upper(), rng.choice(TAGS + [3])]}),
         ("country", {rng.choice(["$ini", "$nini"]): [c.lower() for c in rng.sample(COUNTRIES, 2)]}),
         ("tags", {"$alli": [t.upper() if rng.random() < 0.5 else t for t in rng.sample(TAGS, rng.randrange(0, 3))]}),

@@ -370,18 +370,22 @@ struct Compiler {
                 return Comparison.contains(a, c)
             }
         case .containsSet(let x, let values, all: false) where !values.isEmpty && values.allSatisfy({ $0.stringValue != nil }):
-            // `contains any` of strings, the common case: the list's elements are checked to be
-            // strings (a mistyped list is unknown), then looked up in the literals' set until
-            // one is found.
+            // `contains any` of strings, the common case: each string element looked up in
+            // the literals' set until one is found; another scalar element is unknown there,
+            // and a nested one makes the list unknown (as `ListOperations.elements`).
             let xf = value(x)
             let table = LiteralSet(values.compactMap(\.stringValue))
             return { f in
                 guard case .list(let elements)? = xf(f) else { return .unknown }
+                var found = false, other = false
                 for e in elements {
-                    guard case .string = e else { return .unknown }
+                    switch e {
+                    case .string(let s): if !found, table.contains(s) { found = true }
+                    case .int, .double, .bool: other = true
+                    default: return .unknown
+                    }
                 }
-                for case .string(let s) in elements where table.contains(s) { return .yes }
-                return .no
+                return found ? .yes : other ? .unknown : .no
             }
         case .containsSet(let x, let values, let all):
             let xf = value(x)

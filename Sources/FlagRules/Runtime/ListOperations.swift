@@ -3,60 +3,68 @@ import Foundation
 /// The operations on lists, `lower` and `ramp`, shared by the compiled rules and the
 /// explainer so that the two cannot disagree.
 package enum ListOperations {
-    /// A list's elements when it is well formed: every element a string, or every element
-    /// an int (a schema's coercion has already checked enum cases); nil for anything else
-    /// (not a list, a `null` or nested element, mixed types): unknown.
+    /// A list's elements when it is a list of scalars (strings, numbers, bools, of one type
+    /// or several: each operation compares element by element, and an element of another
+    /// type than what it is compared with is unknown there); nil for anything else (not a
+    /// list, a nested list or object, or a `null` element, read as an empty list): unknown.
     @inline(__always)
     static func elements(_ v: Value) -> [Value]? {
         guard case .list(let elements) = v else { return nil }
-        guard let first = elements.first else { return elements }
-        switch first {
-        case .string:
-            for e in elements { guard case .string = e else { return nil } }
-        case .int:
-            for e in elements { guard case .int = e else { return nil } }
-        default:
-            return nil
+        for e in elements {
+            switch e {
+            case .string, .int, .double, .bool: continue
+            default: return nil
+            }
         }
         return elements
     }
 
-    /// `list contains x`: whether an element equals `x`; nil when `x` does not compare with
-    /// the elements (and the list is not empty).
+    /// `list contains x`: whether an element equals `x`; nil when none does and an element
+    /// does not compare with `x` (an element of another type could be it).
     static func contains(_ elements: [Value], _ x: Value) -> Bool? {
-        var comparable = elements.isEmpty
+        var unknown = false
         for e in elements {
-            guard let eq = Comparison.equal(e, x) else { continue }
-            comparable = true
+            guard let eq = Comparison.equal(e, x) else {
+                unknown = true
+                continue
+            }
             if eq { return true }
         }
-        return comparable ? false : nil
+        return unknown ? nil : false
     }
 
     /// `list contains any [set]` (`all` false) or `contains all [set]` (`all` true): nil
-    /// when an element of the list is of a type the literal list cannot hold.
+    /// when the answer is not found and an element of the list is of a type the literal
+    /// list cannot hold (it could have been one of them).
     static func containsSet(_ elements: [Value], _ set: LiteralIndex, all: Bool) -> Bool? {
         if all {
             let needed = set.count
             if needed == 0 { return true }
+            var unknown = false
             if needed <= 64 {
                 var seen: UInt64 = 0
                 for e in elements {
-                    guard let found = set.index(of: e) else { return nil }
+                    guard let found = set.index(of: e) else {
+                        unknown = true
+                        continue
+                    }
                     if let i = found { seen |= 1 << UInt64(i) }
                 }
-                return seen.nonzeroBitCount == needed
+                return seen.nonzeroBitCount == needed ? true : unknown ? nil : false
             }
             var seen = [Bool](repeating: false, count: needed)
             var count = 0
             for e in elements {
-                guard let found = set.index(of: e) else { return nil }
+                guard let found = set.index(of: e) else {
+                    unknown = true
+                    continue
+                }
                 if let i = found, !seen[i] {
                     seen[i] = true
                     count += 1
                 }
             }
-            return count == needed
+            return count == needed ? true : unknown ? nil : false
         }
         var unknown = false
         for e in elements {

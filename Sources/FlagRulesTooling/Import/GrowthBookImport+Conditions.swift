@@ -106,7 +106,7 @@ extension GrowthBookImport {
                 // is unknown where GrowthBook's is false, so each reads false when unknown.
                 let tests =
                     lists.map { "(\(path) in \($0) or \(path) contains any \($0)) ?? false" }
-                    + bools.compactMap { ImportedSource.literal($0).map { "(\(path) == \($0)) ?? false" } }
+                    + bools.compactMap { ImportedSource.literal($0).map { "(\(path) == \($0) or \(path) contains \($0)) ?? false" } }
                 return .or(tests.map(ImportedCondition.atom))
             }
             return .or(lists.map { compare("\(path) in \($0)") } + bools.map { equal($0) ?? .never })

@@ -18,6 +18,8 @@ struct GrowthBookImport {
     private var prerequisiteIDs: [String: [String]] = [:]
     /// The features with a gate prerequisite, which give no value when it fails.
     private var gated: Set<String> = []
+    /// The prerequisites each feature's imported rules read, by id.
+    private var parentsRead: [String: Set<String>] = [:]
     /// The features that give null (no default value): no value, which the caller's
     /// default stands for (GrowthBook's `getFeatureValue(key, fallback)`).
     private var nullable: Set<String> = []
@@ -95,12 +97,38 @@ struct GrowthBookImport {
                 declaredValues[name] = values(feature)
             }
         }
+        var declarations: [String: ImportedDeclaration] = [:]
         for (key, feature) in entries {
             guard let (name, type) = declared[key] else { continue }
-            file.declarations.append(declaration(feature, key: key, name: name, type: type))
+            declarations[key] = declaration(feature, key: key, name: name, type: type)
         }
+        prune(&declarations)
+        file.declarations = entries.compactMap { declarations[$0.key] }
         file.segments = segments
         return file
+    }
+
+    /// Leaves out each feature whose imported rules read a prerequisite that is not
+    /// imported whole (left out, or with a rule left out: its value may differ from
+    /// GrowthBook's), until none is left.
+    private mutating func prune(_ declarations: inout [String: ImportedDeclaration]) {
+        func incomplete(_ key: String) -> Bool {
+            declarations[key] == nil || notes.contains { $0.kind == .notImported && $0.place.hasPrefix("features.\(key).rules[") }
+        }
+        var changed = true
+        while changed {
+            changed = false
+            for key in declarations.keys.sorted() {
+                guard let parent = (parentsRead[key] ?? []).sorted().first(where: incomplete) else { continue }
+                declarations[key] = nil
+                notes.append(
+                    ImportNote(
+                        .notImported, at: "features.\(key)",
+                        "prerequisite '\(parent)' is not imported whole (its value may differ from GrowthBook's); feature '\(key)' left out"
+                    ))
+                changed = true
+            }
+        }
     }
 
     // MARK: Types
@@ -471,6 +499,7 @@ struct GrowthBookImport {
             }
             parts += passes
         }
+        parentsRead[key, default: []].formUnion(parents.compactMap { $0["id"]?.string })
         return (.and(parts), gates)
     }
 

@@ -113,7 +113,10 @@ extension LaunchDarklyImport {
                 let scalar = group.count == 1 ? "\(attribute) == \(group[0])" : "\(attribute) in \(list)"
                 tests.append(anonymous ? .atom(scalar) : .atom("(\(scalar) or \(attribute) contains any \(list)) ?? false"))
             }
-            for b in bools { tests.append(.atom("\(attribute) == \(b)")) }
+            for b in Set(bools).sorted() {
+                tests.append(
+                    anonymous ? .atom("\(attribute) == \(b)") : .atom("(\(attribute) == \(b) or \(attribute) contains \(b)) ?? false"))
+            }
         case "startsWith", "endsWith", "contains":
             let word = ["startsWith": "starts with", "endsWith": "ends with", "contains": "contains"][op]!
             tests = values.compactMap(\.string).map { .atom("\(attribute) \(word) \(StringEscaping.quoted($0))") }

@@ -20,7 +20,7 @@ let targetingSchema = """
         (#"groups contains "qa""#, ["groups": .list([])], .no),
         (#"groups contains "qa""#, [:], .unknown),
         (#"groups contains "qa""#, ["groups": "qa"], .unknown),  // a string is not a [string]
-        (#"groups contains "qa""#, ["groups": .list(["qa", 1])], .unknown),  // a wrong-typed element
+        (#"groups contains "qa""#, ["groups": .list(["qa", 1])], .unknown),  // mistyped for the schema  // a wrong-typed element
         (#"groups contains "qa""#, ["groups": .list(["qa", .list([])])], .unknown),  // a null element
         (#"groups contains "beta""#, ["groups": ["beta-testers"]], .no),  // elements, not substrings
         ("roles contains admin", ["roles": ["admin"]], .yes),
@@ -105,7 +105,16 @@ let targetingSchema = """
     static let untyped: [(String, EvaluationContext, Truth)] = [
         (#"groups contains "qa""#, ["groups": ["qa"]], .yes),
         (#"groups contains "qa""#, ["groups": "the qa team"], .yes),  // on a string, a substring
-        (#"groups contains "qa""#, ["groups": .list(["qa", 1])], .unknown),
+        // A list of scalars of several types: a match decides; with none, an element of
+        // another type could have been it.
+        (#"groups contains "qa""#, ["groups": .list(["qa", 1])], .yes),
+        (#"groups contains "qa""#, ["groups": .list(["x", 1])], .unknown),
+        (#"groups contains "qa""#, ["groups": .list(["x", "y"])], .no),
+        (#"groups contains any ["qa"]"#, ["groups": .list([1, "qa"])], .yes),
+        (#"groups contains any ["qa"]"#, ["groups": .list([1, "x"])], .unknown),
+        (#"groups contains all ["qa", "x"]"#, ["groups": .list([1, "x", "qa"])], .yes),
+        (#"groups contains all ["qa", "x"]"#, ["groups": .list([1, "x"])], .unknown),
+        (#"groups contains all ["qa", "x"]"#, ["groups": .list(["y", "x"])], .no),
         (#"groups contains "qa""#, ["groups": .list(["qa", .list([])])], .unknown),  // a null element
         (#"groups contains "qa""#, ["groups": 5], .unknown),
         ("groups contains qa", ["groups": ["qa"]], .yes),  // a bare name is a symbol
@@ -114,7 +123,8 @@ let targetingSchema = """
         (#"groups contains all ["qa", "x"]"#, ["groups": ["x", "qa"]], .yes),
         ("count(groups) == 1", ["groups": ["qa"]], .yes),
         ("count(groups) == 1", ["groups": "q"], .unknown),  // count of a non-list
-        ("count(groups) == 1", ["groups": [1.5]], .unknown),  // doubles are no list type
+        ("count(groups) == 1", ["groups": [1.5]], .yes),  // a list of numbers
+        ("count(groups) == 2", ["groups": .list([1.5, .list([])])], .unknown),  // a nested element
         ("ids contains any [1, 2]", ["ids": [2]], .yes),
         (#"ids contains any [1, 2]"#, ["ids": ["2"]], .unknown),
         (#"lower(country) == "us""#, ["country": "US"], .yes),
@@ -140,7 +150,7 @@ let targetingSchema = """
         ("teams contains 7", ["teams": "a7"], .unknown),
         ("teams contains 7", ["teams": ["7"]], .unknown),
         ("teams contains 7", [:], .unknown),
-        ("flags contains true", ["flags": [false, true]], .unknown),  // bools make no list type
+        ("flags contains true", ["flags": [false, true]], .yes),  // a list of bools
     ]
 
     @Test(arguments: untyped)

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+@testable import FlagRules
+@testable import FlagRulesTooling
+
+/// Lists of any scalars in a context, and prerequisites imported whole: what the vendors'
+/// suites and the random SDK check found, each pinned with the value the vendor's SDK gives.
+struct ListFindingsTests {
+    /// LaunchDarkly operators-equality.yml, "user with multiple values matches clause with
+    /// single value" of bools, doubles and mixed types: an element that matches is enough.
+    @Test(arguments: [
+        (#"[true]"#, #"[false, true]"#, #"[false]"#),
+        (#"[1.5]"#, #"[2.5, 1.5]"#, #"[2.5]"#),
+        (#"[3]"#, #"["b", 3]"#, #"["b", false]"#),
+    ])
+    func launchDarklyListsOfAnyScalars(_ values: String, _ matching: String, _ other: String) throws {
+        let file = """
+            {"flags": {"f": {"key": "f", "on": true, "variations": [false, true], "fallthrough": {"variation": 0}, "offVariation": 0,
+              "rules": [{"id": "r", "variation": 1, "clauses": [{"attribute": "attrname", "op": "in", "values": \(values)}]}]}}}
+            """
+        func evaluate(_ attribute: String) throws -> Value? {
+            let value = try #require(Value(json: JSON.parse(bytes: Array(attribute.utf8))))
+            return try SuiteFindingsTests.evaluate(file, .launchdarkly, "f", ["key": "user-key", "attrname": value])
+        }
+        #expect(try evaluate(matching) == .bool(true))
+        #expect(try evaluate(other) == .bool(false))
+    }
+
+    /// The language: a list of bools, numbers or mixed scalars is a list; an element of
+    /// another type than the literal is unknown there, so a match elsewhere decides; a nested
+    /// element makes the list unknown. The explanation agrees on each.
+    @Test func listsOfAnyScalars() throws {
+        let rules = try RuleSet(
+            source: """
+                flag anyB { enabled when (xs contains any ["b"]) ?? false }
+                flag anyTrue { enabled when (xs contains any [true]) ?? false }
+                flag has3 { enabled when (xs contains 3) ?? false }
+                flag counted { enabled when (count(xs) >= 0) ?? false }
+                flag two { enabled when (count(xs) == 2) ?? false }
+
+                """)
+        let cases: [(String, [String: Bool], Int)] = [
+            (#"["b", 3]"#, ["anyB": true, "anyTrue": false, "has3": true], 2),
+            (#"[3, "b", false]"#, ["anyB": true, "anyTrue": false, "has3": true], 3),
+            (#"[false, true]"#, ["anyB": false, "anyTrue": true, "has3": false], 2),
+            (#"[2.5, 3]"#, ["anyB": false, "anyTrue": false, "has3": true], 2),
+            (#"["a", ["b"]]"#, ["anyB": false, "anyTrue": false, "has3": false], -1),
+        ]
+        for (list, expected, count) in cases {
+            let value = try #require(Value(json: JSON.parse(bytes: Array(list.utf8))))
+            let context: EvaluationContext = ["xs": value]
+            for (name, on) in expected {
+                #expect(rules.evaluate(name, in: context).value == .bool(on), "\(name) \(list)")
+                #expect(rules.explain(name, in: context)?.resolution == rules.evaluate(name, in: context), "\(name) \(list)")
+            }
+            #expect(rules.evaluate("counted", in: context).value == .bool(count >= 0), "\(list)")
+            #expect(rules.evaluate("two", in: context).value == .bool(count == 2), "\(list)")
+        }
+    }
+
+    /// Found by the random GrowthBook check: a feature reading a prerequisite that has a
+    /// rule left out (its value may differ) is left out, down a chain.
+    @Test func growthBookPrerequisitesImportedWhole() throws {
+        let file = """
+            {"features": {
+              "gate": {"defaultValue": true, "rules": [{"parentConditions": [{"id": "root", "condition": {"value": true}, "gate": true}]}]},
+              "root": {"defaultValue": true},
+              "parent": {"defaultValue": true, "rules": [{"parentConditions": [{"id": "gate", "condition": {"value": true}}], "force": false}]},
+              "child": {"defaultValue": 1, "rules": [{"parentConditions": [{"id": "parent", "condition": {"value": false}}], "force": 2}]},
+              "grandchild": {"defaultValue": 1, "rules": [{"parentConditions": [{"id": "child", "condition": {"value": 2}}], "force": 3}]}}}
+            """
+        let result = try ImportTests.imported(file, .growthbook)
+        let leftOut = result.notes.filter { $0.kind == .notImported }.map(\.place)
+        #expect(leftOut.contains("features.child") && leftOut.contains("features.grandchild"), "\(result.notes)")
+        let rules = try RuleSet(source: result.text)
+        #expect(rules.declarations.map(\.name).sorted() == ["gate", "parent", "root"])
+    }
+}
