@@ -272,6 +272,7 @@ def gb_condition(rng, depth=0):
         ("email", {rng.choice(["$gt", "$lte"]): rng.choice(["b", "carol"])}),
         ("country", {rng.choice(["$inGroup", "$notInGroup"]): "europe"}),
         ("tags", {rng.choice(["$in", "$nin"]): rng.sample(TAGS, 2)}),
+        (rng.choice(["tags", "answers", "email"]), rng.choice([rng.sample(TAGS, rng.randrange(0, 3)), {"$ne": rng.sample(TAGS, 2)}, [False, True], ["b", 3]])),
         ("app-version", {rng.choice(["$vgt", "$vlte"]): rng.choice(VERSIONS[:6])}),
         ("tags", {"$size": rng.choice([0, 1, 2, {"$gt": 1}, {"$lte": 1}])}),
         ("tags", {"$all": rng.sample(TAGS, rng.randrange(0, 3))}),

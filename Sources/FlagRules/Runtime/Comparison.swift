@@ -10,8 +10,26 @@ package enum Comparison {
         case (.string(let x), .string(let y)): return bytesEqual(x, y)
         case (.int(let x), .int(let y)): return x == y
         case (.bool(let x), .bool(let y)): return x == y
+        case (.list(let x), .list(let y)): return listsEqual(x, y)
         default: return order(a, b).map { $0 == 0 }
         }
+    }
+
+    /// Two lists of scalars equal element by element, in order: false when the lengths or a
+    /// pair differ, nil when no pair differs and a pair does not compare (or a list holds a
+    /// nested element).
+    static func listsEqual(_ x: [Value], _ y: [Value]) -> Bool? {
+        guard ListOperations.elements(.list(x)) != nil, ListOperations.elements(.list(y)) != nil else { return nil }
+        guard x.count == y.count else { return false }
+        var unknown = false
+        for (a, b) in zip(x, y) {
+            switch equal(a, b) {
+            case false?: return false
+            case nil: unknown = true
+            case true?: continue
+            }
+        }
+        return unknown ? nil : true
     }
 
     /// -1, 0 or 1, or nil when the values have no common order.

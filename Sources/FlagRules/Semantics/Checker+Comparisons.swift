@@ -44,6 +44,19 @@ extension Checker {
             guard let values = literalList(elements, of: leftBound.type.element, leftIsKnown: true) else { return nil }
             return Bound(kind: .containsSet(leftBound, values, all: op == .containsAll), type: .bool, range: range)
         case .equal, .notEqual:
+            if case .list(let elements) = r.kind {
+                // A list equal to a literal one: element by element, in order.
+                guard let left = leftBound else { return nil }
+                guard left.type.isList || left.type.isDynamic else {
+                    diagnostics.error(
+                        "type-mismatch", "'\(op.rawValue)' with a list literal compares a list, found \(left.type)", at: left.range,
+                        help: "to test one value against several, use 'in [...]'")
+                    return nil
+                }
+                guard let values = literalList(elements, of: left.type.element, leftIsKnown: true) else { return nil }
+                let list = Bound(kind: .constant(.list(values)), type: left.type.isList ? left.type : .dynamic, range: r.range)
+                return Bound(kind: .compare(op, left, list), type: .bool, range: range)
+            }
             guard var right = expression(r, .operand(of: leftType)), var left = leftBound else { return nil }
             // A quoted case on either side of an enum or a variant.
             guard let rc = quotedCase(right, of: left.type), let lc = quotedCase(left, of: rc.type) else { return nil }
@@ -55,8 +68,10 @@ extension Checker {
             left = l2
             if left.type.isList || right.type.isList {
                 diagnostics.error(
-                    "type-mismatch", "'\(op.rawValue)' does not compare lists", at: range,
-                    help: "test elements with 'contains', 'contains any [...]' or 'contains all [...]', and the length with count(…)")
+                    "type-mismatch", "'\(op.rawValue)' compares a list only with a list literal", at: range,
+                    help:
+                        "test elements with 'contains', 'contains any [...]' or 'contains all [...]', the length with count(…), or the whole list with '== [...]'"
+                )
                 return nil
             }
             guard left.type.isComparable(with: right.type) else {

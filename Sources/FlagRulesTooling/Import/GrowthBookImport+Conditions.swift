@@ -80,6 +80,11 @@ extension GrowthBookImport {
             switch value {
             case .null: return declaration ? .never : .not(.atom("has(\(path))"))
             case .bool, .int, .double, .string: return fits(value) ? compare("\(path) == \(ImportedSource.literal(value)!)") : .never
+            case .array(let elements) where elements.allSatisfy({ ImportedSource.literal($0) != nil }):
+                // A list attribute equal element by element, in order; false for any other
+                // value (a parent's value is never a list).
+                if declaration { return .never }
+                return .atom("(\(path) == [\(elements.map { ImportedSource.literal($0)! }.joined(separator: ", "))]) ?? false")
             default:
                 notes.append(ImportNote(.notImported, at: at, "comparing with \(value.kindName) has no .flags form; the rule is left out"))
                 return nil

@@ -59,6 +59,63 @@ struct ListFindingsTests {
         }
     }
 
+    /// GrowthBook cases.json, evalCondition "equals array - pass", "- fail order", "- fail
+    /// missing item", "- fail extra item" and "- fail type mismatch": an array as the value is
+    /// the same elements in the same order, false for anything else.
+    @Test(arguments: [
+        (#"["hello", "world"]"#, true), (#"["world", "hello"]"#, false), (#"["hello"]"#, false),
+        (#"["hello", "world", "foo"]"#, false), (#""hello world""#, false), ("null", false),
+    ])
+    func growthBookEqualsArray(_ tags: String, _ equal: Bool) throws {
+        let file = """
+            {"features": {"f": {"defaultValue": false, "rules": [{"condition": {"tags": ["hello", "world"]}, "force": true}]},
+                          "g": {"defaultValue": false, "rules": [{"condition": {"tags": {"$ne": ["hello", "world"]}}, "force": true}]}}}
+            """
+        var context: EvaluationContext = [:]
+        if let value = Value(json: try JSON.parse(bytes: Array(tags.utf8))) { context["tags"] = value }
+        #expect(try SuiteFindingsTests.evaluate(file, .growthbook, "f", context) == .bool(equal))
+        #expect(try SuiteFindingsTests.evaluate(file, .growthbook, "g", context) == .bool(!equal))
+    }
+
+    /// The language: `== [...]` compares a list element by element, in order; with a schema
+    /// its literals are checked against the element type; a list with anything else, or a
+    /// scalar with a list literal, is an error naming the form to use.
+    @Test func listEquality() throws {
+        let rules = try RuleSet(
+            source: """
+                flag same { enabled when xs == ["a", 1] }
+                flag other { enabled when xs != [true] }
+
+                """)
+        let cases: [(String, Truth, Truth)] = [
+            // (No pair differs and one does not compare: unknown.)
+            (#"["a", 1]"#, .yes, .yes), (#"[1, "a"]"#, .unknown, .yes), (#"["a"]"#, .no, .unknown),
+            (#"["a", 1.0]"#, .yes, .yes), (#"["a", "1"]"#, .unknown, .yes), (#""a""#, .unknown, .unknown),
+            (#"[false]"#, .no, .yes), (#"[true]"#, .no, .no), (#"["a", [1]]"#, .unknown, .unknown),
+        ]
+        for (list, same, other) in cases {
+            let value = try #require(Value(json: JSON.parse(bytes: Array(list.utf8))))
+            let context: EvaluationContext = ["xs": value]
+            for (name, truth) in [("same", same), ("other", other)] {
+                #expect(rules.evaluate(name, in: context).value == .bool(truth == .yes), "\(name) \(list)")
+                let explained = try #require(rules.explain(name, in: context))
+                #expect(explained.resolution == rules.evaluate(name, in: context), "\(name) \(list)")
+            }
+        }
+        let typed = try RuleSet(source: "context { roles: [enum(admin, viewer)] }\nflag f { enabled when roles == [admin, \"viewer\"] }\n")
+        #expect(typed.evaluate("f", in: ["roles": ["admin", "viewer"]]).value == .bool(true))
+        let errors = [
+            "context { roles: [enum(admin, viewer)] }\nflag f { enabled when roles == [admni] }\n",
+            "context { name: string }\nflag f { enabled when name == [\"a\"] }\n",
+            "context { tags: [string] }\nflag f { enabled when tags == \"a\" }\n",
+        ].map { source in
+            (#expect(throws: RuleSetError.self) { try RuleSet(source: source) })?.errors.first?.message ?? ""
+        }
+        #expect(errors[0].contains("did you mean 'admin'"), "\(errors)")
+        #expect(errors[1] == "'==' with a list literal compares a list, found string")
+        #expect(errors[2] == "'==' compares a list only with a list literal")
+    }
+
     /// Found by the random GrowthBook check: a feature reading a prerequisite that has a
     /// rule left out (its value may differ) is left out, down a chain.
     @Test func growthBookPrerequisitesImportedWhole() throws {
