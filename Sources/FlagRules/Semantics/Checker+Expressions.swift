@@ -135,7 +135,8 @@ extension Checker {
             return b
         case .list:
             diagnostics.error(
-                "misplaced-list", "a list literal can only be the right side of 'in', 'not in', 'contains any', 'contains all', '==' or '!='",
+                "misplaced-list",
+                "a list literal can only be the right side of 'in', 'not in', 'contains any', 'contains all', '==' or '!='",
                 at: e.range)
             return nil
         case .not(let operand):
