@@ -113,6 +113,10 @@ def ld_clause(rng, segments):
         ("/plan", "in", [rng.choice(PLANS)], "organization"),
         ("tags", "in", rng.sample(TAGS, 2), None),
         ("answers", "in", rng.sample([True, False, 1.5, 2, 3, "b"], rng.randrange(1, 3)), None),
+        # (On a list, LaunchDarkly tries the operator on each element.)
+        (rng.choice(["tags", "email", "answers"]), rng.choice(["startsWith", "endsWith", "contains"]), [rng.choice(["a", "b", "c", "@mail.org"])], None),
+        (rng.choice(["tags", "answers"]), "matches", [rng.choice(["^[ab]", "c$"])], None),
+        ("answers", rng.choice(["lessThan", "greaterThanOrEqual"]), [rng.choice([2, 1.5])], None),
         ("signup", rng.choice(["before", "after"]), [rng.choice([1772000000000, "2026-05-01T00:00:00-04:00", "2026-05-01"])], None),
         ("app-version", rng.choice(["semVerLessThan", "semVerGreaterThan"]), [rng.choice(VERSIONS[:6])], None),
         ("kind", "in", rng.sample(["user", "organization", "device"], rng.randrange(1, 3)), None),
@@ -278,6 +282,8 @@ def gb_condition(rng, depth=0):
         ("tags", {"$all": rng.sample(TAGS, rng.randrange(0, 3))}),
         ("answers", {rng.choice(["$in", "$nin", "$all"]): rng.sample([True, False, 1.5, 2, 3, "b"], 2)}),
         ("answers", rng.choice([{"$elemMatch": {"$eq": rng.choice([True, 3, "b", 1.5])}}, {"$size": 2}])),
+        (rng.choice(["answers", "tags", "age"]), {"$elemMatch": rng.choice([{rng.choice(["$gt", "$gte", "$lt", "$lte"]): rng.choice([1, 2.5, "b"])},
+                                                                          {"$regex": rng.choice(["^[ab]", "c$"])}])}),
         ("tags", {rng.choice(["$ini", "$nini"]): [rng.choice(TAGS).upper(), rng.choice(TAGS + [3])]}),
         ("country", {rng.choice(["$ini", "$nini"]): [c.lower() for c in rng.sample(COUNTRIES, 2)]}),
         ("tags", {"$alli": [t.upper() if rng.random() < 0.5 else t for t in rng.sample(TAGS, rng.randrange(0, 3))]}),
@@ -363,7 +369,7 @@ def check_growthbook(rng, ctxs):
                 actual = answer(got, names.get(key, key), None)
                 compared += 1
                 if expected != actual or type(expected) != type(actual):
-                    sys.exit(f"growthbook file {n} ({path}): feature {key} for {json.dumps(attributes)}: the SDK gives {expected!r}, flags eval {actual!r}\n{text}")
+                    sys.exit(f"growthbook file {n} ({path}): feature {key} for {json.dumps(attributes)}: the SDK gives {expected!r}, flags eval {actual!r}\n{json.dumps(doc['features'][key])}\n{text}")
             gb.destroy()
     print(f"growthbook and flags eval agree on {compared} evaluations ({files_per_vendor} files, {len(ctxs)} contexts; {skips[1]} features with a rule named as not imported)")
 

@@ -43,6 +43,15 @@ extension LanguageServer {
         "datetime": "`datetime(x)`: a string read as an ISO 8601 datetime, a number as milliseconds since 1970.",
         "version": "`version(text)`: the text read as a version, a leading `v` allowed (`\"v2.3\"` is 2.3.0).",
         "count": "`count(list)`: how many elements a list attribute has.",
+        "any":
+            "`any(list) OP x`: the comparison tried on each element, true when one passes: `any(tags) starts with \"qa-\"`; "
+            + "an element of another type is unknown there.",
+        "all":
+            "`all(list) OP x`: the comparison tried on each element, true when every one passes (an empty list too): "
+            + "`all(scores) >= 50`.",
+        "fallback":
+            "`fallback`: a rule (or a split's entry) giving the caller's default (OpenFeature's default value), "
+            + "with reason DEFAULT and no variant; the declaration's default where the caller gives none.",
         "now": "`now`: the evaluation's instant (a context's `now`, or the clock).",
     ]
 

@@ -280,6 +280,20 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
         }
     }
 
+    /// Hover on `any`, `all` and `fallback` gives their help.
+    @Test func hoverExplainsQuantifiersAndFallback() async throws {
+        try await offThePool {
+            let client = try LSPClient()
+            client.open(Self.uri, "flag f {\n  fallback when any(tags) == \"x\" or all(tags) == \"y\"\n}\n")
+            func hover(_ line: Int, _ character: Int) throws -> String? {
+                try client.result("textDocument/hover", at(Self.uri, line, character))["contents"]?["value"]?.string
+            }
+            #expect(try hover(1, 3)?.hasPrefix("`fallback`: a rule (or a split's entry) giving the caller's default") == true)
+            #expect(try hover(1, 17)?.hasPrefix("`any(list) OP x`: the comparison tried on each element") == true)
+            #expect(try hover(1, 38)?.hasPrefix("`all(list) OP x`") == true)
+        }
+    }
+
     @Test func completionKnowsWhereItIs() async throws {
         try await offThePool {
             let client = try LSPClient()
@@ -312,7 +326,8 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
             #expect(try labels(7, 2) == ["a", "b", "split", "fallback"])
             #expect(
                 try labels(5, 22) == [
-                    "build", "userId", "groups", "v", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "now", "not",
+                    "build", "userId", "groups", "v", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "any", "all",
+                    "now", "not",
                 ])
             #expect(try labels(10, 10) == ["build", "userId", "groups", "now"])
             #expect(try labels(10, 17) == ["debug", "beta", "release"])
@@ -338,7 +353,9 @@ func range(_ l0: Int, _ c0: Int, _ l1: Int, _ c1: Int) -> JSON {
 
                 """
             let tiers = ["free", "pro", "premium"]
-            let expression = ["tier", "groups", "other", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "now", "not"]
+            let expression = [
+                "tier", "groups", "other", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "any", "all", "now", "not",
+            ]
             let cases: [(String, [String])] = [
                 ("flag f {\n  enabled when ", expression), ("flag f {\n  enabled when tier == ", tiers),
                 ("flag f {\n  enabled when tier in [", tiers), ("flag f {\n  enabled when other and ", expression),

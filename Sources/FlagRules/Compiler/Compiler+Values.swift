@@ -9,7 +9,8 @@ extension Compiler {
         switch b.kind {
         case .constant, .percent: return true
         case .attribute, .declaration, .now, .has: return false
-        case .ramp: return false
+        case .ramp, .element: return false
+        case .quantified(let x, let test, _): return isPure(x) && isPure(test)
         case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
             .containsSet(let x, _, _), .count(let x),
             .lower(let x), .convert(let x, _), .network(let x, _, _):
@@ -156,7 +157,9 @@ extension Compiler {
                 guard let now = ListOperations.now(f.value(named: Frame.now)) else { return nil }
                 return .double(ListOperations.ramp(now: now, from: from, to: to, start: start, end: end))
             }
-        case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network:
+        case .element:
+            return { f in f.element?.pointee }
+        case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network, .quantified:
             let c = condition(b)
             return { f in
                 switch c(f) {

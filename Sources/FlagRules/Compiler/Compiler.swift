@@ -396,6 +396,21 @@ struct Compiler {
                 else { return .unknown }
                 return Truth(holds)
             }
+        case .quantified(let x, let test, let all):
+            // The test tried on each element in turn: Kleene `or` (`any`) or `and` (`all`)
+            // of its answers, stopping at the first that decides.
+            let xf = value(x), tf = condition(test)
+            let decisive: Truth = all ? .no : .yes
+            return { f in
+                guard let v = xf(f), let elements = ListOperations.elements(v) else { return .unknown }
+                var unknown = false
+                for e in elements {
+                    let t = withUnsafePointer(to: e) { tf(Frame(f, element: $0)) }
+                    if t == decisive { return decisive }
+                    if t == .unknown { unknown = true }
+                }
+                return unknown ? .unknown : decisive.negated
+            }
         case .network(let x, let set, let negated):
             let xf = addressValue(x)
             return { f in
@@ -435,7 +450,7 @@ struct Compiler {
                     return Truth(v)
                 }
             }
-        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .convert, .ramp:
+        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .convert, .ramp, .element:
             let vf = value(b)
             return { f in
                 guard case .bool(let v)? = vf(f) else { return .unknown }

@@ -492,7 +492,10 @@ struct AttributeReads {
         func walk(_ b: Bound) {
             if case .rollout(let x, _) = b.kind { unit(x) }
             switch b.kind {
-            case .constant, .percent: break
+            case .constant, .percent, .element: break
+            case .quantified(let x, let test, _):
+                walk(x)
+                walk(test)
             case .attribute(let name, _, let type): add(name, type)
             case .has(let name, _): add(name, checked.schema?[name]?.type ?? .dynamic)
             case .now, .ramp: add("now", .datetime)

@@ -168,7 +168,9 @@ extension Explainer {
                     "\(when): \(Value.format((share * 10).rounded() / 10))% of the way from \(DateTime.format(from)) to \(DateTime.format(to))"
             }
             return (.double(v), ExpressionTrace(text: t, result: Value.format(v), note: note, children: []))
-        case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network:
+        case .element:
+            return (element, ExpressionTrace(text: t, result: element.map(Explainer.show) ?? "absent", note: nil, children: []))
+        case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network, .quantified:
             let (truth, trace) = self.truth(b)
             return (truth == .unknown ? nil : .bool(truth == .yes), trace)
         }

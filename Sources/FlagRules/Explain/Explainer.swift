@@ -17,6 +17,8 @@ package struct Explainer {
     /// The resolutions of declarations and the truths of segments read as operands,
     /// worked out once each.
     package let memo = Memo()
+    /// The list element an `any(…)` or `all(…)` test is being tried on.
+    var element: Value?
 
     package final class Memo {
         var resolutions: [Int: Resolution] = [:]
@@ -430,7 +432,28 @@ package struct Explainer {
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else { return make(.unknown, [], note: trace.note) }
             return (Truth(bv), trace)
-        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .convert, .ramp:
+        case .quantified(let x, let test, let all):
+            let (v, trace) = value(x)
+            guard let v else { return make(.unknown, [trace]) }
+            guard let elements = ListOperations.elements(v) else { return make(.unknown, [trace], note: Explainer.notAList(v)) }
+            // The test on each element in turn, as evaluation tries them.
+            let decisive: Truth = all ? .no : .yes
+            var unknown = false
+            for e in elements {
+                var inner = self
+                inner.element = e
+                let (truth, _) = inner.truth(test)
+                if truth == decisive {
+                    return make(decisive, [trace], note: "\(all ? "fails" : "passes") for \(Explainer.show(e))")
+                }
+                if truth == .unknown { unknown = true }
+            }
+            let note =
+                elements.isEmpty
+                ? "the list is empty"
+                : unknown ? "unknown for an element" : all ? "passes for every element" : "passes for no element"
+            return make(unknown ? .unknown : decisive.negated, [trace], note: note)
+        case .attribute, .now, .coalesce, .percent, .rollout, .vendorRollout, .count, .lower, .convert, .ramp, .element:
             let (v, trace) = value(b)
             guard case .bool(let bv)? = v else {
                 if v == nil { return (.unknown, trace) }

@@ -47,6 +47,11 @@ package struct Bound: Sendable {
         case ramp(from: Date, to: Date, start: Double, end: Double)
         /// `address in [blocks]` (or `not in`).
         indirect case network(Bound, NetworkSet, negated: Bool)
+        /// `any(list) OP x` (`all` false) or `all(list) OP x`: the test (whose operand
+        /// `element` stands for each element in turn) over the list's elements.
+        indirect case quantified(Bound, test: Bound, all: Bool)
+        /// The element a `quantified` test is tried on.
+        case element
     }
     package var kind: Kind
     package var type: FlagType
@@ -244,7 +249,10 @@ extension Bound {
     package func forEach(_ visit: (Bound) -> Void) {
         visit(self)
         switch kind {
-        case .constant, .percent, .attribute, .declaration, .now, .has, .ramp: break
+        case .constant, .percent, .attribute, .declaration, .now, .has, .ramp, .element: break
+        case .quantified(let x, let test, _):
+            x.forEach(visit)
+            test.forEach(visit)
         case .not(let x), .matches(let x, _), .member(let x, _, _), .rollout(let x, _), .vendorRollout(let x, _, _),
             .containsSet(let x, _, _), .count(let x),
             .lower(let x), .convert(let x, _), .network(let x, _, _):

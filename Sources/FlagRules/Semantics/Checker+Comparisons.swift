@@ -1,8 +1,13 @@
 /// Comparisons: `==`, ordering, `in`, `contains`, `starts with`, `ends with`, `matches`.
 extension Checker {
 
-    mutating func comparison(_ op: ComparisonOperator, _ l: ExprSyntax, _ r: ExprSyntax, _ range: SourceRange) -> Bound? {
-        let leftBound = expression(l)
+    mutating func comparison(
+        _ op: ComparisonOperator, _ l: ExprSyntax, _ r: ExprSyntax, _ range: SourceRange, element: Bound? = nil
+    ) -> Bound? {
+        if element == nil, case .call(let name, let arguments) = l.kind, name.name == "any" || name.name == "all" {
+            return quantified(all: name.name == "all", op, arguments, l.range, r, range)
+        }
+        let leftBound = element ?? expression(l)
         let leftType = leftBound?.type
         // When the left side has errors, a bare name on the right may be a case of a type we
         // could not learn: checking it would only report a cascade.
@@ -177,6 +182,35 @@ extension Checker {
 }
 
 extension Checker {
+    /// `any(list) OP x` or `all(list) OP x`: the comparison checked with each element of the
+    /// list on its left.
+    mutating func quantified(
+        all: Bool, _ op: ComparisonOperator, _ arguments: [ExprSyntax], _ callRange: SourceRange, _ r: ExprSyntax,
+        _ range: SourceRange
+    ) -> Bound? {
+        let word = all ? "all" : "any"
+        guard arguments.count == 1 else {
+            diagnostics.error("invalid-call", "\(word)() takes one list, as in \(word)(tags)", at: callRange)
+            return nil
+        }
+        guard let list = expression(arguments[0]) else { return nil }
+        guard list.type.isList || list.type.isDynamic else {
+            diagnostics.error(
+                "type-mismatch", "\(word)() takes a list, found \(list.type)", at: list.range,
+                help: "compare the value itself, without \(word)(…)")
+            return nil
+        }
+        if op == .containsAny || op == .containsAll {
+            diagnostics.error(
+                "type-mismatch", "'\(op.rawValue)' takes a list on the left; \(word)(…) gives its elements", at: range,
+                help: "write 'tags contains any [...]' for a shared element, or '\(word)(tags) in [...]'")
+            return nil
+        }
+        let element = Bound(kind: .element, type: list.type.element ?? .dynamic, range: arguments[0].range)
+        guard let test = comparison(op, r, r, range, element: element) else { return nil }
+        return Bound(kind: .quantified(list, test: test, all: all), type: .bool, range: range)
+    }
+
     /// The place in the source of the pattern's scalar `offset`, when the literal spells the
     /// pattern as it is (no escapes: a raw string, or one without backslashes); the whole
     /// literal otherwise.

@@ -329,12 +329,17 @@ extension Checker {
         case "split":
             diagnostics.error("invalid-call", "split(…) { … } is a rule of a variant or value, not an expression", at: range)
             return nil
+        case "any", "all":
+            diagnostics.error(
+                "invalid-call", "\(name.name)(list) stands on the left of a comparison, as in \(name.name)(tags) starts with \"qa\"",
+                at: range, help: "it tests the comparison on each element of the list")
+            return nil
         default:
             diagnostics.error(
                 "unknown-function", "unknown function '\(name.name)'" + didYouMean(name.name, Checker.functions),
                 at: name.range,
                 help: "the functions are has(attribute), rollout(unit[, salt]), count(list), lower(text), version(string),"
-                    + " datetime(string) and ramp(from, to, start, end)")
+                    + " datetime(string), ramp(from, to, start, end), and any(list) and all(list) before a comparison")
             return nil
         }
     }

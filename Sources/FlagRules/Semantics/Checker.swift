@@ -11,7 +11,7 @@ package struct Checker {
     static let maxDependencyDepth = 32
     static let attributeNames = ["disabled", "owner", "expires", "sticky"]
     package static let typeNames = ["string", "int", "double", "bool", "version", "datetime", "ip", "enum"]
-    package static let functions = ["has", "rollout", "count", "lower", "version", "datetime", "ramp"]
+    package static let functions = ["has", "rollout", "count", "lower", "version", "datetime", "ramp", "any", "all"]
     /// Other languages' names for the types, for "did you mean".
     static let typeAliases = [
         "semver": "version", "integer": "int", "float": "double", "number": "double", "boolean": "bool",

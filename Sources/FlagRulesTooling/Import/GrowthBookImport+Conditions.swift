@@ -141,9 +141,14 @@ extension GrowthBookImport {
         for (op, value) in members {
             let part: ImportedCondition?
             switch op {
-            case "$eq": part = equal(value)
+            case "$eq":
+                // (GrowthBook's `$eq` is JavaScript's `===`: never true of an array or object.)
+                switch value {
+                case .array, .object: part = .never
+                default: part = equal(value)
+                }
             case "$ne":
-                part = valueCondition(path, value, negated: !negated, at: at, parent: parent).map(
+                part = valueCondition(path, .object([("$eq", value)]), negated: !negated, at: at, parent: parent).map(
                     ImportedCondition.negated)
             case "$in" where value.elements == nil, "$nin" where value.elements == nil, "$ini" where value.elements == nil,
                 "$nini" where value.elements == nil:
@@ -314,10 +319,10 @@ extension GrowthBookImport {
             let lowered = "[" + strings.map { StringEscaping.quoted(ListOperations.lower($0)) }.joined(separator: ", ") + "]"
             return .atom("(lower(\(path)) contains all \(lowered)) ?? false")
         case "$elemMatch":
-            // A test of the elements themselves by $eq or $in; one of their fields, or
-            // another operator, has no per-element form.
+            // A test of the elements themselves by one operator; one of their fields
+            // (elements that are objects) has no per-element form.
             guard case .object(let members) = value, members.count == 1 else {
-                return fail("$elemMatch of other than one $eq or $in has no .flags form")
+                return fail("$elemMatch of other than one $eq, $in, $gt, $gte, $lt, $lte or $regex (an object's fields) has no .flags form")
             }
             switch members[0] {
             case ("$eq", let element):
@@ -331,8 +336,21 @@ extension GrowthBookImport {
                     return fail("$elemMatch's $in of values other than strings or whole numbers has no .flags form")
                 }
                 return .atom("(\(path) contains any \(list)) ?? false")
+            case (let order, let bound) where ["$gt", "$gte", "$lt", "$lte"].contains(order):
+                // Some element ordered so (one of another type than the bound is false there).
+                let symbol = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][order]!
+                switch bound {
+                case .int, .double, .string: return .atom("(any(\(path)) \(symbol) \(ImportedSource.literal(bound)!)) ?? false")
+                default: return .never
+                }
+            case ("$regex", .string(let pattern)):
+                if LaunchDarklyImport.isMalformed(pattern) { return .never }
+                guard LaunchDarklyImport.compiles(pattern) else {
+                    return fail("the pattern \(StringEscaping.quoted(pattern)) is outside the .flags dialect")
+                }
+                return .atom("(any(\(path)) matches \(StringEscaping.quoted(pattern))) ?? false")
             default:
-                return fail("$elemMatch of other than one $eq or $in has no .flags form")
+                return fail("$elemMatch of other than one $eq, $in, $gt, $gte, $lt, $lte or $regex (an object's fields) has no .flags form")
             }
         default:
             // A value's type, read from which tests it can be known by: a string's `starts

@@ -99,6 +99,11 @@ extension LaunchDarklyImport {
         let present: ImportedCondition = anonymous ? .always : .atom("has(\(path))")
         let attribute = anonymous ? "(\(path) ?? false)" : path
         var tests: [ImportedCondition] = []
+        // A test of the attribute, or of each element of a list it holds (LaunchDarkly tries
+        // the operator on each element; `anonymous` is a bool).
+        func eachElement(_ test: String) -> ImportedCondition {
+            anonymous ? .atom("\(attribute) \(test)") : .or([.atom("\(attribute) \(test)"), .atom("any(\(attribute)) \(test)")])
+        }
         switch op {
         case "in":
             let strings = values.compactMap(\.string).map(StringEscaping.quoted)
@@ -119,7 +124,7 @@ extension LaunchDarklyImport {
             }
         case "startsWith", "endsWith", "contains":
             let word = ["startsWith": "starts with", "endsWith": "ends with", "contains": "contains"][op]!
-            tests = values.compactMap(\.string).map { .atom("\(attribute) \(word) \(StringEscaping.quoted($0))") }
+            tests = values.compactMap(\.string).map { eachElement("\(word) \(StringEscaping.quoted($0))") }
         case "matches":
             for pattern in values.compactMap(\.string) {
                 guard LaunchDarklyImport.compiles(pattern) else {
@@ -129,13 +134,13 @@ extension LaunchDarklyImport {
                             "the pattern \(StringEscaping.quoted(pattern)) is outside the .flags dialect; the rule is left out"))
                     return nil
                 }
-                tests.append(.atom("\(attribute) matches \(StringEscaping.quoted(pattern))"))
+                tests.append(eachElement("matches \(StringEscaping.quoted(pattern))"))
             }
         case "lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual":
             let symbol = ["lessThan": "<", "lessThanOrEqual": "<=", "greaterThan": ">", "greaterThanOrEqual": ">="][op]!
             tests = values.compactMap { v -> ImportedCondition? in
                 switch v {
-                case .int, .double: return ImportedSource.literal(v).map { .atom("\(attribute) \(symbol) \($0)") }
+                case .int, .double: return ImportedSource.literal(v).map { eachElement("\(symbol) \($0)") }
                 default: return nil
                 }
             }

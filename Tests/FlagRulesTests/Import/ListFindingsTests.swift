@@ -69,7 +69,7 @@ struct ListFindingsTests {
     func growthBookEqualsArray(_ tags: String, _ equal: Bool) throws {
         let file = """
             {"features": {"f": {"defaultValue": false, "rules": [{"condition": {"tags": ["hello", "world"]}, "force": true}]},
-                          "g": {"defaultValue": false, "rules": [{"condition": {"tags": {"$ne": ["hello", "world"]}}, "force": true}]}}}
+                          "g": {"defaultValue": false, "rules": [{"condition": {"tags": {"$not": ["hello", "world"]}}, "force": true}]}}}
             """
         var context: EvaluationContext = [:]
         if let value = Value(json: try JSON.parse(bytes: Array(tags.utf8))) { context["tags"] = value }
@@ -114,6 +114,52 @@ struct ListFindingsTests {
         #expect(errors[0].contains("did you mean 'admin'"), "\(errors)")
         #expect(errors[1] == "'==' with a list literal compares a list, found string")
         #expect(errors[2] == "'==' compares a list only with a list literal")
+    }
+
+    /// LaunchDarkly operators-string.yml, "[prefix] startsWith prefix" and its like: on a
+    /// list, each string operator is tried on each element.
+    @Test(arguments: [
+        ("startsWith", "prefix", #"["prefixabc"]"#, #"["abcprefix"]"#), ("endsWith", "suffix", #"["abcsuffix"]"#, #"["suffixabc"]"#),
+        ("contains", "substring", #"["abcsubstringxyz"]"#, #"["abc"]"#), ("matches", "^[A-Za-z]+", #"["matchThisName"]"#, #"["_"]"#),
+        ("lessThan", "#10", "[3, 30]", "[30]"),
+    ])
+    func launchDarklyOperatorsOnEachElement(_ op: String, _ value: String, _ matching: String, _ other: String) throws {
+        let literal = value.hasPrefix("#") ? String(value.dropFirst()) : StringEscaping.quoted(value)
+        let file = """
+            {"flags": {"f": {"key": "f", "on": true, "variations": [false, true], "fallthrough": {"variation": 0}, "offVariation": 0,
+              "rules": [{"id": "r", "variation": 1, "clauses": [{"attribute": "attr", "op": "\(op)", "values": [\(literal)]}]}]},
+              "g": {"key": "g", "on": true, "variations": [false, true], "fallthrough": {"variation": 0}, "offVariation": 0,
+              "rules": [{"id": "r", "variation": 1, "clauses": [{"attribute": "attr", "op": "\(op)", "values": [\(literal)], "negate": true}]}]}}}
+            """
+        for (attribute, matches) in [(matching, true), (other, false)] {
+            let value = try #require(Value(json: JSON.parse(bytes: Array(attribute.utf8))))
+            #expect(
+                try SuiteFindingsTests.evaluate(file, .launchdarkly, "f", ["key": "k", "attr": value]) == .bool(matches), "\(attribute)")
+            #expect(
+                try SuiteFindingsTests.evaluate(file, .launchdarkly, "g", ["key": "k", "attr": value]) == .bool(!matches), "\(attribute)")
+        }
+    }
+
+    /// GrowthBook cases.json, evalCondition "$elemMatch - pass - flat arrays" and "- fail":
+    /// an operator tried on each element; and `$ne` of an array, which is JavaScript's
+    /// `!==` (always true of a container), unlike an array as the value (equal elements).
+    @Test func growthBookElemMatchAndNotEqualArrays() throws {
+        let file = """
+            {"features": {"f": {"defaultValue": false, "rules": [{"condition": {"nums": {"$elemMatch": {"$gt": 10}}}, "force": true}]},
+                          "g": {"defaultValue": false, "rules": [{"condition": {"nums": {"$ne": [1, 2]}}, "force": true}]},
+                          "h": {"defaultValue": false, "rules": [{"condition": {"nums": {"$elemMatch": {"$regex": "^a"}}}, "force": true}]}}}
+            """
+        func evaluate(_ name: String, _ nums: String) throws -> Value? {
+            let value = try #require(Value(json: JSON.parse(bytes: Array(nums.utf8))))
+            return try SuiteFindingsTests.evaluate(file, .growthbook, name, ["nums": value])
+        }
+        #expect(try evaluate("f", "[0, 5, -20, 15]") == .bool(true))
+        #expect(try evaluate("f", "[0, 5, -20, 8]") == .bool(false))
+        #expect(try evaluate("f", "[\"a\", 11]") == .bool(true))
+        #expect(try evaluate("f", "12") == .bool(false))
+        #expect(try evaluate("g", "[1, 2]") == .bool(true))
+        #expect(try evaluate("h", "[1, \"ab\"]") == .bool(true))
+        #expect(try evaluate("h", "[\"b\"]") == .bool(false))
     }
 
     /// Found by the random GrowthBook check: a feature reading a prerequisite that has a

@@ -52,7 +52,8 @@ import Testing
     }
 
     static let expression = [
-        "tier", "userId", "groups", "email", "staff", "other", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "now",
+        "tier", "userId", "groups", "email", "staff", "other", "has", "rollout", "count", "lower", "version", "datetime", "ramp", "any",
+        "all", "now",
         "not",
     ]
     static let tiers = ["free", "pro", "premium"]
