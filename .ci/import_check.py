@@ -316,6 +316,8 @@ def gb_file(rng):
                 rule["weights"] = [(b - a) / 10000 for a, b in zip([0] + cuts, cuts + [10000])]
                 if rng.random() < 0.2: rule["weights"] = [1 / len(values)] * len(values)
                 if rng.random() < 0.9: rule["key"] = f"exp-{f}"
+                # (A passthrough variation: its users go on to the next rule.)
+                if rng.random() < 0.15: rule["meta"] = [{"passthrough": rng.random() < 0.5} for _ in values]
                 r = rng.random()
                 if r < 0.25: rule["coverage"] = round(rng.random(), rng.choice([2, 4]))
                 elif r < 0.35: rule["ranges"] = [sorted([round(rng.random(), 3), round(rng.random(), 3)]) for _ in values]
@@ -340,8 +342,11 @@ def gb_file(rng):
                 rule["parentConditions"] = [{"id": p, "condition": {"value": {"$ne": features[p].get("defaultValue")}}}]
                 if rng.random() < 0.4: rule["parentConditions"][0]["gate"] = True
                 if rng.random() < 0.3:
-                    test = rng.choice([True, "red", 3, {"$gt": 1}, {"$in": ["red", 3, False]}, {"$regex": "e"}, {"$vne": "1.0.0"}])
+                    test = rng.choice([True, "red", 3, {"$gt": 1}, {"$in": ["red", 3, False]}, {"$regex": "e"}, {"$vne": "1.0.0"},
+                                       {"$exists": rng.random() < 0.5}, {"$ne": None}, {"$nin": [3, None]}, None])
                     rule["parentConditions"][0]["condition"] = {"value": test}
+                # (A feature the payload lacks: null to GrowthBook.)
+                if rng.random() < 0.1: rule["parentConditions"][0]["id"] = "gone"
             rules.append(rule)
         features[key] = {"defaultValue": pick(), "rules": rules}
         # No default value: null where no rule gives one.

@@ -18,6 +18,8 @@ struct GrowthBookImport {
     private var prerequisiteIDs: [String: [String]] = [:]
     /// The features with a gate prerequisite, which give no value when it fails.
     private var gated: Set<String> = []
+    /// The payload's features, by id.
+    private var payloadKeys: Set<String> = []
     /// The prerequisites each feature's imported rules read, by id.
     private var parentsRead: [String: Set<String>] = [:]
     /// The features that give null (no default value): no value, which the caller's
@@ -89,6 +91,7 @@ struct GrowthBookImport {
         read.insert("id")
         names.reserve(read)
         names.claim(entries.map(\.key))
+        payloadKeys = Set(entries.map(\.key))
         for (key, feature) in entries {
             let name = names.name(for: key)
             if let note = names.renameNote(for: key, at: "features.\(key)") { notes.append(note) }
@@ -198,9 +201,6 @@ struct GrowthBookImport {
                 Self.isTruthy(rule["disableStickyBucketing"]) ? nil : rule["fallbackAttribute"]?.string.flatMap { $0.isEmpty ? nil : $0 }
             if let fallback, fallback.contains(".") {
                 unsupported.append("a fallback attribute named with a dot (GrowthBook reads it as one flat name)")
-            }
-            if (rule["meta"]?.elements ?? []).contains(where: { $0["passthrough"] == .bool(true) }) {
-                unsupported.append("passthrough variations (holdouts)")
             }
             if let attribute = rule["hashAttribute"]?.string, attribute.contains(".") {
                 unsupported.append("a hash attribute named with a dot (GrowthBook reads it as one flat name)")
@@ -388,6 +388,10 @@ struct GrowthBookImport {
         }
         let seed = Self.orDefault(rule["seed"]?.string, Self.orDefault(rule["key"]?.string, key))
         let values = variations.map { literal($0, type: type == "flag" ? "bool" : type) }
+        // A passthrough variation (a holdout's other side) goes on to the next rule: no rule
+        // of its range.
+        let meta = rule["meta"]?.elements ?? []
+        let passthrough = Set(variations.indices.filter { $0 < meta.count && Self.isTruthy(meta[$0]["passthrough"]) })
         // GrowthBook's weights: as given when valid, else equal.
         let given = (rule["weights"]?.elements ?? []).map(Self.number)
         let valid = given.count == variations.count && given.allSatisfy { $0.map { $0.isFinite && $0 >= 0 } ?? false }
@@ -401,7 +405,7 @@ struct GrowthBookImport {
         let scaled = weights.map { ($0 * 10_000).rounded() }
         let equal = !(valid && sum >= 0.99 && sum <= 1.01)
         let explicitRanges = (rule["ranges"]?.elements).flatMap { $0.isEmpty ? nil : $0 }  // [] is no ranges to the SDK
-        if explicitRanges == nil, coverage == 1, Set(values).count == values.count,
+        if explicitRanges == nil, coverage == 1, Set(values).count == values.count, passthrough.isEmpty,
             equal || (zip(scaled, weights).allSatisfy { $0 / 10_000 == $1 } && scaled.reduce(0, +) == 10_000)
         {
             let entries = zip(values, equal ? Array(repeating: 1, count: values.count) : scaled.map(Int.init)).filter { $0.1 > 0 }
@@ -426,8 +430,8 @@ struct GrowthBookImport {
                 ranges.append((start, start + coverage * w))
             }
         }
-        return zip(values, ranges).map { value, range in
-            .init(value, when: .and([condition, Self.bucketRange(unit, seed: seed, version: version, from: range.0, to: range.1)]))
+        return zip(values, ranges).enumerated().filter { !passthrough.contains($0.offset) }.map { _, entry in
+            .init(entry.0, when: .and([condition, Self.bucketRange(unit, seed: seed, version: version, from: entry.1.0, to: entry.1.1)]))
         }
     }
 
@@ -450,57 +454,107 @@ struct GrowthBookImport {
         var parts: [ImportedCondition] = []
         var gates: [ImportedCondition] = []
         for (i, parent) in parents.enumerated() {
-            guard let id = parent["id"]?.string, let (name, type) = declared[id] else {
-                notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "its feature is not imported; the rule is left out"))
-                return nil
-            }
-            if nullable.contains(id) {
-                // (GrowthBook tests its null; a rule reads a fallback as unknown.)
-                notes.append(
-                    ImportNote(
-                        .notImported, at: "\(at)[\(i)]",
-                        "its feature gives no value (null) for some users, which a .flags rule reads as unknown; the rule is left out"))
-                return nil
-            }
-            if gated.contains(id) {
-                // (GrowthBook tests its null; a rule reads a fallback as unknown.)
-                notes.append(
-                    ImportNote(
-                        .notImported, at: "\(at)[\(i)]",
-                        "its feature gives no value where a gate of its own fails, which a .flags rule reads as unknown; the rule is left out"
-                    ))
-                return nil
-            }
-            if reaches(id, key) {
-                notes.append(
-                    ImportNote(
-                        .notImported, at: "\(at)[\(i)]",
-                        "prerequisites in a cycle (GrowthBook then gives no value); the rule is left out"))
-                return nil
-            }
-            let passedBefore = parts
             guard case .object(let members) = parent["condition"] ?? .object([]), members.allSatisfy({ $0.0 == "value" }) else {
                 notes.append(
                     ImportNote(
                         .notImported, at: "\(at)[\(i)].condition", "a prerequisite's condition reads only \"value\"; the rule is left out"))
                 return nil
             }
+            guard let id = parent["id"]?.string else {
+                notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "a prerequisite names a feature by its id; the rule is left out"))
+                return nil
+            }
+            // What each test gives a null value (GrowthBook's for a feature the payload
+            // lacks, or one that gives no value); nil where that is not worked out here.
+            let onNull: Bool? = members.reduce(true) { all, member in all.flatMap { a in Self.nullAnswer(member.1).map { a && $0 } } }
+            let passedBefore = parts
             var passes: [ImportedCondition] = []
-            for (_, test) in members {
-                // The parent's value: a flag reads as a bool.
-                guard
-                    let c = valueCondition(
-                        name, test, negated: false, at: "\(at)[\(i)].condition.value", parent: type)
-                else { return nil }
-                passes.append(c)
+            if !payloadKeys.contains(id) {
+                // A feature the payload lacks is null to GrowthBook.
+                guard let onNull else {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at)[\(i)]",
+                            "the payload has no feature '\(id)' (null to GrowthBook), and its test of null is not worked out; the rule is left out"
+                        ))
+                    return nil
+                }
+                notes.append(ImportNote(.remark, at: "\(at)[\(i)]", "the payload has no feature '\(id)': GrowthBook reads it as null"))
+                passes = [onNull ? .always : .never]
+            } else {
+                guard let (name, type) = declared[id] else {
+                    notes.append(ImportNote(.notImported, at: "\(at)[\(i)]", "its feature is not imported; the rule is left out"))
+                    return nil
+                }
+                if reaches(id, key) {
+                    notes.append(
+                        ImportNote(
+                            .notImported, at: "\(at)[\(i)]",
+                            "prerequisites in a cycle (GrowthBook then gives no value); the rule is left out"))
+                    return nil
+                }
+                for (_, test) in members {
+                    // The parent's value: a flag reads as a bool.
+                    guard
+                        let c = valueCondition(
+                            name, test, negated: false, at: "\(at)[\(i)].condition.value", parent: type)
+                    else { return nil }
+                    passes.append(c)
+                }
+                if nullable.contains(id) || gated.contains(id) {
+                    // The parent gives no value (a fallback, unknown to a rule) for some
+                    // users: there, the test of null GrowthBook makes.
+                    guard let onNull else {
+                        notes.append(
+                            ImportNote(
+                                .notImported, at: "\(at)[\(i)]",
+                                "its feature gives no value (null) for some users, and its test of null is not worked out; the rule is left out"
+                            ))
+                        return nil
+                    }
+                    // (A test whose answer is the same for every value still reads the
+                    // parent, so that its fallback is unknown there.)
+                    let joined = ImportedCondition.and(passes)
+                    let reads =
+                        switch joined {
+                        case .always: "\(name) == \(name)"
+                        case .never: "\(name) != \(name)"
+                        default: joined.text
+                        }
+                    passes = [.atom("(\(reads)) ?? \(onNull)")]
+                }
+                parentsRead[key, default: []].insert(id)
             }
             if parent["gate"] == .bool(true), !passes.isEmpty {
                 gates.append(.and(passedBefore + [.negated(.and(passes))]))
             }
             parts += passes
         }
-        parentsRead[key, default: []].formUnion(parents.compactMap { $0["id"]?.string })
         return (.and(parts), gates)
+    }
+
+    /// What a GrowthBook condition value gives a null attribute (as `evalConditionValue`):
+    /// nil for an operator not worked out here.
+    static func nullAnswer(_ test: JSON) -> Bool? {
+        guard case .object(let members) = test, members.contains(where: { $0.0.hasPrefix("$") }) else { return test == .null }
+        var all = true
+        for (op, value) in members {
+            let answer: Bool?
+            switch op {
+            case "$eq": answer = value == .null
+            case "$ne": answer = value != .null
+            case "$exists": answer = !isTruthy(value)
+            case "$in": answer = value.elements.map { $0.contains(.null) } ?? false
+            case "$nin": answer = value.elements.map { !$0.contains(.null) } ?? false
+            case "$gt", "$gte", "$lt", "$lte", "$regex", "$regexi", "$size", "$all", "$alli", "$elemMatch": answer = false
+            case "$not": answer = nullAnswer(value).map { !$0 }
+            case "$type": answer = value.string == "null"
+            default: answer = nil
+            }
+            guard let answer else { return nil }
+            all = all && answer
+        }
+        return all
     }
 
     /// Whether Python reads `json` as true: not absent, null, false, zero or empty.

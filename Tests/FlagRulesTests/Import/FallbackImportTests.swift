@@ -40,7 +40,7 @@ struct FallbackImportTests {
     /// GrowthBook cases.json, feature "defaults when empty" and "empty experiment rule - c":
     /// a feature with no default value gives null (`get_feature_value` then the caller's
     /// fallback) where no rule gives a value; a null force is no force, and its rule is
-    /// skipped; a parent that may give null is read by no rule.
+    /// skipped; a rule reading a parent that may give null takes GrowthBook's test of null.
     @Test func growthBookFeaturesWithNoDefaultValue() throws {
         let file = """
             {"features": {
@@ -59,8 +59,8 @@ struct FallbackImportTests {
             {"features": {"parent": {}, "child": {"defaultValue": 1, "rules": [
               {"parentConditions": [{"id": "parent", "condition": {"value": {"$exists": false}}}], "force": 2}]}}}
             """
-        let result = try ImportTests.imported(child, .growthbook)
-        #expect(result.notes.contains { $0.kind == .notImported && $0.message.contains("gives no value (null)") })
+        // (Where the parent gives no value, the test of null GrowthBook makes.)
+        #expect(try Self.resolve(child, .growthbook, "child", [:], 9).value == 2)
     }
 
     /// flagd evaluator fractional.feature "Fractional operator with nested var expression as
@@ -88,6 +88,36 @@ struct FallbackImportTests {
         let missing = try resolve("jon@company.com", nil)
         #expect(!missing.isFallback && missing.variant == "fallback")
         #expect(try resolve("jon@company.com", "fallback").variant == "fallback")
+    }
+
+    /// GrowthBook cases.json, feature "Support passthrough variations", "Prerequisite flag
+    /// missing, block dependent flag" and "Multiple nested prerequisite flags on, evaluate
+    /// dependent flag": a passthrough variation's users go on to the next rule; a feature
+    /// the payload lacks is null; a parent that gives no value is tested as null.
+    @Test func growthBookPassthroughAndNullPrerequisites() throws {
+        let file = """
+            {"features": {
+              "feature": {"defaultValue": 0, "rules": [
+                {"key": "holdout", "variations": [1, 2], "hashVersion": 2, "ranges": [[0, 0.01], [0.01, 1.0]], "meta": [{}, {"passthrough": true}]},
+                {"key": "experiment", "variations": [3, 4], "hashVersion": 2, "ranges": [[0, 0.5], [0.5, 1.0]]}]},
+              "blocked": {"defaultValue": "default", "rules": [
+                {"parentConditions": [{"id": "parentFlag", "condition": {"value": "green"}, "gate": true}]},
+                {"condition": {"memberType": "basic"}, "force": "success"}]},
+              "parentFlag1": {"defaultValue": "silver", "rules": [
+                {"parentConditions": [{"id": "parentFlag2", "condition": {"value": {"$gt": 1}}, "gate": true}]},
+                {"condition": {"country": "Canada"}, "force": "red"}, {"condition": {"country": {"$in": ["USA", "Mexico"]}}, "force": "green"}]},
+              "parentFlag2": {"defaultValue": 0, "rules": [{"condition": {"id": "123"}, "force": 2}]},
+              "childFlag": {"defaultValue": "default", "rules": [
+                {"parentConditions": [{"id": "parentFlag1", "condition": {"value": "green"}, "gate": true}]},
+                {"condition": {"memberType": "basic"}, "force": "success"}]}}}
+            """
+        #expect(try Self.resolve(file, .growthbook, "feature", ["id": "1"], -1).value == 3)
+        let blocked = try Self.resolve(file, .growthbook, "blocked", ["id": "123", "memberType": "basic"], "caller's")
+        #expect(blocked.isFallback && blocked.value == "caller's")
+        let user: EvaluationContext = ["id": "123", "memberType": "basic", "country": "USA"]
+        #expect(try Self.resolve(file, .growthbook, "childFlag", user, "caller's").value == "success")
+        // parentFlag2 is not above 1 for another id: parentFlag1 gives no value, childFlag's gate fails.
+        #expect(try Self.resolve(file, .growthbook, "childFlag", ["id": "9", "memberType": "basic", "country": "USA"], "x").isFallback)
     }
 
     /// flagd evaluator no-default-variant.feature "Resolve flag with no default variant":

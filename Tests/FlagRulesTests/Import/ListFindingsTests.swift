@@ -167,9 +167,8 @@ struct ListFindingsTests {
     @Test func growthBookPrerequisitesImportedWhole() throws {
         let file = """
             {"features": {
-              "gate": {"defaultValue": true, "rules": [{"parentConditions": [{"id": "root", "condition": {"value": true}, "gate": true}]}]},
               "root": {"defaultValue": true},
-              "parent": {"defaultValue": true, "rules": [{"parentConditions": [{"id": "gate", "condition": {"value": true}}], "force": false}]},
+              "parent": {"defaultValue": true, "rules": [{"condition": {"a": {"$type": "object"}}, "force": false}]},
               "child": {"defaultValue": 1, "rules": [{"parentConditions": [{"id": "parent", "condition": {"value": false}}], "force": 2}]},
               "grandchild": {"defaultValue": 1, "rules": [{"parentConditions": [{"id": "child", "condition": {"value": 2}}], "force": 3}]}}}
             """
@@ -177,6 +176,6 @@ struct ListFindingsTests {
         let leftOut = result.notes.filter { $0.kind == .notImported }.map(\.place)
         #expect(leftOut.contains("features.child") && leftOut.contains("features.grandchild"), "\(result.notes)")
         let rules = try RuleSet(source: result.text)
-        #expect(rules.declarations.map(\.name).sorted() == ["gate", "parent", "root"])
+        #expect(rules.declarations.map(\.name).sorted() == ["parent", "root"])
     }
 }
