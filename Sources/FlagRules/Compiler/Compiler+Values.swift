@@ -158,7 +158,8 @@ extension Compiler {
                 return .double(ListOperations.ramp(now: now, from: from, to: to, start: start, end: end))
             }
         case .element:
-            return { f in f.element?.pointee }
+            // (Read by `elementTest` alone, which the element is given to.)
+            return { _ in nil }
         case .not, .and, .or, .compare, .member, .text, .matches, .has, .containsSet, .network, .quantified:
             let c = condition(b)
             return { f in

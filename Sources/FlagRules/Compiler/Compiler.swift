@@ -399,13 +399,13 @@ struct Compiler {
         case .quantified(let x, let test, let all):
             // The test tried on each element in turn: Kleene `or` (`any`) or `and` (`all`)
             // of its answers, stopping at the first that decides.
-            let xf = value(x), tf = condition(test)
+            let xf = value(x), tf = elementTest(test)
             let decisive: Truth = all ? .no : .yes
             return { f in
                 guard let v = xf(f), let elements = ListOperations.elements(v) else { return .unknown }
                 var unknown = false
                 for e in elements {
-                    let t = withUnsafePointer(to: e) { tf(Frame(f, element: $0)) }
+                    let t = tf(f, e)
                     if t == decisive { return decisive }
                     if t == .unknown { unknown = true }
                 }
@@ -456,6 +456,53 @@ struct Compiler {
                 guard case .bool(let v)? = vf(f) else { return .unknown }
                 return Truth(v)
             }
+        }
+    }
+
+    /// The test of `any(…)` or `all(…)` on one element: the comparison the checker built with
+    /// `element` bare on its left, the element given (what the general paths compute from
+    /// a left value, which `QuantifierTests` holds the explanation to).
+    func elementTest(_ test: Bound) -> @Sendable (Frame, Value) -> Truth {
+        switch test.kind {
+        case .compare(let op, _, let r):
+            let rf = value(r)
+            let addresses = r.type == .ip
+            return { f, e in
+                guard let b = rf(f) else { return .unknown }
+                if op == .equal || op == .notEqual {
+                    guard let eq = addresses ? Comparison.addressEqual(e, b) : Comparison.equal(e, b) else { return .unknown }
+                    return Truth(eq != (op == .notEqual))
+                }
+                guard let o = Comparison.order(e, b) else { return .unknown }
+                return Truth.comparison(op, order: o)
+            }
+        case .text(let op, _, let r):
+            let rf = value(r)
+            return { f, e in
+                guard let c = rf(f) else { return .unknown }
+                if op == .contains { return Comparison.contains(e, c) }
+                guard case .string(let a) = e, case .string(let p) = c else { return .unknown }
+                return Truth(op == .startsWith ? Comparison.hasPrefix(a, p) : Comparison.hasSuffix(a, p))
+            }
+        case .matches(_, let pattern):
+            return { _, e in
+                guard case .string(let s) = e else { return .unknown }
+                return Truth(pattern.matches(s))
+            }
+        case .member(_, let values, let negated):
+            let test = MemberTest(values)
+            return { _, e in
+                guard let found = test.contains(e) else { return .unknown }
+                return Truth(found != negated)
+            }
+        case .network(_, let set, let negated):
+            return { _, e in
+                guard let address = IPAddress(e) else { return .unknown }
+                return Truth(set.contains(address) != negated)
+            }
+        default:
+            // (The checker builds no other test.)
+            return { _, _ in .unknown }
         }
     }
 

@@ -15,8 +15,6 @@ struct Frame {
     let slots: UnsafePointer<PreparedSlot>?
     /// The program being evaluated, borrowed like the context.
     let program: Unmanaged<Program>
-    /// The list element an `any(…)` or `all(…)` test is being tried on, borrowed.
-    let element: UnsafePointer<Value>?
 
     /// A frame over a context, which must outlive the frame's use (an empty one need not:
     /// the frame then holds no reference at all).
@@ -24,14 +22,6 @@ struct Frame {
         self.context = context.count == 0 ? nil : Unmanaged.passUnretained(context.storage)
         slots = nil
         self.program = Unmanaged.passUnretained(program)
-        element = nil
-    }
-
-    /// `frame` trying a quantified test on `element`, which must outlive the frame's use.
-    @inline(__always)
-    init(_ frame: Frame, element: UnsafePointer<Value>) {
-        (context, slots, program) = (frame.context, frame.slots, frame.program)
-        self.element = element
     }
 
     /// A frame over a prepared context's storage (its slots and extras), which must
@@ -43,7 +33,6 @@ struct Frame {
             return (extra.count == 0 ? nil : Unmanaged.passUnretained(extra.storage), UnsafePointer(slots))
         }
         self.program = Unmanaged.passUnretained(program)
-        element = nil
     }
 
     /// An attribute's schema-typed value: from its slot, or read from the dictionary

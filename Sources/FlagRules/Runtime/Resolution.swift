@@ -112,6 +112,7 @@ extension Resolution: CustomStringConvertible {
         var text = details.joined(separator: ", ")
         if let errorCode { text += ", " + errorCode.rawValue }
         if let errorMessage { text += ": " + errorMessage }
-        return "\(isFallback ? "\(value), the caller's default" : variant ?? value.description) (\(text))"
+        // (A fallback's value is the caller's default, or the declaration's where none was given.)
+        return "\(isFallback ? "\(value) by fallback" : variant ?? value.description) (\(text))"
     }
 }

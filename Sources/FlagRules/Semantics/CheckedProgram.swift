@@ -184,6 +184,8 @@ package struct TestExpectation: Sendable {
         case reason(Resolution.Reason)
         /// The 1-based index of the deciding rule.
         case rule(Int)
+        /// A `fallback` decided: the caller's default.
+        case fallback
 
         /// The expected value, reason or rule as test reports show it (`true`, `DEFAULT`,
         /// `rule 2`).
@@ -192,6 +194,7 @@ package struct TestExpectation: Sendable {
             case .value(let v): return v.description
             case .reason(let r): return r.rawValue
             case .rule(let i): return "rule \(i)"
+            case .fallback: return "fallback"
             }
         }
     }
@@ -216,6 +219,7 @@ package struct TestExpectation: Sendable {
         case .value(let v): equal = !r.isFallback && Comparison.equal(r.value, v) ?? false
         case .reason(let reason): equal = r.reason == reason
         case .rule(let i): equal = r.rule == i
+        case .fallback: equal = r.isFallback
         }
         return equal != negated
     }

@@ -167,6 +167,14 @@ extension Checker {
             }
             return TestExpectation(
                 subject: name, expected: .value(.bool(b)), negated: false, line: e.range.start.line, text: text, range: e.range)
+        case .name(let id) where id.name == "fallback" && sourceText.map({ !$0.text(of: id.range).hasPrefix("`") }) ?? true:
+            // `expect tier == fallback`: a `fallback` rule decides (the caller's default).
+            if d.type.cases?.contains("fallback") == true {
+                diagnostics.warning(
+                    "ambiguous-fallback", "'fallback' here expects the caller's default, not the variant 'fallback'",
+                    at: id.range, help: "write the variant in backticks: `fallback`")
+            }
+            return make(.fallback)
         case .name(let id):
             guard let cases = d.type.cases else {
                 diagnostics.error(

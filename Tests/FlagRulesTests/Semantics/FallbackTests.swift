@@ -31,7 +31,8 @@ import Testing
         let r = Self.rules.evaluate("tier", in: legacy, default: "bronze")
         #expect(r.value == "bronze" && r.reason == .default && r.isFallback && r.variant == nil)
         #expect(r.rule == 2 && r.line == 4)
-        #expect(r.description == #""bronze", the caller's default (DEFAULT, rule 2, line 4)"#)
+        #expect(r.description == #""bronze" by fallback (DEFAULT, rule 2, line 4)"#)
+        #expect(Self.rules.evaluate("tier", in: legacy).description == #""silver" by fallback (DEFAULT, rule 2, line 4)"#)
         // Without a caller's default, the declaration's.
         let bare = Self.rules.evaluate("tier", in: legacy)
         #expect(bare.value == "silver" && bare.isFallback && bare.variant == nil)
@@ -152,5 +153,44 @@ import Testing
         #expect(mismatch.reason == .error && mismatch.errorCode == .typeMismatch && mismatch.value == "x")
         let ambiguous = try RuleSet(source: "variant m [fallback, fresh] = fresh { fallback when x == 1 }\n")
         #expect(ambiguous.warnings.map(\.message) == ["'fallback' here gives the caller's default, not the variant 'fallback'"])
+    }
+
+    /// A test expects a fallback with `== fallback` (a variant of that name in backticks);
+    /// a rule that a `fallback` rule always decides first is unreachable.
+    @Test func testsExpectItAndLintsSeeIt() throws {
+        let rules = try RuleSet(
+            source: """
+                context { plan: string }
+                variant tier [gold, fallback] = gold {
+                  fallback when plan == "legacy"
+                  `fallback` when plan == "legacy" and plan != "x"
+                  `fallback` when plan == "trial"
+                }
+                test "legacy falls back" {
+                  given { plan: "legacy" }
+                  expect tier == fallback
+                  expect tier != `fallback`
+                }
+                test "trial gets the variant" {
+                  given { plan: "trial" }
+                  expect tier == `fallback`
+                  expect tier != fallback
+                }
+                test "fails: a value is no fallback" {
+                  given { plan: "team" }
+                  expect tier == fallback
+                }
+
+                """)
+        let results = rules.runTests()
+        #expect(results.map(\.failures.count) == [0, 0, 1], "\(results)")
+        // The rule's bare fallback, and each test's.
+        let ambiguous = rules.warnings.filter { $0.code == "ambiguous-fallback" }.map(\.message)
+        #expect(
+            ambiguous == ["'fallback' here gives the caller's default, not the variant 'fallback'"]
+                + Array(repeating: "'fallback' here expects the caller's default, not the variant 'fallback'", count: 3),
+            "\(rules.warnings)")
+        let lints = rules.lint()
+        #expect(lints.contains { $0.code == "FR105" && $0.message.hasPrefix("rule 2 of 'tier' can never decide") }, "\(lints)")
     }
 }

@@ -40,29 +40,32 @@ import Testing
     /// decides `any`, a failure elsewhere decides `all`; a nested element, or a value that is
     /// no list, is unknown. The explanation gives what evaluation gives, on random lists.
     @Test func explanationAndEvaluationAgree() throws {
-        let rules = try RuleSet(
-            source: """
-                flag a { enabled when any(xs) starts with "a" }
-                flag b { enabled when all(xs) > 2 }
-                flag c { enabled when not (any(xs) == 3) }
-
-                """)
-        let pool: [Value] = ["a1", "b", 1, 3, 5, .bool(true), 2.5, .list([]), "ab"]
+        let forms = [
+            #"any(xs) starts with "a""#, "all(xs) > 2", "not (any(xs) == 3)", "any(xs) != 3", #"all(xs) ends with "1""#,
+            #"any(xs) contains "b""#, #"all(xs) matches "^a""#, #"any(xs) in [3, "b"]"#, "all(xs) not in [1, 5]",
+            "any(xs) <= y", #"any(xs) in ["10.0.0.0/8"]"#,
+        ]
+        let source = forms.enumerated().map { "flag f\($0.offset) { enabled when \($0.element) }\n" }.joined()
+        let rules = try RuleSet(source: source)
+        let names = forms.indices.map { "f\($0)" }
+        let pool: [Value] = ["a1", "b", 1, 3, 5, .bool(true), 2.5, .list([]), "ab", "10.1.2.3", "cb1"]
         var g = SystemRandomNumberGenerator()
-        for _ in 0..<300 {
+        for _ in 0..<600 {
             let xs: Value =
                 Int.random(in: 0..<10, using: &g) == 0
                 ? pool.randomElement(using: &g)! : .list((0..<Int.random(in: 0..<4, using: &g)).map { _ in pool.randomElement(using: &g)! })
-            let context: EvaluationContext = ["xs": xs]
-            for name in ["a", "b", "c"] {
+            var context: EvaluationContext = ["xs": xs]
+            if Bool.random(using: &g) { context["y"] = pool.randomElement(using: &g)! }
+            for name in names {
                 let explained = try #require(rules.explain(name, in: context))
                 #expect(explained.resolution == rules.evaluate(name, in: context), "\(name) \(xs)")
             }
         }
-        #expect(rules.evaluate("a", in: ["xs": .list([1, "ab"])]).value == .bool(true))
-        #expect(rules.evaluate("b", in: ["xs": .list(["x", 1])]).value == .bool(false))
-        #expect(rules.evaluate("b", in: ["xs": .list(["x", 3])]).reason == .default)  // unknown
-        let text = try #require(rules.explain("a", in: ["xs": .list(["b", "a1"])])).text
+        #expect(rules.evaluate("f0", in: ["xs": .list([1, "ab"])]).value == .bool(true))
+        #expect(rules.evaluate("f1", in: ["xs": .list(["x", 1])]).value == .bool(false))
+        #expect(rules.evaluate("f1", in: ["xs": .list(["x", 3])]).reason == .default)  // unknown
+        #expect(rules.evaluate("f10", in: ["xs": .list(["x", "10.9.9.9"])]).value == .bool(true))
+        let text = try #require(rules.explain("f0", in: ["xs": .list(["b", "a1"])])).text
         #expect(text.contains("passes for \"a1\""), "\(text)")
     }
 

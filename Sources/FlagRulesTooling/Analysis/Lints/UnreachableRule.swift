@@ -28,8 +28,10 @@ extension Lint {
                             fixIts: [Diagnostic.deletingLines(of: rule.range, in: input.source, message: "remove rule \(rule.index)")]
                                 .compactMap { $0 }))
                 }
-                // A split may not choose (an absent unit): it shadows nothing.
-                if case .value = rule.outcome { earlier.append((mine, rule)) }
+                // A split may not choose (an absent unit): it shadows nothing; a value or a
+                // `fallback` decides whenever its condition holds.
+                if case .split = rule.outcome { continue }
+                earlier.append((mine, rule))
             }
         }
         return out
