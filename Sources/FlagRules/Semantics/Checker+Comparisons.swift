@@ -1,13 +1,15 @@
 /// Comparisons: `==`, ordering, `in`, `contains`, `starts with`, `ends with`, `matches`.
 extension Checker {
 
-    mutating func comparison(
-        _ op: ComparisonOperator, _ l: ExprSyntax, _ r: ExprSyntax, _ range: SourceRange, element: Bound? = nil
-    ) -> Bound? {
-        if element == nil, case .call(let name, let arguments) = l.kind, name.name == "any" || name.name == "all" {
+    mutating func comparison(_ op: ComparisonOperator, _ l: ExprSyntax, _ r: ExprSyntax, _ range: SourceRange) -> Bound? {
+        if case .call(let name, let arguments) = l.kind, name.name == "any" || name.name == "all" {
             return quantified(all: name.name == "all", op, arguments, l.range, r, range)
         }
-        let leftBound = element ?? expression(l)
+        return comparison(op, left: expression(l), r, range)
+    }
+
+    /// The comparison of `leftBound` (nil: the left side has errors) with `r`.
+    mutating func comparison(_ op: ComparisonOperator, left leftBound: Bound?, _ r: ExprSyntax, _ range: SourceRange) -> Bound? {
         let leftType = leftBound?.type
         // When the left side has errors, a bare name on the right may be a case of a type we
         // could not learn: checking it would only report a cascade.
@@ -207,7 +209,7 @@ extension Checker {
             return nil
         }
         let element = Bound(kind: .element, type: list.type.element ?? .dynamic, range: arguments[0].range)
-        guard let test = comparison(op, r, r, range, element: element) else { return nil }
+        guard let test = comparison(op, left: element, r, range) else { return nil }
         return Bound(kind: .quantified(list, test: test, all: all), type: .bool, range: range)
     }
 
