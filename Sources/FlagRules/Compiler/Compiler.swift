@@ -211,11 +211,11 @@ struct Compiler {
     }
 
     /// What each entry of split rule `rule` of `d` gives: its value, or the caller's default
-    /// for a `fallback` entry.
+    /// for a `fallback` entry (reason SPLIT: the unit's bucket put it there).
     func splitOutcomes(_ s: CheckedSplit, _ d: CheckedDeclaration, _ rule: CheckedRule) -> [Outcome] {
         s.outcomes.indices.map { k in
             s.isFallback(k)
-                ? Outcome.fallback(d.defaultValue, rule: rule.index, line: rule.line)
+                ? Outcome.fallback(d.defaultValue, rule: rule.index, line: rule.line, reason: .split)
                 : Outcome(s.outcomes[k], .split, rule: rule.index, line: rule.line)
         }
     }

@@ -141,7 +141,9 @@ extension FlagStore: FlagEvaluating {
         let rules = s.evaluated
         let index = rules.index(of: name)
         var r = rules.resolve(name, index, merged, expecting: kind, default: fallback, s.layers)
-        if r.reason == .split, let storage = s.assignments { r = rules.sticky(r, name, storage: storage) { merged[$0] } }
+        if r.reason == .split, let storage = s.assignments {
+            r = rules.sticky(r, name, storage: storage, callersDefault: fallback) { merged[$0] }
+        }
         if r.reason == .split, let log = s.exposures { log.record(name, index, r, rules: rules) { merged[$0] } }
         s.report(FlagEvaluation(name: name, resolution: r, input: .dictionary(consume merged), rules: rules))
         return r
@@ -170,7 +172,7 @@ extension FlagStore: FlagEvaluating {
         let index = rules.index(of: handle)
         var r = rules.resolve(handle.name, index, context, expecting: kind, default: fallback, s.layers)
         if r.reason == .split, let storage = s.assignments {
-            r = rules.sticky(r, handle.name, storage: storage) { context.value(atPath: $0.path) }
+            r = rules.sticky(r, handle.name, storage: storage, callersDefault: fallback) { context.value(atPath: $0.path) }
         }
         if r.reason == .split, let log = s.exposures { log.record(handle.name, index, r, rules: rules) { context.value(atPath: $0.path) } }
         s.report(FlagEvaluation(name: handle.name, resolution: r, input: .prepared(context), rules: rules))

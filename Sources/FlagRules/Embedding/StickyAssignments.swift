@@ -143,9 +143,12 @@ extension RuleSet {
     }
 
     /// `r` with the assignment `storage` remembers for its unit, when declaration `name` is
-    /// sticky and a split decided `r`; the first assignment of a unit is remembered.
+    /// sticky and a split decided `r`; the first assignment of a unit is remembered (a
+    /// `fallback` entry's too, which then gives `callersDefault`, or the declaration's
+    /// default where the caller gives none).
     func sticky(
-        _ r: Resolution, _ name: String, storage: any AssignmentStorage, remembering: Bool = true, unitValue: (SplitUnit) -> Value?
+        _ r: Resolution, _ name: String, storage: any AssignmentStorage, remembering: Bool = true, callersDefault: Value? = nil,
+        unitValue: (SplitUnit) -> Value?
     ) -> Resolution {
         guard r.reason == .split, let i = index(of: name), let version = stickyVersion(i), let rule = r.rule,
             let attribute = splitUnit(declaration: i, rule: rule), let value = unitValue(attribute),
@@ -155,16 +158,25 @@ extension RuleSet {
             })
         else { return r }
         let key = StickyKey(declaration: name, version: version, unit: value.unitText)
-        let given = r.variant ?? r.value.description
+        // (A fallback entry is remembered by a mark no variant or value is written as.)
+        let fallbackMark = "\u{1}fallback"
+        let given = r.isFallback ? fallbackMark : r.variant ?? r.value.description
         if let kept = storage.assignment(for: key) {
             if kept == given { return r }
+            var remembered = r
+            if kept == fallbackMark, !split.fallbacks.isEmpty {
+                remembered.value = callersDefault ?? d.defaultValue
+                remembered.variant = nil
+                remembered.isFallback = true
+                return remembered
+            }
             if let k = split.outcomes.indices.first(where: {
                 !split.isFallback($0) && (d.kind == .variant ? split.outcomes[$0].stringValue : split.outcomes[$0].description) == kept
             }) {
                 let outcome = split.outcomes[k]
-                var remembered = r
                 remembered.value = outcome
-                if r.variant != nil { remembered.variant = outcome.stringValue }
+                remembered.variant = d.kind == .variant ? outcome.stringValue : nil
+                remembered.isFallback = false
                 return remembered
             }
         }

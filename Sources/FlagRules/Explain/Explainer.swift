@@ -136,7 +136,7 @@ package struct Explainer {
                         matched: choice != nil))
                 decided = choice.map {
                     s.isFallback($0)
-                        ? Resolution(value: d.defaultValue, reason: .default, rule: rule.index, line: rule.line, isFallback: true)
+                        ? Resolution(value: d.defaultValue, reason: .split, rule: rule.index, line: rule.line, isFallback: true)
                         : resolution(s.outcomes[$0], .split, rule)
                 }
             }

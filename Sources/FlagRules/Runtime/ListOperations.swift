@@ -105,17 +105,21 @@ package enum ListOperations {
         }
     }
 
-    /// `lower(x)`: a string lowercased, or a list whose elements are all strings each
-    /// lowercased; nil (unknown) for anything else.
+    /// `lower(x)`: a string lowercased, or a list of scalars with each string element
+    /// lowercased (the others kept); nil (unknown) for anything else.
     package static func lower(_ v: Value?) -> Value? {
         switch v {
         case .string(let s)?: return .string(lower(s))
         case .list(let elements)?:
             var lowered: [Value] = []
             lowered.reserveCapacity(elements.count)
+            // (Its strings lowered, its other scalars kept; a nested element makes it no list.)
             for element in elements {
-                guard case .string(let s) = element else { return nil }
-                lowered.append(.string(lower(s)))
+                switch element {
+                case .string(let s): lowered.append(.string(lower(s)))
+                case .int, .double, .bool: lowered.append(element)
+                default: return nil
+                }
             }
             return .list(lowered)
         default: return nil

@@ -236,8 +236,8 @@ struct Outcome: Sendable {
     }
 
     /// The outcome of a `fallback` rule of a declaration whose default is `value`.
-    static func fallback(_ value: Value, rule: Int, line: Int) -> Outcome {
-        var o = Outcome(value, .default, rule: rule, line: line)
+    static func fallback(_ value: Value, rule: Int, line: Int, reason: Resolution.Reason = .default) -> Outcome {
+        var o = Outcome(value, reason, rule: rule, line: line)
         o.isFallback = true
         return o
     }

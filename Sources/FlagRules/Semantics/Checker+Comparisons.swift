@@ -54,6 +54,12 @@ extension Checker {
             if case .list(let elements) = r.kind {
                 // A list equal to a literal one: element by element, in order.
                 guard let left = leftBound else { return nil }
+                if case .element = left.kind {
+                    diagnostics.error(
+                        "type-mismatch", "'\(op.rawValue)' with a list literal compares a list; any(…) and all(…) give its elements",
+                        at: range, help: "compare the list itself: 'tags == [...]'")
+                    return nil
+                }
                 guard left.type.isList || left.type.isDynamic else {
                     diagnostics.error(
                         "type-mismatch", "'\(op.rawValue)' with a list literal compares a list, found \(left.type)", at: left.range,

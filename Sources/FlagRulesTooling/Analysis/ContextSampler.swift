@@ -92,7 +92,12 @@ package struct ContextSampler: Sendable {
                 }
                 if Int.random(in: 0..<20, using: &random) == 0 { continue }
                 if c.isList {
-                    values[name] = .list(c.elements.filter { _ in Bool.random(using: &random) })
+                    // A list a rule names whole (`tags == ["a", "b"]`), or some of the elements.
+                    let whole = c.values.filter { if case .list = $0 { true } else { false } }
+                    values[name] =
+                        !whole.isEmpty && Bool.random(using: &random)
+                        ? whole[Int.random(in: 0..<whole.count, using: &random)]
+                        : .list(c.elements.filter { _ in Bool.random(using: &random) })
                 } else if !c.values.isEmpty {
                     values[name] = c.values[Int.random(in: 0..<c.values.count, using: &random)]
                 }
@@ -146,6 +151,13 @@ package struct ContextSampler: Sendable {
         case .compare(_, let x, let y):
             for (side, other) in [(x, y), (y, x)] {
                 guard case .constant(let literal) = other.kind else { continue }
+                // A list literal (`tags == ["a", "b"]`): that list, and its elements.
+                if case .list(let values) = literal, let (name, _) = attribute(side) {
+                    table[name, default: Candidates()].isList = true
+                    table[name, default: Candidates()].add(literal)
+                    for v in values { table[name, default: Candidates()].addElement(v) }
+                    continue
+                }
                 if let (name, _) = attribute(side) {
                     let lowered = { if case .lower = side.kind { return true } else { return false } }()
                     for v in around(literal, lowered: lowered) { table[name, default: Candidates()].add(v) }
@@ -179,6 +191,24 @@ package struct ContextSampler: Sendable {
             if let (name, _) = attribute(x) {
                 for a in set.edgeAddresses { table[name, default: Candidates()].add(.string(a.text)) }
             }
+        case .quantified(let list, let test, _):
+            // `any(tags) starts with "qa-"`: elements on either side of the test's.
+            guard let (name, _) = attribute(list) else { break }
+            table[name, default: Candidates()].isList = true
+            var elements: [Value] = []
+            switch test.kind {
+            case .compare(_, _, let y):
+                if case .constant(let literal) = y.kind { elements = around(literal, lowered: false) }
+            case .member(_, let values, _): elements = values
+            case .text(let op, _, let y):
+                if case .constant(.string(let s)) = y.kind {
+                    elements = (op == .startsWith ? [s, s + "-x"] : op == .endsWith ? [s, "x-" + s] : [s, "x-" + s + "-x"]).map(
+                        Value.string)
+                }
+            case .network(_, let set, _): elements = set.edgeAddresses.map { .string($0.text) }
+            default: break
+            }
+            for e in elements { table[name, default: Candidates()].addElement(e) }
         case .rollout(let x, _):
             if let (name, type) = attribute(x) { markUnit(&table[name, default: Candidates()], type) }
         case .has(let name, _):

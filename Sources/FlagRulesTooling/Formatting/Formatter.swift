@@ -492,7 +492,10 @@ struct Printer {
         switch e.expected {
         case .bare(let b): return "expect " + (b ? "" : "not ") + subject
         case .literal(let l): return "expect \(subject) \(e.negated ? "!=" : "==") " + literal(l.value)
-        case .name(let id): return "expect \(subject) \(e.negated ? "!=" : "==") " + id.written
+        case .name(let id):
+            // (A variant named `fallback` keeps its backticks: the bare word expects a fallback.)
+            let written = id.name == "fallback" && source.text(of: id.range).hasPrefix("`") ? "`fallback`" : id.written
+            return "expect \(subject) \(e.negated ? "!=" : "==") " + written
         }
     }
 

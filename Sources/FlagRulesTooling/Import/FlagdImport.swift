@@ -521,7 +521,8 @@ struct FlagdImport {
         var tests = ["\(path) == \(StringEscaping.quoted(name))"]
         if let n = Int(name), String(n) == name { tests.append("\(path) == \(n)") }
         if name == "true" || name == "false" { tests.append("\(path) == \(name)") }
-        if Int(name) == nil, let d = Double(name), d.isFinite, String(d) == name { tests.append("\(path) == \(name)") }
+        // (A double whose text it is, and that no whole number equals: flagd writes 1 as "1".)
+        if Int(name) == nil, let d = Double(name), d.isFinite, d.rounded() != d, String(d) == name { tests.append("\(path) == \(name)") }
         return tests.count == 1 ? .atom(tests[0]) : .or(tests.map(ImportedCondition.atom))
     }
 

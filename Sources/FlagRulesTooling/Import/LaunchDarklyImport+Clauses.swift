@@ -102,7 +102,8 @@ extension LaunchDarklyImport {
         // A test of the attribute, or of each element of a list it holds (LaunchDarkly tries
         // the operator on each element; `anonymous` is a bool).
         func eachElement(_ test: String) -> ImportedCondition {
-            anonymous ? .atom("\(attribute) \(test)") : .or([.atom("\(attribute) \(test)"), .atom("any(\(attribute)) \(test)")])
+            // (`anonymous` is a bool: a string or number operator is false of it.)
+            anonymous ? .never : .or([.atom("\(attribute) \(test)"), .atom("any(\(attribute)) \(test)")])
         }
         switch op {
         case "in":

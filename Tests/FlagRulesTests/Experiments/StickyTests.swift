@@ -57,6 +57,25 @@ import Testing
         #expect(storage.reads == reads)
     }
 
+    /// A unit in a `fallback` share keeps it (the caller's default) under new weights, and
+    /// one assigned a variant keeps that: changing the weights moves no one.
+    @Test func aFallbackShareIsRememberedToo() throws {
+        let store = FlagStore(try RuleSet(source: Self.rules("oneStep: 50%, fallback: 50%")))
+        store.assignments = InMemoryAssignments()
+        let before = Self.users.map { store.evaluate("checkout", in: $0, default: "app") }
+        #expect(before.contains { $0.isFallback } && before.contains { $0.variant == "oneStep" })
+        #expect(before.allSatisfy { $0.reason == .split })
+        try store.update(source: Self.rules("oneStep: 10%, fallback: 90%"))
+        let after = Self.users.map { store.evaluate("checkout", in: $0, default: "app") }
+        #expect(zip(before, after).allSatisfy { $0.isFallback == $1.isFallback && $0.variant == $1.variant && $0.value == $1.value })
+        try store.update(source: Self.rules("oneStep: 90%, fallback: 10%"))
+        let again = Self.users.map { store.evaluate("checkout", in: $0, default: "app") }
+        #expect(zip(before, again).allSatisfy { $0.isFallback == $1.isFallback && $0.variant == $1.variant })
+        // Without the caller's default, a remembered fallback gives the declaration's.
+        let fell = try #require(Self.users.indices.first { before[$0].isFallback })
+        #expect(store.evaluate("checkout", in: Self.users[fell]).value == "control")
+    }
+
     @Test func aNewVersionStartsFreshAssignments() throws {
         let store = FlagStore(try RuleSet(source: Self.rules("control: 90%, oneStep: 10%", sticky: "@sticky(\"v1\")")))
         store.assignments = InMemoryAssignments()

@@ -162,6 +162,22 @@ struct ListFindingsTests {
         #expect(try evaluate("h", "[\"b\"]") == .bool(false))
     }
 
+    /// Found by a review: GrowthBook's `$ini` of a list holding other scalars lowers its
+    /// strings alone (`lower()` keeps the rest), as `$in` matches the same list; a
+    /// LaunchDarkly string operator on `anonymous` (a bool) is false, and the import loads.
+    @Test func caseAndAnonymousEdges() throws {
+        let file = """
+            {"features": {"f": {"defaultValue": false, "rules": [{"condition": {"tags": {"$ini": ["a"]}}, "force": true}]}}}
+            """
+        #expect(try SuiteFindingsTests.evaluate(file, .growthbook, "f", ["tags": .list(["A", 1])]) == .bool(true))
+        #expect(try SuiteFindingsTests.evaluate(file, .growthbook, "f", ["tags": .list(["B", 1])]) == .bool(false))
+        let ld = """
+            {"flags": {"f": {"key": "f", "on": true, "variations": [false, true], "fallthrough": {"variation": 0}, "offVariation": 0,
+              "rules": [{"id": "r", "variation": 1, "clauses": [{"attribute": "anonymous", "op": "startsWith", "values": ["t"], "negate": true}]}]}}}
+            """
+        #expect(try SuiteFindingsTests.evaluate(ld, .launchdarkly, "f", ["key": "k", "anonymous": true]) == .bool(true))
+    }
+
     /// Found by the random GrowthBook check: a feature reading a prerequisite that has a
     /// rule left out (its value may differ) is left out, down a chain.
     @Test func growthBookPrerequisitesImportedWhole() throws {

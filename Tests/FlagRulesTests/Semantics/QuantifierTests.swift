@@ -77,6 +77,7 @@ import Testing
         ("flag f { enabled when all(tags) contains any [\"a\"] }", "'contains any' takes a list on the left; all(…) gives its elements"),
         ("flag f { enabled when any(scores) starts with \"a\" }", "'starts with' works on strings, found int"),
         ("flag f { enabled when any(tags, scores) == 1 }", "any() takes one list, as in any(tags)"),
+        ("flag f { enabled when any(tags) == [\"a\"] }", "'==' with a list literal compares a list; any(…) and all(…) give its elements"),
     ])
     func errorsNameTheFix(_ rule: String, _ message: String) throws {
         let error = #expect(throws: RuleSetError.self) {

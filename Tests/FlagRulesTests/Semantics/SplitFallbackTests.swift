@@ -31,7 +31,7 @@ import Testing
             let size = Self.rules.evaluate("size", in: context, default: 99)
             if color.isFallback {
                 fellColor += 1
-                #expect(color.value == "blue" && color.variant == nil && color.reason == .default && color.rule == 1)
+                #expect(color.value == "blue" && color.variant == nil && color.reason == .split && color.rule == 1)
             } else {
                 #expect(color.reason == .split && (color.variant == "red" || color.variant == "fallback"))
                 if color.variant == "fallback" { named += 1 }

@@ -19,6 +19,9 @@ extension Lint {
             condition.forEach { b in
                 switch b.kind {
                 case .member(let x, let values, let negated):
+                    // (Inside any(…) or all(…), the quantifier decides: all(x) in [] holds of
+                    // an empty list.)
+                    if case .element = x.kind { return }
                     if values.isEmpty {
                         report(b, negated, "the list is empty")
                     } else if case .enumeration(let cases) = x.type, Set(values.compactMap(\.stringValue)).isSuperset(of: cases) {
