@@ -399,6 +399,8 @@ def fd_condition(rng, depth=0):
         {"sem_ver": [{"var": "version"}, rng.choice(["=", "!=", "<", "<=", ">", ">="]), rng.choice(VERSIONS + ["2", "1.2"])]},
         {"==": [{"var": "organization.plan"}, rng.choice(PLANS)]},
         {rng.choice(["==", "!="]): [{"var": "age"}, 0]},
+        # (The seconds now, against a time long past or far ahead.)
+        {rng.choice(["<", "<=", ">", ">="]): [{"var": "$flagd.timestamp"}, rng.choice([1700000000, 1700000000.5, 4133980802])]},
         {"<": [rng.choice([-5, 20]), {"var": "age"}, 60]},
         {"in": [{"var": "country"}, [None, "FR"]]},
         {rng.choice([">", "<"]): [{"var": "email"}, rng.choice(["m", "b"])]},

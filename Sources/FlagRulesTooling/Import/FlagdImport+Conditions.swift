@@ -4,6 +4,37 @@ import Foundation
 extension FlagdImport {
     // MARK: Conditions
 
+    /// `{"<": [{"var": "$flagd.timestamp"}, N]}` (either side): flagd's timestamp is the
+    /// whole seconds since 1970, so `timestamp > N` holds from the second after N on: a test
+    /// of `now` against that instant. Nil for another form.
+    static func timestampTest(_ op: String, _ args: [JSON]) -> ImportedCondition? {
+        func isTimestamp(_ j: JSON) -> Bool {
+            guard case .object(let members) = j, members.count == 1, members[0].0 == "var" else { return false }
+            return members[0].1.string == "$flagd.timestamp" || members[0].1.elements == [.string("$flagd.timestamp")]
+        }
+        let symbol: String
+        let bound: Double
+        if isTimestamp(args[0]), let n = GrowthBookImport.number(args[1]) {
+            (symbol, bound) = (op, n)
+        } else if isTimestamp(args[1]), let n = GrowthBookImport.number(args[0]) {
+            (symbol, bound) = (["<": ">", "<=": ">=", ">": "<", ">=": "<="][op]!, n)
+        } else {
+            return nil
+        }
+        guard bound.isFinite, abs(bound) < 1e11 else { return nil }
+        // floor(now) > N ⟺ now ≥ floor(N) + 1; ≥ N ⟺ now ≥ ceil(N); < N ⟺ now < ceil(N);
+        // ≤ N ⟺ now < floor(N) + 1.
+        let (instant, compare): (Double, String) =
+            switch symbol {
+            case ">": (bound.rounded(.down) + 1, ">=")
+            case ">=": (bound.rounded(.up), ">=")
+            case "<": (bound.rounded(.up), "<")
+            default: (bound.rounded(.down) + 1, "<")
+            }
+        let text = DateTime.format(Date(timeIntervalSince1970: instant))
+        return .atom("now \(compare) \(StringEscaping.quoted(text))")
+    }
+
     /// A JsonLogic test as a condition. `negated`: under an odd number of `!`, where a
     /// comparison with a missing attribute must read false, not unknown.
     mutating func condition(_ json: JSON, negated: Bool, at: String, depth: Int) throws(Untranslatable) -> ImportedCondition {
@@ -94,6 +125,7 @@ extension FlagdImport {
                 let both: Bool? = missingHolds(lower, args[0]).flatMap { a in missingHolds(op, args[2]).map { a && $0 } }
                 return read(both, path, .and([.atom("\(path) \(lower) \(low)"), .atom("\(path) \(op) \(high)")]))
             }
+            if args.count == 2, let test = Self.timestampTest(op, args) { return test }
             let (path, literal, swapped) = try operands()
             let symbol = swapped ? ["<": ">", "<=": ">=", ">": "<", ">=": "<="][op]! : op
             return read(missingHolds(symbol, literal), path, .atom("\(path) \(symbol) \(ImportedSource.literal(literal)!)"))

@@ -120,6 +120,29 @@ struct FallbackImportTests {
         #expect(try Self.resolve(file, .growthbook, "childFlag", ["id": "9", "memberType": "basic", "country": "USA"], "x").isFallback)
     }
 
+    /// flagd's `$flagd.timestamp` (whole seconds) against a number: a test of `now` from the
+    /// instant it starts to hold (flagd testbed "Time-based operations", with a literal).
+    @Test(arguments: [
+        (">", "2023-11-14T22:13:21Z"), (">=", "2023-11-14T22:13:20Z"), ("<", "2023-11-14T22:13:20Z"), ("<=", "2023-11-14T22:13:21Z"),
+    ])
+    func flagdTimestampAgainstANumber(_ op: String, _ from: String) throws {
+        let file = """
+            {"flags": {"timed": {"state": "ENABLED", "variants": {"yes": 1, "no": 0}, "defaultVariant": "no",
+              "targeting": {"if": [{"\(op)": [{"var": "$flagd.timestamp"}, 1700000000]}, "yes", "no"]}}}}
+            """
+        let result = try ImportTests.imported(file, .flagd)
+        #expect(result.text.contains("now \(op.hasPrefix(">") ? ">=" : "<") \"\(from)\""), "\(result.text)")
+        // flagd: floor(now) compared with the number.
+        for (instant, seconds) in [
+            ("2023-11-14T22:13:19.5Z", 1_699_999_999), ("2023-11-14T22:13:20.5Z", 1_700_000_000), ("2023-11-14T22:13:21Z", 1_700_000_001),
+        ] {
+            let holds = [
+                "<": seconds < 1_700_000_000, "<=": seconds <= 1_700_000_000, ">": seconds > 1_700_000_000, ">=": seconds >= 1_700_000_000,
+            ][op]!
+            #expect(try Self.resolve(file, .flagd, "timed", ["now": .string(instant)], -1).value == .int(holds ? 1 : 0), "\(op) \(instant)")
+        }
+    }
+
     /// flagd evaluator no-default-variant.feature "Resolve flag with no default variant":
     /// without a default variant, the caller's default where the default would be.
     @Test func flagdFlagsWithNoDefaultVariant() throws {
