@@ -4,6 +4,9 @@ import Foundation
 extension FlagdImport {
     // MARK: Conditions
 
+    /// An ordering with its sides swapped (`N < x` is `x > N`).
+    static let flippedOrder = ["<": ">", "<=": ">=", ">": "<", ">=": "<="]
+
     /// `{"<": [{"var": "$flagd.timestamp"}, N]}` (either side): flagd's timestamp is the
     /// whole seconds since 1970, so `timestamp > N` holds from the second after N on: a test
     /// of `now` against that instant. Nil for another form.
@@ -17,7 +20,7 @@ extension FlagdImport {
         if isTimestamp(args[0]), let n = GrowthBookImport.number(args[1]) {
             (symbol, bound) = (op, n)
         } else if isTimestamp(args[1]), let n = GrowthBookImport.number(args[0]) {
-            (symbol, bound) = (["<": ">", "<=": ">=", ">": "<", ">=": "<="][op]!, n)
+            (symbol, bound) = (Self.flippedOrder[op]!, n)
         } else {
             return nil
         }
@@ -127,7 +130,7 @@ extension FlagdImport {
             }
             if args.count == 2, let test = Self.timestampTest(op, args) { return test }
             let (path, literal, swapped) = try operands()
-            let symbol = swapped ? ["<": ">", "<=": ">=", ">": "<", ">=": "<="][op]! : op
+            let symbol = swapped ? Self.flippedOrder[op]! : op
             return read(missingHolds(symbol, literal), path, .atom("\(path) \(symbol) \(ImportedSource.literal(literal)!)"))
         case "in":
             guard args.count == 2 else { throw fail("'in' takes two values") }
