@@ -85,13 +85,16 @@ func pushFuzz(_ text: String, _ bytes: [UInt8]) {
     _ = PlainStreams.parseHead(bytes[...])
 }
 
+/// Names a fuzzed body's context is read with as known.
+let fuzzKnownNames = KnownAttributes(["targetingKey", "userId", "build", "a", "org", "tags"])
+
 /// A remote evaluation's body read straight from its bytes and read as a JSON tree: when
 /// the direct reading gives a context, the tree's gives the same (as the fuzzer's bytes,
 /// and as the context of a body around them).
 func remoteBodyFuzz(_ bytes: [UInt8]) {
     for body in [bytes, Array(#"{"context": "#.utf8) + bytes + [UInt8(ascii: "}")]] {
-        for targetingKey in ["userId", "targetingKey"] {
-            guard let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey) else { continue }
+        for (targetingKey, known) in [("userId", KnownAttributes.none), ("targetingKey", fuzzKnownNames)] {
+            guard let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey, known: known) else { continue }
             let plain = EvaluationContext.plainRemoteEvaluation(body: body, targetingKey: targetingKey)
             guard case .success(let tree) = plain, tree == direct else {
                 fatalError(

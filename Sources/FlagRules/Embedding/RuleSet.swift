@@ -198,6 +198,12 @@ public struct RuleSet: Sendable {
         resolve(name, index(of: name), context, expecting: nil, default: fallback, nil)
     }
 
+    /// ``evaluate(_:in:default:)`` of the declaration at `index` in ``declarations``, called
+    /// `name`, found without a lookup.
+    package func evaluate(declaration index: Int, named name: String, in context: EvaluationContext) -> Resolution {
+        resolve(name, declarations.indices.contains(index) ? index : nil, context, expecting: nil, default: nil, nil)
+    }
+
     /// Resolves a declaration, checking that it is of the expected kind; on any error the
     /// resolution carries `fallback`.
     public func evaluate(
@@ -241,27 +247,44 @@ public struct RuleSet: Sendable {
         index(of: name).map { declarations[$0] }
     }
 
+    /// The top-level attributes its declarations read (`org` for `org.plan`), each once, in
+    /// declaration order: the names a context for these rules is likely to hold.
+    package var attributesRead: [String] {
+        var seen = Set<String>()
+        return declarations.flatMap(\.reads).map(\.attribute.name).filter { seen.insert($0).inserted }
+    }
+
     /// The first attribute `info` reads (in the order it reads them) whose value in
     /// `context` is of another type than its schema's (`now` not a datetime): what OFREP
     /// answers `INVALID_CONTEXT` for. Attributes the declaration does not read are not its
     /// concern; an absent one is absent, not mistyped.
     package func mistypedRead(by info: DeclarationInfo, in context: EvaluationContext) -> ContextProblem? {
-        for read in info.reads {
-            guard let top = context[read.attribute] else { continue }
-            guard let value = read.fields.isEmpty ? top : top.value(at: read.fields) else { continue }
-            switch read.check {
-            case .now:
-                let fits: Bool
-                if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
-                if !fits { return ContextProblem(attribute: read.name, kind: .mistyped(expected: "an ISO 8601 datetime")) }
-            case .coercion(let slot):
-                if program.coercions[slot].apply(value) == nil {
-                    return ContextProblem(attribute: read.name, kind: .mistyped(expected: ContextSchema.describe(read.type)))
+        // Read in place: a copy of each read would retain its strings and fields.
+        info.reads.withUnsafeBufferPointer { reads in
+            guard let first = reads.baseAddress else { return nil }
+            for i in reads.indices {
+                if let expected = mistyped(first + i, in: context) {
+                    return ContextProblem(attribute: reads[i].name, kind: .mistyped(expected: expected))
                 }
-            case .none: continue
             }
+            return nil
         }
-        return nil
+    }
+
+    /// What `read`'s value in `context` should have been, when it is of another type.
+    private func mistyped(_ read: UnsafePointer<DeclarationInfo.AttributeRead>, in context: EvaluationContext) -> String? {
+        guard let top = context[read.pointee.attribute] else { return nil }
+        guard let value = read.pointee.fields.isEmpty ? top : top.value(at: read.pointee.fields) else { return nil }
+        switch read.pointee.check {
+        case .now:
+            let fits: Bool
+            if case .string(let s) = value { fits = DateTime.parse(s) != nil } else { fits = value.isDatetime }
+            return fits ? nil : "an ISO 8601 datetime"
+        case .coercion(let slot):
+            return program.coercions[slot].fits(value) ? nil : ContextSchema.describe(read.pointee.type)
+        case .none:
+            return nil
+        }
     }
 
     /// `r` when its value has `fallback`'s type (an int converted to a double), else

@@ -184,6 +184,11 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
         try self.init(jsonMembers: members)
     }
 
+    /// An empty context with room for `capacity` attributes.
+    init(reserving capacity: Int) {
+        box = StorageBox(buffer: ContextStorage.make(capacity: capacity))
+    }
+
     /// A context from the members of a parsed JSON object (as `init(json:)` reads them).
     package init(jsonMembers members: [(String, JSON)]) throws(ContextError) {
         guard members.count <= EvaluationContext.maxJSONKeys else {
@@ -196,83 +201,27 @@ public struct EvaluationContext: Sendable, Hashable, ExpressibleByDictionaryLite
     /// Sets the attribute `key` to a JSON value as `init(json:)` reads it (the storage grown
     /// as a context's is).
     private mutating func setJSON(_ value: JSON, for key: String) throws(ContextError) {
+        self[key] = try EvaluationContext.value(ofJSON: value, for: key)
+    }
+
+    /// A JSON value as a context holds it (nil for null); an error for a number that is not
+    /// finite.
+    static func value(ofJSON value: JSON, for key: String) throws(ContextError) -> FlagRules.Value? {
         switch value {
-        case .null: self[key] = nil
-        case .bool(let b): self[key] = .bool(b)
-        case .int(let i): self[key] = .int(i)
+        case .null: return nil
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
         case .double(let d):
             guard d.isFinite else { throw ContextError(message: "attribute '\(key)' is not a finite number") }
-            self[key] = .double(d)
-        case .string(let s): self[key] = .string(s)
-        case .array(let items): self[key] = .list(items.map { FlagRules.Value(jsonElement: $0) })
+            return .double(d)
+        case .string(let s): return .string(s)
+        case .array(let items): return .list(items.map { FlagRules.Value(jsonElement: $0) })
         case .object(let fields):
             if let path = Self.nonFinitePath(fields) {
                 throw ContextError(message: "attribute '\(key).\(path)' is not a finite number")
             }
-            self[key] = .object(json: fields)
+            return .object(json: fields)
         }
-    }
-
-    /// The context of an OpenFeature remote evaluation's body, `{"context": {…}}`, read
-    /// straight from its bytes (no JSON tree made for the body or the context), as
-    /// `init(jsonMembers:)` reads the context's members after its first `targetingKey`
-    /// member is renamed `targetingKey` (dropped when the context has a member of that
-    /// name). Nil for any other body: malformed, without one `context` object, with a
-    /// second `targetingKey` or over ``maxJSONKeys`` members (read those the plain way, which
-    /// says why).
-    package init?(remoteEvaluationBody bytes: [UInt8], targetingKey: String) {
-        var parser = JSONParser(bytes: bytes)
-        var context: EvaluationContext?
-        var contexts = 0
-        do throws(JSON.ParseError) {
-            parser.skipSpace()
-            try parser.members(depth: 0) { key, parser throws(JSON.ParseError) in
-                guard key == "context", parser.i < parser.bytes.count, parser.bytes[parser.i] == UInt8(ascii: "{") else {
-                    if key == "context" { contexts += 1 }
-                    _ = try parser.value(depth: 1)
-                    return
-                }
-                contexts += 1
-                context = try EvaluationContext.members(of: &parser, renaming: targetingKey)
-            }
-            parser.skipSpace()
-            guard parser.i == bytes.count else { return nil }
-        } catch {
-            return nil
-        }
-        guard let context, contexts == 1 else { return nil }
-        self = context
-    }
-
-    /// The context of the object at the parser (see `init(remoteEvaluationBody:targetingKey:)`),
-    /// or nil when it cannot be read this way.
-    private static func members(of parser: inout JSONParser, renaming targetingKey: String) throws(JSON.ParseError) -> EvaluationContext? {
-        var made = EvaluationContext()
-        made.box = StorageBox(buffer: ContextStorage.make(capacity: 8))
-        var given: JSON?
-        var named = false
-        var count = 0
-        var usable = true
-        func set(_ value: JSON, _ name: String) {
-            do throws(ContextError) { try made.setJSON(value, for: name) } catch { usable = false }
-        }
-        try parser.members(depth: 1) { name, parser throws(JSON.ParseError) in
-            let value = try parser.value(depth: 2)
-            count += 1
-            guard usable, count <= EvaluationContext.maxJSONKeys else {
-                usable = false
-                return
-            }
-            if name == "targetingKey", targetingKey != "targetingKey" {
-                if given != nil { usable = false }
-                given = value
-                return
-            }
-            if name == targetingKey { named = true }
-            set(value, name)
-        }
-        if let given, !named { set(given, targetingKey) }
-        return usable ? made : nil
     }
 }
 
@@ -452,27 +401,30 @@ final class ContextStorage: ManagedBuffer<ContextHeader, ContextEntry> {
     func set(_ value: Value?, for key: String, hash h: UInt64) {
         let value = value?.refusingNonFinite
         if let i = index(of: key, hash: h) {
-            withUnsafeMutablePointerToElements { entries in
+            withUnsafeMutablePointers { header, entries in
                 if let value {
                     entries[i].value = value
                 } else {
-                    let last = header.count - 1
+                    let last = header.pointee.count - 1
                     if i != last { swap(&entries[i], &entries[last]) }
                     (entries + last).deinitialize(count: 1)
-                    header.count -= 1
+                    header.pointee.count -= 1
                 }
             }
             if value == nil { rebuildTable() }
             return
         }
         guard let value else { return }
-        withUnsafeMutablePointerToElements { entries in
-            (entries + header.count).initialize(to: ContextEntry(hash: h, key: key, value: value))
+        // Through the header's pointer: a class's stored property checks exclusivity on
+        // every access.
+        let count = withUnsafeMutablePointers { header, entries in
+            (entries + header.pointee.count).initialize(to: ContextEntry(hash: h, key: key, value: value))
+            header.pointee.count += 1
+            return header.pointee.count
         }
-        header.count += 1
-        if header.count > ContextStorage.linearLimit {
-            if let index = header.index, header.count * 2 <= index.capacity {
-                insert(header.count - 1, into: index)
+        if count > ContextStorage.linearLimit {
+            if let index = header.index, count * 2 <= index.capacity {
+                insert(count - 1, into: index)
             } else {
                 rebuildTable()
             }

@@ -255,6 +255,44 @@ struct JSONParser {
     /// Reads the object at `i` member by member: `member` gets each key with the parser at
     /// its value, and reads the value (nested `depth + 1`) before it returns.
     mutating func members(depth: Int, _ member: (String, inout JSONParser) throws(JSON.ParseError) -> Void) throws(JSON.ParseError) {
+        try namedMembers(depth: depth) { name, parser throws(JSON.ParseError) in try member(parser.text(of: name), &parser) }
+    }
+
+    /// A member's name as read: where its bytes lie in the input when it is ASCII with no
+    /// escape, else its text.
+    enum MemberName {
+        case bytes(Range<Int>)
+        case text(String)
+    }
+
+    /// The text of a member's name.
+    func text(of name: MemberName) -> String {
+        switch name {
+        case .bytes(let range): return text(range)
+        case .text(let text): return text
+        }
+    }
+
+    /// The bytes in `range`, as text (they were read as ASCII).
+    func text(_ range: Range<Int>) -> String {
+        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+    }
+
+    /// Whether a member's name is `wanted`.
+    func isNamed(_ name: MemberName, _ wanted: StaticString) -> Bool {
+        switch name {
+        case .bytes(let range):
+            guard range.count == wanted.utf8CodeUnitCount else { return false }
+            return bytes.withUnsafeBufferPointer { b in (0..<range.count).allSatisfy { b[range.lowerBound + $0] == wanted.utf8Start[$0] } }
+        case .text(let text):
+            return text.utf8.elementsEqual(UnsafeBufferPointer(start: wanted.utf8Start, count: wanted.utf8CodeUnitCount))
+        }
+    }
+
+    /// `members`, each name as read (no string made for a name with no escape).
+    mutating func namedMembers(depth: Int, _ member: (MemberName, inout JSONParser) throws(JSON.ParseError) -> Void)
+        throws(JSON.ParseError)
+    {
         guard depth < JSON.maxDepth else { throw fail("nested more than \(JSON.maxDepth) levels deep") }
         guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw fail("expected an object") }
         i += 1
@@ -266,12 +304,13 @@ struct JSONParser {
         while true {
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-            let key = try string()
+            let name: MemberName
+            if let range = plainString() { name = .bytes(range) } else { name = .text(try string()) }
             skipSpace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             i += 1
             skipSpace()
-            try member(key, &self)
+            try member(name, &self)
             skipSpace()
             guard i < bytes.count else { throw fail("unterminated object") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -281,6 +320,26 @@ struct JSONParser {
             }
             throw fail("expected ',' or '}'")
         }
+    }
+
+    /// Where the string at `i` (at its opening quote) lies when it is ASCII with no escape
+    /// or control character up to its closing quote; `i` moves past it. Nil for any other
+    /// string, `i` left where it was.
+    mutating func plainString() -> Range<Int>? {
+        let start = i + 1
+        let end: Int? = bytes.withUnsafeBufferPointer { b in
+            var j = start
+            while j < b.count {
+                let c = b[j]
+                if c == 0x22 { return j }
+                if c < 0x20 || c >= 0x80 || c == 0x5C { return nil }
+                j += 1
+            }
+            return nil
+        }
+        guard let end else { return nil }
+        i = end + 1
+        return start..<end
     }
 
     mutating func number() throws(JSON.ParseError) -> JSON {
@@ -338,23 +397,9 @@ struct JSONParser {
     }
 
     mutating func string() throws(JSON.ParseError) -> String {
-        i += 1
         // The common case first: ASCII with no escape up to the closing quote, read in place.
-        let start = i
-        let end: Int? = bytes.withUnsafeBufferPointer { b in
-            var j = start
-            while j < b.count {
-                let c = b[j]
-                if c == 0x22 { return j }
-                if c < 0x20 || c >= 0x80 || c == 0x5C { return nil }
-                j += 1
-            }
-            return nil
-        }
-        if let end {
-            i = end + 1
-            return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
-        }
+        if let range = plainString() { return text(range) }
+        i += 1
         var out = String.UnicodeScalarView()
         var runStart = i
         func flush(_ end: Int) {

@@ -14,8 +14,8 @@ extension OFREPService {
     }
 
     /// The context of an OFREP body (``EvaluationContext/remoteEvaluation(body:targetingKey:)``).
-    func context(of request: HTTPRequest) -> Result<EvaluationContext, ContextFailure> {
-        switch EvaluationContext.remoteEvaluation(body: request.body, targetingKey: options.targetingKey) {
+    func context(of request: HTTPRequest, known: KnownAttributes) -> Result<EvaluationContext, ContextFailure> {
+        switch EvaluationContext.remoteEvaluation(body: request.body, targetingKey: options.targetingKey, known: known) {
         case .success(let context): return .success(context)
         case .failure(.notAnObject(let message)): return .failure(.parse(message))
         case .failure(.invalidContext(let message)): return .failure(.invalid(message))
@@ -23,8 +23,9 @@ extension OFREPService {
     }
 
     func single(_ key: String, _ request: HTTPRequest) -> HTTPResponse {
+        let state = served.snapshot
         let context: EvaluationContext
-        switch self.context(of: request) {
+        switch self.context(of: request, known: state.knownAttributes) {
         case .failure(.parse(let message)):
             return .json(400, logged(failure(key, "PARSE_ERROR", message)))
         case .failure(.invalid(let message)):
@@ -32,7 +33,6 @@ extension OFREPService {
         case .success(let c):
             context = c
         }
-        let state = served.snapshot
         guard let position = state.index[key] else {
             let suggestion = Suggestions.closest(to: key, in: state.names).map { "; did you mean '\($0)'?" } ?? ""
             return .json(404, logged(failure(key, "FLAG_NOT_FOUND", "no flag, variant or value is named '\(key)'\(suggestion)")))
@@ -47,8 +47,9 @@ extension OFREPService {
     static let jsonType = [("Content-Type", "application/json")]
 
     func bulk(_ request: HTTPRequest) -> HTTPResponse {
+        let state = served.snapshot
         let context: EvaluationContext
-        switch self.context(of: request) {
+        switch self.context(of: request, known: state.knownAttributes) {
         case .failure(.parse(let message)):
             return .json(400, logged(.object([("errorCode", .string("PARSE_ERROR")), ("errorDetails", .string(message))])))
         case .failure(.invalid(let message)):
@@ -56,7 +57,6 @@ extension OFREPService {
         case .success(let c):
             context = c
         }
-        let state = served.snapshot
         // The same context in any key order has the same ETag.
         let etag = "\"\(state.contentVersion)-\(String(FNV1a.hash(OFREPService.canonicalBytes(of: context)), radix: 36))\""
         if let match = request.header("If-None-Match"), OFREPService.matches(match, etag) {
@@ -145,7 +145,7 @@ extension OFREPService {
             logged(failure(key, "INVALID_CONTEXT", problem.description)).write(to: &out)
             return 400
         }
-        let r = rules.evaluate(key, in: context)
+        let r = rules.evaluate(declaration: position.declaration, named: key, in: context)
         metrics.evaluation(key, reason: r.reason, value: r.reason == .error || r.isFallback ? nil : r.value)
         if let log = evaluationLines { log.append(evaluationLine(key, r, rules, servedAs: file.name, context)) }
         if r.reason == .error {

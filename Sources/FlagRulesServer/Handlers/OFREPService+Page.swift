@@ -49,7 +49,7 @@ extension OFREPService {
     }
 
     func evaluateForPage(_ request: HTTPRequest) -> HTTPResponse {
-        guard case .success(let given) = self.context(of: request) else {
+        guard case .success(let given) = self.context(of: request, known: .none) else {
             return .json(400, .object([("errorDetails", .string("send {\"context\": {…}}"))]))
         }
         // The form names an object's fields by path (`org.plan`): each goes into its object.

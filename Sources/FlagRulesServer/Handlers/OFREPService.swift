@@ -97,53 +97,113 @@ package final class OFREPService: Sendable {
         return response
     }
 
+    /// What a path names, read from its bytes once.
+    enum Resource: Equatable {
+        case health, upstreamHealth, page, bulk, events, list, metrics, pageRules, pageEvaluation
+        /// `/rules/NAME`.
+        case rulesFile(String)
+        /// `/ofrep/v1/evaluate/flags/KEY`.
+        case single(String)
+        /// Nothing, under a path that needs a key (`/ofrep/…`, `/api/…`).
+        case protectedNothing
+        case nothing
+
+        /// Whether a request for it needs an API key and counts toward its client's rate.
+        var isProtected: Bool {
+            switch self {
+            case .health, .upstreamHealth, .page, .nothing: false
+            default: true
+            }
+        }
+
+        init(path: String) {
+            var path = path
+            self = path.withUTF8 { Resource(bytes: $0) }
+        }
+
+        private init(bytes: UnsafeBufferPointer<UInt8>) {
+            func starts(_ prefix: StaticString) -> Bool {
+                guard let base = bytes.baseAddress, bytes.count >= prefix.utf8CodeUnitCount else { return false }
+                return memcmp(base, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+            }
+            func rest(after prefix: StaticString) -> String {
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[prefix.utf8CodeUnitCount...]), as: UTF8.self)
+            }
+            func `is`(_ path: StaticString) -> Bool { bytes.count == path.utf8CodeUnitCount && starts(path) }
+            if starts("/ofrep/") {
+                if starts("/ofrep/v1/evaluate/flags/"), bytes.count > 25 {
+                    self = .single(rest(after: "/ofrep/v1/evaluate/flags/"))
+                } else if `is`("/ofrep/v1/evaluate/flags") {
+                    self = .bulk
+                } else {
+                    self = `is`("/ofrep/v1/events") ? .events : .protectedNothing
+                }
+            } else if `is`("/healthz") {
+                self = .health
+            } else if `is`("/healthz/upstream") {
+                self = .upstreamHealth
+            } else if `is`("/") || `is`("/index.html") {
+                self = .page
+            } else if `is`("/rules") {
+                self = .list
+            } else if starts("/rules/") {
+                self = .rulesFile(rest(after: "/rules/"))
+            } else if `is`("/metrics") {
+                self = .metrics
+            } else if `is`("/api/rules") {
+                self = .pageRules
+            } else if `is`("/api/evaluate") {
+                self = .pageEvaluation
+            } else {
+                self = starts("/api/") ? .protectedNothing : .nothing
+            }
+        }
+    }
+
     private func route(_ request: HTTPRequest, peer: String) -> HTTPResponse {
-        let path = request.path
-        if path == "/healthz" { return health() }
-        if path == "/healthz/upstream" { return health(statusTells: true) }
-        if path == "/" || path == "/index.html" {
-            guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
-            return .text(200, ServePage.html, type: "text/html; charset=utf-8")
+        let resource = Resource(path: request.path)
+        if resource.isProtected {
+            if let refusal = authorize(request) { return refusal }
+            if let limit = options.rateLimit, let retry = throttle(peer, limit: limit) {
+                return HTTPResponse(status: 429, headers: [("Retry-After", String(retry))])
+            }
         }
-        let protected =
-            path.hasPrefix("/ofrep/") || path.hasPrefix("/api/") || path == "/metrics" || path == PushProtocol.listPath
-            || path.hasPrefix(PushProtocol.listPath + "/")
-        guard protected else { return .json(404, .object([("errorDetails", .string("no resource at \(path)"))])) }
-        if let refusal = authorize(request) { return refusal }
-        if let limit = options.rateLimit, let retry = throttle(peer, limit: limit) {
-            return HTTPResponse(status: 429, headers: [("Retry-After", String(retry))])
-        }
-        switch path {
-        case "/ofrep/v1/evaluate/flags":
-            guard request.method == "POST" else { return methodNotAllowed("POST") }
+        let method = request.method
+        switch resource {
+        case .single(let key):
+            guard method == "POST" else { return methodNotAllowed("POST") }
+            return single(key, request)
+        case .bulk:
+            guard method == "POST" else { return methodNotAllowed("POST") }
             return bulk(request)
-        case "/ofrep/v1/events":
+        case .health:
+            return health()
+        case .upstreamHealth:
+            return health(statusTells: true)
+        case .page:
+            guard method == "GET" || method == "HEAD" else { return methodNotAllowed("GET") }
+            return .text(200, ServePage.html, type: "text/html; charset=utf-8")
+        case .events:
             // The transport serves the stream itself (it holds the connection); a request
             // that reaches here used another method.
             return methodNotAllowed("GET")
-        case PushProtocol.listPath:
-            guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
+        case .list:
+            guard method == "GET" || method == "HEAD" else { return methodNotAllowed("GET") }
             return rulesList(request)
-        case "/metrics":
-            guard request.method == "GET" else { return methodNotAllowed("GET") }
+        case .rulesFile(let name):
+            guard method == "GET" || method == "HEAD" else { return methodNotAllowed("GET") }
+            return rulesFile(name, request)
+        case .metrics:
+            guard method == "GET" else { return methodNotAllowed("GET") }
             return .text(200, metrics.text() + statusMetrics() + transportMetrics(), type: "text/plain; version=0.0.4; charset=utf-8")
-        case "/api/rules":
-            guard request.method == "GET" else { return methodNotAllowed("GET") }
+        case .pageRules:
+            guard method == "GET" else { return methodNotAllowed("GET") }
             return rulesForPage()
-        case "/api/evaluate":
-            guard request.method == "POST" else { return methodNotAllowed("POST") }
+        case .pageEvaluation:
+            guard method == "POST" else { return methodNotAllowed("POST") }
             return evaluateForPage(request)
-        default:
-            if path.hasPrefix(PushProtocol.listPath + "/") {
-                guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed("GET") }
-                return rulesFile(String(Substring(path.utf8.dropFirst(PushProtocol.listPath.utf8.count + 1))), request)
-            }
-            let prefix = "/ofrep/v1/evaluate/flags/"
-            if path.hasPrefix(prefix), path.utf8.count > prefix.utf8.count {
-                guard request.method == "POST" else { return methodNotAllowed("POST") }
-                return single(String(Substring(path.utf8.dropFirst(prefix.utf8.count))), request)
-            }
-            return .json(404, .object([("errorDetails", .string("no resource at \(path)"))]))
+        case .protectedNothing, .nothing:
+            return .json(404, .object([("errorDetails", .string("no resource at \(request.path)"))]))
         }
     }
 

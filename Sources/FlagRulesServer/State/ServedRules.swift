@@ -66,6 +66,9 @@ package final class ServedRules: Sendable {
         /// `GET /rules`: the list's body, its ETag, and the header lines of its `304` and
         /// `200`, made when the snapshot comes in force.
         package fileprivate(set) var listing = Listing()
+        /// The attributes the files' rules read, and `targetingKey`: an OFREP body's names
+        /// found here are read without being made and hashed.
+        package fileprivate(set) var knownAttributes = KnownAttributes.none
         /// The generation as the protocol writes it (event ids, `metadata.version`).
         package var version: String { String(generation) }
 
@@ -225,6 +228,7 @@ package final class ServedRules: Sendable {
                 || zip(files, before.files).contains { $0.rules.contentVersion != $1.rules.contentVersion }
             next.generation = changed ? PushProtocol.generation(after: before.generation) : before.generation
             next.since = changed ? Date() : before.since
+            next.knownAttributes = KnownAttributes(["targetingKey"] + files.flatMap(\.rules.attributesRead))
             next.files = files.map { file in
                 var file = file
                 let old = before.files.first { $0.name == file.name }

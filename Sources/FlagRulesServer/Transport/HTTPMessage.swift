@@ -135,6 +135,9 @@ package struct HTTPResponse: Sendable {
     static let statusLines: [Int: [UInt8]] = Dictionary(
         uniqueKeysWithValues: reasons.map { ($0.key, Array("HTTP/1.1 \($0.key) \($0.value)\r\n".utf8)) })
 
+    /// `statusLines[200]`, without the lookup.
+    static let okLine = Array("HTTP/1.1 200 OK\r\n".utf8)
+
     /// The response as bytes on the wire (`Content-Length` added; no body for 304 and HEAD).
     package func serialized(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
@@ -151,8 +154,14 @@ package struct HTTPResponse: Sendable {
             128 + headers.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + headerLines.count
             + (hasBody && !headOnly ? body.count : 0)
         if out.capacity - out.count < needed { out.reserveCapacity(max(out.count + needed, 2 * out.capacity)) }
-        func add(_ text: String) { out.append(contentsOf: text.utf8) }
-        if let line = HTTPResponse.statusLines[status] {
+        func add(_ text: String) {
+            // In place when the text is stored contiguously (every native string): appending a
+            // string's UTF-8 view walks it byte by byte.
+            if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil { out.append(contentsOf: text.utf8) }
+        }
+        if status == 200 {
+            out.append(contentsOf: HTTPResponse.okLine)
+        } else if let line = HTTPResponse.statusLines[status] {
             out.append(contentsOf: line)
         } else {
             add("HTTP/1.1 \(status) Status\r\n")

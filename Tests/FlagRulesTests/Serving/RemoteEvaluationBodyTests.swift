@@ -16,6 +16,8 @@ import Testing
             "null", "true", "42", "-1.5", "1e400", "\"beta\"", "\"user-\\u0034\"", "[1, \"x\", null]", "{\"plan\": \"team\", \"seats\": 3}",
             "{\"x\": {\"y\": null}}", "[]", "{}", "\"é\"", "tru", "\"unterminated",
         ]
+        // Names known in advance (a served file's attributes): all, some, none.
+        let tables = [KnownAttributes(names), KnownAttributes(["build", "userId", "zone"]), KnownAttributes.none]
         var readDirectly = 0
         for _ in 0..<400 {
             var members: [String] = []
@@ -29,7 +31,10 @@ import Testing
             ]
             let body = Array(shapes.randomElement(using: &random)!.utf8)
             for targetingKey in ["userId", "targetingKey"] {
-                guard let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey) else { continue }
+                let known = tables.randomElement(using: &random)!
+                guard let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey, known: known) else {
+                    continue
+                }
                 readDirectly += 1
                 let plain = EvaluationContext.plainRemoteEvaluation(body: body, targetingKey: targetingKey)
                 guard case .success(let tree) = plain else {
@@ -57,5 +62,32 @@ import Testing
         let kept = EvaluationContext(
             remoteEvaluationBody: Array(#"{"context": {"targetingKey": "u-1", "userId": "u-2"}}"#.utf8), targetingKey: "userId")
         #expect(kept == ["userId": "u-2"])
+    }
+
+    /// A known name is found by its bytes with the hash a context gives it; any other name
+    /// is not found. Held to a plain set over random tables, names and seeds (names sharing
+    /// prefixes, lengths and bytes, so that probes collide).
+    @Test(arguments: 0..<4) func knownNamesAreFoundAsASetFindsThem(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let alphabet = Array("ab.-_é".utf8)
+        func name() -> String {
+            let bytes = (0..<Int.random(in: 0...12, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        for _ in 0..<200 {
+            let names = (0..<Int.random(in: 0...40, using: &random)).map { _ in name() }
+            let table = KnownAttributes(names, seed: UInt64.random(in: 0...3, using: &random))
+            let plain = Set(names)
+            #expect(table.names == names.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } })
+            for probe in names + (0..<40).map({ _ in name() }) {
+                let found = Array(probe.utf8).withUnsafeBufferPointer { table.key($0) }
+                #expect((found != nil) == plain.contains(probe), "\(probe) in \(names)")
+                if let found {
+                    #expect(found.name == probe)
+                    #expect(found.hash == ContextStorage.hash(probe))
+                }
+                #expect(table.key(named: probe).hash == ContextStorage.hash(probe))
+            }
+        }
     }
 }
