@@ -40,7 +40,12 @@ extension RuleSet {
 
     /// ``absentUnits(of:resolution:in:)`` of a declaration at hand.
     package func absentUnits(of info: DeclarationInfo, resolution r: Resolution, in context: EvaluationContext) -> [String] {
-        guard r.rule == nil, r.reason == .default, !info.bucketingUnits.isEmpty else { return [] }
-        return info.bucketingUnits.filter { context.value(atPath: $0) == nil }
+        absentUnits(info.bucketingUnits, resolution: r, in: context)
+    }
+
+    /// ``absentUnits(of:resolution:in:)`` of a declaration's bucketing units.
+    package func absentUnits(_ units: [String], resolution r: Resolution, in context: EvaluationContext) -> [String] {
+        guard r.rule == nil, r.reason == .default, !units.isEmpty else { return [] }
+        return units.filter { context.value(atPath: $0) == nil }
     }
 }

@@ -259,8 +259,13 @@ public struct RuleSet: Sendable {
     /// answers `INVALID_CONTEXT` for. Attributes the declaration does not read are not its
     /// concern; an absent one is absent, not mistyped.
     package func mistypedRead(by info: DeclarationInfo, in context: EvaluationContext) -> ContextProblem? {
+        mistypedRead(info.reads, in: context)
+    }
+
+    /// ``mistypedRead(by:in:)`` of a declaration's reads.
+    package func mistypedRead(_ reads: [DeclarationInfo.AttributeRead], in context: EvaluationContext) -> ContextProblem? {
         // Read in place: a copy of each read would retain its strings and fields.
-        info.reads.withUnsafeBufferPointer { reads in
+        reads.withUnsafeBufferPointer { reads in
             guard let first = reads.baseAddress else { return nil }
             for i in reads.indices {
                 if let expected = mistyped(first + i, in: context) {

@@ -328,12 +328,14 @@ struct JSONParser {
     mutating func plainString() -> Range<Int>? {
         let start = i + 1
         let end: Int? = bytes.withUnsafeBufferPointer { b in
+            guard let base = b.baseAddress, start <= b.count else { return nil }
             var j = start
             while j < b.count {
-                let c = b[j]
+                let c = base[j]
                 if c == 0x22 { return j }
-                if c < 0x20 || c >= 0x80 || c == 0x5C { return nil }
-                j += 1
+                // A control character, a backslash or a byte over 0x7F.
+                if c &- 0x20 >= 0x60 || c == 0x5C { return nil }
+                j &+= 1
             }
             return nil
         }

@@ -134,20 +134,33 @@ extension OFREPService {
     )
         -> Int
     {
-        let file = state.files[position.file]
-        let rules = file.rules
-        let info = file.declarations[position.declaration]
-        let key = info.name
+        // The file and the declaration read in place: a copy of either retains each field.
+        state.files.withUnsafeBufferPointer { files in
+            let file = files.baseAddress! + position.file
+            return file.pointee.declarations.withUnsafeBufferPointer { declarations in
+                answer(
+                    declarations.baseAddress! + position.declaration, at: position.declaration, file.pointee.rules,
+                    servedAs: file.pointee.name, context, into: &out)
+            }
+        }
+    }
+
+    /// ``evaluate(_:in:_:into:)`` of the declaration `info` points at, at `index` in `rules`.
+    private func answer(
+        _ info: UnsafePointer<DeclarationInfo>, at index: Int, _ rules: RuleSet, servedAs fileName: String, _ context: EvaluationContext,
+        into out: inout [UInt8]
+    ) -> Int {
+        let key = info.pointee.name
         // A value of the wrong type for an attribute the declaration reads fails it; other
         // attributes are not its concern.
-        if let problem = rules.mistypedRead(by: info, in: context) {
+        if let problem = rules.mistypedRead(info.pointee.reads, in: context) {
             metrics.evaluation(key, reason: .error)
             logged(failure(key, "INVALID_CONTEXT", problem.description)).write(to: &out)
             return 400
         }
-        let r = rules.evaluate(declaration: position.declaration, named: key, in: context)
+        let r = rules.evaluate(declaration: index, named: key, in: context)
         metrics.evaluation(key, reason: r.reason, value: r.reason == .error || r.isFallback ? nil : r.value)
-        if let log = evaluationLines { log.append(evaluationLine(key, r, rules, servedAs: file.name, context)) }
+        if let log = evaluationLines { log.append(evaluationLine(key, r, rules, servedAs: fileName, context)) }
         if r.reason == .error {
             failure(key, r.errorCode?.rawValue ?? "GENERAL", r.errorMessage ?? "evaluation failed").write(to: &out)
             return 400
@@ -160,14 +173,12 @@ extension OFREPService {
             ASCII.append(#", "value": "#, to: &out)
             r.value.json.write(to: &out)
         }
-        ASCII.append(#", "reason": "#, to: &out)
-        ASCII.append(OFREPService.quoted(r.reason), to: &out)
+        ASCII.append(OFREPService.reasonMember(r.reason), to: &out)
         if !r.isFallback {
             ASCII.append(#", "variant": "#, to: &out)
             OFREPService.writeVariant(r, to: &out)
         }
-        ASCII.append(#", "metadata": {"kind": "#, to: &out)
-        ASCII.append(OFREPService.quoted(info.kind), to: &out)
+        ASCII.append(OFREPService.kindMember(info.pointee.kind), to: &out)
         if r.isFallback { ASCII.append(#", "fallback": true"#, to: &out) }
         if let rule = r.rule {
             ASCII.append(#", "rule": "#, to: &out)
@@ -177,14 +188,14 @@ extension OFREPService {
             ASCII.append(#", "line": "#, to: &out)
             ASCII.appendDecimal(line, to: &out)
         }
-        if let owner = info.owner {
+        if let owner = info.pointee.owner {
             ASCII.append(#", "owner": "#, to: &out)
             JSON.writeString(owner, to: &out)
         }
         // A rollout or split whose unit is absent does not match (the language's rule, the
         // same in Swift and `flags eval`); say so, so that a keyless context is not taken
         // for an assignment.
-        let absent = rules.absentUnits(of: info, resolution: r, in: context)
+        let absent = rules.absentUnits(info.pointee.bucketingUnits, resolution: r, in: context)
         if !absent.isEmpty {
             ASCII.append(#", "absentUnits": "#, to: &out)
             JSON.writeString(absent.joined(separator: ","), to: &out)
@@ -201,26 +212,27 @@ extension OFREPService {
         return r.reason.rawValue.lowercased()
     }
 
-    /// A reason as a JSON string (its raw value, quoted), without making a string.
-    static func quoted(_ reason: Resolution.Reason) -> StaticString {
+    /// The `reason` member (its raw value, quoted) with the comma before it, as one literal.
+    static func reasonMember(_ reason: Resolution.Reason) -> StaticString {
         switch reason {
-        case .static: return #""STATIC""#
-        case .targetingMatch: return #""TARGETING_MATCH""#
-        case .split: return #""SPLIT""#
-        case .default: return #""DEFAULT""#
-        case .disabled: return #""DISABLED""#
-        case .error: return #""ERROR""#
-        case .override: return #""OVERRIDE""#
+        case .static: return #", "reason": "STATIC""#
+        case .targetingMatch: return #", "reason": "TARGETING_MATCH""#
+        case .split: return #", "reason": "SPLIT""#
+        case .default: return #", "reason": "DEFAULT""#
+        case .disabled: return #", "reason": "DISABLED""#
+        case .error: return #", "reason": "ERROR""#
+        case .override: return #", "reason": "OVERRIDE""#
         }
     }
 
-    /// A declaration's kind as a JSON string (its raw value, quoted).
-    static func quoted(_ kind: DeclarationKind) -> StaticString {
+    /// The `metadata` member's start up to its `kind` (the kind's raw value, quoted), as one
+    /// literal.
+    static func kindMember(_ kind: DeclarationKind) -> StaticString {
         switch kind {
-        case .flag: return #""flag""#
-        case .variant: return #""variant""#
-        case .value: return #""value""#
-        case .segment: return #""segment""#
+        case .flag: return #", "metadata": {"kind": "flag""#
+        case .variant: return #", "metadata": {"kind": "variant""#
+        case .value: return #", "metadata": {"kind": "value""#
+        case .segment: return #", "metadata": {"kind": "segment""#
         }
     }
 

@@ -50,7 +50,10 @@ package final class ServedRules: Sendable {
     }
 
     /// What is in force at one instant.
-    package struct Snapshot: Sendable {
+    ///
+    /// A class, so that each request takes it with one reference: its fields are set while
+    /// it is made, before it is put in force, and never after (safe to share).
+    package final class Snapshot: @unchecked Sendable {
         package fileprivate(set) var files: [File] = []
         /// Every flag, variant and value: where it is served from. The first file wins a
         /// name.
@@ -91,7 +94,7 @@ package final class ServedRules: Sendable {
         init() { makeListing() }
 
         /// Makes ``listing`` from the files and time in force.
-        fileprivate mutating func makeListing() {
+        fileprivate func makeListing() {
             contentVersion = Snapshot.contentVersion(of: files)
             let text = PushProtocol.list(files.map { .init(name: $0.name, etag: $0.etag, generation: $0.generation) }).serialized()
             listing.body = Array(text.utf8)
@@ -208,7 +211,7 @@ package final class ServedRules: Sendable {
 
     private func put(_ files: [File]) -> [Conflict] {
         var conflicts: [Conflict] = []
-        var next = Snapshot()
+        let next = Snapshot()
         for (i, file) in files.enumerated() {
             for (k, d) in file.declarations.enumerated() where d.kind != .segment {
                 if let first = next.index[d.name] {

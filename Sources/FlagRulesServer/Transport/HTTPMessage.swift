@@ -67,10 +67,12 @@ package struct HTTPRequest: Sendable {
     }
 
     /// A request read from the wire: its fields lie in `head`.
-    init(method: String, head: [UInt8], fields: [(name: Range<Int>, value: Range<Int>)], isHTTP10: Bool) {
+    init(
+        method: String, path: String, query: [(String, String)], head: [UInt8], fields: [(name: Range<Int>, value: Range<Int>)], isHTTP10: Bool
+    ) {
         self.method = method
-        self.path = ""
-        self.query = []
+        self.path = path
+        self.query = query
         self.fields = .read(head: head, ranges: fields)
         self.body = []
         self.isHTTP10 = isHTTP10
@@ -268,7 +270,7 @@ package struct HTTPRequestParser: Sendable {
             }
             return nil
         }
-        let (request, length) = try buffer.withUnsafeBufferPointer { bytes throws(Failure) in
+        var (request, length) = try buffer.withUnsafeBufferPointer { bytes throws(Failure) in
             try HTTPRequestParser.parseHead(UnsafeBufferPointer(rebasing: bytes[start..<end]))
         }
         let bodyStart = end + 4
@@ -279,11 +281,10 @@ package struct HTTPRequestParser: Sendable {
             }
             return nil
         }
-        var whole = request
-        whole.body = Array(buffer[bodyStart..<(bodyStart + length)])
+        request.body = Array(buffer[bodyStart..<(bodyStart + length)])
         start = bodyStart + length
         searched = start
-        return whole
+        return request
     }
 
     /// The request line and header fields (a header block without its blank line), and the
@@ -389,20 +390,22 @@ package struct HTTPRequestParser: Sendable {
         if let length, length > HTTPRequestParser.maxBodyBytes {
             throw Failure(status: 413, message: "the body is over \(HTTPRequestParser.maxBodyBytes) bytes")
         }
-        var request = HTTPRequest(method: text(0..<space0), head: Array(head), fields: fields, isHTTP10: isHTTP10)
+        // The common methods as literals (no string made and checked).
+        let method = bytes(0..<space0, are: "POST") ? "POST" : bytes(0..<space0, are: "GET") ? "GET" : text(0..<space0)
         // The target: a path, and a query after `?`; each decoded only when it holds an escape.
         let targetRange = space0 + 1..<space1
-        let question = head[targetRange].firstIndex(of: UInt8(ascii: "?")) ?? targetRange.upperBound
-        let path = text(targetRange.lowerBound..<question)
-        let escaped = head[targetRange.lowerBound..<question].contains(UInt8(ascii: "%"))
-        request.path = escaped ? path.removingPercentEncoding ?? path : path
+        let question = find(UInt8(ascii: "?"), in: targetRange) ?? targetRange.upperBound
+        let rawPath = text(targetRange.lowerBound..<question)
+        let path = find(UInt8(ascii: "%"), in: targetRange.lowerBound..<question) != nil ? rawPath.removingPercentEncoding ?? rawPath : rawPath
+        var query: [(String, String)] = []
         if question < targetRange.upperBound {
-            request.query = text(question + 1..<targetRange.upperBound).split(separator: "&").map { pair in
+            query = text(question + 1..<targetRange.upperBound).split(separator: "&").map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let decode = { (s: Substring) in s.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
                 return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
             }
         }
+        let request = HTTPRequest(method: method, path: path, query: query, head: Array(head), fields: fields, isHTTP10: isHTTP10)
         return (request, length ?? 0)
     }
 

@@ -35,15 +35,15 @@ import Testing
         }
     }
 
-    /// Reasons and kinds are written as their raw values, quoted.
+    /// Reasons and kinds are written as their raw values, quoted, after their members' names.
     @Test func reasonsAndKindsAreTheirRawValuesQuoted() {
         let reasons: [Resolution.Reason] = [.static, .targetingMatch, .split, .default, .disabled, .error, .override]
         for reason in reasons {
-            #expect("\(OFREPService.quoted(reason))" == "\"\(reason.rawValue)\"")
+            #expect("\(OFREPService.reasonMember(reason))" == ", \"reason\": \"\(reason.rawValue)\"")
         }
         let kinds: [DeclarationKind] = [.flag, .variant, .value, .segment]
         for kind in kinds {
-            #expect("\(OFREPService.quoted(kind))" == "\"\(kind.rawValue)\"")
+            #expect("\(OFREPService.kindMember(kind))" == ", \"metadata\": {\"kind\": \"\(kind.rawValue)\"")
         }
     }
 
