@@ -41,7 +41,8 @@ package final class KnownAttributes: @unchecked Sendable {
             let start = end
             end += key.name.utf8.count
             ends[k] = end
-            var slot = Int(truncatingIfNeeded: LiteralHash.of(UnsafeBufferPointer(rebasing: bytes[start..<end]), seed: seed)) & (capacity - 1)
+            var slot =
+                Int(truncatingIfNeeded: LiteralHash.of(UnsafeBufferPointer(rebasing: bytes[start..<end]), seed: seed)) & (capacity - 1)
             while slots[slot] != 0 { slot = (slot + 1) & (capacity - 1) }
             slots[slot] = Int32(k + 1)
         }

@@ -68,7 +68,8 @@ package struct HTTPRequest: Sendable {
 
     /// A request read from the wire: its fields lie in `head`.
     init(
-        method: String, path: String, query: [(String, String)], head: [UInt8], fields: [(name: Range<Int>, value: Range<Int>)], isHTTP10: Bool
+        method: String, path: String, query: [(String, String)], head: [UInt8], fields: [(name: Range<Int>, value: Range<Int>)],
+        isHTTP10: Bool
     ) {
         self.method = method
         self.path = path
@@ -396,7 +397,8 @@ package struct HTTPRequestParser: Sendable {
         let targetRange = space0 + 1..<space1
         let question = find(UInt8(ascii: "?"), in: targetRange) ?? targetRange.upperBound
         let rawPath = text(targetRange.lowerBound..<question)
-        let path = find(UInt8(ascii: "%"), in: targetRange.lowerBound..<question) != nil ? rawPath.removingPercentEncoding ?? rawPath : rawPath
+        let path =
+            find(UInt8(ascii: "%"), in: targetRange.lowerBound..<question) != nil ? rawPath.removingPercentEncoding ?? rawPath : rawPath
         var query: [(String, String)] = []
         if question < targetRange.upperBound {
             query = text(question + 1..<targetRange.upperBound).split(separator: "&").map { pair in
