@@ -30,6 +30,15 @@ package final class ServeMetrics: Sendable {
         /// Each value it served: how often, and when last (seconds since 1970). The
         /// exposition writes each value as JSON text.
         var served: [Value: (count: Int, last: Double)] = [:]
+        /// A flag's `false` and `true`, counted apart from `served` (no value hashed).
+        var bools: [(count: Int, last: Double)?] = [nil, nil]
+
+        /// Every value it served, bools included.
+        var allServed: [Value: (count: Int, last: Double)] {
+            var all = served
+            for (k, counted) in bools.enumerated() { if let counted { all[.bool(k == 1)] = counted } }
+            return all
+        }
     }
 
     private let counts = Locked(Counts())
@@ -76,6 +85,11 @@ package final class ServeMetrics: Sendable {
     private static func count(_ d: inout Declaration, reason: Resolution.Reason, value: Value?, at time: Double) {
         d.reasons[place(of: reason)] += 1
         guard let value else { return }
+        if case .bool(let b) = value {
+            let k = b ? 1 : 0
+            d.bools[k] = ((d.bools[k]?.count ?? 0) + 1, time)
+            return
+        }
         if let i = d.served.index(forKey: value) {
             d.served.values[i] = (d.served.values[i].count + 1, time)
         } else if d.served.count < ServeMetrics.maxValues {
@@ -132,7 +146,7 @@ package final class ServeMetrics: Sendable {
         for key in keys {
             // Values whose JSON text is the same are one value here.
             var byText: [String: (count: Int, last: Double)] = [:]
-            for (value, n) in c.declarations[key]!.served {
+            for (value, n) in c.declarations[key]!.allServed {
                 let text = value.json.serialized()
                 let before = byText[text] ?? (0, 0)
                 byText[text] = (before.count + n.count, max(before.last, n.last))

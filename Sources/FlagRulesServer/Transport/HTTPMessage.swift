@@ -206,6 +206,8 @@ package struct HTTPRequestParser: Sendable {
     package static let maxHeaderBytes = 16 << 10
     package static let maxHeaders = 100
     package static let maxBodyBytes = 1 << 20
+    /// Up to this capacity, the read buffer is shared with the request read from it.
+    static let sharedBufferBytes = 4_096
 
     /// Why a request cannot be read: the status to answer with before closing.
     package struct Failure: Error, Sendable, Equatable {
@@ -271,8 +273,12 @@ package struct HTTPRequestParser: Sendable {
             }
             return nil
         }
+        // A small buffer is shared with the request, its fields found at their place in it
+        // (no copy of the head; the buffer is next changed once the request is answered); a
+        // large one, which a request held for an event stream would keep, is not.
+        let shared = buffer.capacity <= HTTPRequestParser.sharedBufferBytes ? buffer : nil
         var (request, length) = try buffer.withUnsafeBufferPointer { bytes throws(Failure) in
-            try HTTPRequestParser.parseHead(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+            try HTTPRequestParser.parseHead(UnsafeBufferPointer(rebasing: bytes[start..<end]), in: shared, at: start)
         }
         let bodyStart = end + 4
         guard buffer.count - bodyStart >= length else {
@@ -291,7 +297,11 @@ package struct HTTPRequestParser: Sendable {
     /// The request line and header fields (a header block without its blank line), and the
     /// body's length; read as bytes in one pass, each field's name and value made a string
     /// once.
-    private static func parseHead(_ head: UnsafeBufferPointer<UInt8>) throws(Failure) -> (HTTPRequest, Int) {
+    /// `source`: the bytes `head` lies in from `offset` on, kept as the request's (its
+    /// fields' places shifted by `offset`); nil: the head is copied.
+    private static func parseHead(_ head: UnsafeBufferPointer<UInt8>, in source: [UInt8]?, at offset: Int) throws(Failure) -> (
+        HTTPRequest, Int
+    ) {
         let space: UInt8 = 32, tab: UInt8 = 9, cr: UInt8 = 13, lf: UInt8 = 10, colon: UInt8 = 58
         guard let base = head.baseAddress, !head.isEmpty else {
             throw Failure(status: 400, message: "the request line is not 'METHOD /path HTTP/1.1'")
@@ -407,7 +417,16 @@ package struct HTTPRequestParser: Sendable {
                 return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
             }
         }
-        let request = HTTPRequest(method: method, path: path, query: query, head: Array(head), fields: fields, isHTTP10: isHTTP10)
+        let request: HTTPRequest
+        if let source {
+            for i in fields.indices {
+                let (name, value) = fields[i]
+                fields[i] = (name.lowerBound + offset..<name.upperBound + offset, value.lowerBound + offset..<value.upperBound + offset)
+            }
+            request = HTTPRequest(method: method, path: path, query: query, head: source, fields: fields, isHTTP10: isHTTP10)
+        } else {
+            request = HTTPRequest(method: method, path: path, query: query, head: Array(head), fields: fields, isHTTP10: isHTTP10)
+        }
         return (request, length ?? 0)
     }
 
