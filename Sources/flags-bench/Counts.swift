@@ -138,20 +138,20 @@ func countedOperations() -> [CountedOperation] {
                 countedSink &+= (try? EvaluationContext(json: json))?["tags"]?.listValue?.count ?? 0
             }
         },
-        request("GET /healthz", 1_600, 1) { _ in HTTPRequest(method: "GET", path: "/healthz") },
-        request("GET /rules/app.flags", 6_000, 2) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
-        request("GET /rules/app.flags, revalidated (304)", 12_000, 3) {
+        request("GET /healthz", 1_300, 1) { _ in HTTPRequest(method: "GET", path: "/healthz") },
+        request("GET /rules/app.flags", 3_000, 2) { _ in HTTPRequest(method: "GET", path: "/rules/app.flags") },
+        request("GET /rules/app.flags, revalidated (304)", 9_500, 3) {
             HTTPRequest(method: "GET", path: "/rules/app.flags", headers: [("If-None-Match", $0)])
         },
-        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 25_000, 5) { _ in
+        request("POST /ofrep/v1/evaluate/flags/newMediaPicker", 18_000, 4) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags/newMediaPicker", body: Array(ofrepContext.utf8))
         },
-        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 79_000, 14) { _ in
+        request("POST /ofrep/v1/evaluate/flags (bulk, 9 declarations)", 64_000, 12) { _ in
             HTTPRequest(method: "POST", path: "/ofrep/v1/evaluate/flags", body: Array(ofrepContext.utf8))
         },
         wireRequest(
-            "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 35_000, 9, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
-        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 89_000, 18, path: "/ofrep/v1/evaluate/flags"),
+            "POST /ofrep/v1/evaluate/flags/newMediaPicker, read and written", 25_000, 7, path: "/ofrep/v1/evaluate/flags/newMediaPicker"),
+        wireRequest("POST /ofrep/v1/evaluate/flags (bulk), read and written", 72_000, 15, path: "/ofrep/v1/evaluate/flags"),
         CountedOperation(
             name: "load 10,000 declarations (parse, check, compile)", unit: "load", iterations: 1, maxInstructions: 660e6,
             maxAllocations: 270_000

@@ -73,10 +73,13 @@ extension OFREPService {
     /// `degraded`. `/healthz/upstream` says the same with its status, for a monitor that reads
     /// status codes only: `503` while an upstream is unreachable.
     func health(statusTells: Bool = false) -> HTTPResponse {
-        guard let report = healthReport.withLock({ $0 })?.read(), !report.upstreams.isEmpty else { return .text(200, "ok\n") }
+        guard let report = healthReport.withLock({ $0 })?.read(), !report.upstreams.isEmpty else { return OFREPService.plainOK }
         let text = ([report.ok ? "ok" : "degraded"] + report.detail).joined(separator: "\n") + "\n"
         return .text(statusTells && !report.ok ? 503 : 200, text)
     }
+
+    /// `/healthz` with no upstream to report on, made once.
+    static let plainOK = HTTPResponse.text(200, "ok\n")
 
     /// What the transport holds now: open connections, and event-stream subscribers by the
     /// file they follow (`*`: every change).

@@ -117,8 +117,9 @@ package final class OFREPService: Sendable {
         }
 
         init(path: String) {
-            var path = path
-            self = path.withUTF8 { Resource(bytes: $0) }
+            self =
+                path.utf8.withContiguousStorageIfAvailable { Resource(bytes: $0) }
+                ?? Array(path.utf8).withUnsafeBufferPointer { Resource(bytes: $0) }
         }
 
         private init(bytes: UnsafeBufferPointer<UInt8>) {
@@ -130,7 +131,9 @@ package final class OFREPService: Sendable {
                 String(decoding: UnsafeBufferPointer(rebasing: bytes[prefix.utf8CodeUnitCount...]), as: UTF8.self)
             }
             func `is`(_ path: StaticString) -> Bool { bytes.count == path.utf8CodeUnitCount && starts(path) }
-            if starts("/ofrep/") {
+            if `is`("/healthz") {
+                self = .health
+            } else if starts("/ofrep/") {
                 if starts("/ofrep/v1/evaluate/flags/"), bytes.count > 25 {
                     self = .single(rest(after: "/ofrep/v1/evaluate/flags/"))
                 } else if `is`("/ofrep/v1/evaluate/flags") {
@@ -138,8 +141,6 @@ package final class OFREPService: Sendable {
                 } else {
                     self = `is`("/ofrep/v1/events") ? .events : .protectedNothing
                 }
-            } else if `is`("/healthz") {
-                self = .health
             } else if `is`("/healthz/upstream") {
                 self = .upstreamHealth
             } else if `is`("/") || `is`("/index.html") {
