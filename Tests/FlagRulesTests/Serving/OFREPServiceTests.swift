@@ -376,6 +376,49 @@ import Testing
         #expect(notice?.contains(#""count": \#(dropped)"#) == true, "\(notice ?? "no notice")")
     }
 
+    /// A request read from a small buffer shares it: its header fields stay what they were
+    /// when more bytes arrive and the parser lets the read ones go (its own copy is made
+    /// then), and a large buffer is not shared.
+    @Test func aRequestKeepsItsHeadWhenTheParserReadsOn() throws {
+        var parser = HTTPRequestParser()
+        parser.append(Array("GET /ofrep/v1/events HTTP/1.1\r\nAccept: text/event-stream\r\nX-Tag: one\r\n\r\nGET /b".utf8))
+        let held = try #require(try parser.next())
+        // The parser lets the first request's bytes go and reads another over them.
+        parser.append(Array(" HTTP/1.1\r\nX-Tag: two\r\n\r\n".utf8))
+        let next = try #require(try parser.next())
+        parser.append(Array("GET /c HTTP/1.1\r\nX-Tag: three\r\n\r\n".utf8))
+        #expect(try parser.next()?.header("x-tag") == "three")
+        #expect(held.header("X-Tag") == "one" && held.header("accept") == "text/event-stream")
+        #expect(held.headers.map(\.0) == ["Accept", "X-Tag"])
+        #expect(next.path == "/b" && next.header("x-tag") == "two")
+        // Past the shared size (a large body read before), the head is copied: the same fields.
+        var large = HTTPRequestParser()
+        let body = String(repeating: "x", count: 2 * HTTPRequestParser.sharedBufferBytes)
+        large.append(
+            Array("POST /a HTTP/1.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)GET /d HTTP/1.1\r\nX-Tag: four\r\n\r\n".utf8))
+        #expect(try large.next()?.body.count == body.utf8.count)
+        let copied = try #require(try large.next())
+        #expect(copied.path == "/d" && copied.header("X-Tag") == "four" && copied.headers.count == 1)
+    }
+
+    /// A path names one resource, read from its bytes; whether it needs a key follows.
+    @Test func pathsNameTheirResources() {
+        let table: [(String, OFREPService.Resource)] = [
+            ("/healthz", .health), ("/healthz/upstream", .upstreamHealth), ("/", .page), ("/index.html", .page),
+            ("/ofrep/v1/evaluate/flags", .bulk), ("/ofrep/v1/evaluate/flags/", .protectedNothing),
+            ("/ofrep/v1/evaluate/flags/dark-mode", .single("dark-mode")), ("/ofrep/v1/evaluate/flags/a/b", .single("a/b")),
+            ("/ofrep/v1/events", .events), ("/ofrep/v1/eventsx", .protectedNothing), ("/ofrep/", .protectedNothing),
+            ("/rules", .list), ("/rules/", .rulesFile("")), ("/rules/app.flags", .rulesFile("app.flags")), ("/rulesx", .nothing),
+            ("/metrics", .metrics), ("/api/rules", .pageRules), ("/api/evaluate", .pageEvaluation), ("/api/x", .protectedNothing),
+            ("/healthzz", .nothing), ("", .nothing), ("/ofrep/v1/evaluate/flags/é", .single("é")),
+        ]
+        for (path, resource) in table {
+            #expect(OFREPService.Resource(path: path) == resource, "\(path)")
+            let open: Set<String> = ["/healthz", "/healthz/upstream", "/", "/index.html", "/rulesx", "/healthzz", ""]
+            #expect(resource.isProtected == !open.contains(path), "\(path)")
+        }
+    }
+
     /// `Expect: 100-continue` asks for one `100 Continue`, once the head has come and the
     /// body has not; none when the body came with the head, or for HTTP/1.0.
     @Test func aHundredContinueIsAskedForOnceARequest() throws {
