@@ -38,9 +38,10 @@ extension EvaluationContext {
         guard case .object(var members) = given else {
             return .failure(.invalidContext("'context' is \(given.kindName), not an object"))
         }
-        if let i = members.firstIndex(where: { $0.0 == "targetingKey" }) {
+        // Names compare by their bytes, as a context's do.
+        if let i = members.firstIndex(where: { Comparison.bytesEqual($0.0, "targetingKey") }) {
             let key = members.remove(at: i).1
-            if !members.contains(where: { $0.0 == targetingKey }) { members.append((targetingKey, key)) }
+            if !members.contains(where: { Comparison.bytesEqual($0.0, targetingKey) }) { members.append((targetingKey, key)) }
         }
         do {
             return .success(try EvaluationContext(jsonMembers: members))
@@ -97,7 +98,8 @@ extension EvaluationContext {
         var named = false
         var count = 0
         var usable = true
-        let renames = targetingKey != "targetingKey"
+        // Names compare by their bytes, as a context's do.
+        let renames = !Comparison.bytesEqual(targetingKey, "targetingKey")
         try parser.namedMembers(depth: 1) { name, parser throws(JSON.ParseError) in
             let value = try EvaluationContext.memberValue(&parser)
             count += 1
@@ -106,12 +108,12 @@ extension EvaluationContext {
                 return
             }
             let key = EvaluationContext.key(name, in: parser, known: known)
-            if renames, key.name == "targetingKey" {
+            if renames, Comparison.bytesEqual(key.name, "targetingKey") {
                 if given != nil { usable = false }
                 given = value
                 return
             }
-            if key.name == targetingKey { named = true }
+            if Comparison.bytesEqual(key.name, targetingKey) { named = true }
             made.set(value, for: key.name, hash: key.hash)
         }
         if let given, !named {

@@ -49,8 +49,8 @@ package final class ServeMetrics: Sendable {
         self.since = since.timeIntervalSince1970
     }
 
-    /// The most distinct values counted for one declaration (its rules bound them; this
-    /// bounds the memory whatever they are).
+    /// The most distinct values counted for one declaration besides `false` and `true`
+    /// (its rules bound them; this bounds the memory whatever they are).
     static let maxValues = 64
 
     /// The most distinct declaration names counted (names come from requests).

@@ -224,6 +224,7 @@ package final class ServedRules: Sendable {
                 next.positions.append(position)
             }
         }
+        next.knownAttributes = KnownAttributes(["targetingKey"] + files.flatMap(\.rules.attributesRead))
         let changed = state.withLock { s -> Bool in
             let before = s.now
             let changed =
@@ -231,7 +232,6 @@ package final class ServedRules: Sendable {
                 || zip(files, before.files).contains { $0.rules.contentVersion != $1.rules.contentVersion }
             next.generation = changed ? PushProtocol.generation(after: before.generation) : before.generation
             next.since = changed ? Date() : before.since
-            next.knownAttributes = KnownAttributes(["targetingKey"] + files.flatMap(\.rules.attributesRead))
             next.files = files.map { file in
                 var file = file
                 let old = before.files.first { $0.name == file.name }

@@ -49,7 +49,7 @@ import Testing
     }
 
     /// What the direct reading leaves to the tree's, which says what is wrong.
-    @Test func bodiesTheDirectReadingLeavesToTheTree() {
+    @Test func bodiesTheDirectReadingLeavesToTheTree() throws {
         for body in [
             "", "{", "[]", "{\"context\": []}", "{\"flags\": {}}", "{\"context\": {\"targetingKey\": \"a\", \"targetingKey\": \"b\"}}",
             "{\"context\": {\"a\": 1e400}}", "{\"context\": {}} trailing",
@@ -62,6 +62,14 @@ import Testing
         let kept = EvaluationContext(
             remoteEvaluationBody: Array(#"{"context": {"targetingKey": "u-1", "userId": "u-2"}}"#.utf8), targetingKey: "userId")
         #expect(kept == ["userId": "u-2"])
+        // A name is `targetingKey` by its bytes: a Kelvin sign, which Swift's `==` takes for a
+        // K, makes another name, read alike both ways.
+        for targetingKey in ["userId", "targetingKey"] {
+            let body = Array(#"{"context": {"targeting\#u{212A}ey": "u-1"}}"#.utf8)
+            let direct = EvaluationContext(remoteEvaluationBody: body, targetingKey: targetingKey)
+            #expect(direct == ["targeting\u{212A}ey": "u-1"])
+            #expect(try EvaluationContext.plainRemoteEvaluation(body: body, targetingKey: targetingKey).get() == direct)
+        }
     }
 
     /// A known name is found by its bytes with the hash a context gives it; any other name
