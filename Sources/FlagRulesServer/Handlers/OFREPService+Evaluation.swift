@@ -138,16 +138,19 @@ extension OFREPService {
         state.files.withUnsafeBufferPointer { files in
             let file = files.baseAddress! + position.file
             return file.pointee.declarations.withUnsafeBufferPointer { declarations in
-                answer(
-                    declarations.baseAddress! + position.declaration, at: position.declaration, file.pointee.rules,
-                    servedAs: file.pointee.name, context, into: &out)
+                file.pointee.answerParts.withUnsafeBufferPointer { parts in
+                    answer(
+                        declarations.baseAddress! + position.declaration, parts.baseAddress! + position.declaration,
+                        at: position.declaration, file.pointee.rules, servedAs: file.pointee.name, context, into: &out)
+                }
             }
         }
     }
 
     /// ``evaluate(_:in:_:into:)`` of the declaration `info` points at, at `index` in `rules`.
     private func answer(
-        _ info: UnsafePointer<DeclarationInfo>, at index: Int, _ rules: RuleSet, servedAs fileName: String, _ context: EvaluationContext,
+        _ info: UnsafePointer<DeclarationInfo>, _ parts: UnsafePointer<ServedRules.File.AnswerParts>, at index: Int, _ rules: RuleSet,
+        servedAs fileName: String, _ context: EvaluationContext,
         into out: inout [UInt8]
     ) -> Int {
         let key = info.pointee.name
@@ -166,8 +169,7 @@ extension OFREPService {
             return 400
         }
         // Each member's name with what comes before it is one literal.
-        ASCII.append(#"{"key": "#, to: &out)
-        JSON.writeString(key, to: &out)
+        out.append(contentsOf: parts.pointee.head)
         // A `fallback` rule: OFREP's code default, a success with no value and no variant.
         if !r.isFallback {
             ASCII.append(#", "value": "#, to: &out)
@@ -188,10 +190,7 @@ extension OFREPService {
             ASCII.append(#", "line": "#, to: &out)
             ASCII.appendDecimal(line, to: &out)
         }
-        if let owner = info.pointee.owner {
-            ASCII.append(#", "owner": "#, to: &out)
-            JSON.writeString(owner, to: &out)
-        }
+        if !parts.pointee.owner.isEmpty { out.append(contentsOf: parts.pointee.owner) }
         // A rollout or split whose unit is absent does not match (the language's rule, the
         // same in Swift and `flags eval`); say so, so that a keyless context is not taken
         // for an assignment.

@@ -27,11 +27,35 @@ package final class ServedRules: Sendable {
         package fileprivate(set) var answerLines: [UInt8] = []
         /// Its declarations' metadata, in source order (what OFREP answers read).
         package let declarations: [DeclarationInfo]
+        /// What an OFREP answer writes of each declaration whatever it resolves to, in the
+        /// same order, made once.
+        package let answerParts: [AnswerParts]
+
+        /// The bytes of an OFREP answer that depend on its declaration alone.
+        package struct AnswerParts: Sendable {
+            /// `{"key": "NAME"`.
+            package let head: [UInt8]
+            /// `, "owner": "OWNER"` in the metadata, or nothing.
+            package let owner: [UInt8]
+
+            init(_ info: DeclarationInfo) {
+                var head = Array(#"{"key": "#.utf8)
+                JSON.writeString(info.name, to: &head)
+                self.head = head
+                var owner: [UInt8] = []
+                if let name = info.owner {
+                    owner = Array(#", "owner": "#.utf8)
+                    JSON.writeString(name, to: &owner)
+                }
+                self.owner = owner
+            }
+        }
         /// A file to serve; `generation`: the one upstream gave its text (0: none).
         package init(name: String, rules: RuleSet, generation: Int = 0) {
             self.name = name
             self.rules = rules
             declarations = rules.declarations
+            answerParts = declarations.map(AnswerParts.init)
             self.generation = generation
             etag = "\"\(rules.contentVersion)\""
             streamPath = PushProtocol.streamPath(file: name)
