@@ -35,12 +35,7 @@ extension RuleSet {
     /// when no rule decided `r` (so a default may be the absent unit's doing); sorted.
     package func absentUnits(of name: String, resolution r: Resolution, in context: EvaluationContext) -> [String] {
         guard let info = declaration(named: name) else { return [] }
-        return absentUnits(of: info, resolution: r, in: context)
-    }
-
-    /// ``absentUnits(of:resolution:in:)`` of a declaration at hand.
-    package func absentUnits(of info: DeclarationInfo, resolution r: Resolution, in context: EvaluationContext) -> [String] {
-        absentUnits(info.bucketingUnits, resolution: r, in: context)
+        return absentUnits(info.bucketingUnits, resolution: r, in: context)
     }
 
     /// ``absentUnits(of:resolution:in:)`` of a declaration's bucketing units.

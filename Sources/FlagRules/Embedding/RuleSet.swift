@@ -254,15 +254,10 @@ public struct RuleSet: Sendable {
         return declarations.flatMap(\.reads).map(\.attribute.name).filter { seen.insert($0).inserted }
     }
 
-    /// The first attribute `info` reads (in the order it reads them) whose value in
-    /// `context` is of another type than its schema's (`now` not a datetime): what OFREP
-    /// answers `INVALID_CONTEXT` for. Attributes the declaration does not read are not its
-    /// concern; an absent one is absent, not mistyped.
-    package func mistypedRead(by info: DeclarationInfo, in context: EvaluationContext) -> ContextProblem? {
-        mistypedRead(info.reads, in: context)
-    }
-
-    /// ``mistypedRead(by:in:)`` of a declaration's reads.
+    /// The first of a declaration's `reads` (``DeclarationInfo/reads``, in the order it reads
+    /// them) whose value in `context` is of another type than its schema's (`now` not a
+    /// datetime): what OFREP answers `INVALID_CONTEXT` for. Attributes the declaration does
+    /// not read are not its concern; an absent one is absent, not mistyped.
     package func mistypedRead(_ reads: [DeclarationInfo.AttributeRead], in context: EvaluationContext) -> ContextProblem? {
         // Read in place: a copy of each read would retain its strings and fields.
         reads.withUnsafeBufferPointer { reads in

@@ -160,19 +160,8 @@ package enum Coercion: Sendable {
         }
     }
 
-    /// Whether `apply` takes `v` (a version or datetime parsed, not made).
-    package func fits(_ v: Value) -> Bool {
-        switch (self, v) {
-        case (.any, _), (.string, .string), (.int, .int), (.double, .int), (.double, .double), (.bool, .bool),
-            (.version, .version), (.datetime, .datetime):
-            return true
-        case (.version, .string(let s)): return SemanticVersion(s) != nil
-        case (.datetime, .string(let s)): return DateTime.parse(s) != nil
-        case (.enumeration(let table), .string(let s)): return table.ordinal(of: s) != nil
-        case (.ip, _), (.list, _), (.object, _): return applyOutOfLine(v) != nil
-        default: return false
-        }
-    }
+    /// Whether `apply` takes `v`.
+    package func fits(_ v: Value) -> Bool { apply(v) != nil }
 
     /// `apply` for addresses and lists, out of line: bound in the inlined switch, their
     /// payloads made every read copy and destroy its value.
